@@ -1,0 +1,143 @@
+// The sandbox seam (SPEC §2): the job, the outcome, the Sandbox interface, the product
+// implementation for engine-less builds (AbsentSandbox) and the two test doubles.
+#pragma once
+
+#include <sprawling/runtime/error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace sprawling::runtime {
+
+// CPU budget in fuel units (one unit ≈ one executed wasm operator; Wasmtime's cost model).
+struct Fuel {
+  std::uint64_t units;
+  friend bool operator==(const Fuel&, const Fuel&) = default;
+};
+
+// One preopened directory. The mount set *is* the guest's file capability scope.
+struct Mount {
+  std::filesystem::path host;
+  std::string guest;  // absolute guest path, e.g. "/data"
+  bool writable;
+  friend bool operator==(const Mount&, const Mount&) = default;
+};
+
+struct SandboxJob {
+  std::filesystem::path wasm;  // a wasip1 command module, binary (.wasm) or text (.wat)
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::uint8_t> stdin_bytes;
+  std::vector<Mount> mounts;
+  Fuel fuel;
+  friend bool operator==(const SandboxJob&, const SandboxJob&) = default;
+};
+
+struct Success {
+  friend bool operator==(const Success&, const Success&) = default;
+};
+struct Failure {
+  std::uint64_t code;
+  friend bool operator==(const Failure&, const Failure&) = default;
+};
+struct FuelExhausted {
+  friend bool operator==(const FuelExhausted&, const FuelExhausted&) = default;
+};
+struct Trap {
+  std::string message;
+  friend bool operator==(const Trap&, const Trap&) = default;
+};
+using SandboxExit = std::variant<Success, Failure, FuelExhausted, Trap>;
+
+// Measurements of a real run (the engine sandbox fills them; the doubles leave them empty).
+struct RunStats {
+  std::uint64_t fuel_consumed = 0;           // exact: the sum of the costs of what ran
+  std::chrono::nanoseconds wall_time{0};
+  std::uint64_t peak_memory_bytes = 0;       // peak linear-memory size
+  bool stdout_truncated = false;             // the guest wrote past the stdout cap
+  bool stderr_truncated = false;
+  friend bool operator==(const RunStats&, const RunStats&) = default;
+};
+
+struct SandboxOutcome {
+  std::vector<std::uint8_t> stdout_bytes;
+  std::vector<std::uint8_t> stderr_bytes;
+  SandboxExit exit;
+  std::optional<RunStats> stats;
+};
+
+// The seam. One job at a time per instance (the Rust original's `&mut self`).
+class Sandbox {
+ public:
+  virtual ~Sandbox() = default;
+  virtual std::expected<SandboxOutcome, AxError> run(const SandboxJob& job) = 0;
+};
+
+// The product implementation for builds without the engine: every call is refused with
+// E_TOOL_UNAVAILABLE naming the arm to use instead. Absence is a verdict, not a stand-in.
+class AbsentSandbox final : public Sandbox {
+ public:
+  explicit AbsentSandbox(std::string alternative);
+  std::expected<SandboxOutcome, AxError> run(const SandboxJob& job) override;
+  [[nodiscard]] const std::string& alternative() const noexcept { return alternative_; }
+
+ private:
+  std::string alternative_;
+};
+
+// Pass-through double: stdout = the job's stdin, then the output scripted beforehand;
+// exit Success unless scripted otherwise. Records every job, in order.
+class EchoSandbox final : public Sandbox {
+ public:
+  EchoSandbox() = default;
+  std::expected<SandboxOutcome, AxError> run(const SandboxJob& job) override;
+
+  // Appended to stdout / stderr of every following outcome, after the echoed stdin.
+  void script_stdout(std::vector<std::uint8_t> bytes);
+  void script_stderr(std::vector<std::uint8_t> bytes);
+  void script_exit(SandboxExit exit);
+  [[nodiscard]] const std::vector<SandboxJob>& jobs() const noexcept { return jobs_; }
+
+ private:
+  std::vector<std::uint8_t> scripted_stdout_;
+  std::vector<std::uint8_t> scripted_stderr_;
+  SandboxExit exit_ = Success{};
+  std::vector<SandboxJob> jobs_;
+};
+
+// Fault double: call n returns the n-th scripted exit (with empty output); once the
+// script is used up every further call is an E_SANDBOX_HOST error, never an invented outcome.
+class FaultSandbox final : public Sandbox {
+ public:
+  explicit FaultSandbox(std::vector<SandboxExit> script);
+  std::expected<SandboxOutcome, AxError> run(const SandboxJob& job) override;
+  [[nodiscard]] std::size_t remaining() const noexcept { return script_.size(); }
+
+ private:
+  std::deque<SandboxExit> script_;
+  std::size_t calls_ = 0;
+};
+
+// What make_sandbox builds.
+struct SandboxFactoryConfig {
+  // The arm named by AbsentSandbox when this build has no engine.
+  std::string alternative_arm = "container";
+};
+
+// The product sandbox of this build: the engine sandbox (WasmSandbox) when built with
+// SPRAWLING_WITH_ENGINE, AbsentSandbox otherwise.
+[[nodiscard]] std::unique_ptr<Sandbox> make_sandbox(const SandboxFactoryConfig& config = {});
+
+// True when this build carries the engine.
+[[nodiscard]] bool engine_available() noexcept;
+
+}  // namespace sprawling::runtime

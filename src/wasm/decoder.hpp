@@ -1,0 +1,29 @@
+// Decode + validate: bytes → an immutable, validated Module, or the first error with its
+// byte offset and the spec testsuite's wording.
+#pragma once
+
+#include "wasm/module.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+
+namespace sprawling::wasm {
+
+struct CompileError {
+  enum class Kind : std::uint8_t {
+    Malformed,  // not a well-formed binary (assert_malformed): "unexpected end", "magic header not detected", …
+    Invalid,    // well-formed but does not validate (assert_invalid): "type mismatch", "unknown global 3", …
+  };
+  Kind kind = Kind::Malformed;
+  std::string message;     // the spec testsuite's wording first, detail after: "type mismatch: expected i32, found i64"
+  std::size_t offset = 0;  // byte offset in the module binary where the problem was found
+};
+
+// Decodes and validates a whole module (WebAssembly 2.0 without SIMD; SIMD opcodes are
+// rejected as "SIMD is not supported yet").
+[[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes);
+
+}  // namespace sprawling::wasm

@@ -1,0 +1,108 @@
+// Module: the immutable product of decode + validate — every section as plain data, the
+// function bodies as byte ranges into the module's own copy of the bytes. The translator
+// and the instantiator consume it; nothing changes it after validation.
+// https://webassembly.github.io/spec/core/syntax/modules.html
+#pragma once
+
+#include "wasm/types.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sprawling::wasm {
+
+// A constant expression. WebAssembly 2.0 allows exactly one instruction (then `end`).
+// https://webassembly.github.io/spec/core/valid/instructions.html#constant-expressions
+struct ConstExpr {
+  enum class Op : std::uint8_t { I32Const, I64Const, F32Const, F64Const, V128Const, GlobalGet, RefNull, RefFunc };
+  Op op = Op::I32Const;
+  std::uint64_t bits = 0;     // the constant's bit pattern (i32/f32 zero-extended); low half of a v128
+  std::uint64_t bits_hi = 0;  // high half of a v128 constant
+  std::uint32_t index = 0;    // global.get: globalidx; ref.func: funcidx
+  ValType type = ValType::I32;  // the expression's result type (ref.null: its reference type)
+};
+
+struct Import {
+  std::string module;
+  std::string name;
+  ExternKind kind = ExternKind::Func;
+  std::uint32_t type_index = 0;  // kind == Func
+  TableType table;               // kind == Table
+  MemoryType memory;             // kind == Memory
+  GlobalType global;             // kind == Global
+};
+
+struct Export {
+  std::string name;
+  ExternKind kind = ExternKind::Func;
+  std::uint32_t index = 0;
+};
+
+enum class SegmentMode : std::uint8_t { Active, Passive, Declarative };
+
+// https://webassembly.github.io/spec/core/syntax/modules.html#element-segments
+struct ElementSegment {
+  SegmentMode mode = SegmentMode::Active;
+  std::uint32_t table_index = 0;  // Active only
+  ConstExpr offset;               // Active only
+  ValType type = ValType::FuncRef;
+  std::vector<ConstExpr> items;   // each ref.func / ref.null / global.get
+};
+
+// https://webassembly.github.io/spec/core/syntax/modules.html#data-segments
+struct DataSegment {
+  SegmentMode mode = SegmentMode::Active;  // never Declarative
+  std::uint32_t memory_index = 0;          // Active only
+  ConstExpr offset;                        // Active only
+  std::size_t bytes_offset = 0;            // the init bytes: Module::bytes[bytes_offset, +bytes_size)
+  std::size_t bytes_size = 0;
+};
+
+// A defined function's code entry.
+struct FunctionBody {
+  std::uint32_t type_index = 0;
+  std::vector<ValType> locals;   // declared locals, expanded (parameters not included)
+  std::size_t code_offset = 0;   // first instruction byte in Module::bytes (after the local declarations)
+  std::size_t code_size = 0;     // up to and including the final `end`
+  std::uint32_t max_stack_height = 0;  // operand-stack height bound found by the validator
+};
+
+struct Module {
+  std::vector<std::uint8_t> bytes;  // the module's own copy of its binary
+
+  std::vector<FuncType> types;
+  std::vector<Import> imports;
+
+  // Index spaces, imports first (spec order). For functions, the type index of each.
+  std::vector<std::uint32_t> func_types;
+  std::vector<TableType> tables;
+  std::vector<MemoryType> memories;
+  std::vector<GlobalType> globals;
+  std::uint32_t imported_funcs = 0;
+  std::uint32_t imported_tables = 0;
+  std::uint32_t imported_memories = 0;
+  std::uint32_t imported_globals = 0;
+
+  std::vector<ConstExpr> global_inits;  // defined globals only (index - imported_globals)
+  std::vector<Export> exports;
+  std::optional<std::uint32_t> start;
+  std::vector<ElementSegment> elements;
+  std::vector<DataSegment> datas;
+  std::optional<std::uint32_t> data_count;
+  std::vector<FunctionBody> code;  // defined functions only (index - imported_funcs)
+
+  // From the "name" custom section when present and well-formed; otherwise empty.
+  std::string module_name;
+  std::unordered_map<std::uint32_t, std::string> function_names;
+
+  [[nodiscard]] const FuncType& func_type(std::uint32_t funcidx) const { return types[func_types[funcidx]]; }
+  [[nodiscard]] std::span<const std::uint8_t> data_bytes(const DataSegment& d) const {
+    return std::span<const std::uint8_t>(bytes).subspan(d.bytes_offset, d.bytes_size);
+  }
+};
+
+}  // namespace sprawling::wasm

@@ -1,0 +1,209 @@
+// The engine's embedding API: compile bytes into a shareable CompiledModule, create host
+// objects, link imports, instantiate into a Store, invoke functions under a fuel budget and
+// deadline. Traps are values (Trap), never C++ exceptions out of the interpreter.
+//
+// Contract shared by the engine (implementer) and its users (WASI host, sandbox adapter,
+// script runner, tests). Add to it freely; rename nothing without updating every user.
+#pragma once
+
+#include "wasm/decoder.hpp"
+#include "wasm/host.hpp"
+#include "wasm/module.hpp"
+#include "wasm/types.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace sprawling::wasm {
+
+// ---------------------------------------------------------------- traps
+
+// 0 is reserved for "no trap" so hot helpers can return a bare TrapKind tested against zero.
+enum class TrapKind : std::uint8_t {
+  None = 0,
+  Unreachable,                 // "unreachable"
+  IntegerDivideByZero,         // "integer divide by zero"
+  IntegerOverflow,             // "integer overflow"
+  InvalidConversionToInteger,  // "invalid conversion to integer"
+  OutOfBoundsMemoryAccess,     // "out of bounds memory access"
+  OutOfBoundsTableAccess,      // "out of bounds table access"
+  UndefinedElement,            // "undefined element"
+  UninitializedElement,        // "uninitialized element"
+  IndirectCallTypeMismatch,    // "indirect call type mismatch"
+  CallStackExhausted,          // "call stack exhausted"
+  OutOfFuel,                   // "all fuel consumed by WebAssembly"
+  DeadlineExceeded,            // "deadline exceeded"
+  Host,                        // a host function trapped; Trap::message is its message
+  Exit,                        // a host function asked to end the run (proc_exit); Trap::exit_code
+};
+
+// The spec testsuite's wording for each kind (Host/Exit: a generic phrase).
+[[nodiscard]] std::string_view trap_message(TrapKind kind) noexcept;
+
+struct Trap {
+  TrapKind kind = TrapKind::None;
+  std::string message;          // trap_message(kind), or the host function's message for Host
+  std::uint32_t exit_code = 0;  // kind == Exit
+  // Where it happened: the innermost wasm function on the stack, if any.
+  std::optional<std::uint32_t> func_index;
+  std::string func_name;        // from the name section when present
+  std::size_t offset = 0;       // byte offset in the module binary of the trapping instruction
+};
+
+// ---------------------------------------------------------------- values
+
+// A value crossing the host boundary. References: bits == 0 is null; a funcref's bits is an
+// engine handle; an externref's bits is the embedder's payload (so payload 0 means null —
+// embedders that need "extern 0" add one).
+struct Value {
+  ValType type = ValType::I32;
+  std::uint64_t bits = 0;
+  std::uint64_t bits_hi = 0;  // v128 only
+
+  static Value i32(std::uint32_t v) { return {ValType::I32, v, 0}; }
+  static Value i64(std::uint64_t v) { return {ValType::I64, v, 0}; }
+  static Value f32_bits(std::uint32_t v) { return {ValType::F32, v, 0}; }
+  static Value f64_bits(std::uint64_t v) { return {ValType::F64, v, 0}; }
+  static Value null(ValType ref_type) { return {ref_type, 0, 0}; }
+  static Value externref(std::uint64_t payload) { return {ValType::ExternRef, payload, 0}; }
+  friend bool operator==(const Value&, const Value&) = default;
+};
+
+// ---------------------------------------------------------------- compile
+
+// Decoded, validated and translated code: immutable, safe to share between threads and
+// instantiate many times.
+class CompiledModule {
+ public:
+  struct Impl;
+  explicit CompiledModule(std::unique_ptr<Impl> impl);
+  ~CompiledModule();
+  CompiledModule(const CompiledModule&) = delete;
+  CompiledModule& operator=(const CompiledModule&) = delete;
+
+  [[nodiscard]] const Module& module() const noexcept;
+  [[nodiscard]] const Impl& impl() const noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes);
+
+// ---------------------------------------------------------------- store objects
+
+// Runtime objects live in a Store and are addressed by stable pointers valid for the Store's life.
+struct FuncInst;
+struct TableInst;
+struct MemoryInst;
+struct GlobalInst;
+using Extern = std::variant<FuncInst*, TableInst*, MemoryInst*, GlobalInst*>;
+
+[[nodiscard]] ExternKind kind_of(const Extern& e) noexcept;
+[[nodiscard]] const FuncType& func_type(const FuncInst* f) noexcept;
+[[nodiscard]] GlobalType global_type(const GlobalInst* g) noexcept;
+[[nodiscard]] Value global_get(const GlobalInst* g) noexcept;
+void global_set(GlobalInst* g, Value v) noexcept;  // precondition: mutable, same type
+[[nodiscard]] TableType table_type(const TableInst* t) noexcept;  // current size as limits.min
+[[nodiscard]] MemoryType memory_type(const MemoryInst* m) noexcept;  // current pages as limits.min
+[[nodiscard]] std::uint8_t* memory_data(MemoryInst* m) noexcept;
+[[nodiscard]] std::uint64_t memory_size_bytes(const MemoryInst* m) noexcept;
+[[nodiscard]] std::uint64_t memory_peak_bytes(const MemoryInst* m) noexcept;
+
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  [[nodiscard]] virtual std::optional<Extern> find_export(std::string_view name) const = 0;
+  [[nodiscard]] virtual MemoryInst* memory(std::uint32_t index = 0) const = 0;  // nullptr if none
+  [[nodiscard]] virtual const CompiledModule& compiled() const = 0;
+};
+
+// Bounds that keep any guest from exhausting the host.
+struct StoreLimits {
+  std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;  // per memory; memory.grow past it returns -1
+  std::uint32_t max_table_elements = 10'000'000;           // per table; table.grow past it returns -1
+  std::uint32_t max_call_depth = 20'000;                   // deeper → "call stack exhausted"
+  std::uint32_t max_value_stack_slots = 4u << 20;          // 32 MiB of 64-bit slots
+};
+
+// What one invoke / instantiate (start function) may spend. Empty = unbounded.
+struct ExecutionBudget {
+  std::optional<std::uint64_t> fuel;  // Wasmtime cost model; exhaustion → TrapKind::OutOfFuel
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // → TrapKind::DeadlineExceeded
+};
+
+struct InstantiationError {
+  enum class Kind : std::uint8_t {
+    Link,  // "incompatible import type", too few imports, memory/table minimum above the limits
+    Trap,  // segment initialisation or the start function trapped (Trap in `trap`)
+  };
+  Kind kind = Kind::Link;
+  std::string message;
+  std::optional<Trap> trap;
+};
+
+class Store {
+ public:
+  explicit Store(StoreLimits limits = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  FuncInst* add_host_function(const FuncType& type, HostFn fn, void* context, std::string debug_name);
+  GlobalInst* add_global(GlobalType type, Value init);
+  TableInst* add_table(TableType type, Value init);
+  MemoryInst* add_memory(MemoryType type);
+
+  // `imports` holds one Extern per module import, in import order (Linker::resolve builds it).
+  // Type-checks them ("incompatible import type"), allocates, initialises segments and runs
+  // the start function under the current budget.
+  [[nodiscard]] std::expected<Instance*, InstantiationError> instantiate(std::shared_ptr<const CompiledModule> module,
+                                                                         std::span<const Extern> imports);
+
+  // Calls a function (wasm or host). Arguments are type-checked by the caller's contract.
+  [[nodiscard]] std::expected<std::vector<Value>, Trap> invoke(FuncInst* func, std::span<const Value> args);
+
+  // Sets the budget for everything that runs after it and resets the consumed counter.
+  void set_budget(ExecutionBudget budget);
+  // Fuel consumed since set_budget: exact after a normal finish (sum of the costs of what ran).
+  [[nodiscard]] std::uint64_t fuel_consumed() const noexcept;
+  [[nodiscard]] const StoreLimits& limits() const noexcept;
+
+  struct Impl;
+  [[nodiscard]] Impl& impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------- linking
+
+struct LinkError {
+  std::string message;  // "unknown import: `MODULE::NAME` has not been defined"
+  std::string module;
+  std::string name;
+};
+
+// Resolves a module's imports by (module, name).
+class Linker {
+ public:
+  void define(std::string module, std::string name, Extern value);
+  // Defines every export of `instance` under `module` (the spec's `register`).
+  void define_instance(const std::string& module, const Instance& instance);
+  [[nodiscard]] std::optional<Extern> find(std::string_view module, std::string_view name) const;
+  // One Extern per import in order, or the first import that is not defined.
+  [[nodiscard]] std::expected<std::vector<Extern>, LinkError> resolve(const Module& module) const;
+
+ private:
+  std::vector<std::pair<std::pair<std::string, std::string>, Extern>> entries_;
+};
+
+}  // namespace sprawling::wasm

@@ -1,0 +1,91 @@
+// The spec-test script model (the commands of a .wast file) and the runner that executes
+// it against the engine with the `spectest` host module. Two front ends produce a Script:
+// wast2json's JSON (json_script.hpp) and the in-process WAST parser (wasm/text/).
+#pragma once
+
+#include "wasm/runtime.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sprawling::wasm::script {
+
+struct ModuleSource {
+  enum class Kind : std::uint8_t { Binary, Text };
+  Kind kind = Kind::Binary;
+  std::vector<std::uint8_t> bytes;  // Binary
+  std::string text;                 // Text: WAT source (a `(module quote …)` or a .wat file of wast2json)
+};
+
+struct ExpectedValue {
+  enum class Kind : std::uint8_t {
+    Exact,          // `value` bit for bit (references: null or extern payload)
+    CanonicalNan,   // nan:canonical of value.type
+    ArithmeticNan,  // nan:arithmetic of value.type
+    AnyFuncRef,     // any non-null funcref
+  };
+  Kind kind = Kind::Exact;
+  Value value;
+  // v128 results: per-lane patterns (lane_type + lanes); empty for scalar values.
+  std::optional<ValType> lane_type_hint;
+  std::vector<ExpectedValue> lanes;
+};
+
+struct Action {
+  enum class Kind : std::uint8_t { Invoke, Get };
+  Kind kind = Kind::Invoke;
+  std::optional<std::string> module;  // named module, or the most recent one
+  std::string field;
+  std::vector<Value> args;  // externref args carry payload+1 (so `ref.extern 0` is not null)
+};
+
+struct Command {
+  enum class Kind : std::uint8_t {
+    Module, Register, Action, AssertReturn, AssertTrap, AssertExhaustion,
+    AssertInvalid, AssertMalformed, AssertUnlinkable, AssertUninstantiable,
+  };
+  Kind kind = Kind::Module;
+  std::size_t line = 0;              // line in the .wast file
+  std::optional<std::string> name;   // Module: its $name; Register: the module registered (empty = latest)
+  std::string register_as;           // Register: the import-module name
+  ModuleSource module;               // Module and the module-carrying asserts (assert_trap may carry one)
+  bool has_module = false;           // AssertTrap on a module rather than an action
+  Action action;                     // Action / AssertReturn / AssertTrap / AssertExhaustion
+  std::vector<ExpectedValue> expected;
+  std::string text;                  // expected message of a failing assert
+};
+
+struct Script {
+  std::string file;
+  std::vector<Command> commands;
+};
+
+struct Counts {
+  std::size_t passed = 0;
+  std::size_t failed = 0;
+  std::size_t skipped = 0;
+  Counts& operator+=(const Counts& o) {
+    passed += o.passed; failed += o.failed; skipped += o.skipped;
+    return *this;
+  }
+};
+
+// Turns WAT text into a binary module, or a message ("expected ')' at 12:7").
+using TextCompiler = std::function<std::expected<std::vector<std::uint8_t>, std::string>(std::string_view)>;
+
+struct RunOptions {
+  TextCompiler text_compiler;  // empty: text modules are counted as skipped
+  bool verbose = false;        // log passing commands too
+};
+
+// Runs every command of `script`, logging each failure with file:line to `log`.
+Counts run_script(const Script& script, const RunOptions& options, std::ostream& log);
+
+}  // namespace sprawling::wasm::script
