@@ -1,0 +1,147 @@
+// Opcode enum and constexpr tables (text name, immediate kind, simple signature, fuel cost),
+// all generated from opcodes.def so that nothing opcode-shaped is kept by hand twice.
+#pragma once
+
+#include "wasm/types.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace sprawling::wasm {
+
+// What follows an opcode in the binary (legend in opcodes.def).
+enum class ImmKind : std::uint8_t {
+  None, BlockType, LabelIdx, BrTable, FuncIdx, CallIndirect, LocalIdx, GlobalIdx, TableIdx, MemIdx,
+  I32, I64, F32, F64, SelectT, RefType, DataIdx, ElemIdx, MemoryInit, MemoryCopy, TableInit, TableCopy,
+  MemArg8, MemArg16, MemArg32, MemArg64,
+};
+
+// Operand/result signature of the simple instructions (legend in opcodes.def).
+enum class OpSig : std::uint8_t {
+  Special, v_v, v_i, v_l, v_f, v_d,
+  i_i, i_l, i_f, i_d, l_i, l_l, l_f, l_d, f_i, f_l, f_f, f_d, d_i, d_l, d_f, d_d,
+  ii_i, ll_i, ll_l, ff_i, ff_f, dd_i, dd_d,
+  ii_v, il_v, if_v, id_v, iii_v,
+};
+
+inline constexpr std::uint8_t kPrefixFC = 0xFC;
+inline constexpr std::uint8_t kPrefixSimd = 0xFD;
+
+// Enumerator value: the opcode byte, or 0x100 + sub-opcode for the 0xFC-prefixed ones,
+// so one 512-entry table covers both spaces.
+enum class Opcode : std::uint16_t {
+#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel) Name = ((prefix) == 0xFC ? 0x100 : 0) + (code),
+#include "wasm/opcodes.def"
+#undef WASM_OPCODE
+};
+
+inline constexpr std::size_t kOpcodeSpace = 0x200;
+
+struct OpcodeInfo {
+  std::string_view text;  // empty: no such opcode
+  std::uint8_t prefix = 0;
+  std::uint8_t code = 0;
+  ImmKind imm = ImmKind::None;
+  OpSig sig = OpSig::Special;
+  std::uint8_t fuel = 0;
+};
+
+namespace detail {
+constexpr std::array<OpcodeInfo, kOpcodeSpace> make_opcode_table() {
+  std::array<OpcodeInfo, kOpcodeSpace> table{};
+#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel) \
+  table[static_cast<std::size_t>(Opcode::Name)] = OpcodeInfo{text, prefix, code, ImmKind::imm, OpSig::sig, fuel};
+#include "wasm/opcodes.def"
+#undef WASM_OPCODE
+  return table;
+}
+}  // namespace detail
+
+inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::make_opcode_table();
+
+[[nodiscard]] constexpr const OpcodeInfo& info(Opcode op) noexcept { return kOpcodeTable[static_cast<std::size_t>(op)]; }
+[[nodiscard]] constexpr std::string_view name(Opcode op) noexcept { return info(op).text; }
+[[nodiscard]] constexpr std::uint8_t fuel_cost(Opcode op) noexcept { return info(op).fuel; }
+
+// The opcode a single byte denotes (not 0xFC/0xFD themselves), if any.
+[[nodiscard]] constexpr std::optional<Opcode> opcode_from_byte(std::uint8_t byte) noexcept {
+  if (kOpcodeTable[byte].text.empty()) return std::nullopt;
+  return static_cast<Opcode>(byte);
+}
+// The 0xFC-prefixed opcode with this sub-opcode, if any.
+[[nodiscard]] constexpr std::optional<Opcode> opcode_from_fc(std::uint32_t sub) noexcept {
+  if (sub >= 0x100 || kOpcodeTable[0x100 + sub].text.empty()) return std::nullopt;
+  return static_cast<Opcode>(0x100 + sub);
+}
+
+// Largest valid memarg alignment exponent (log2 of the access width in bytes).
+[[nodiscard]] constexpr std::optional<std::uint32_t> natural_alignment_log2(ImmKind imm) noexcept {
+  switch (imm) {
+    case ImmKind::MemArg8: return 0;
+    case ImmKind::MemArg16: return 1;
+    case ImmKind::MemArg32: return 2;
+    case ImmKind::MemArg64: return 3;
+    default: return std::nullopt;
+  }
+}
+
+// The operand and result types of a non-Special signature, in stack order (first = deepest).
+struct SigTypes {
+  std::uint8_t param_count = 0;
+  std::array<ValType, 3> params{};
+  std::uint8_t result_count = 0;
+  ValType result = ValType::I32;
+};
+
+namespace detail {
+constexpr ValType sig_letter(char c) {
+  switch (c) {
+    case 'i': return ValType::I32;
+    case 'l': return ValType::I64;
+    case 'f': return ValType::F32;
+    default: return ValType::F64;
+  }
+}
+constexpr SigTypes parse_sig(std::string_view s) {
+  SigTypes out{};
+  const auto sep = s.find('_');
+  const auto params = s.substr(0, sep);
+  const auto results = s.substr(sep + 1);
+  if (params != "v") {
+    for (char c : params) out.params[out.param_count++] = sig_letter(c);
+  }
+  if (results != "v") {
+    out.result_count = 1;
+    out.result = sig_letter(results[0]);
+  }
+  return out;
+}
+}  // namespace detail
+
+// Precondition: sig != OpSig::Special.
+[[nodiscard]] constexpr SigTypes sig_types(OpSig sig) noexcept {
+  switch (sig) {
+#define SPRAWLING_SIG_CASE(s) case OpSig::s: return detail::parse_sig(#s);
+    SPRAWLING_SIG_CASE(v_v) SPRAWLING_SIG_CASE(v_i) SPRAWLING_SIG_CASE(v_l) SPRAWLING_SIG_CASE(v_f) SPRAWLING_SIG_CASE(v_d)
+    SPRAWLING_SIG_CASE(i_i) SPRAWLING_SIG_CASE(i_l) SPRAWLING_SIG_CASE(i_f) SPRAWLING_SIG_CASE(i_d)
+    SPRAWLING_SIG_CASE(l_i) SPRAWLING_SIG_CASE(l_l) SPRAWLING_SIG_CASE(l_f) SPRAWLING_SIG_CASE(l_d)
+    SPRAWLING_SIG_CASE(f_i) SPRAWLING_SIG_CASE(f_l) SPRAWLING_SIG_CASE(f_f) SPRAWLING_SIG_CASE(f_d)
+    SPRAWLING_SIG_CASE(d_i) SPRAWLING_SIG_CASE(d_l) SPRAWLING_SIG_CASE(d_f) SPRAWLING_SIG_CASE(d_d)
+    SPRAWLING_SIG_CASE(ii_i) SPRAWLING_SIG_CASE(ll_i) SPRAWLING_SIG_CASE(ll_l) SPRAWLING_SIG_CASE(ff_i)
+    SPRAWLING_SIG_CASE(ff_f) SPRAWLING_SIG_CASE(dd_i) SPRAWLING_SIG_CASE(dd_d)
+    SPRAWLING_SIG_CASE(ii_v) SPRAWLING_SIG_CASE(il_v) SPRAWLING_SIG_CASE(if_v) SPRAWLING_SIG_CASE(id_v)
+    SPRAWLING_SIG_CASE(iii_v)
+#undef SPRAWLING_SIG_CASE
+    case OpSig::Special: break;
+  }
+  return {};
+}
+
+static_assert(static_cast<std::uint16_t>(Opcode::I32Add) == 0x6A);
+static_assert(static_cast<std::uint16_t>(Opcode::TableFill) == 0x111);
+static_assert(sig_types(OpSig::il_v).params[1] == ValType::I64);
+static_assert(fuel_cost(Opcode::Block) == 0 && fuel_cost(Opcode::If) == 1);
+
+}  // namespace sprawling::wasm
