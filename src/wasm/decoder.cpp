@@ -1,0 +1,686 @@
+// decode_and_validate: module binary → validated Module. Sections are read in the spec's order
+// with its size/count checks; every module-level rule and every function body is validated.
+// https://webassembly.github.io/spec/core/binary/modules.html
+#include "wasm/decoder.hpp"
+
+#include "wasm/byte_reader.hpp"
+#include "wasm/validator.hpp"
+
+#include <string_view>
+#include <unordered_set>
+
+namespace sprawling::wasm {
+
+namespace {
+
+// Total declared locals per function; beyond it a module is refused ("too many locals").
+constexpr std::uint64_t kMaxLocals = 50'000;
+
+enum SectionId : std::uint8_t {
+  kCustom = 0, kType = 1, kImport = 2, kFunction = 3, kTable = 4, kMemory = 5, kGlobal = 6,
+  kExport = 7, kStart = 8, kElement = 9, kCode = 10, kData = 11, kDataCount = 12,
+};
+
+// Position of each section id in the required order (data count sits between element and code).
+constexpr int section_rank(std::uint8_t id) {
+  switch (id) {
+    case kDataCount: return 10;
+    case kCode: return 11;
+    case kData: return 12;
+    default: return id;
+  }
+}
+
+class Decoder {
+ public:
+  explicit Decoder(std::span<const std::uint8_t> bytes) : r_(bytes) {
+    module_.bytes.assign(bytes.begin(), bytes.end());
+    context_.module = &module_;
+  }
+
+  std::expected<Module, CompileError> run() {
+    decode();
+    if (const auto& e = r_.error()) return std::unexpected(*e);
+    if (invalid_) return std::unexpected(*invalid_);
+    return std::move(module_);
+  }
+
+ private:
+  // First Invalid error; decoding goes on after it because a later malformation outranks it.
+  void invalid(std::size_t at, std::string message) {
+    if (!invalid_) invalid_ = CompileError{CompileError::Kind::Invalid, std::move(message), at};
+  }
+  bool validating() const { return !invalid_; }
+  void declare_ref(std::uint32_t funcidx) {
+    if (funcidx >= context_.declared_refs.size()) context_.declared_refs.resize(funcidx + 1, false);
+    context_.declared_refs[funcidx] = true;
+  }
+
+  void decode();
+  void header();
+  void section(std::uint8_t id, std::size_t start, std::size_t end);
+  void custom_section(std::size_t end);
+  void name_section(std::size_t start, std::size_t end);
+  void type_section();
+  void import_section();
+  void function_section();
+  void table_section();
+  void memory_section();
+  void global_section();
+  void export_section();
+  void start_section();
+  void element_section();
+  void data_count_section();
+  void code_section();
+  void data_section();
+  void code_entry(std::uint32_t index);
+
+  ValType valtype();
+  ValType reftype();
+  Limits limits();
+  TableType table_type();
+  MemoryType memory_type();
+  GlobalType global_type();
+  void check_memory_type(const MemoryType& mt, std::size_t at);
+  void check_table_type(const TableType& tt, std::size_t at);
+  ConstExpr const_expr(ValType type);
+
+  ByteReader r_;
+  Module module_;
+  ValidationContext context_;
+  std::optional<CompileError> invalid_;
+  std::vector<std::uint32_t> scratch_;
+  std::vector<Instruction> const_instrs_;
+  std::optional<std::uint32_t> function_count_;  // from the function section
+  bool code_section_seen_ = false;
+  bool data_section_seen_ = false;
+  // First memory.init / data.drop seen without a data count section: malformed only if the
+  // module turns out to have data segments (else the index is merely unknown: invalid).
+  std::optional<std::size_t> data_index_use_;
+};
+
+void Decoder::decode() {
+  header();
+  if (!r_.ok()) return;
+  int last_rank = 0;
+  while (r_.ok() && !r_.at_end()) {
+    const std::size_t id_at = r_.offset();
+    const std::uint8_t id = r_.u8();
+    if (id > kDataCount) {
+      r_.malformed(id_at, concat("malformed section id ", id));
+      return;
+    }
+    const std::uint32_t size = r_.length();
+    if (!r_.ok()) return;
+    const std::size_t start = r_.offset();
+    const std::size_t end = start + size;
+    if (id != kCustom) {
+      const int rank = section_rank(id);
+      if (rank <= last_rank) {
+        r_.malformed(id_at, "unexpected content after last section");
+        return;
+      }
+      last_rank = rank;
+    }
+    r_.set_eof_message("unexpected end of section or function");
+    section(id, start, end);
+    if (!r_.ok()) return;
+    if (r_.offset() != end) {
+      r_.malformed(start, concat("section size mismatch: section ", id, " declares ", size, " bytes, content has ", r_.offset() - start));
+      return;
+    }
+    r_.set_eof_message("unexpected end");
+  }
+  if (!r_.ok()) return;
+  const std::uint32_t functions = function_count_.value_or(0);
+  if (!code_section_seen_ && functions != 0) {
+    r_.malformed(r_.offset(), "function and code section have inconsistent lengths");
+    return;
+  }
+  if (module_.data_count && !data_section_seen_ && *module_.data_count != 0) {
+    r_.malformed(r_.offset(), "data count and data section have inconsistent lengths");
+    return;
+  }
+  if (data_index_use_ && !module_.datas.empty()) {
+    r_.malformed(*data_index_use_, "data count section required");
+  }
+}
+
+void Decoder::header() {
+  static constexpr std::uint8_t kMagic[4] = {0x00, 0x61, 0x73, 0x6D};
+  const auto magic = r_.take(4);
+  if (!r_.ok()) return;
+  if (!std::equal(magic.begin(), magic.end(), kMagic)) {
+    r_.malformed(0, "magic header not detected");
+    return;
+  }
+  const auto version = r_.take(4);
+  if (!r_.ok()) return;
+  if (version[0] != 1 || version[1] != 0 || version[2] != 0 || version[3] != 0) {
+    r_.malformed(4, "unknown binary version");
+  }
+}
+
+void Decoder::section(std::uint8_t id, std::size_t start, std::size_t end) {
+  (void)start;
+  switch (id) {
+    case kCustom: custom_section(end); break;
+    case kType: type_section(); break;
+    case kImport: import_section(); break;
+    case kFunction: function_section(); break;
+    case kTable: table_section(); break;
+    case kMemory: memory_section(); break;
+    case kGlobal: global_section(); break;
+    case kExport: export_section(); break;
+    case kStart: start_section(); break;
+    case kElement: element_section(); break;
+    case kDataCount: data_count_section(); break;
+    case kCode: code_section(); break;
+    case kData: data_section(); break;
+    default: break;
+  }
+}
+
+void Decoder::custom_section(std::size_t end) {
+  const std::string_view section_name = r_.name();
+  if (!r_.ok()) return;
+  if (r_.offset() > end) {
+    r_.malformed(end, "unexpected end of section or function: custom section name overruns the section");
+    return;
+  }
+  if (section_name == "name") name_section(r_.offset(), end);
+  r_.seek(end);
+}
+
+// The "name" section is advisory: anything malformed in it drops the names, never the module.
+// https://webassembly.github.io/spec/core/appendix/custom.html#name-section
+void Decoder::name_section(std::size_t start, std::size_t end) {
+  ByteReader n(std::span<const std::uint8_t>(module_.bytes).first(end));
+  n.seek(start);
+  std::string module_name;
+  std::unordered_map<std::uint32_t, std::string> function_names;
+  int last_id = -1;
+  while (n.ok() && !n.at_end()) {
+    const std::uint8_t id = n.u8();
+    const std::uint32_t size = n.length();
+    if (!n.ok() || static_cast<int>(id) <= last_id) return;
+    last_id = id;
+    const std::size_t sub_end = n.offset() + size;
+    if (id == 0) {
+      module_name = std::string(n.name());
+    } else if (id == 1) {
+      const std::uint32_t count = n.u32();
+      for (std::uint32_t i = 0; i < count && n.ok(); ++i) {
+        const std::uint32_t idx = n.u32();
+        function_names[idx] = std::string(n.name());
+      }
+    } else {
+      n.seek(sub_end);
+    }
+    if (!n.ok() || n.offset() != sub_end) return;
+  }
+  if (!n.ok()) return;
+  module_.module_name = std::move(module_name);
+  module_.function_names = std::move(function_names);
+}
+
+ValType Decoder::valtype() {
+  const std::size_t at = r_.offset();
+  const std::uint8_t b = r_.u8();
+  if (!r_.ok()) return ValType::I32;
+  if (b == 0x7B) {
+    r_.malformed(at, "SIMD is not supported yet");
+    return ValType::I32;
+  }
+  if (!is_valtype_byte(b)) {
+    r_.malformed(at, concat("malformed value type 0x", hex_byte(b)));
+    return ValType::I32;
+  }
+  return static_cast<ValType>(b);
+}
+
+ValType Decoder::reftype() {
+  const std::size_t at = r_.offset();
+  const std::uint8_t b = r_.u8();
+  if (!r_.ok()) return ValType::FuncRef;
+  if (b != 0x70 && b != 0x6F) {
+    r_.malformed(at, concat("malformed reference type 0x", hex_byte(b)));
+    return ValType::FuncRef;
+  }
+  return static_cast<ValType>(b);
+}
+
+Limits Decoder::limits() {
+  Limits l;
+  const std::uint32_t flags = r_.u1();
+  if (!r_.ok()) return l;
+  l.min = r_.u32();
+  if (flags == 1) l.max = r_.u32();
+  return l;
+}
+
+TableType Decoder::table_type() {
+  TableType t;
+  t.element = reftype();
+  t.limits = limits();
+  return t;
+}
+
+MemoryType Decoder::memory_type() { return MemoryType{limits()}; }
+
+GlobalType Decoder::global_type() {
+  GlobalType g;
+  g.type = valtype();
+  const std::size_t at = r_.offset();
+  const std::uint8_t mut = r_.u8();
+  if (!r_.ok()) return g;
+  if (mut > 1) {
+    r_.malformed(at, "malformed mutability");
+    return g;
+  }
+  g.is_mutable = mut == 1;
+  return g;
+}
+
+void Decoder::check_table_type(const TableType& tt, std::size_t at) {
+  if (tt.limits.max && tt.limits.min > *tt.limits.max) invalid(at, "size minimum must not be greater than maximum");
+}
+
+void Decoder::check_memory_type(const MemoryType& mt, std::size_t at) {
+  const Limits& l = mt.limits;
+  if (l.min > kMaxPages || (l.max && *l.max > kMaxPages)) {
+    invalid(at, "memory size must be at most 65536 pages (4GiB)");
+  } else if (l.max && l.min > *l.max) {
+    invalid(at, "size minimum must not be greater than maximum");
+  }
+  if (module_.memories.size() > 1) invalid(at, "multiple memories");
+}
+
+// Reads instructions up to the `end` that closes the expression, then checks them as a
+// constant expression of `type` (spec order: constness first, then the type).
+ConstExpr Decoder::const_expr(ValType type) {
+  ConstExpr out;
+  out.type = type;
+  const_instrs_.clear();
+  std::uint32_t depth = 0;
+  Instruction ins;
+  std::size_t end_offset = r_.offset();
+  while (r_.ok()) {
+    if (!read_instruction(r_, ins, scratch_)) return out;
+    if (ins.op == Opcode::End) {
+      if (depth == 0) {
+        end_offset = ins.offset;
+        break;
+      }
+      --depth;
+    } else if (ins.op == Opcode::Block || ins.op == Opcode::Loop || ins.op == Opcode::If) {
+      ++depth;
+    }
+    const_instrs_.push_back(ins);
+  }
+  if (!r_.ok()) return out;
+  if (validating()) {
+    if (auto e = validate_const_expr(module_, const_instrs_, type, end_offset)) {
+      invalid(e->offset, e->message);
+      return out;
+    }
+  }
+  if (const_instrs_.size() != 1) return out;
+  const Instruction& c = const_instrs_[0];
+  out.bits = c.bits;
+  out.index = c.index;
+  switch (c.op) {
+    case Opcode::I32Const: out.op = ConstExpr::Op::I32Const; break;
+    case Opcode::I64Const: out.op = ConstExpr::Op::I64Const; break;
+    case Opcode::F32Const: out.op = ConstExpr::Op::F32Const; break;
+    case Opcode::F64Const: out.op = ConstExpr::Op::F64Const; break;
+    case Opcode::GlobalGet: out.op = ConstExpr::Op::GlobalGet; break;
+    case Opcode::RefNull: out.op = ConstExpr::Op::RefNull; break;
+    case Opcode::RefFunc:
+      out.op = ConstExpr::Op::RefFunc;
+      declare_ref(c.index);
+      break;
+    default: break;
+  }
+  return out;
+}
+
+void Decoder::type_section() {
+  const std::uint32_t count = r_.u32();
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const std::size_t at = r_.offset();
+    const std::int32_t form = r_.s7();
+    if (!r_.ok()) return;
+    if (form != -0x20) {
+      r_.malformed(at, concat("malformed function type ", form));
+      return;
+    }
+    FuncType ft;
+    const std::uint32_t params = r_.u32();
+    for (std::uint32_t k = 0; k < params && r_.ok(); ++k) ft.params.push_back(valtype());
+    const std::uint32_t results = r_.u32();
+    for (std::uint32_t k = 0; k < results && r_.ok(); ++k) ft.results.push_back(valtype());
+    module_.types.push_back(std::move(ft));
+  }
+}
+
+void Decoder::import_section() {
+  const std::uint32_t count = r_.u32();
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    Import imp;
+    imp.module = std::string(r_.name());
+    imp.name = std::string(r_.name());
+    const std::size_t at = r_.offset();
+    const std::uint8_t kind = r_.u8();
+    if (!r_.ok()) return;
+    switch (kind) {
+      case 0:
+        imp.kind = ExternKind::Func;
+        imp.type_index = r_.u32();
+        if (r_.ok() && imp.type_index >= module_.types.size()) invalid(at, concat("unknown type ", imp.type_index));
+        module_.func_types.push_back(imp.type_index);
+        ++module_.imported_funcs;
+        break;
+      case 1:
+        imp.kind = ExternKind::Table;
+        imp.table = table_type();
+        check_table_type(imp.table, at);
+        module_.tables.push_back(imp.table);
+        ++module_.imported_tables;
+        break;
+      case 2:
+        imp.kind = ExternKind::Memory;
+        imp.memory = memory_type();
+        module_.memories.push_back(imp.memory);
+        check_memory_type(imp.memory, at);
+        ++module_.imported_memories;
+        break;
+      case 3:
+        imp.kind = ExternKind::Global;
+        imp.global = global_type();
+        module_.globals.push_back(imp.global);
+        ++module_.imported_globals;
+        break;
+      default: r_.malformed(at, concat("malformed import kind ", kind)); return;
+    }
+    module_.imports.push_back(std::move(imp));
+  }
+}
+
+void Decoder::function_section() {
+  const std::uint32_t count = r_.u32();
+  function_count_ = count;
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const std::size_t at = r_.offset();
+    const std::uint32_t type_index = r_.u32();
+    if (!r_.ok()) return;
+    if (type_index >= module_.types.size()) invalid(at, concat("unknown type ", type_index));
+    module_.func_types.push_back(type_index);
+  }
+}
+
+void Decoder::table_section() {
+  const std::uint32_t count = r_.u32();
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const std::size_t at = r_.offset();
+    const TableType tt = table_type();
+    check_table_type(tt, at);
+    module_.tables.push_back(tt);
+  }
+}
+
+void Decoder::memory_section() {
+  const std::uint32_t count = r_.u32();
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const std::size_t at = r_.offset();
+    const MemoryType mt = memory_type();
+    module_.memories.push_back(mt);
+    check_memory_type(mt, at);
+  }
+}
+
+void Decoder::global_section() {
+  const std::uint32_t count = r_.u32();
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const GlobalType gt = global_type();
+    if (!r_.ok()) return;
+    ConstExpr init = const_expr(gt.type);
+    module_.globals.push_back(gt);
+    module_.global_inits.push_back(init);
+  }
+}
+
+void Decoder::export_section() {
+  const std::uint32_t count = r_.u32();
+  std::unordered_set<std::string_view> names;
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const std::size_t at = r_.offset();
+    Export e;
+    const std::string_view export_name = r_.name();
+    e.name = std::string(export_name);
+    const std::size_t kind_at = r_.offset();
+    const std::uint8_t kind = r_.u8();
+    e.index = r_.u32();
+    if (!r_.ok()) return;
+    if (kind > 3) {
+      r_.malformed(kind_at, concat("malformed export kind ", kind));
+      return;
+    }
+    e.kind = static_cast<ExternKind>(kind);
+    if (!names.insert(export_name).second) invalid(at, concat("duplicate export name \"", e.name, "\""));
+    std::size_t limit = 0;
+    std::string_view what;
+    switch (e.kind) {
+      case ExternKind::Func: limit = module_.func_types.size(); what = "function"; break;
+      case ExternKind::Table: limit = module_.tables.size(); what = "table"; break;
+      case ExternKind::Memory: limit = module_.memories.size(); what = "memory"; break;
+      case ExternKind::Global: limit = module_.globals.size(); what = "global"; break;
+    }
+    if (e.index >= limit) invalid(at, concat("unknown ", what, " ", e.index));
+    if (e.kind == ExternKind::Func) declare_ref(e.index);
+    module_.exports.push_back(std::move(e));
+  }
+}
+
+void Decoder::start_section() {
+  const std::size_t at = r_.offset();
+  const std::uint32_t index = r_.u32();
+  if (!r_.ok()) return;
+  module_.start = index;
+  if (index >= module_.func_types.size()) {
+    invalid(at, concat("unknown function ", index));
+  } else if (const FuncType& ft = module_.func_type(index); !ft.params.empty() || !ft.results.empty()) {
+    invalid(at, "start function must have type [] -> []");
+  }
+}
+
+// https://webassembly.github.io/spec/core/binary/modules.html#element-section (flags 0..7)
+void Decoder::element_section() {
+  const std::uint32_t count = r_.u32();
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const std::size_t at = r_.offset();
+    const std::uint32_t flags = r_.u32();
+    if (!r_.ok()) return;
+    if (flags > 7) {
+      r_.malformed(at, concat("malformed elements segment kind ", flags));
+      return;
+    }
+    ElementSegment seg;
+    const bool passive_or_declarative = (flags & 1) != 0;
+    const bool explicit_table = (flags & 2) != 0;
+    const bool uses_exprs = (flags & 4) != 0;
+    if (passive_or_declarative) {
+      seg.mode = explicit_table ? SegmentMode::Declarative : SegmentMode::Passive;
+    } else {
+      seg.mode = SegmentMode::Active;
+      if (explicit_table) seg.table_index = r_.u32();
+      seg.offset = const_expr(ValType::I32);
+    }
+    // Flags 0 and 4 imply funcref; the others spell an elemkind (0x00) or a reftype.
+    if (flags != 0 && flags != 4) {
+      if (uses_exprs) {
+        seg.type = reftype();
+      } else {
+        const std::size_t kind_at = r_.offset();
+        const std::uint8_t elemkind = r_.u8();
+        if (r_.ok() && elemkind != 0x00) {
+          r_.malformed(kind_at, concat("malformed element kind ", elemkind));
+          return;
+        }
+      }
+    }
+    const std::uint32_t n = r_.u32();
+    for (std::uint32_t k = 0; k < n && r_.ok(); ++k) {
+      if (uses_exprs) {
+        seg.items.push_back(const_expr(seg.type));
+      } else {
+        const std::size_t item_at = r_.offset();
+        ConstExpr item;
+        item.op = ConstExpr::Op::RefFunc;
+        item.type = ValType::FuncRef;
+        item.index = r_.u32();
+        if (!r_.ok()) return;
+        if (item.index >= module_.func_types.size()) invalid(item_at, concat("unknown function ", item.index));
+        declare_ref(item.index);
+        seg.items.push_back(item);
+      }
+    }
+    if (!r_.ok()) return;
+    if (seg.mode == SegmentMode::Active) {
+      if (seg.table_index >= module_.tables.size()) {
+        invalid(at, concat("unknown table ", seg.table_index));
+      } else if (module_.tables[seg.table_index].element != seg.type) {
+        invalid(at, concat("type mismatch: element segment of ", name(seg.type), " for a table of ", name(module_.tables[seg.table_index].element)));
+      }
+    }
+    module_.elements.push_back(std::move(seg));
+  }
+}
+
+void Decoder::data_count_section() {
+  module_.data_count = r_.u32();
+}
+
+void Decoder::code_section() {
+  code_section_seen_ = true;
+  const std::size_t at = r_.offset();
+  const std::uint32_t count = r_.u32();
+  if (!r_.ok()) return;
+  if (count != function_count_.value_or(0)) {
+    r_.malformed(at, "function and code section have inconsistent lengths");
+    return;
+  }
+  module_.code.reserve(count);
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) code_entry(i);
+}
+
+void Decoder::code_entry(std::uint32_t index) {
+  const std::uint32_t size = r_.length();
+  if (!r_.ok()) return;
+  const std::size_t start = r_.offset();
+  FunctionBody body;
+  body.type_index = module_.func_types[module_.imported_funcs + index];
+  const std::uint32_t groups = r_.u32();
+  std::uint64_t total = 0;
+  const std::size_t locals_at = r_.offset();
+  for (std::uint32_t g = 0; g < groups && r_.ok(); ++g) {
+    const std::uint32_t n = r_.u32();
+    const ValType t = valtype();
+    if (!r_.ok()) return;
+    total += n;
+    if (total > kMaxLocals) {
+      r_.malformed(locals_at, concat("too many locals: more than ", kMaxLocals));
+      return;
+    }
+    body.locals.insert(body.locals.end(), n, t);
+  }
+  if (!r_.ok()) return;
+  body.code_offset = r_.offset();
+
+  const bool validate = validating() && body.type_index < module_.types.size();
+  FunctionValidator validator(context_);
+  if (validate) validator.begin(body.type_index, body.locals);
+  bool checking = validate;
+
+  // Block nesting as the binary grammar sees it: `else` belongs directly in an `if`.
+  std::vector<Opcode> nesting{Opcode::Block};
+  Instruction ins;
+  while (r_.ok() && !nesting.empty()) {
+    if (!read_instruction(r_, ins, scratch_)) return;
+    switch (ins.op) {
+      case Opcode::Block:
+      case Opcode::Loop:
+      case Opcode::If: nesting.push_back(ins.op); break;
+      case Opcode::Else:
+        if (nesting.back() != Opcode::If) {
+          r_.malformed(ins.offset, "END opcode expected");
+          return;
+        }
+        nesting.back() = Opcode::Else;
+        break;
+      case Opcode::End: nesting.pop_back(); break;
+      case Opcode::MemoryInit:
+      case Opcode::DataDrop:
+        if (!module_.data_count && !data_index_use_) data_index_use_ = ins.offset;
+        break;
+      default: break;
+    }
+    if (checking) {
+      if (auto e = validator.step(ins)) {
+        invalid(e->offset, e->message);
+        checking = false;
+      }
+    }
+  }
+  if (!r_.ok()) return;
+  if (r_.offset() != start + size) {
+    r_.malformed(start, concat("section size mismatch: function body declares ", size, " bytes, code has ", r_.offset() - start));
+    return;
+  }
+  body.code_size = r_.offset() - body.code_offset;
+  if (validate) body.max_stack_height = validator.max_stack_height();
+  module_.code.push_back(std::move(body));
+}
+
+void Decoder::data_section() {
+  data_section_seen_ = true;
+  const std::size_t at = r_.offset();
+  const std::uint32_t count = r_.u32();
+  if (!r_.ok()) return;
+  if (module_.data_count && *module_.data_count != count) {
+    r_.malformed(at, "data count and data section have inconsistent lengths");
+    return;
+  }
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const std::size_t seg_at = r_.offset();
+    const std::uint32_t flags = r_.u32();
+    if (!r_.ok()) return;
+    DataSegment seg;
+    switch (flags) {
+      case 0: seg.offset = const_expr(ValType::I32); break;
+      case 1: seg.mode = SegmentMode::Passive; break;
+      case 2:
+        seg.memory_index = r_.u32();
+        seg.offset = const_expr(ValType::I32);
+        break;
+      default: r_.malformed(seg_at, concat("malformed data segment kind ", flags)); return;
+    }
+    if (seg.mode == SegmentMode::Active && seg.memory_index >= module_.memories.size()) {
+      invalid(seg_at, concat("unknown memory ", seg.memory_index));
+    }
+    const std::uint32_t n = r_.u32();
+    seg.bytes_offset = r_.offset();
+    seg.bytes_size = n;
+    r_.take(n);
+    module_.datas.push_back(seg);
+  }
+}
+
+}  // namespace
+
+std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes) {
+  Decoder decoder(bytes);
+  return decoder.run();
+}
+
+}  // namespace sprawling::wasm

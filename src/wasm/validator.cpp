@@ -1,0 +1,559 @@
+// Instruction decoding and the function-body validator (spec appendix algorithm), plus the
+// constant-expression check.
+#include "wasm/validator.hpp"
+
+#include <array>
+
+namespace sprawling::wasm {
+
+namespace {
+
+// Storage for one-type spans (a block whose type is a single value type).
+constexpr std::array<ValType, 7> kSingleTypes = {ValType::I32, ValType::I64, ValType::F32, ValType::F64,
+                                                 ValType::V128, ValType::FuncRef, ValType::ExternRef};
+
+std::span<const ValType> single(ValType t) {
+  for (std::size_t i = 0; i < kSingleTypes.size(); ++i) {
+    if (kSingleTypes[i] == t) return std::span<const ValType>(kSingleTypes).subspan(i, 1);
+  }
+  return {};
+}
+
+bool read_zero_byte(ByteReader& r) {
+  const std::size_t at = r.offset();
+  if (r.u8() != 0 && r.ok()) return r.malformed(at, "zero byte expected");
+  return r.ok();
+}
+
+// valtype for blocktypes, select and locals; v128 is refused up front.
+bool read_reftype(ByteReader& r, ValType& out) {
+  const std::size_t at = r.offset();
+  const std::uint8_t b = r.u8();
+  if (!r.ok()) return false;
+  if (b != 0x70 && b != 0x6F) return r.malformed(at, "malformed reference type");
+  out = static_cast<ValType>(b);
+  return true;
+}
+
+std::string_view type_name(ValType t) { return t == FunctionValidator::kUnknown ? "unknown" : name(t); }
+
+}  // namespace
+
+bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t>& scratch) {
+  ins = Instruction{};
+  ins.offset = r.offset();
+  const std::uint8_t byte = r.u8();
+  if (!r.ok()) return false;
+  std::optional<Opcode> op;
+  if (byte == kPrefixFC) {
+    const std::uint32_t sub = r.u32();
+    if (!r.ok()) return false;
+    op = opcode_from_fc(sub);
+    if (!op) return r.malformed(ins.offset, concat("illegal opcode fc ", hex_byte(sub)));
+  } else if (byte == kPrefixSimd) {
+    return r.malformed(ins.offset, "SIMD is not supported yet");
+  } else {
+    op = opcode_from_byte(byte);
+    if (!op) return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte)));
+  }
+  ins.op = *op;
+  switch (info(ins.op).imm) {
+    case ImmKind::None: break;
+    case ImmKind::BlockType: {
+      const std::optional<std::uint8_t> b = r.peek();
+      if (b == 0x40) {
+        r.u8();
+        ins.block.kind = BlockType::Kind::Empty;
+      } else if (b && is_valtype_byte(*b)) {
+        r.u8();
+        if (*b == 0x7B) return r.malformed(ins.offset + 1, "SIMD is not supported yet");
+        ins.block.kind = BlockType::Kind::Value;
+        ins.block.type = static_cast<ValType>(*b);
+      } else {
+        const std::size_t at = r.offset();
+        const std::int64_t idx = r.s33();
+        if (!r.ok()) return false;
+        if (idx < 0) return r.malformed(at, "malformed value type");
+        ins.block.kind = BlockType::Kind::Index;
+        ins.block.index = static_cast<std::uint32_t>(idx);
+      }
+      break;
+    }
+    case ImmKind::LabelIdx:
+    case ImmKind::FuncIdx:
+    case ImmKind::LocalIdx:
+    case ImmKind::GlobalIdx:
+    case ImmKind::TableIdx:
+    case ImmKind::DataIdx:
+    case ImmKind::ElemIdx: ins.index = r.u32(); break;
+    case ImmKind::BrTable: {
+      const std::uint32_t n = r.u32();
+      scratch.clear();
+      for (std::uint32_t i = 0; i < n && r.ok(); ++i) scratch.push_back(r.u32());
+      ins.index = r.u32();
+      ins.targets = scratch;
+      break;
+    }
+    case ImmKind::CallIndirect:
+      ins.index = r.u32();
+      ins.index2 = r.u32();
+      break;
+    case ImmKind::MemIdx: read_zero_byte(r); break;
+    case ImmKind::I32: ins.bits = static_cast<std::uint32_t>(r.s32()); break;
+    case ImmKind::I64: ins.bits = static_cast<std::uint64_t>(r.s64()); break;
+    case ImmKind::F32: ins.bits = r.f32_bits(); break;
+    case ImmKind::F64: ins.bits = r.f64_bits(); break;
+    case ImmKind::SelectT: {
+      ins.select_arity = r.u32();
+      for (std::uint32_t i = 0; i < ins.select_arity && r.ok(); ++i) {
+        const std::size_t at = r.offset();
+        const std::uint8_t b = r.u8();
+        if (!r.ok()) return false;
+        if (b == 0x7B) return r.malformed(at, "SIMD is not supported yet");
+        if (!is_valtype_byte(b)) return r.malformed(at, "malformed value type");
+        ins.type = static_cast<ValType>(b);
+      }
+      break;
+    }
+    case ImmKind::RefType: read_reftype(r, ins.type); break;
+    case ImmKind::MemoryInit:
+      ins.index = r.u32();
+      read_zero_byte(r);
+      break;
+    case ImmKind::MemoryCopy:
+      read_zero_byte(r);
+      read_zero_byte(r);
+      break;
+    case ImmKind::TableInit:
+      ins.index = r.u32();
+      ins.index2 = r.u32();
+      break;
+    case ImmKind::TableCopy:
+      ins.index = r.u32();
+      ins.index2 = r.u32();
+      break;
+    case ImmKind::MemArg8:
+    case ImmKind::MemArg16:
+    case ImmKind::MemArg32:
+    case ImmKind::MemArg64:
+      ins.align = r.u32();
+      ins.mem_offset = r.u32();
+      break;
+  }
+  return r.ok();
+}
+
+// ---------------------------------------------------------------- FunctionValidator
+
+void FunctionValidator::begin(std::uint32_t type_index, std::span<const ValType> locals) {
+  const FuncType& type = context_.module->types[type_index];
+  locals_.assign(type.params.begin(), type.params.end());
+  locals_.insert(locals_.end(), locals.begin(), locals.end());
+  values_.clear();
+  controls_.clear();
+  error_.reset();
+  max_height_ = 0;
+  done_ = false;
+  function_results_ = type.results;
+  push_control(Opcode::Block, {}, function_results_);
+}
+
+void FunctionValidator::fail(std::string message) {
+  if (!error_) error_ = CompileError{CompileError::Kind::Invalid, std::move(message), offset_};
+}
+
+void FunctionValidator::type_mismatch(ValType expected, ValType found) {
+  fail(concat("type mismatch: expected ", type_name(expected), ", found ", type_name(found)));
+}
+
+void FunctionValidator::push(ValType t) {
+  values_.push_back(t);
+  if (values_.size() > max_height_) max_height_ = static_cast<std::uint32_t>(values_.size());
+}
+
+ValType FunctionValidator::pop() {
+  const Control& c = controls_.back();
+  if (values_.size() == c.height) {
+    if (!c.unreachable) fail("type mismatch: operand stack is empty");
+    return kUnknown;
+  }
+  const ValType t = values_.back();
+  values_.pop_back();
+  return t;
+}
+
+ValType FunctionValidator::pop(ValType expected) {
+  const Control& c = controls_.back();
+  if (values_.size() == c.height) {
+    if (!c.unreachable) fail(concat("type mismatch: expected ", type_name(expected), ", but the stack is empty"));
+    return kUnknown;
+  }
+  const ValType actual = pop();
+  if (actual != expected && actual != kUnknown && expected != kUnknown) type_mismatch(expected, actual);
+  return actual;
+}
+
+void FunctionValidator::pop_all(std::span<const ValType> types) {
+  for (std::size_t i = types.size(); i-- > 0;) pop(types[i]);
+}
+
+void FunctionValidator::push_all(std::span<const ValType> types) {
+  for (ValType t : types) push(t);
+}
+
+void FunctionValidator::push_control(Opcode op, std::span<const ValType> params, std::span<const ValType> results) {
+  controls_.push_back(Control{op, params, results, values_.size(), false});
+  push_all(params);
+}
+
+FunctionValidator::Control FunctionValidator::pop_control() {
+  const Control c = controls_.back();
+  pop_all(c.results);
+  if (values_.size() != c.height) fail("type mismatch: values remain on the stack at the end of a block");
+  values_.resize(c.height);
+  controls_.pop_back();
+  return c;
+}
+
+void FunctionValidator::mark_unreachable() {
+  values_.resize(controls_.back().height);
+  controls_.back().unreachable = true;
+}
+
+const FunctionValidator::Control* FunctionValidator::label(std::uint32_t depth) {
+  if (depth >= controls_.size()) {
+    fail(concat("unknown label ", depth));
+    return nullptr;
+  }
+  return &controls_[controls_.size() - 1 - depth];
+}
+
+bool FunctionValidator::block_signature(const BlockType& bt, std::span<const ValType>& params,
+                                        std::span<const ValType>& results) {
+  switch (bt.kind) {
+    case BlockType::Kind::Empty: params = {}; results = {}; return true;
+    case BlockType::Kind::Value: params = {}; results = single(bt.type); return true;
+    case BlockType::Kind::Index:
+      if (bt.index >= context_.module->types.size()) {
+        fail(concat("unknown type ", bt.index));
+        return false;
+      }
+      params = context_.module->types[bt.index].params;
+      results = context_.module->types[bt.index].results;
+      return true;
+  }
+  return false;
+}
+
+void FunctionValidator::check_memory(std::uint32_t memidx) {
+  if (memidx >= context_.module->memories.size()) fail(concat("unknown memory ", memidx));
+}
+
+void FunctionValidator::check_memarg(const Instruction& ins) {
+  check_memory(0);
+  const auto natural = natural_alignment_log2(info(ins.op).imm);
+  if (natural && ins.align > *natural) fail("alignment must not be larger than natural");
+}
+
+bool FunctionValidator::check_table(std::uint32_t tableidx) {
+  if (tableidx >= context_.module->tables.size()) {
+    fail(concat("unknown table ", tableidx));
+    return false;
+  }
+  return true;
+}
+
+std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
+  offset_ = ins.offset;
+  const Module& m = *context_.module;
+  const OpcodeInfo& oi = info(ins.op);
+  if (oi.sig != OpSig::Special) {
+    if (natural_alignment_log2(oi.imm)) check_memarg(ins);
+    if (oi.imm == ImmKind::MemIdx) check_memory(0);
+    if (ins.op == Opcode::MemoryCopy) check_memory(0);
+    if (ins.op == Opcode::MemoryInit || ins.op == Opcode::DataDrop) {
+      if (ins.op == Opcode::MemoryInit) check_memory(0);
+      if (!m.data_count || ins.index >= *m.data_count) fail(concat("unknown data segment ", ins.index));
+    }
+    if (ins.op == Opcode::TableSize && !check_table(ins.index)) return error_;
+    if (ins.op == Opcode::TableInit || ins.op == Opcode::TableCopy) {
+      const std::uint32_t table = ins.op == Opcode::TableInit ? ins.index2 : ins.index;
+      if (!check_table(table)) return error_;
+      if (ins.op == Opcode::TableInit) {
+        if (ins.index >= m.elements.size()) {
+          fail(concat("unknown elem segment ", ins.index));
+          return error_;
+        }
+        if (m.elements[ins.index].type != m.tables[table].element) fail("type mismatch: element segment and table differ");
+      } else {
+        if (!check_table(ins.index2)) return error_;
+        if (m.tables[ins.index2].element != m.tables[table].element) fail("type mismatch: tables differ in element type");
+      }
+    }
+    if (ins.op == Opcode::ElemDrop && ins.index >= m.elements.size()) fail(concat("unknown elem segment ", ins.index));
+    if (error_) return error_;
+    const SigTypes sig = sig_types(oi.sig);
+    for (std::size_t i = sig.param_count; i-- > 0;) pop(sig.params[i]);
+    if (sig.result_count) push(sig.result);
+    return error_;
+  }
+
+  switch (ins.op) {
+    case Opcode::Unreachable: mark_unreachable(); break;
+    case Opcode::Block:
+    case Opcode::Loop:
+    case Opcode::If: {
+      std::span<const ValType> params, results;
+      if (!block_signature(ins.block, params, results)) break;
+      if (ins.op == Opcode::If) pop(ValType::I32);
+      pop_all(params);
+      push_control(ins.op, params, results);
+      break;
+    }
+    case Opcode::Else: {
+      if (controls_.back().op != Opcode::If) {
+        fail("else without if");
+        break;
+      }
+      const Control c = pop_control();
+      push_control(Opcode::Else, c.params, c.results);
+      break;
+    }
+    case Opcode::End: {
+      const Control c = pop_control();
+      if (c.op == Opcode::If && !std::equal(c.params.begin(), c.params.end(), c.results.begin(), c.results.end())) {
+        fail("type mismatch: if without else must leave its parameters unchanged");
+      }
+      push_all(c.results);
+      if (controls_.empty()) done_ = true;
+      break;
+    }
+    case Opcode::Br: {
+      const Control* c = label(ins.index);
+      if (!c) break;
+      pop_all(label_types(*c));
+      mark_unreachable();
+      break;
+    }
+    case Opcode::BrIf: {
+      const Control* c = label(ins.index);
+      if (!c) break;
+      const auto types = label_types(*c);
+      pop(ValType::I32);
+      pop_all(types);
+      push_all(types);
+      break;
+    }
+    case Opcode::BrTable: {
+      pop(ValType::I32);
+      const Control* def = label(ins.index);
+      if (!def) break;
+      const std::size_t arity = label_types(*def).size();
+      for (std::uint32_t target : ins.targets) {
+        const Control* c = label(target);
+        if (!c) break;
+        const auto types = label_types(*c);
+        if (types.size() != arity) {
+          fail("type mismatch: br_table targets differ in arity");
+          break;
+        }
+        // Pop against this label's types, then restore what was popped (possibly unknown).
+        scratch_.assign(types.size(), kUnknown);
+        for (std::size_t i = types.size(); i-- > 0;) scratch_[i] = pop(types[i]);
+        for (ValType t : scratch_) push(t);
+      }
+      if (error_) break;
+      pop_all(label_types(*label(ins.index)));
+      mark_unreachable();
+      break;
+    }
+    case Opcode::Return:
+      pop_all(function_results_);
+      mark_unreachable();
+      break;
+    case Opcode::Call: {
+      if (ins.index >= m.func_types.size()) {
+        fail(concat("unknown function ", ins.index));
+        break;
+      }
+      const FuncType& ft = m.func_type(ins.index);
+      pop_all(ft.params);
+      push_all(ft.results);
+      break;
+    }
+    case Opcode::CallIndirect: {
+      if (!check_table(ins.index2)) break;
+      if (m.tables[ins.index2].element != ValType::FuncRef) {
+        fail("type mismatch: call_indirect needs a funcref table");
+        break;
+      }
+      if (ins.index >= m.types.size()) {
+        fail(concat("unknown type ", ins.index));
+        break;
+      }
+      const FuncType& ft = m.types[ins.index];
+      pop(ValType::I32);
+      pop_all(ft.params);
+      push_all(ft.results);
+      break;
+    }
+    case Opcode::Drop: pop(); break;
+    case Opcode::Select: {
+      pop(ValType::I32);
+      const ValType t1 = pop();
+      const ValType t2 = pop();
+      const auto numeric = [](ValType t) { return t == kUnknown || (!is_reference(t) && t != ValType::V128); };
+      if (!numeric(t1) || !numeric(t2)) {
+        fail("type mismatch: select without a type needs numeric operands");
+        break;
+      }
+      if (t1 != t2 && t1 != kUnknown && t2 != kUnknown) {
+        type_mismatch(t1, t2);
+        break;
+      }
+      push(t1 == kUnknown ? t2 : t1);
+      break;
+    }
+    case Opcode::SelectT:
+      if (ins.select_arity != 1) {
+        fail("invalid result arity");
+        break;
+      }
+      pop(ValType::I32);
+      pop(ins.type);
+      pop(ins.type);
+      push(ins.type);
+      break;
+    case Opcode::LocalGet:
+    case Opcode::LocalSet:
+    case Opcode::LocalTee: {
+      if (ins.index >= locals_.size()) {
+        fail(concat("unknown local ", ins.index));
+        break;
+      }
+      const ValType t = locals_[ins.index];
+      if (ins.op == Opcode::LocalGet) {
+        push(t);
+      } else {
+        pop(t);
+        if (ins.op == Opcode::LocalTee) push(t);
+      }
+      break;
+    }
+    case Opcode::GlobalGet:
+    case Opcode::GlobalSet: {
+      if (ins.index >= m.globals.size()) {
+        fail(concat("unknown global ", ins.index));
+        break;
+      }
+      const GlobalType g = m.globals[ins.index];
+      if (ins.op == Opcode::GlobalGet) {
+        push(g.type);
+      } else {
+        if (!g.is_mutable) {
+          fail(concat("global is immutable: global ", ins.index));
+          break;
+        }
+        pop(g.type);
+      }
+      break;
+    }
+    case Opcode::TableGet:
+      if (!check_table(ins.index)) break;
+      pop(ValType::I32);
+      push(m.tables[ins.index].element);
+      break;
+    case Opcode::TableSet:
+      if (!check_table(ins.index)) break;
+      pop(m.tables[ins.index].element);
+      pop(ValType::I32);
+      break;
+    case Opcode::TableGrow:
+      if (!check_table(ins.index)) break;
+      pop(ValType::I32);
+      pop(m.tables[ins.index].element);
+      push(ValType::I32);
+      break;
+    case Opcode::TableFill:
+      if (!check_table(ins.index)) break;
+      pop(ValType::I32);
+      pop(m.tables[ins.index].element);
+      pop(ValType::I32);
+      break;
+    case Opcode::RefNull: push(ins.type); break;
+    case Opcode::RefIsNull: {
+      const ValType t = pop();
+      if (t != kUnknown && !is_reference(t)) {
+        fail(concat("type mismatch: ref.is_null expects a reference, found ", type_name(t)));
+        break;
+      }
+      push(ValType::I32);
+      break;
+    }
+    case Opcode::RefFunc:
+      if (ins.index >= m.func_types.size()) {
+        fail(concat("unknown function ", ins.index));
+        break;
+      }
+      if (ins.index >= context_.declared_refs.size() || !context_.declared_refs[ins.index]) {
+        fail(concat("undeclared function reference ", ins.index));
+        break;
+      }
+      push(ValType::FuncRef);
+      break;
+    default: fail(concat("unhandled opcode ", name(ins.op))); break;
+  }
+  return error_;
+}
+
+// ---------------------------------------------------------------- constant expressions
+
+std::optional<CompileError> validate_const_expr(const Module& module, std::span<const Instruction> instrs, ValType type,
+                                                std::size_t end_offset) {
+  const auto invalid = [](std::size_t at, std::string msg) {
+    return CompileError{CompileError::Kind::Invalid, std::move(msg), at};
+  };
+  for (const Instruction& ins : instrs) {
+    switch (ins.op) {
+      case Opcode::I32Const:
+      case Opcode::I64Const:
+      case Opcode::F32Const:
+      case Opcode::F64Const:
+      case Opcode::RefNull:
+      case Opcode::RefFunc:
+      case Opcode::GlobalGet: break;
+      default: return invalid(ins.offset, concat("constant expression required, found ", name(ins.op)));
+    }
+  }
+  std::vector<ValType> stack;
+  for (const Instruction& ins : instrs) {
+    ValType t = ValType::I32;
+    switch (ins.op) {
+      case Opcode::I32Const: t = ValType::I32; break;
+      case Opcode::I64Const: t = ValType::I64; break;
+      case Opcode::F32Const: t = ValType::F32; break;
+      case Opcode::F64Const: t = ValType::F64; break;
+      case Opcode::RefNull: t = ins.type; break;
+      case Opcode::RefFunc:
+        if (ins.index >= module.func_types.size()) return invalid(ins.offset, concat("unknown function ", ins.index));
+        t = ValType::FuncRef;
+        break;
+      case Opcode::GlobalGet:
+        // Only imported globals are visible to constant expressions in WebAssembly 2.0.
+        if (ins.index >= module.imported_globals) return invalid(ins.offset, concat("unknown global ", ins.index));
+        if (module.globals[ins.index].is_mutable) {
+          return invalid(ins.offset, concat("constant expression required: global ", ins.index, " is mutable"));
+        }
+        t = module.globals[ins.index].type;
+        break;
+      default: break;
+    }
+    stack.push_back(t);
+  }
+  if (stack.size() != 1 || stack[0] != type) {
+    return invalid(end_offset, concat("type mismatch: constant expression must produce one ", name(type)));
+  }
+  return std::nullopt;
+}
+
+}  // namespace sprawling::wasm

@@ -1,0 +1,128 @@
+// Instruction decoding and function-body validation: the operand/control stack algorithm of the
+// spec's validation appendix, driven one instruction at a time so a translator can follow along.
+// https://webassembly.github.io/spec/core/appendix/algorithm.html
+#pragma once
+
+#include "wasm/byte_reader.hpp"
+#include "wasm/decoder.hpp"
+#include "wasm/module.hpp"
+#include "wasm/opcodes.hpp"
+#include "wasm/types.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sprawling::wasm {
+
+// https://webassembly.github.io/spec/core/binary/instructions.html#control-instructions (blocktype)
+struct BlockType {
+  enum class Kind : std::uint8_t { Empty, Value, Index };
+  Kind kind = Kind::Empty;
+  ValType type = ValType::I32;  // Kind::Value
+  std::uint32_t index = 0;      // Kind::Index: a typeidx
+};
+
+// One decoded instruction. Which fields are meaningful follows info(op).imm (opcodes.def).
+struct Instruction {
+  Opcode op = Opcode::Nop;
+  std::size_t offset = 0;   // byte offset of the opcode (of the 0xFC prefix for prefixed ones)
+  std::uint32_t index = 0;  // labelidx, funcidx, typeidx (call_indirect), localidx, globalidx,
+                            // tableidx (table.*; destination of table.copy), dataidx, elemidx,
+                            // br_table's default label
+  std::uint32_t index2 = 0;       // call_indirect / table.init: tableidx; table.copy: source tableidx
+  std::uint32_t align = 0;        // memarg alignment exponent
+  std::uint32_t mem_offset = 0;   // memarg offset
+  std::uint64_t bits = 0;         // the constant's bit pattern (i32/f32 zero-extended to 64 bits)
+  BlockType block;                // block, loop, if
+  ValType type = ValType::I32;    // select t (the one result type), ref.null
+  std::uint32_t select_arity = 0; // select t: how many types the vector held (valid only if 1)
+  std::span<const std::uint32_t> targets;  // br_table labels, default excluded (storage: the reader's)
+};
+
+// Decodes one instruction at the reader's cursor. Reports malformed encodings to the reader
+// ("illegal opcode", "zero byte expected", "SIMD is not supported yet", LEB errors…) and returns
+// false; `scratch` holds br_table targets until the next call.
+bool read_instruction(ByteReader& reader, Instruction& out, std::vector<std::uint32_t>& scratch);
+
+// What the code section is validated against, beyond the Module's index spaces.
+struct ValidationContext {
+  const Module* module = nullptr;
+  // C.refs: the funcidx that occur outside function bodies (exports, element segments, global
+  // initialisers); ref.func may name only these.
+  std::vector<bool> declared_refs;
+};
+
+// Validates one function body. Call begin(), then step() for every instruction up to and
+// including the final `end`; done() turns true after it. The queries describe the state
+// between two steps (what a one-pass translator needs).
+class FunctionValidator {
+ public:
+  explicit FunctionValidator(const ValidationContext& context) : context_(context) {}
+
+  // `locals` are the declared locals (parameters come from the function type).
+  void begin(std::uint32_t type_index, std::span<const ValType> locals);
+  // Applies one instruction; on error returns the Invalid CompileError ("type mismatch", …).
+  [[nodiscard]] std::optional<CompileError> step(const Instruction& ins);
+  [[nodiscard]] bool done() const noexcept { return done_; }
+
+  [[nodiscard]] std::uint32_t max_stack_height() const noexcept { return max_height_; }
+  [[nodiscard]] std::size_t stack_height() const noexcept { return values_.size(); }
+  [[nodiscard]] std::size_t control_depth() const noexcept { return controls_.size(); }
+  // True when the code that follows cannot be reached (after br, return, unreachable, …).
+  [[nodiscard]] bool unreachable() const noexcept { return !controls_.empty() && controls_.back().unreachable; }
+  [[nodiscard]] std::span<const ValType> local_types() const noexcept { return locals_; }
+
+  // A value on the operand stack whose type is not known (only after unreachable code).
+  static constexpr ValType kUnknown = static_cast<ValType>(0);
+
+ private:
+  struct Control {
+    Opcode op;
+    std::span<const ValType> params;
+    std::span<const ValType> results;
+    std::size_t height;
+    bool unreachable;
+  };
+
+  void push(ValType t);
+  ValType pop();
+  ValType pop(ValType expected);
+  void pop_all(std::span<const ValType> types);
+  void push_all(std::span<const ValType> types);
+  void push_control(Opcode op, std::span<const ValType> params, std::span<const ValType> results);
+  Control pop_control();
+  void mark_unreachable();
+  [[nodiscard]] std::span<const ValType> label_types(const Control& c) const {
+    return c.op == Opcode::Loop ? c.params : c.results;
+  }
+  bool block_signature(const BlockType& bt, std::span<const ValType>& params, std::span<const ValType>& results);
+  void check_memory(std::uint32_t memidx);
+  void check_memarg(const Instruction& ins);
+  bool check_table(std::uint32_t tableidx);
+  void fail(std::string message);
+  void type_mismatch(ValType expected, ValType found);
+  const Control* label(std::uint32_t depth);
+
+  const ValidationContext& context_;
+  std::vector<ValType> locals_;  // parameters then declared locals
+  std::vector<ValType> values_;
+  std::vector<Control> controls_;
+  std::vector<ValType> scratch_;
+  std::span<const ValType> function_results_;
+  std::optional<CompileError> error_;
+  std::size_t offset_ = 0;
+  std::uint32_t max_height_ = 0;
+  bool done_ = false;
+};
+
+// Checks a decoded constant expression (its instructions, final `end` excluded) against `type`:
+// only constant instructions ("constant expression required"), global.get of imported immutable
+// globals only, ref.func of existing functions, and exactly one result of `type` ("type mismatch").
+[[nodiscard]] std::optional<CompileError> validate_const_expr(const Module& module, std::span<const Instruction> instrs,
+                                                              ValType type, std::size_t end_offset);
+
+}  // namespace sprawling::wasm
