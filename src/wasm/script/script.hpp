@@ -88,4 +88,9 @@ struct RunOptions {
 // Runs every command of `script`, logging each failure with file:line to `log`.
 Counts run_script(const Script& script, const RunOptions& options, std::ostream& log);
 
+// Only decodes and validates: every module-carrying command's module must validate, except
+// assert_invalid/assert_malformed, whose module must be rejected with the expected message.
+// Commands without a module are skipped. Needs no execution engine.
+Counts validate_script(const Script& script, const RunOptions& options, std::ostream& log);
+
 }  // namespace sprawling::wasm::script

@@ -1,0 +1,354 @@
+// run_script: executes a spec-test Script against the engine — modules, registration,
+// actions and every assertion kind — with the `spectest` host module linked in.
+#include "wasm/script/script.hpp"
+
+#include "wasm/decoder.hpp"
+#include "wasm/script/expectations.hpp"
+
+#include <bit>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+namespace sprawling::wasm::script {
+
+namespace {
+
+// https://github.com/WebAssembly/spec/tree/main/interpreter#spectest-host-module: the print
+// functions do nothing here (their output is not part of any assertion).
+HostStatus spectest_print(HostCall&) { return HostStatus::Ok; }
+
+std::string describe(const Value& v) {
+  std::ostringstream out;
+  out << name(v.type) << ':';
+  if (is_reference(v.type)) {
+    if (v.bits == 0) {
+      out << "null";
+    } else if (v.type == ValType::ExternRef) {
+      out << (v.bits - 1);
+    } else {
+      out << "func#" << v.bits;
+    }
+  } else {
+    out << "0x" << std::hex << v.bits;
+  }
+  return out.str();
+}
+
+std::string describe(const ExpectedValue& e) {
+  switch (e.kind) {
+    case ExpectedValue::Kind::CanonicalNan: return std::string(name(e.value.type)) + ":nan:canonical";
+    case ExpectedValue::Kind::ArithmeticNan: return std::string(name(e.value.type)) + ":nan:arithmetic";
+    case ExpectedValue::Kind::AnyFuncRef: return "funcref:non-null";
+    case ExpectedValue::Kind::Exact: break;
+  }
+  return describe(e.value);
+}
+
+std::string describe(std::span<const Value> values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? " " : "") + describe(values[i]);
+  return out + "]";
+}
+
+std::string describe(std::span<const ExpectedValue> values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? " " : "") + describe(values[i]);
+  return out + "]";
+}
+
+std::uint64_t width_mask(ValType t) {
+  return t == ValType::I32 || t == ValType::F32 ? 0xFFFF'FFFFull : ~0ull;
+}
+
+bool matches(const ExpectedValue& e, const Value& v) {
+  if (e.value.type != v.type) return false;
+  const std::uint64_t bits = v.bits & width_mask(v.type);
+  switch (e.kind) {
+    case ExpectedValue::Kind::Exact: return bits == (e.value.bits & width_mask(v.type));
+    case ExpectedValue::Kind::AnyFuncRef: return v.bits != 0;
+    case ExpectedValue::Kind::CanonicalNan:
+      return v.type == ValType::F32 ? (bits & 0x7FFF'FFFFu) == 0x7FC0'0000u
+                                    : (bits & 0x7FFF'FFFF'FFFF'FFFFull) == 0x7FF8'0000'0000'0000ull;
+    case ExpectedValue::Kind::ArithmeticNan:
+      return v.type == ValType::F32 ? (bits & 0x7FC0'0000u) == 0x7FC0'0000u
+                                    : (bits & 0x7FF8'0000'0000'0000ull) == 0x7FF8'0000'0000'0000ull;
+  }
+  return false;
+}
+
+std::string_view command_name(Command::Kind k) {
+  switch (k) {
+    case Command::Kind::Module: return "module";
+    case Command::Kind::Register: return "register";
+    case Command::Kind::Action: return "action";
+    case Command::Kind::AssertReturn: return "assert_return";
+    case Command::Kind::AssertTrap: return "assert_trap";
+    case Command::Kind::AssertExhaustion: return "assert_exhaustion";
+    case Command::Kind::AssertInvalid: return "assert_invalid";
+    case Command::Kind::AssertMalformed: return "assert_malformed";
+    case Command::Kind::AssertUnlinkable: return "assert_unlinkable";
+    case Command::Kind::AssertUninstantiable: return "assert_uninstantiable";
+  }
+  return "?";
+}
+
+// One outcome: pass, fail with a reason, or skip with a reason.
+struct Outcome {
+  enum class Kind : std::uint8_t { Pass, Fail, Skip };
+  Kind kind = Kind::Pass;
+  std::string detail;
+  static Outcome pass() { return {}; }
+  static Outcome fail(std::string d) { return {Kind::Fail, std::move(d)}; }
+  static Outcome skip(std::string d) { return {Kind::Skip, std::move(d)}; }
+};
+
+class Runner {
+ public:
+  Runner(const Script& script, const RunOptions& options, std::ostream& log)
+      : script_(script), options_(options), log_(log) {
+    define_spectest();
+  }
+
+  Counts run() {
+    Counts counts;
+    for (const Command& cmd : script_.commands) {
+      const Outcome o = execute(cmd);
+      const auto where = script_.file + ":" + std::to_string(cmd.line) + ": " + std::string(command_name(cmd.kind));
+      switch (o.kind) {
+        case Outcome::Kind::Pass:
+          ++counts.passed;
+          if (options_.verbose) log_ << where << ": passed\n";
+          break;
+        case Outcome::Kind::Fail:
+          ++counts.failed;
+          log_ << where << ": FAILED: " << o.detail << '\n';
+          break;
+        case Outcome::Kind::Skip:
+          ++counts.skipped;
+          if (options_.verbose) log_ << where << ": skipped: " << o.detail << '\n';
+          break;
+      }
+    }
+    return counts;
+  }
+
+ private:
+  void define_spectest() {
+    const auto fn = [&](const char* n, std::vector<ValType> params) {
+      FuncInst* f = store_.add_host_function(FuncType{std::move(params), {}}, spectest_print, nullptr,
+                                             std::string("spectest.") + n);
+      linker_.define("spectest", n, f);
+    };
+    fn("print", {});
+    fn("print_i32", {ValType::I32});
+    fn("print_i64", {ValType::I64});
+    fn("print_f32", {ValType::F32});
+    fn("print_f64", {ValType::F64});
+    fn("print_i32_f32", {ValType::I32, ValType::F32});
+    fn("print_f64_f64", {ValType::F64, ValType::F64});
+    linker_.define("spectest", "global_i32", store_.add_global({ValType::I32, false}, Value::i32(666)));
+    linker_.define("spectest", "global_i64", store_.add_global({ValType::I64, false}, Value::i64(666)));
+    linker_.define("spectest", "global_f32",
+                   store_.add_global({ValType::F32, false}, Value::f32_bits(std::bit_cast<std::uint32_t>(666.0f))));
+    linker_.define("spectest", "global_f64",
+                   store_.add_global({ValType::F64, false}, Value::f64_bits(std::bit_cast<std::uint64_t>(666.0))));
+    linker_.define("spectest", "table",
+                   store_.add_table(TableType{ValType::FuncRef, Limits{10, 20}}, Value::null(ValType::FuncRef)));
+    linker_.define("spectest", "memory", store_.add_memory(MemoryType{Limits{1, 2}}));
+  }
+
+  // The module's binary: as given, or from the text front end (absent: nullopt = skip).
+  std::optional<std::expected<std::vector<std::uint8_t>, std::string>> binary_of(const ModuleSource& src) {
+    if (src.kind == ModuleSource::Kind::Binary) return src.bytes;
+    if (!options_.text_compiler) return std::nullopt;
+    return options_.text_compiler(src.text);
+  }
+
+  // Compiles, links and instantiates; on success the instance becomes the current one.
+  Outcome define_module(const Command& cmd) {
+    auto binary = binary_of(cmd.module);
+    if (!binary) return Outcome::skip("text module and no text front end");
+    if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
+    auto compiled = compile(**binary);
+    if (!compiled) return Outcome::fail("module does not compile: " + compiled.error().message);
+    auto imports = linker_.resolve((*compiled)->module());
+    if (!imports) return Outcome::fail("module does not link: " + imports.error().message);
+    auto instance = store_.instantiate(*compiled, *imports);
+    if (!instance) return Outcome::fail("module does not instantiate: " + instance.error().message);
+    current_ = *instance;
+    if (cmd.name) named_[*cmd.name] = *instance;
+    return Outcome::pass();
+  }
+
+  Instance* find_instance(const std::optional<std::string>& name) {
+    if (!name) return current_;
+    const auto it = named_.find(*name);
+    return it == named_.end() ? nullptr : it->second;
+  }
+
+  // Runs an action: its results, or a Trap; a broken reference is reported in `problem`.
+  std::optional<std::expected<std::vector<Value>, Trap>> perform(const Action& a, std::string& problem) {
+    Instance* inst = find_instance(a.module);
+    if (!inst) {
+      problem = "no module " + a.module.value_or("(current)");
+      return std::nullopt;
+    }
+    const auto ext = inst->find_export(a.field);
+    if (!ext) {
+      problem = "no export \"" + a.field + "\"";
+      return std::nullopt;
+    }
+    if (a.kind == Action::Kind::Get) {
+      auto* const* g = std::get_if<GlobalInst*>(&*ext);
+      if (!g) {
+        problem = "export \"" + a.field + "\" is not a global";
+        return std::nullopt;
+      }
+      return std::vector<Value>{global_get(*g)};
+    }
+    auto* const* f = std::get_if<FuncInst*>(&*ext);
+    if (!f) {
+      problem = "export \"" + a.field + "\" is not a function";
+      return std::nullopt;
+    }
+    const FuncType& ft = func_type(*f);
+    if (ft.params.size() != a.args.size()) {
+      problem = "wrong argument count for \"" + a.field + "\"";
+      return std::nullopt;
+    }
+    for (std::size_t i = 0; i < a.args.size(); ++i) {
+      if (ft.params[i] != a.args[i].type) {
+        problem = "argument " + std::to_string(i) + " of \"" + a.field + "\" has the wrong type";
+        return std::nullopt;
+      }
+    }
+    return store_.invoke(*f, a.args);
+  }
+
+  Outcome expect_trap(const Command& cmd, bool exhaustion) {
+    std::string problem;
+    auto r = perform(cmd.action, problem);
+    if (!r) return Outcome::fail(problem);
+    if (*r) return Outcome::fail("expected trap \"" + cmd.text + "\", got " + describe(**r));
+    const Trap& t = r->error();
+    if (exhaustion && t.kind != TrapKind::CallStackExhausted) {
+      return Outcome::fail("expected call stack exhaustion, got trap \"" + t.message + "\"");
+    }
+    if (!starts_with(t.message, cmd.text)) {
+      return Outcome::fail("expected trap \"" + cmd.text + "\", got trap \"" + t.message + "\"");
+    }
+    return Outcome::pass();
+  }
+
+  // assert_invalid / assert_malformed.
+  Outcome expect_rejected(const Command& cmd, CompileError::Kind want) {
+    if (cmd.module.kind == ModuleSource::Kind::Text) {
+      if (!options_.text_compiler) return Outcome::skip("text module and no text front end");
+      auto binary = options_.text_compiler(cmd.module.text);
+      if (!binary) {
+        if (want != CompileError::Kind::Malformed) {
+          return Outcome::fail("expected an invalid module, the text does not parse: " + binary.error());
+        }
+        if (!starts_with(binary.error(), cmd.text)) {
+          return Outcome::fail("expected \"" + cmd.text + "\", got \"" + binary.error() + "\"");
+        }
+        return Outcome::pass();
+      }
+      return check_rejection(decode_and_validate(*binary), cmd, want);
+    }
+    return check_rejection(decode_and_validate(cmd.module.bytes), cmd, want);
+  }
+
+  Outcome check_rejection(const std::expected<Module, CompileError>& r, const Command& cmd, CompileError::Kind want) {
+    const std::string problem = check_rejection_message(r, cmd, want);
+    return problem.empty() ? Outcome::pass() : Outcome::fail(problem);
+  }
+  std::string check_rejection_message(const std::expected<Module, CompileError>& r, const Command& cmd,
+                                      CompileError::Kind want) {
+    return script::check_rejection(r, cmd.text, want, find_lossy(script_.file, cmd.line));
+  }
+
+  // assert_unlinkable / assert_uninstantiable.
+  Outcome expect_instantiation_failure(const Command& cmd, InstantiationError::Kind want) {
+    auto binary = binary_of(cmd.module);
+    if (!binary) return Outcome::skip("text module and no text front end");
+    if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
+    auto compiled = compile(**binary);
+    if (!compiled) return Outcome::fail("module does not compile: " + compiled.error().message);
+    auto imports = linker_.resolve((*compiled)->module());
+    if (!imports) {
+      if (want != InstantiationError::Kind::Link) return Outcome::fail("module does not link: " + imports.error().message);
+      if (!starts_with(imports.error().message, cmd.text)) {
+        return Outcome::fail("expected \"" + cmd.text + "\", got \"" + imports.error().message + "\"");
+      }
+      return Outcome::pass();
+    }
+    auto instance = store_.instantiate(*compiled, *imports);
+    if (instance) return Outcome::fail("expected instantiation to fail with \"" + cmd.text + "\", it succeeded");
+    const InstantiationError& e = instance.error();
+    if (e.kind != want) {
+      return Outcome::fail(std::string("expected a ") + (want == InstantiationError::Kind::Link ? "link" : "trap") +
+                           " error \"" + cmd.text + "\", got \"" + e.message + "\"");
+    }
+    const std::string& message = e.trap && want == InstantiationError::Kind::Trap ? e.trap->message : e.message;
+    if (!starts_with(message, cmd.text)) return Outcome::fail("expected \"" + cmd.text + "\", got \"" + message + "\"");
+    return Outcome::pass();
+  }
+
+  Outcome execute(const Command& cmd) {
+    switch (cmd.kind) {
+      case Command::Kind::Module: return define_module(cmd);
+      case Command::Kind::Register: {
+        Instance* inst = find_instance(cmd.name);
+        if (!inst) return Outcome::fail("no module " + cmd.name.value_or("(current)") + " to register");
+        linker_.define_instance(cmd.register_as, *inst);
+        return Outcome::pass();
+      }
+      case Command::Kind::Action:
+      case Command::Kind::AssertReturn: {
+        std::string problem;
+        auto r = perform(cmd.action, problem);
+        if (!r) return Outcome::fail(problem);
+        if (!*r) return Outcome::fail("trap \"" + r->error().message + "\"");
+        if (cmd.kind == Command::Kind::Action) return Outcome::pass();
+        const std::vector<Value>& got = **r;
+        bool ok = got.size() == cmd.expected.size();
+        for (std::size_t i = 0; ok && i < got.size(); ++i) {
+          if (!cmd.expected[i].lanes.empty() || cmd.expected[i].value.type == ValType::V128) {
+            return Outcome::fail("v128 results are not supported (no SIMD)");
+          }
+          ok = matches(cmd.expected[i], got[i]);
+        }
+        if (!ok) return Outcome::fail("expected " + describe(cmd.expected) + ", got " + describe(got));
+        return Outcome::pass();
+      }
+      case Command::Kind::AssertTrap:
+        if (cmd.has_module) return expect_instantiation_failure(cmd, InstantiationError::Kind::Trap);
+        return expect_trap(cmd, false);
+      case Command::Kind::AssertExhaustion: return expect_trap(cmd, true);
+      case Command::Kind::AssertInvalid: return expect_rejected(cmd, CompileError::Kind::Invalid);
+      case Command::Kind::AssertMalformed: return expect_rejected(cmd, CompileError::Kind::Malformed);
+      case Command::Kind::AssertUnlinkable: return expect_instantiation_failure(cmd, InstantiationError::Kind::Link);
+      case Command::Kind::AssertUninstantiable: return expect_instantiation_failure(cmd, InstantiationError::Kind::Trap);
+    }
+    return Outcome::fail("unknown command");
+  }
+
+  const Script& script_;
+  const RunOptions& options_;
+  std::ostream& log_;
+  Store store_;
+  Linker linker_;
+  Instance* current_ = nullptr;
+  std::map<std::string, Instance*, std::less<>> named_;
+};
+
+}  // namespace
+
+Counts run_script(const Script& script, const RunOptions& options, std::ostream& log) {
+  Runner runner(script, options, log);
+  return runner.run();
+}
+
+}  // namespace sprawling::wasm::script

@@ -1,0 +1,67 @@
+// spec_json_runner: runs wast2json outputs (FILE.json…) through the engine and prints per-file
+// counts and the closing line "N passed, M failed, K skipped"; exits non-zero on any failure.
+// --validate-only checks just decoding/validation (modules must validate, binary
+// assert_invalid/assert_malformed must be rejected with the expected message).
+#include "wasm/script/json_script.hpp"
+#include "wasm/script/script.hpp"
+
+#ifdef SPRAWLING_SPEC_TEXT
+#include "wasm/text/wat.hpp"
+#endif
+
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace sprawling::wasm;
+using namespace sprawling::wasm::script;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool validate = false;
+  RunOptions options;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--validate-only") {
+      validate = true;
+    } else if (arg == "--verbose" || arg == "-v") {
+      options.verbose = true;
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << "usage: spec_json_runner [--validate-only] [--verbose] FILE.json...\n";
+      return 0;
+    } else {
+      files.emplace_back(arg);
+    }
+  }
+  if (files.empty()) {
+    std::cerr << "usage: spec_json_runner [--validate-only] [--verbose] FILE.json...\n";
+    return 2;
+  }
+#ifdef SPRAWLING_SPEC_TEXT
+  options.text_compiler = [](std::string_view source) -> std::expected<std::vector<std::uint8_t>, std::string> {
+    auto r = text::wat_to_binary(source);
+    if (!r) return std::unexpected(r.error().message);
+    return std::move(*r);
+  };
+#endif
+  Counts total;
+  bool load_error = false;
+  for (const std::string& file : files) {
+    auto script = load_json_script(file);
+    if (!script) {
+      std::cerr << script.error() << '\n';
+      load_error = true;
+      continue;
+    }
+    const Counts c = validate ? validate_script(*script, options, std::cout) : run_script(*script, options, std::cout);
+    std::cout << script->file << ": " << c.passed << " passed, " << c.failed << " failed, " << c.skipped << " skipped\n";
+    total += c;
+  }
+  std::cout << total.passed << " passed, " << total.failed << " failed, " << total.skipped << " skipped\n";
+  return total.failed != 0 || load_error ? 1 : 0;
+}
