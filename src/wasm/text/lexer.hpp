@@ -1,0 +1,45 @@
+// The WebAssembly text-format lexer: source text → tokens with line:column, and string
+// unescaping (https://webassembly.github.io/spec/core/text/lexical.html).
+#pragma once
+
+#include "wasm/text/wat.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sprawling::wasm::text {
+
+enum class TokenKind : std::uint8_t {
+  LParen,
+  RParen,
+  Keyword,   // starts with a-z: `module`, `i32.add`, `offset=4`, `nan:0x1`, `inf`
+  Id,        // `$name`
+  Number,    // starts with a digit or a sign: checked by whoever expects a number (so v128 lanes can reuse it)
+  String,    // "…": `text` includes the quotes; decode with string_bytes()
+  Reserved,  // any other run of idchars/strings, e.g. `0drop`, `"a""b"`, `$x"y"`: "unknown operator" wherever met
+  Eof,
+};
+
+struct Token {
+  TokenKind kind = TokenKind::Eof;
+  std::string_view text;
+  std::uint32_t line = 1;
+  std::uint32_t column = 1;
+};
+
+// Splits the whole source into tokens (the last one is Eof). Comments and whitespace are
+// dropped; an unclosed string or block comment, a bad escape or a stray character is an error.
+[[nodiscard]] std::expected<std::vector<Token>, TextError> tokenize(std::string_view source);
+
+// The bytes a String token denotes (escapes resolved). Precondition: token.kind == String
+// (tokenize() already checked the escapes).
+[[nodiscard]] std::string string_bytes(const Token& token);
+
+// True when `bytes` is well-formed UTF-8 (names must be; data strings need not be).
+[[nodiscard]] bool is_valid_utf8(std::string_view bytes) noexcept;
+
+}  // namespace sprawling::wasm::text

@@ -1,0 +1,1747 @@
+// The WAT module parser and binary encoder. Two passes: the first reads every field into a
+// small syntax tree (binding $names to indices as it goes, and label names as it meets them),
+// the second resolves the remaining $names — which may point forward — adds the implicit
+// function types at the end of the type section in textual order, and writes the sections.
+#include "wasm/text/module_parser.hpp"
+
+#include "wasm/module.hpp"
+#include "wasm/opcodes.hpp"
+#include "wasm/text/numbers.hpp"
+#include "wasm/types.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace sprawling::wasm::text {
+
+namespace {
+
+// ------------------------------------------------------------------ vocabulary
+
+const std::unordered_map<std::string_view, Opcode>& opcode_names() {
+  static const auto* const map = [] {
+    auto* m = new std::unordered_map<std::string_view, Opcode>();
+    for (std::size_t i = 0; i < kOpcodeSpace; ++i) {
+      const auto& info = kOpcodeTable[i];
+      if (info.text.empty()) continue;
+      const auto op = static_cast<Opcode>(i);
+      if (op == Opcode::SelectT) continue;  // same text as `select`; chosen by its (result) immediate
+      m->emplace(info.text, op);
+    }
+    return m;
+  }();
+  return *map;
+}
+
+// Keywords of the module and script grammar that are not instructions: meeting one where an
+// instruction belongs is an "unexpected token", any other keyword an "unknown operator".
+bool is_grammar_keyword(std::string_view kw) {
+  static const std::unordered_set<std::string_view> words = {
+      "module", "type", "func", "param", "result", "local", "global", "table", "memory", "elem", "data",
+      "import", "export", "start", "offset", "item", "declare", "mut", "then", "else", "end", "funcref",
+      "externref", "i32", "i64", "f32", "f64", "v128", "extern", "binary", "quote", "register", "invoke",
+      "get", "assert_return", "assert_trap", "assert_exhaustion", "assert_invalid", "assert_malformed",
+      "assert_unlinkable", "assert_uninstantiable", "nan:canonical", "nan:arithmetic", "ref.extern",
+      "inf", "nan", "either", "script", "input", "output"};
+  return words.contains(kw);
+}
+
+bool is_known_keyword(std::string_view kw) {
+  if (is_grammar_keyword(kw) || opcode_names().contains(kw)) return true;
+  if (kw.starts_with("offset=")) return parse_unsigned(kw.substr(7), 64).has_value();
+  if (kw.starts_with("align=")) return parse_unsigned(kw.substr(6), 64).has_value();
+  if (kw.starts_with("nan:0x")) return parse_f64(kw).has_value() || parse_f64(kw).error() == NumError::OutOfRange;
+  return false;
+}
+
+bool is_well_formed_number(std::string_view text) {
+  const auto i = parse_int(text, 64);
+  if (i || i.error() == NumError::OutOfRange) return true;
+  const auto f = parse_f64(text);
+  return f || f.error() == NumError::OutOfRange;
+}
+
+struct Pos {
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+};
+Pos pos_of(const Token& t) { return {t.line, t.column}; }
+TextError error_pos(Pos p, std::string msg) { return TextError{p.line, p.column, std::move(msg)}; }
+
+// ------------------------------------------------------------------ syntax tree
+
+// An index as written: `$id` (id non-empty) or a number.
+struct Ref {
+  std::string_view id;
+  std::uint32_t index = 0;
+  Pos pos;
+};
+
+Ref numeric_ref(std::uint32_t index) { return Ref{{}, index, {}}; }
+
+// https://webassembly.github.io/spec/core/text/modules.html#type-uses
+struct TypeUse {
+  std::optional<Ref> type;
+  bool has_inline = false;  // some (param …) or (result …) was written
+  FuncType sig;             // the inline part
+  std::vector<std::string_view> param_ids;  // one per inline param; empty id when unnamed
+  Pos pos;
+};
+
+// One instruction; immediates by kind (see encode_expr).
+struct Instr {
+  Opcode op = Opcode::Nop;
+  Pos pos;
+  std::uint64_t value = 0;  // constant bits | memarg offset | label depth | ref.null type | side-table index
+  std::uint32_t align = 0;  // memarg alignment exponent
+  Ref a;                    // first index immediate
+  Ref b;                    // second index immediate
+};
+
+struct Expr {
+  std::vector<Instr> instrs;
+  std::vector<TypeUse> type_uses;                        // block/loop/if/call_indirect
+  std::vector<std::vector<std::uint32_t>> label_lists;   // br_table
+  std::vector<std::vector<ValType>> select_types;        // typed select
+};
+
+struct ImportName {
+  std::string module;
+  std::string field;
+};
+
+struct FuncDef {
+  Pos pos;
+  std::optional<ImportName> import;
+  TypeUse type;
+  std::vector<ValType> locals;
+  std::vector<std::string_view> local_ids;
+  Expr body;
+};
+struct TableDef {
+  std::optional<ImportName> import;
+  TableType type;
+};
+struct MemoryDef {
+  std::optional<ImportName> import;
+  MemoryType type;
+};
+struct GlobalDef {
+  std::optional<ImportName> import;
+  GlobalType type;
+  Expr init;
+};
+struct ExportDef {
+  std::string name;
+  ExternKind kind = ExternKind::Func;
+  Ref ref;
+};
+struct ElemDef {
+  SegmentMode mode = SegmentMode::Passive;
+  Ref table;
+  Expr offset;
+  ValType type = ValType::FuncRef;
+  std::vector<Expr> items;
+};
+struct DataDef {
+  SegmentMode mode = SegmentMode::Passive;
+  Ref memory;
+  Expr offset;
+  std::string bytes;
+};
+struct ImportEntry {
+  ExternKind kind = ExternKind::Func;
+  std::uint32_t index = 0;
+};
+
+enum class Space : std::uint8_t { Type, Func, Table, Memory, Global, Elem, Data };
+constexpr std::size_t kSpaces = 7;
+constexpr std::string_view space_name(Space s) {
+  switch (s) {
+    case Space::Type: return "type";
+    case Space::Func: return "func";
+    case Space::Table: return "table";
+    case Space::Memory: return "memory";
+    case Space::Global: return "global";
+    case Space::Elem: return "elem";
+    case Space::Data: return "data";
+  }
+  return "?";
+}
+constexpr std::string_view definition_name(ExternKind k) {
+  switch (k) {
+    case ExternKind::Func: return "function";
+    case ExternKind::Table: return "table";
+    case ExternKind::Memory: return "memory";
+    case ExternKind::Global: return "global";
+  }
+  return "?";
+}
+
+struct ModuleAst {
+  std::vector<FuncType> types;  // explicit (type …) definitions
+  std::vector<FuncDef> funcs;
+  std::vector<TableDef> tables;
+  std::vector<MemoryDef> memories;
+  std::vector<GlobalDef> globals;
+  std::vector<ExportDef> exports;
+  std::vector<ElemDef> elems;
+  std::vector<DataDef> datas;
+  std::vector<ImportEntry> imports;  // in textual order
+  std::optional<Ref> start;
+  std::array<std::unordered_map<std::string_view, std::uint32_t>, kSpaces> names;
+};
+
+template <typename T>
+using Result = std::expected<T, TextError>;
+
+// ------------------------------------------------------------------ pass 1: parsing
+
+class FieldParser {
+ public:
+  explicit FieldParser(Cursor& cursor) : c_(cursor) {}
+
+  Result<ModuleAst> run(bool bare) {
+    for (;;) {
+      if (bare ? c_.at(TokenKind::Eof) : c_.at(TokenKind::RParen)) break;
+      if (!c_.at(TokenKind::LParen)) return std::unexpected(unexpected(c_.peek(), "a module field"));
+      if (auto r = field(); !r) return std::unexpected(std::move(r.error()));
+    }
+    return std::move(m_);
+  }
+
+ private:
+  // ---------------------------------------------------------------- token helpers
+
+  Result<void> expect_lparen() {
+    if (!c_.at(TokenKind::LParen)) return std::unexpected(unexpected(c_.peek(), "'('"));
+    c_.next();
+    return {};
+  }
+  Result<void> expect_rparen() {
+    if (!c_.at(TokenKind::RParen)) return std::unexpected(unexpected(c_.peek(), "')'"));
+    c_.next();
+    return {};
+  }
+  Result<void> expect_keyword(std::string_view kw) {
+    if (!c_.at_keyword(kw)) return std::unexpected(unexpected(c_.peek(), "'" + std::string(kw) + "'"));
+    c_.next();
+    return {};
+  }
+  std::string_view take_id() {
+    if (c_.at(TokenKind::Id)) return c_.next().text;
+    return {};
+  }
+
+  Result<void> bind(Space space, std::string_view id, std::uint32_t index, const Token& at) {
+    if (id.empty()) return {};
+    auto& map = m_.names[static_cast<std::size_t>(space)];
+    if (!map.emplace(id, index).second)
+      return std::unexpected(error_at(at, "duplicate " + std::string(space_name(space)) + " " + std::string(id)));
+    return {};
+  }
+
+  Result<std::uint32_t> take_u32(const char* what) {
+    const Token& t = c_.peek();
+    if (t.kind != TokenKind::Number) return std::unexpected(unexpected(t, what));
+    auto v = parse_unsigned(t.text, 32);
+    if (!v) {
+      if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "i32 constant out of range: " + std::string(t.text)));
+      return std::unexpected(unexpected(t, what));
+    }
+    c_.next();
+    return static_cast<std::uint32_t>(*v);
+  }
+
+  bool at_index() const { return c_.at(TokenKind::Id) || c_.at(TokenKind::Number); }
+
+  Result<Ref> take_index(const char* what = "an index") {
+    const Token& t = c_.peek();
+    if (t.kind == TokenKind::Id) {
+      c_.next();
+      return Ref{t.text, 0, pos_of(t)};
+    }
+    auto v = take_u32(what);
+    if (!v) return std::unexpected(v.error());
+    return Ref{{}, *v, pos_of(t)};
+  }
+
+  Result<std::string> take_string(const char* what) {
+    if (!c_.at(TokenKind::String)) return std::unexpected(unexpected(c_.peek(), what));
+    return string_bytes(c_.next());
+  }
+  Result<std::string> take_name() {
+    const Token& t = c_.peek();
+    auto s = take_string("a name string");
+    if (!s) return s;
+    if (!is_valid_utf8(*s)) return std::unexpected(error_at(t, "malformed UTF-8 encoding"));
+    return s;
+  }
+
+  static std::optional<ValType> valtype_of(std::string_view kw) {
+    if (kw == "i32") return ValType::I32;
+    if (kw == "i64") return ValType::I64;
+    if (kw == "f32") return ValType::F32;
+    if (kw == "f64") return ValType::F64;
+    if (kw == "v128") return ValType::V128;
+    if (kw == "funcref") return ValType::FuncRef;
+    if (kw == "externref") return ValType::ExternRef;
+    return std::nullopt;
+  }
+  Result<ValType> take_valtype() {
+    const Token& t = c_.peek();
+    if (t.kind == TokenKind::Keyword) {
+      if (auto v = valtype_of(t.text)) {
+        c_.next();
+        return *v;
+      }
+    }
+    return std::unexpected(unexpected(t, "a value type"));
+  }
+  Result<ValType> take_reftype() {
+    const Token& t = c_.peek();
+    if (c_.at_keyword("funcref")) {
+      c_.next();
+      return ValType::FuncRef;
+    }
+    if (c_.at_keyword("externref")) {
+      c_.next();
+      return ValType::ExternRef;
+    }
+    return std::unexpected(unexpected(t, "a reference type"));
+  }
+
+  Result<Limits> take_limits() {
+    Limits l;
+    auto min = take_u32("a limit");
+    if (!min) return std::unexpected(min.error());
+    l.min = *min;
+    if (c_.at(TokenKind::Number)) {
+      auto max = take_u32("a limit");
+      if (!max) return std::unexpected(max.error());
+      l.max = *max;
+    }
+    return l;
+  }
+
+  Result<GlobalType> take_globaltype() {
+    GlobalType g;
+    if (c_.at_form("mut")) {
+      c_.next();
+      c_.next();
+      auto t = take_valtype();
+      if (!t) return std::unexpected(t.error());
+      g.type = *t;
+      g.is_mutable = true;
+      if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+      return g;
+    }
+    auto t = take_valtype();
+    if (!t) return std::unexpected(t.error());
+    g.type = *t;
+    return g;
+  }
+
+  // (param …)* (result …)*, after an optional (type x). Param ids only where `allow_ids`.
+  Result<void> take_params_results(TypeUse& tu, bool allow_ids) {
+    while (c_.at_form("param")) {
+      tu.has_inline = true;
+      c_.next();
+      c_.next();
+      if (c_.at(TokenKind::Id)) {
+        const Token& id = c_.peek();
+        if (!allow_ids) return std::unexpected(unexpected(id, "a value type"));
+        c_.next();
+        auto t = take_valtype();
+        if (!t) return std::unexpected(t.error());
+        tu.sig.params.push_back(*t);
+        tu.param_ids.push_back(id.text);
+      } else {
+        while (!c_.at(TokenKind::RParen)) {
+          auto t = take_valtype();
+          if (!t) return std::unexpected(t.error());
+          tu.sig.params.push_back(*t);
+          tu.param_ids.emplace_back();
+        }
+      }
+      if (auto r = expect_rparen(); !r) return r;
+    }
+    while (c_.at_form("result")) {
+      tu.has_inline = true;
+      c_.next();
+      c_.next();
+      while (!c_.at(TokenKind::RParen)) {
+        auto t = take_valtype();
+        if (!t) return std::unexpected(t.error());
+        tu.sig.results.push_back(*t);
+      }
+      if (auto r = expect_rparen(); !r) return r;
+    }
+    return {};
+  }
+
+  Result<TypeUse> take_typeuse(bool allow_ids) {
+    TypeUse tu;
+    tu.pos = pos_of(c_.peek());
+    if (c_.at_form("type")) {
+      c_.next();
+      c_.next();
+      auto r = take_index("a type index");
+      if (!r) return std::unexpected(r.error());
+      tu.type = *r;
+      if (auto e = expect_rparen(); !e) return std::unexpected(e.error());
+    }
+    if (auto r = take_params_results(tu, allow_ids); !r) return std::unexpected(r.error());
+    return tu;
+  }
+
+  // (export "name")* then (import "m" "n")?, the inline abbreviations of a definition.
+  Result<std::optional<ImportName>> take_inline_exports_import(ExternKind kind, std::uint32_t index) {
+    while (c_.at_form("export")) {
+      c_.next();
+      c_.next();
+      auto name = take_name();
+      if (!name) return std::unexpected(name.error());
+      m_.exports.push_back(ExportDef{std::move(*name), kind, numeric_ref(index)});
+      if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    }
+    if (c_.at_form("import")) {
+      const Token& at = c_.next();
+      c_.next();
+      auto mod = take_name();
+      if (!mod) return std::unexpected(mod.error());
+      auto field = take_name();
+      if (!field) return std::unexpected(field.error());
+      if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+      if (auto r = note_import(at, kind, index); !r) return std::unexpected(r.error());
+      return ImportName{std::move(*mod), std::move(*field)};
+    }
+    return std::optional<ImportName>{};
+  }
+
+  Result<void> note_import(const Token& at, ExternKind kind, std::uint32_t index) {
+    if (first_definition_)
+      return std::unexpected(error_at(at, "import after " + std::string(definition_name(*first_definition_))));
+    m_.imports.push_back(ImportEntry{kind, index});
+    return {};
+  }
+  void note_definition(ExternKind kind) {
+    if (!first_definition_) first_definition_ = kind;
+  }
+
+  // ---------------------------------------------------------------- module fields
+
+  Result<void> field() {
+    c_.next();  // '('
+    const Token& kw = c_.peek();
+    if (kw.kind != TokenKind::Keyword) return std::unexpected(unexpected(kw, "a module field"));
+    const std::string_view k = kw.text;
+    c_.next();
+    Result<void> r;
+    if (k == "type") r = type_field(kw);
+    else if (k == "import") r = import_field(kw);
+    else if (k == "func") r = func_field(kw);
+    else if (k == "table") r = table_field(kw);
+    else if (k == "memory") r = memory_field(kw);
+    else if (k == "global") r = global_field(kw);
+    else if (k == "export") r = export_field();
+    else if (k == "start") r = start_field(kw);
+    else if (k == "elem") r = elem_field(kw);
+    else if (k == "data") r = data_field(kw);
+    else return std::unexpected(unexpected(kw, "a module field"));
+    if (!r) return r;
+    return expect_rparen();
+  }
+
+  Result<void> type_field(const Token& kw) {
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    if (auto r = bind(Space::Type, id, static_cast<std::uint32_t>(m_.types.size()), id.empty() ? kw : id_tok); !r) return r;
+    if (!c_.at_form("func")) return std::unexpected(unexpected(c_.peek(), "'(func'"));
+    c_.next();
+    c_.next();
+    TypeUse tu;
+    if (auto r = take_params_results(tu, true); !r) return r;
+    if (auto r = expect_rparen(); !r) return r;
+    m_.types.push_back(std::move(tu.sig));
+    return {};
+  }
+
+  Result<void> import_field(const Token& kw) {
+    auto mod = take_name();
+    if (!mod) return std::unexpected(mod.error());
+    auto field = take_name();
+    if (!field) return std::unexpected(field.error());
+    ImportName name{std::move(*mod), std::move(*field)};
+    if (auto r = expect_lparen(); !r) return r;
+    const Token& desc = c_.peek();
+    if (desc.kind != TokenKind::Keyword) return std::unexpected(unexpected(desc, "an import description"));
+    c_.next();
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    const Token& at = id.empty() ? desc : id_tok;
+    if (desc.text == "func") {
+      const auto index = static_cast<std::uint32_t>(m_.funcs.size());
+      if (auto r = bind(Space::Func, id, index, at); !r) return r;
+      auto tu = take_typeuse(true);
+      if (!tu) return std::unexpected(tu.error());
+      if (auto r = note_import(kw, ExternKind::Func, index); !r) return r;
+      FuncDef f;
+      f.pos = pos_of(desc);
+      f.import = std::move(name);
+      f.type = std::move(*tu);
+      m_.funcs.push_back(std::move(f));
+    } else if (desc.text == "table") {
+      const auto index = static_cast<std::uint32_t>(m_.tables.size());
+      if (auto r = bind(Space::Table, id, index, at); !r) return r;
+      auto limits = take_limits();
+      if (!limits) return std::unexpected(limits.error());
+      auto rt = take_reftype();
+      if (!rt) return std::unexpected(rt.error());
+      if (auto r = note_import(kw, ExternKind::Table, index); !r) return r;
+      m_.tables.push_back(TableDef{std::move(name), TableType{*rt, *limits}});
+    } else if (desc.text == "memory") {
+      const auto index = static_cast<std::uint32_t>(m_.memories.size());
+      if (auto r = bind(Space::Memory, id, index, at); !r) return r;
+      auto limits = take_limits();
+      if (!limits) return std::unexpected(limits.error());
+      if (auto r = note_import(kw, ExternKind::Memory, index); !r) return r;
+      m_.memories.push_back(MemoryDef{std::move(name), MemoryType{*limits}});
+    } else if (desc.text == "global") {
+      const auto index = static_cast<std::uint32_t>(m_.globals.size());
+      if (auto r = bind(Space::Global, id, index, at); !r) return r;
+      auto gt = take_globaltype();
+      if (!gt) return std::unexpected(gt.error());
+      if (auto r = note_import(kw, ExternKind::Global, index); !r) return r;
+      m_.globals.push_back(GlobalDef{std::move(name), *gt, {}});
+    } else {
+      return std::unexpected(unexpected(desc, "an import description"));
+    }
+    return expect_rparen();
+  }
+
+  Result<void> func_field(const Token& kw) {
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    const auto index = static_cast<std::uint32_t>(m_.funcs.size());
+    if (auto r = bind(Space::Func, id, index, id.empty() ? kw : id_tok); !r) return r;
+    auto import = take_inline_exports_import(ExternKind::Func, index);
+    if (!import) return std::unexpected(import.error());
+    FuncDef f;
+    f.pos = pos_of(kw);
+    f.import = std::move(*import);
+    auto tu = take_typeuse(true);
+    if (!tu) return std::unexpected(tu.error());
+    f.type = std::move(*tu);
+    if (f.import) {
+      m_.funcs.push_back(std::move(f));
+      return {};
+    }
+    note_definition(ExternKind::Func);
+    // Duplicate local names, including against the parameters.
+    std::unordered_set<std::string_view> seen;
+    for (auto pid : f.type.param_ids) {
+      if (!pid.empty() && !seen.insert(pid).second)
+        return std::unexpected(error_at(kw, "duplicate local " + std::string(pid)));
+    }
+    while (c_.at_form("local")) {
+      c_.next();
+      c_.next();
+      if (c_.at(TokenKind::Id)) {
+        const Token& lid = c_.next();
+        if (!seen.insert(lid.text).second) return std::unexpected(error_at(lid, "duplicate local " + std::string(lid.text)));
+        auto t = take_valtype();
+        if (!t) return std::unexpected(t.error());
+        f.locals.push_back(*t);
+        f.local_ids.push_back(lid.text);
+      } else {
+        while (!c_.at(TokenKind::RParen)) {
+          auto t = take_valtype();
+          if (!t) return std::unexpected(t.error());
+          f.locals.push_back(*t);
+          f.local_ids.emplace_back();
+        }
+      }
+      if (auto r = expect_rparen(); !r) return r;
+    }
+    labels_.clear();
+    if (auto r = instrs(f.body); !r) return r;
+    m_.funcs.push_back(std::move(f));
+    return {};
+  }
+
+  Result<void> table_field(const Token& kw) {
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    const auto index = static_cast<std::uint32_t>(m_.tables.size());
+    if (auto r = bind(Space::Table, id, index, id.empty() ? kw : id_tok); !r) return r;
+    auto import = take_inline_exports_import(ExternKind::Table, index);
+    if (!import) return std::unexpected(import.error());
+    if (!*import) note_definition(ExternKind::Table);
+    if (c_.at_keyword("funcref") || c_.at_keyword("externref")) {
+      // (table reftype (elem …)): the limits are the element count.
+      const ValType rt = *take_reftype();
+      if (*import) return std::unexpected(unexpected(c_.peek(), "limits"));
+      if (!c_.at_form("elem")) return std::unexpected(unexpected(c_.peek(), "'(elem'"));
+      c_.next();
+      c_.next();
+      ElemDef seg;
+      seg.mode = SegmentMode::Active;
+      seg.table = numeric_ref(index);
+      seg.offset.instrs.push_back(Instr{Opcode::I32Const, pos_of(kw), 0, 0, {}, {}});
+      seg.type = rt;
+      if (auto r = elem_items(seg, /*bare_indices=*/true); !r) return r;
+      if (auto r = expect_rparen(); !r) return r;
+      const auto n = static_cast<std::uint32_t>(seg.items.size());
+      m_.tables.push_back(TableDef{std::nullopt, TableType{rt, Limits{n, n}}});
+      m_.elems.push_back(std::move(seg));
+      return {};
+    }
+    auto limits = take_limits();
+    if (!limits) return std::unexpected(limits.error());
+    auto rt = take_reftype();
+    if (!rt) return std::unexpected(rt.error());
+    m_.tables.push_back(TableDef{std::move(*import), TableType{*rt, *limits}});
+    return {};
+  }
+
+  Result<void> memory_field(const Token& kw) {
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    const auto index = static_cast<std::uint32_t>(m_.memories.size());
+    if (auto r = bind(Space::Memory, id, index, id.empty() ? kw : id_tok); !r) return r;
+    auto import = take_inline_exports_import(ExternKind::Memory, index);
+    if (!import) return std::unexpected(import.error());
+    if (!*import) note_definition(ExternKind::Memory);
+    if (!*import && c_.at_form("data")) {
+      c_.next();
+      c_.next();
+      DataDef seg;
+      seg.mode = SegmentMode::Active;
+      seg.memory = numeric_ref(index);
+      seg.offset.instrs.push_back(Instr{Opcode::I32Const, pos_of(kw), 0, 0, {}, {}});
+      while (c_.at(TokenKind::String)) seg.bytes += string_bytes(c_.next());
+      if (auto r = expect_rparen(); !r) return r;
+      const auto pages = static_cast<std::uint32_t>((seg.bytes.size() + kPageSize - 1) / kPageSize);
+      m_.memories.push_back(MemoryDef{std::nullopt, MemoryType{Limits{pages, pages}}});
+      m_.datas.push_back(std::move(seg));
+      return {};
+    }
+    auto limits = take_limits();
+    if (!limits) return std::unexpected(limits.error());
+    m_.memories.push_back(MemoryDef{std::move(*import), MemoryType{*limits}});
+    return {};
+  }
+
+  Result<void> global_field(const Token& kw) {
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    const auto index = static_cast<std::uint32_t>(m_.globals.size());
+    if (auto r = bind(Space::Global, id, index, id.empty() ? kw : id_tok); !r) return r;
+    auto import = take_inline_exports_import(ExternKind::Global, index);
+    if (!import) return std::unexpected(import.error());
+    auto gt = take_globaltype();
+    if (!gt) return std::unexpected(gt.error());
+    GlobalDef g{std::move(*import), *gt, {}};
+    if (!g.import) {
+      note_definition(ExternKind::Global);
+      labels_.clear();
+      if (auto r = instrs(g.init); !r) return r;
+    }
+    m_.globals.push_back(std::move(g));
+    return {};
+  }
+
+  Result<void> export_field() {
+    auto name = take_name();
+    if (!name) return std::unexpected(name.error());
+    if (auto r = expect_lparen(); !r) return r;
+    const Token& k = c_.peek();
+    ExternKind kind{};
+    if (k.kind == TokenKind::Keyword && k.text == "func") kind = ExternKind::Func;
+    else if (k.kind == TokenKind::Keyword && k.text == "table") kind = ExternKind::Table;
+    else if (k.kind == TokenKind::Keyword && k.text == "memory") kind = ExternKind::Memory;
+    else if (k.kind == TokenKind::Keyword && k.text == "global") kind = ExternKind::Global;
+    else return std::unexpected(unexpected(k, "an export description"));
+    c_.next();
+    auto ref = take_index();
+    if (!ref) return std::unexpected(ref.error());
+    m_.exports.push_back(ExportDef{std::move(*name), kind, *ref});
+    return expect_rparen();
+  }
+
+  Result<void> start_field(const Token& kw) {
+    if (m_.start) return std::unexpected(error_at(kw, "multiple start sections"));
+    auto ref = take_index();
+    if (!ref) return std::unexpected(ref.error());
+    m_.start = *ref;
+    return {};
+  }
+
+  // An offset: (offset instr*) or one folded instruction.
+  Result<void> offset_expr(Expr& e) {
+    labels_.clear();
+    if (c_.at_form("offset")) {
+      c_.next();
+      c_.next();
+      if (auto r = instrs(e); !r) return r;
+      return expect_rparen();
+    }
+    if (!c_.at(TokenKind::LParen)) return std::unexpected(unexpected(c_.peek(), "an offset expression"));
+    return folded(e);
+  }
+
+  // elemlist: `reftype elemexpr*` | `func funcidx*` | (bare_indices) `funcidx*`.
+  Result<void> elem_items(ElemDef& seg, bool bare_indices) {
+    const bool func_keyword = c_.at_keyword("func");
+    if (func_keyword || (bare_indices && (at_index() || c_.at(TokenKind::RParen)))) {
+      if (func_keyword) c_.next();
+      seg.type = ValType::FuncRef;
+      while (at_index()) {
+        const Token& t = c_.peek();
+        auto ref = take_index("a function index");
+        if (!ref) return std::unexpected(ref.error());
+        Expr item;
+        item.instrs.push_back(Instr{Opcode::RefFunc, pos_of(t), 0, 0, *ref, {}});
+        seg.items.push_back(std::move(item));
+      }
+      return {};
+    }
+    if (c_.at_keyword("funcref") || c_.at_keyword("externref")) {
+      auto rt = take_reftype();
+      seg.type = *rt;
+    } else if (!bare_indices) {
+      return std::unexpected(unexpected(c_.peek(), "an element type"));
+    }
+    while (c_.at(TokenKind::LParen)) {
+      Expr item;
+      labels_.clear();
+      if (c_.at_form("item")) {
+        c_.next();
+        c_.next();
+        if (auto r = instrs(item); !r) return r;
+        if (auto r = expect_rparen(); !r) return r;
+      } else {
+        if (auto r = folded(item); !r) return r;
+      }
+      seg.items.push_back(std::move(item));
+    }
+    return {};
+  }
+
+  Result<void> elem_field(const Token& kw) {
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    const auto index = static_cast<std::uint32_t>(m_.elems.size());
+    if (auto r = bind(Space::Elem, id, index, id.empty() ? kw : id_tok); !r) return r;
+    ElemDef seg;
+    if (c_.at_keyword("declare")) {
+      c_.next();
+      seg.mode = SegmentMode::Declarative;
+      if (auto r = elem_items(seg, false); !r) return r;
+    } else if (c_.at_form("table") || c_.at_form("offset") || c_.at(TokenKind::Number) ||
+               (c_.at(TokenKind::LParen) && !c_.at_form("item"))) {
+      seg.mode = SegmentMode::Active;
+      seg.table = numeric_ref(0);
+      if (c_.at_form("table")) {
+        c_.next();
+        c_.next();
+        auto t = take_index("a table index");
+        if (!t) return std::unexpected(t.error());
+        seg.table = *t;
+        if (auto r = expect_rparen(); !r) return r;
+      } else if (c_.at(TokenKind::Number)) {
+        auto t = take_index("a table index");
+        if (!t) return std::unexpected(t.error());
+        seg.table = *t;
+      }
+      if (auto r = offset_expr(seg.offset); !r) return r;
+      if (auto r = elem_items(seg, true); !r) return r;
+    } else {
+      seg.mode = SegmentMode::Passive;
+      if (auto r = elem_items(seg, false); !r) return r;
+    }
+    m_.elems.push_back(std::move(seg));
+    return {};
+  }
+
+  Result<void> data_field(const Token& kw) {
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    const auto index = static_cast<std::uint32_t>(m_.datas.size());
+    if (auto r = bind(Space::Data, id, index, id.empty() ? kw : id_tok); !r) return r;
+    DataDef seg;
+    if (c_.at(TokenKind::LParen) || c_.at(TokenKind::Number)) {
+      seg.mode = SegmentMode::Active;
+      seg.memory = numeric_ref(0);
+      if (c_.at_form("memory")) {
+        c_.next();
+        c_.next();
+        auto m = take_index("a memory index");
+        if (!m) return std::unexpected(m.error());
+        seg.memory = *m;
+        if (auto r = expect_rparen(); !r) return r;
+      } else if (c_.at(TokenKind::Number)) {
+        auto m = take_index("a memory index");
+        if (!m) return std::unexpected(m.error());
+        seg.memory = *m;
+      }
+      if (auto r = offset_expr(seg.offset); !r) return r;
+    }
+    while (c_.at(TokenKind::String)) seg.bytes += string_bytes(c_.next());
+    m_.datas.push_back(std::move(seg));
+    return {};
+  }
+
+  // ---------------------------------------------------------------- instructions
+
+  // instr* up to ')', `end`, `else` or the end of input (not consumed).
+  Result<void> instrs(Expr& e) {
+    for (;;) {
+      const Token& t = c_.peek();
+      if (t.kind == TokenKind::RParen || t.kind == TokenKind::Eof) return {};
+      if (t.kind == TokenKind::Keyword && (t.text == "end" || t.text == "else")) return {};
+      Result<void> r = t.kind == TokenKind::LParen ? folded(e) : plain_or_block(e);
+      if (!r) return r;
+    }
+  }
+
+  Result<std::uint32_t> label_ref() {
+    const Token& t = c_.peek();
+    if (t.kind == TokenKind::Id) {
+      c_.next();
+      for (std::size_t i = labels_.size(); i-- > 0;) {
+        if (labels_[i] == t.text) return static_cast<std::uint32_t>(labels_.size() - 1 - i);
+      }
+      return std::unexpected(error_at(t, "unknown label " + std::string(t.text)));
+    }
+    return take_u32("a label");
+  }
+
+  Result<void> block_type(Expr& e, Instr& in) {
+    auto tu = take_typeuse(false);
+    if (!tu) return std::unexpected(tu.error());
+    in.value = e.type_uses.size();
+    e.type_uses.push_back(std::move(*tu));
+    return {};
+  }
+
+  Result<void> end_label(std::string_view label) {
+    if (c_.at(TokenKind::Id)) {
+      const Token& t = c_.next();
+      if (t.text != label) return std::unexpected(error_at(t, "mismatching label " + std::string(t.text)));
+    }
+    return {};
+  }
+
+  // An empty else branch is left out, as wabt does: `if … end` means the same.
+  Result<void> else_branch(Expr& e, const Token& el) {
+    const std::size_t at = e.instrs.size();
+    e.instrs.push_back(Instr{Opcode::Else, pos_of(el), 0, 0, {}, {}});
+    if (auto r = instrs(e); !r) return r;
+    if (e.instrs.size() == at + 1) e.instrs.pop_back();
+    return {};
+  }
+
+  Result<void> plain_or_block(Expr& e) {
+    const Token& kw = c_.peek();
+    if (kw.kind != TokenKind::Keyword) return std::unexpected(unexpected(kw, "an instruction"));
+    const auto it = opcode_names().find(kw.text);
+    if (it == opcode_names().end()) return std::unexpected(unexpected(kw, "an instruction"));
+    const Opcode op = it->second;
+    c_.next();
+    if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::If) {
+      const std::string_view label = take_id();
+      Instr in{op, pos_of(kw), 0, 0, {}, {}};
+      if (auto r = block_type(e, in); !r) return r;
+      e.instrs.push_back(in);
+      labels_.push_back(label);
+      if (auto r = instrs(e); !r) return r;
+      if (op == Opcode::If && c_.at_keyword("else")) {
+        const Token& el = c_.next();
+        if (auto r = end_label(label); !r) return r;
+        if (auto r = else_branch(e, el); !r) return r;
+      }
+      const Token& end = c_.peek();
+      if (auto r = expect_keyword("end"); !r) return r;
+      if (auto r = end_label(label); !r) return r;
+      labels_.pop_back();
+      e.instrs.push_back(Instr{Opcode::End, pos_of(end), 0, 0, {}, {}});
+      return {};
+    }
+    Instr in{op, pos_of(kw), 0, 0, {}, {}};
+    if (auto r = immediates(e, in); !r) return r;
+    e.instrs.push_back(in);
+    return {};
+  }
+
+  Result<void> folded(Expr& e) {
+    c_.next();  // '('
+    const Token& kw = c_.peek();
+    if (kw.kind != TokenKind::Keyword) return std::unexpected(unexpected(kw, "an instruction"));
+    const auto it = opcode_names().find(kw.text);
+    if (it == opcode_names().end()) return std::unexpected(unexpected(kw, "an instruction"));
+    const Opcode op = it->second;
+    if (op == Opcode::Else || op == Opcode::End) return std::unexpected(unexpected(kw, "an instruction"));
+    c_.next();
+    Instr in{op, pos_of(kw), 0, 0, {}, {}};
+    if (op == Opcode::Block || op == Opcode::Loop) {
+      const std::string_view label = take_id();
+      if (auto r = block_type(e, in); !r) return r;
+      e.instrs.push_back(in);
+      labels_.push_back(label);
+      if (auto r = instrs(e); !r) return r;
+      labels_.pop_back();
+      const Token& close = c_.peek();
+      if (auto r = expect_rparen(); !r) return r;
+      e.instrs.push_back(Instr{Opcode::End, pos_of(close), 0, 0, {}, {}});
+      return {};
+    }
+    if (op == Opcode::If) {
+      const std::string_view label = take_id();
+      if (auto r = block_type(e, in); !r) return r;
+      while (c_.at(TokenKind::LParen) && !c_.at_form("then")) {
+        if (auto r = folded(e); !r) return r;
+      }
+      e.instrs.push_back(in);
+      labels_.push_back(label);
+      if (!c_.at_form("then")) return std::unexpected(unexpected(c_.peek(), "'(then'"));
+      c_.next();
+      c_.next();
+      if (auto r = instrs(e); !r) return r;
+      if (auto r = expect_rparen(); !r) return r;
+      if (c_.at_form("else")) {
+        const Token& el = c_.next();
+        c_.next();
+        if (auto r = else_branch(e, el); !r) return r;
+        if (auto r = expect_rparen(); !r) return r;
+      }
+      labels_.pop_back();
+      const Token& close = c_.peek();
+      if (auto r = expect_rparen(); !r) return r;
+      e.instrs.push_back(Instr{Opcode::End, pos_of(close), 0, 0, {}, {}});
+      return {};
+    }
+    if (auto r = immediates(e, in); !r) return r;
+    while (c_.at(TokenKind::LParen)) {
+      if (auto r = folded(e); !r) return r;
+    }
+    if (auto r = expect_rparen(); !r) return r;
+    e.instrs.push_back(in);
+    return {};
+  }
+
+  Result<void> memarg(Instr& in, std::uint32_t natural) {
+    in.align = natural;
+    if (c_.peek().kind == TokenKind::Keyword && c_.peek().text.starts_with("offset=")) {
+      const Token& t = c_.next();
+      auto v = parse_unsigned(t.text.substr(7), 32);
+      if (!v) {
+        if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "i32 constant out of range: " + std::string(t.text)));
+        return std::unexpected(error_at(t, "unknown operator " + describe(t)));
+      }
+      in.value = *v;
+    }
+    if (c_.peek().kind == TokenKind::Keyword && c_.peek().text.starts_with("align=")) {
+      const Token& t = c_.next();
+      auto v = parse_unsigned(t.text.substr(6), 32);
+      if (!v) {
+        if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "alignment out of range: " + std::string(t.text)));
+        return std::unexpected(error_at(t, "unknown operator " + describe(t)));
+      }
+      if (*v == 0 || (*v & (*v - 1)) != 0)
+        return std::unexpected(error_at(t, "alignment must be a power of two: " + std::string(t.text)));
+      in.align = static_cast<std::uint32_t>(std::countr_zero(*v));
+    }
+    return {};
+  }
+
+  Result<std::uint64_t> take_const(Opcode op) {
+    const Token& t = c_.peek();
+    if (t.kind != TokenKind::Number && t.kind != TokenKind::Keyword) return std::unexpected(unexpected(t, "a constant"));
+    std::expected<std::uint64_t, NumError> v = std::unexpected(NumError::Malformed);
+    switch (op) {
+      case Opcode::I32Const:
+        if (t.kind == TokenKind::Number) v = parse_int(t.text, 32);
+        break;
+      case Opcode::I64Const:
+        if (t.kind == TokenKind::Number) v = parse_int(t.text, 64);
+        break;
+      case Opcode::F32Const: {
+        auto f = parse_f32(t.text);
+        if (f) v = *f;
+        else v = std::unexpected(f.error());
+        break;
+      }
+      default:
+        v = parse_f64(t.text);
+        break;
+    }
+    if (!v) {
+      if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "constant out of range: " + std::string(t.text)));
+      return std::unexpected(unexpected(t, "a constant"));
+    }
+    c_.next();
+    return *v;
+  }
+
+  Result<void> immediates(Expr& e, Instr& in) {
+    const auto& info = wasm::info(in.op);
+    switch (info.imm) {
+      case ImmKind::None:
+        if (in.op == Opcode::Select && c_.at_form("result")) {
+          in.op = Opcode::SelectT;
+          std::vector<ValType> types;
+          while (c_.at_form("result")) {
+            c_.next();
+            c_.next();
+            while (!c_.at(TokenKind::RParen)) {
+              auto t = take_valtype();
+              if (!t) return std::unexpected(t.error());
+              types.push_back(*t);
+            }
+            c_.next();
+          }
+          in.value = e.select_types.size();
+          e.select_types.push_back(std::move(types));
+        }
+        return {};
+      case ImmKind::LabelIdx: {
+        auto l = label_ref();
+        if (!l) return std::unexpected(l.error());
+        in.value = *l;
+        return {};
+      }
+      case ImmKind::BrTable: {
+        std::vector<std::uint32_t> labels;
+        while (at_index()) {
+          auto l = label_ref();
+          if (!l) return std::unexpected(l.error());
+          labels.push_back(*l);
+        }
+        if (labels.empty()) return std::unexpected(unexpected(c_.peek(), "a label"));
+        in.value = e.label_lists.size();
+        e.label_lists.push_back(std::move(labels));
+        return {};
+      }
+      case ImmKind::CallIndirect: {
+        in.a = numeric_ref(0);
+        if (at_index()) {
+          auto t = take_index("a table index");
+          if (!t) return std::unexpected(t.error());
+          in.a = *t;
+        }
+        return block_type(e, in);
+      }
+      case ImmKind::FuncIdx:
+      case ImmKind::LocalIdx:
+      case ImmKind::GlobalIdx:
+      case ImmKind::DataIdx:
+      case ImmKind::ElemIdx:
+      case ImmKind::MemoryInit: {
+        auto r = take_index();
+        if (!r) return std::unexpected(r.error());
+        in.a = *r;
+        return {};
+      }
+      case ImmKind::TableIdx: {
+        in.a = numeric_ref(0);
+        if (at_index()) {
+          auto r = take_index("a table index");
+          if (!r) return std::unexpected(r.error());
+          in.a = *r;
+        }
+        return {};
+      }
+      case ImmKind::TableInit: {
+        auto first = take_index("an element index");
+        if (!first) return std::unexpected(first.error());
+        if (at_index()) {
+          auto second = take_index("an element index");
+          if (!second) return std::unexpected(second.error());
+          in.a = *first;
+          in.b = *second;
+        } else {
+          in.a = numeric_ref(0);
+          in.b = *first;
+        }
+        return {};
+      }
+      case ImmKind::TableCopy: {
+        in.a = numeric_ref(0);
+        in.b = numeric_ref(0);
+        if (at_index()) {
+          auto dst = take_index("a table index");
+          if (!dst) return std::unexpected(dst.error());
+          auto src = take_index("a table index");
+          if (!src) return std::unexpected(src.error());
+          in.a = *dst;
+          in.b = *src;
+        }
+        return {};
+      }
+      case ImmKind::MemIdx:
+      case ImmKind::MemoryCopy:
+        return {};
+      case ImmKind::I32:
+      case ImmKind::I64:
+      case ImmKind::F32:
+      case ImmKind::F64: {
+        auto v = take_const(in.op);
+        if (!v) return std::unexpected(v.error());
+        in.value = *v;
+        return {};
+      }
+      case ImmKind::RefType: {
+        const Token& t = c_.peek();
+        if (c_.at_keyword("func")) in.value = static_cast<std::uint8_t>(ValType::FuncRef);
+        else if (c_.at_keyword("extern")) in.value = static_cast<std::uint8_t>(ValType::ExternRef);
+        else return std::unexpected(unexpected(t, "'func' or 'extern'"));
+        c_.next();
+        return {};
+      }
+      case ImmKind::MemArg8:
+      case ImmKind::MemArg16:
+      case ImmKind::MemArg32:
+      case ImmKind::MemArg64:
+        return memarg(in, *natural_alignment_log2(info.imm));
+      case ImmKind::BlockType:
+      case ImmKind::SelectT:
+        break;
+    }
+    return std::unexpected(unexpected(c_.peek(), "an instruction"));
+  }
+
+  Cursor& c_;
+  ModuleAst m_;
+  std::optional<ExternKind> first_definition_;
+  std::vector<std::string_view> labels_;
+};
+
+// ------------------------------------------------------------------ pass 2: encoding
+
+using Bytes = std::vector<std::uint8_t>;
+
+void put_u32(Bytes& b, std::uint64_t v) {
+  do {
+    std::uint8_t byte = v & 0x7F;
+    v >>= 7;
+    if (v != 0) byte |= 0x80;
+    b.push_back(byte);
+  } while (v != 0);
+}
+void put_s64(Bytes& b, std::int64_t v) {
+  for (;;) {
+    const std::uint8_t byte = v & 0x7F;
+    v >>= 7;  // arithmetic shift (C++20)
+    const bool done = (v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40));
+    b.push_back(done ? byte : (byte | 0x80));
+    if (done) return;
+  }
+}
+void put_name(Bytes& b, std::string_view s) {
+  put_u32(b, s.size());
+  b.insert(b.end(), s.begin(), s.end());
+}
+void put_le(Bytes& b, std::uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void put_limits(Bytes& b, const Limits& l) {
+  b.push_back(l.max ? 0x01 : 0x00);
+  put_u32(b, l.min);
+  if (l.max) put_u32(b, *l.max);
+}
+void put_section(Bytes& out, std::uint8_t id, const Bytes& content) {
+  out.push_back(id);
+  put_u32(out, content.size());
+  out.insert(out.end(), content.begin(), content.end());
+}
+
+class Encoder {
+ public:
+  explicit Encoder(ModuleAst& m) : m_(m), types_(m.types) {}
+
+  Result<Bytes> run() {
+    // Function types first, in textual order (declaration, then the body's block types), so
+    // implicit types land at the end of the type section in the spec's order.
+    std::vector<std::uint32_t> func_types;
+    std::vector<Bytes> bodies;
+    for (auto& f : m_.funcs) {
+      auto t = func_type_index(f.type);
+      if (!t) return std::unexpected(t.error());
+      func_types.push_back(*t);
+      if (f.import) continue;
+      auto body = encode_func(f, *t);
+      if (!body) return std::unexpected(body.error());
+      bodies.push_back(std::move(*body));
+    }
+
+    Bytes out = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00};
+    Bytes s;
+
+    if (!types_.empty()) {
+      s.clear();
+      put_u32(s, types_.size());
+      for (const auto& t : types_) {
+        s.push_back(0x60);
+        put_u32(s, t.params.size());
+        for (auto v : t.params) s.push_back(static_cast<std::uint8_t>(v));
+        put_u32(s, t.results.size());
+        for (auto v : t.results) s.push_back(static_cast<std::uint8_t>(v));
+      }
+      put_section(out, 1, s);
+    }
+
+    if (!m_.imports.empty()) {
+      s.clear();
+      put_u32(s, m_.imports.size());
+      for (const auto& imp : m_.imports) {
+        const ImportName* name = nullptr;
+        Bytes desc;
+        switch (imp.kind) {
+          case ExternKind::Func:
+            name = &*m_.funcs[imp.index].import;
+            put_u32(desc, func_types[imp.index]);
+            break;
+          case ExternKind::Table:
+            name = &*m_.tables[imp.index].import;
+            desc.push_back(static_cast<std::uint8_t>(m_.tables[imp.index].type.element));
+            put_limits(desc, m_.tables[imp.index].type.limits);
+            break;
+          case ExternKind::Memory:
+            name = &*m_.memories[imp.index].import;
+            put_limits(desc, m_.memories[imp.index].type.limits);
+            break;
+          case ExternKind::Global:
+            name = &*m_.globals[imp.index].import;
+            desc.push_back(static_cast<std::uint8_t>(m_.globals[imp.index].type.type));
+            desc.push_back(m_.globals[imp.index].type.is_mutable ? 1 : 0);
+            break;
+        }
+        put_name(s, name->module);
+        put_name(s, name->field);
+        s.push_back(static_cast<std::uint8_t>(imp.kind));
+        s.insert(s.end(), desc.begin(), desc.end());
+      }
+      put_section(out, 2, s);
+    }
+
+    if (!bodies.empty()) {
+      s.clear();
+      put_u32(s, bodies.size());
+      for (std::size_t i = 0; i < m_.funcs.size(); ++i) {
+        if (!m_.funcs[i].import) put_u32(s, func_types[i]);
+      }
+      put_section(out, 3, s);
+    }
+
+    {
+      s.clear();
+      std::size_t n = 0;
+      for (const auto& t : m_.tables) {
+        if (t.import) continue;
+        ++n;
+        s.push_back(static_cast<std::uint8_t>(t.type.element));
+        put_limits(s, t.type.limits);
+      }
+      if (n) {
+        Bytes sec;
+        put_u32(sec, n);
+        sec.insert(sec.end(), s.begin(), s.end());
+        put_section(out, 4, sec);
+      }
+    }
+
+    {
+      s.clear();
+      std::size_t n = 0;
+      for (const auto& mem : m_.memories) {
+        if (mem.import) continue;
+        ++n;
+        put_limits(s, mem.type.limits);
+      }
+      if (n) {
+        Bytes sec;
+        put_u32(sec, n);
+        sec.insert(sec.end(), s.begin(), s.end());
+        put_section(out, 5, sec);
+      }
+    }
+
+    {
+      s.clear();
+      std::size_t n = 0;
+      for (const auto& g : m_.globals) {
+        if (g.import) continue;
+        ++n;
+        s.push_back(static_cast<std::uint8_t>(g.type.type));
+        s.push_back(g.type.is_mutable ? 1 : 0);
+        if (auto r = encode_const_expr(g.init, s); !r) return std::unexpected(r.error());
+      }
+      if (n) {
+        Bytes sec;
+        put_u32(sec, n);
+        sec.insert(sec.end(), s.begin(), s.end());
+        put_section(out, 6, sec);
+      }
+    }
+
+    if (!m_.exports.empty()) {
+      s.clear();
+      put_u32(s, m_.exports.size());
+      for (const auto& e : m_.exports) {
+        put_name(s, e.name);
+        s.push_back(static_cast<std::uint8_t>(e.kind));
+        auto idx = resolve(space_of(e.kind), e.ref);
+        if (!idx) return std::unexpected(idx.error());
+        put_u32(s, *idx);
+      }
+      put_section(out, 7, s);
+    }
+
+    if (m_.start) {
+      s.clear();
+      auto idx = resolve(Space::Func, *m_.start);
+      if (!idx) return std::unexpected(idx.error());
+      put_u32(s, *idx);
+      put_section(out, 8, s);
+    }
+
+    if (!m_.elems.empty()) {
+      s.clear();
+      put_u32(s, m_.elems.size());
+      for (const auto& seg : m_.elems) {
+        if (auto r = encode_elem(seg, s); !r) return std::unexpected(r.error());
+      }
+      put_section(out, 9, s);
+    }
+
+    if (uses_data_index_) {
+      s.clear();
+      put_u32(s, m_.datas.size());
+      put_section(out, 12, s);
+    }
+
+    if (!bodies.empty()) {
+      s.clear();
+      put_u32(s, bodies.size());
+      for (const auto& b : bodies) {
+        put_u32(s, b.size());
+        s.insert(s.end(), b.begin(), b.end());
+      }
+      put_section(out, 10, s);
+    }
+
+    if (!m_.datas.empty()) {
+      s.clear();
+      put_u32(s, m_.datas.size());
+      for (const auto& seg : m_.datas) {
+        if (seg.mode == SegmentMode::Passive) {
+          s.push_back(0x01);
+        } else {
+          auto mem = resolve(Space::Memory, seg.memory);
+          if (!mem) return std::unexpected(mem.error());
+          if (*mem == 0) {
+            s.push_back(0x00);
+          } else {
+            s.push_back(0x02);
+            put_u32(s, *mem);
+          }
+          if (auto r = encode_const_expr(seg.offset, s); !r) return std::unexpected(r.error());
+        }
+        put_name(s, seg.bytes);
+      }
+      put_section(out, 11, s);
+    }
+    return out;
+  }
+
+ private:
+  static Space space_of(ExternKind k) {
+    switch (k) {
+      case ExternKind::Func: return Space::Func;
+      case ExternKind::Table: return Space::Table;
+      case ExternKind::Memory: return Space::Memory;
+      case ExternKind::Global: return Space::Global;
+    }
+    return Space::Func;
+  }
+
+  Result<std::uint32_t> resolve(Space space, const Ref& ref) const {
+    if (ref.id.empty()) return ref.index;
+    const auto& map = m_.names[static_cast<std::size_t>(space)];
+    const auto it = map.find(ref.id);
+    if (it == map.end())
+      return std::unexpected(error_pos(ref.pos, "unknown " + std::string(space_name(space)) + " " + std::string(ref.id)));
+    return it->second;
+  }
+
+  std::uint32_t find_or_add_type(const FuncType& sig) {
+    for (std::size_t i = 0; i < types_.size(); ++i) {
+      if (types_[i] == sig) return static_cast<std::uint32_t>(i);
+    }
+    types_.push_back(sig);
+    return static_cast<std::uint32_t>(types_.size() - 1);
+  }
+
+  // The explicit type of a type use, checked against its inline part, if it names one that exists.
+  Result<std::optional<std::uint32_t>> explicit_type(const TypeUse& tu) const {
+    if (!tu.type) return std::optional<std::uint32_t>{};
+    auto idx = resolve(Space::Type, *tu.type);
+    if (!idx) return std::unexpected(idx.error());
+    if (*idx >= types_.size()) {
+      if (tu.has_inline) return std::unexpected(error_pos(tu.type->pos, "unknown type " + std::to_string(*idx)));
+      return std::optional<std::uint32_t>{*idx};
+    }
+    if (tu.has_inline && types_[*idx] != tu.sig)
+      return std::unexpected(error_pos(tu.pos, "inline function type does not match type " + std::to_string(*idx)));
+    return std::optional<std::uint32_t>{*idx};
+  }
+
+  Result<std::uint32_t> func_type_index(const TypeUse& tu) {
+    auto ex = explicit_type(tu);
+    if (!ex) return std::unexpected(ex.error());
+    if (*ex) return **ex;
+    return find_or_add_type(tu.sig);
+  }
+
+  // wabt's choice: a block type with no params and at most one result is written inline even
+  // when it was given as (type x).
+  Result<void> put_block_type(const TypeUse& tu, Bytes& b) {
+    auto ex = explicit_type(tu);
+    if (!ex) return std::unexpected(ex.error());
+    const FuncType* sig = &tu.sig;
+    if (*ex) {
+      if (**ex >= types_.size()) {
+        put_s64(b, **ex);
+        return {};
+      }
+      sig = &types_[**ex];
+    }
+    if (sig->params.empty() && sig->results.size() <= 1) {
+      b.push_back(sig->results.empty() ? 0x40 : static_cast<std::uint8_t>(sig->results[0]));
+      return {};
+    }
+    const std::uint32_t idx = *ex ? **ex : find_or_add_type(*sig);
+    put_s64(b, idx);
+    return {};
+  }
+
+  struct Locals {
+    std::unordered_map<std::string_view, std::uint32_t> ids;
+    bool params_known = true;
+    Pos type_pos;
+  };
+
+  Result<Bytes> encode_func(const FuncDef& f, std::uint32_t type_index) {
+    Locals locals;
+    std::uint32_t n_params = 0;
+    if (f.type.has_inline || !f.type.type) {
+      n_params = static_cast<std::uint32_t>(f.type.sig.params.size());
+      for (std::uint32_t i = 0; i < n_params; ++i) {
+        if (!f.type.param_ids[i].empty()) locals.ids.emplace(f.type.param_ids[i], i);
+      }
+    } else if (type_index < types_.size()) {
+      n_params = static_cast<std::uint32_t>(types_[type_index].params.size());
+    } else {
+      locals.params_known = false;
+      locals.type_pos = f.type.pos;
+    }
+    for (std::uint32_t i = 0; i < f.locals.size(); ++i) {
+      if (!f.local_ids[i].empty()) locals.ids.emplace(f.local_ids[i], n_params + i);
+    }
+    Bytes b;
+    // Locals as runs of one type.
+    std::vector<std::pair<std::uint32_t, ValType>> runs;
+    for (auto t : f.locals) {
+      if (!runs.empty() && runs.back().second == t) ++runs.back().first;
+      else runs.emplace_back(1, t);
+    }
+    put_u32(b, runs.size());
+    for (const auto& [n, t] : runs) {
+      put_u32(b, n);
+      b.push_back(static_cast<std::uint8_t>(t));
+    }
+    if (auto r = encode_expr(f.body, b, &locals); !r) return std::unexpected(r.error());
+    b.push_back(0x0B);
+    return b;
+  }
+
+  Result<void> encode_const_expr(const Expr& e, Bytes& b) {
+    if (auto r = encode_expr(e, b, nullptr); !r) return r;
+    b.push_back(0x0B);
+    return {};
+  }
+
+  Result<void> encode_elem(const ElemDef& seg, Bytes& s) {
+    std::uint32_t table = 0;
+    if (seg.mode == SegmentMode::Active) {
+      auto t = resolve(Space::Table, seg.table);
+      if (!t) return std::unexpected(t.error());
+      table = *t;
+    }
+    bool all_ref_func = seg.type == ValType::FuncRef;
+    for (const auto& item : seg.items) {
+      if (item.instrs.size() != 1 || item.instrs[0].op != Opcode::RefFunc) all_ref_func = false;
+    }
+    std::uint8_t flags = 0;
+    switch (seg.mode) {
+      // The legacy forms (0, 4) imply table 0 and funcref; anything else needs the explicit one.
+      case SegmentMode::Active: flags = (table != 0 || seg.type != ValType::FuncRef) ? 0x02 : 0x00; break;
+      case SegmentMode::Passive: flags = 0x01; break;
+      case SegmentMode::Declarative: flags = 0x03; break;
+    }
+    if (!all_ref_func) flags |= 0x04;
+    s.push_back(flags);
+    if (flags & 0x02 && seg.mode == SegmentMode::Active) put_u32(s, table);
+    if (seg.mode == SegmentMode::Active) {
+      if (auto r = encode_const_expr(seg.offset, s); !r) return r;
+    }
+    if (flags & 0x03) {
+      if (flags & 0x04) s.push_back(static_cast<std::uint8_t>(seg.type));
+      else s.push_back(0x00);  // elemkind funcref
+    }
+    put_u32(s, seg.items.size());
+    for (const auto& item : seg.items) {
+      if (flags & 0x04) {
+        if (auto r = encode_const_expr(item, s); !r) return r;
+      } else {
+        auto f = resolve(Space::Func, item.instrs[0].a);
+        if (!f) return std::unexpected(f.error());
+        put_u32(s, *f);
+      }
+    }
+    return {};
+  }
+
+  Result<std::uint32_t> local_index(const Ref& ref, const Locals* locals) const {
+    if (ref.id.empty()) return ref.index;
+    if (locals) {
+      const auto it = locals->ids.find(ref.id);
+      if (it != locals->ids.end()) return it->second;
+      if (!locals->params_known) return std::unexpected(error_pos(locals->type_pos, "unknown type"));
+    }
+    return std::unexpected(error_pos(ref.pos, "unknown local " + std::string(ref.id)));
+  }
+
+  static void put_opcode(Bytes& b, Opcode op) {
+    const auto& info = wasm::info(op);
+    if (info.prefix) {
+      b.push_back(info.prefix);
+      put_u32(b, info.code);
+    } else {
+      b.push_back(info.code);
+    }
+  }
+
+  Result<void> encode_expr(const Expr& e, Bytes& b, const Locals* locals) {
+    for (const Instr& in : e.instrs) {
+      put_opcode(b, in.op);
+      const auto& info = wasm::info(in.op);
+      switch (info.imm) {
+        case ImmKind::None:
+        case ImmKind::MemoryCopy:
+          if (info.imm == ImmKind::MemoryCopy) {
+            b.push_back(0x00);
+            b.push_back(0x00);
+          }
+          break;
+        case ImmKind::BlockType:
+          if (auto r = put_block_type(e.type_uses[in.value], b); !r) return r;
+          break;
+        case ImmKind::LabelIdx:
+          put_u32(b, in.value);
+          break;
+        case ImmKind::BrTable: {
+          const auto& labels = e.label_lists[in.value];
+          put_u32(b, labels.size() - 1);
+          for (auto l : labels) put_u32(b, l);
+          break;
+        }
+        case ImmKind::FuncIdx: {
+          auto idx = resolve(Space::Func, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          break;
+        }
+        case ImmKind::CallIndirect: {
+          auto t = func_type_index(e.type_uses[in.value]);
+          if (!t) return std::unexpected(t.error());
+          auto table = resolve(Space::Table, in.a);
+          if (!table) return std::unexpected(table.error());
+          put_u32(b, *t);
+          put_u32(b, *table);
+          break;
+        }
+        case ImmKind::LocalIdx: {
+          auto idx = local_index(in.a, locals);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          break;
+        }
+        case ImmKind::GlobalIdx: {
+          auto idx = resolve(Space::Global, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          break;
+        }
+        case ImmKind::TableIdx: {
+          auto idx = resolve(Space::Table, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          break;
+        }
+        case ImmKind::MemIdx:
+          b.push_back(0x00);
+          break;
+        case ImmKind::I32:
+          put_s64(b, static_cast<std::int32_t>(static_cast<std::uint32_t>(in.value)));
+          break;
+        case ImmKind::I64:
+          put_s64(b, static_cast<std::int64_t>(in.value));
+          break;
+        case ImmKind::F32:
+          put_le(b, in.value, 4);
+          break;
+        case ImmKind::F64:
+          put_le(b, in.value, 8);
+          break;
+        case ImmKind::SelectT: {
+          const auto& types = e.select_types[in.value];
+          put_u32(b, types.size());
+          for (auto t : types) b.push_back(static_cast<std::uint8_t>(t));
+          break;
+        }
+        case ImmKind::RefType:
+          b.push_back(static_cast<std::uint8_t>(in.value));
+          break;
+        case ImmKind::DataIdx:
+        case ImmKind::MemoryInit: {
+          uses_data_index_ = true;
+          auto idx = resolve(Space::Data, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          if (info.imm == ImmKind::MemoryInit) b.push_back(0x00);
+          break;
+        }
+        case ImmKind::ElemIdx: {
+          auto idx = resolve(Space::Elem, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          break;
+        }
+        case ImmKind::TableInit: {
+          auto elem = resolve(Space::Elem, in.b);
+          if (!elem) return std::unexpected(elem.error());
+          auto table = resolve(Space::Table, in.a);
+          if (!table) return std::unexpected(table.error());
+          put_u32(b, *elem);
+          put_u32(b, *table);
+          break;
+        }
+        case ImmKind::TableCopy: {
+          auto dst = resolve(Space::Table, in.a);
+          if (!dst) return std::unexpected(dst.error());
+          auto src = resolve(Space::Table, in.b);
+          if (!src) return std::unexpected(src.error());
+          put_u32(b, *dst);
+          put_u32(b, *src);
+          break;
+        }
+        case ImmKind::MemArg8:
+        case ImmKind::MemArg16:
+        case ImmKind::MemArg32:
+        case ImmKind::MemArg64:
+          put_u32(b, in.align);
+          put_u32(b, in.value);
+          break;
+      }
+    }
+    return {};
+  }
+
+  ModuleAst& m_;
+  std::vector<FuncType> types_;  // explicit, then implicit ones as they are met
+  bool uses_data_index_ = false;
+};
+
+}  // namespace
+
+// ------------------------------------------------------------------ shared entry points
+
+std::string describe(const Token& token) {
+  switch (token.kind) {
+    case TokenKind::Eof: return "end of input";
+    case TokenKind::LParen: return "'('";
+    case TokenKind::RParen: return "')'";
+    default: break;
+  }
+  std::string_view text = token.text;
+  if (text.size() > 40) return "\"" + std::string(text.substr(0, 40)) + "…\"";
+  return "\"" + std::string(text) + "\"";
+}
+
+TextError error_at(const Token& token, std::string message) {
+  return TextError{token.line, token.column, std::move(message)};
+}
+
+TextError unexpected(const Token& token, std::string_view expected) {
+  bool unknown = false;
+  switch (token.kind) {
+    case TokenKind::Reserved: unknown = true; break;
+    case TokenKind::Number: unknown = !is_well_formed_number(token.text); break;
+    case TokenKind::Keyword: unknown = !is_known_keyword(token.text); break;
+    default: break;
+  }
+  if (unknown) return error_at(token, "unknown operator " + describe(token));
+  return error_at(token, "unexpected token " + describe(token) + ", expected " + std::string(expected));
+}
+
+std::string take_strings(Cursor& cursor) {
+  std::string out;
+  while (cursor.at(TokenKind::String)) out += string_bytes(cursor.next());
+  return out;
+}
+
+std::expected<std::vector<std::uint8_t>, TextError> compile_fields(Cursor& cursor, bool bare) {
+  auto ast = FieldParser(cursor).run(bare);
+  if (!ast) return std::unexpected(std::move(ast.error()));
+  return Encoder(*ast).run();
+}
+
+std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, std::string_view /*source*/) {
+  ModuleText out;
+  const Token& open = cursor.next();  // '('
+  out.line = open.line;
+  out.column = open.column;
+  if (!cursor.at_keyword("module")) return std::unexpected(unexpected(cursor.peek(), "'module'"));
+  cursor.next();
+  if (cursor.at(TokenKind::Id)) out.id = std::string(cursor.next().text);
+  if (cursor.at_keyword("binary") || cursor.at_keyword("quote")) {
+    const bool binary = cursor.next().text == "binary";
+    std::string text = take_strings(cursor);
+    if (!cursor.at(TokenKind::RParen)) return std::unexpected(unexpected(cursor.peek(), "a string or ')'"));
+    cursor.next();
+    if (binary) {
+      out.form = ModuleText::Form::Binary;
+      out.bytes.assign(text.begin(), text.end());
+    } else {
+      out.form = ModuleText::Form::Quote;
+      out.quote = std::move(text);
+    }
+    return out;
+  }
+  auto bytes = compile_fields(cursor, false);
+  if (!bytes) return std::unexpected(std::move(bytes.error()));
+  if (!cursor.at(TokenKind::RParen)) return std::unexpected(unexpected(cursor.peek(), "')'"));
+  cursor.next();
+  out.form = ModuleText::Form::Fields;
+  out.bytes = std::move(*bytes);
+  return out;
+}
+
+}  // namespace sprawling::wasm::text

@@ -1,0 +1,324 @@
+// WAST scripts: commands, actions and expected values in the spec interpreter's script syntax.
+#include "wasm/text/wast.hpp"
+
+#include "wasm/text/lexer.hpp"
+#include "wasm/text/module_parser.hpp"
+#include "wasm/text/numbers.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <ostream>
+#include <sstream>
+
+namespace sprawling::wasm::text {
+
+namespace {
+
+using script::Action;
+using script::Command;
+using script::ExpectedValue;
+using script::ModuleSource;
+
+template <typename T>
+using Result = std::expected<T, TextError>;
+
+class WastParser {
+ public:
+  WastParser(std::string_view source, const std::vector<Token>& tokens) : source_(source), c_(tokens) {}
+
+  Result<script::Script> run(std::string file_name) {
+    script::Script s;
+    s.file = std::move(file_name);
+    if (starts_with_module_field()) {
+      // A script that is just module fields is one module (as the spec interpreter reads it).
+      Command cmd;
+      cmd.kind = Command::Kind::Module;
+      cmd.line = c_.peek().line;
+      cmd.has_module = true;
+      auto bytes = compile_fields(c_, /*bare=*/true);
+      if (!bytes) return std::unexpected(std::move(bytes.error()));
+      cmd.module.bytes = std::move(*bytes);
+      s.commands.push_back(std::move(cmd));
+      return s;
+    }
+    while (!c_.at(TokenKind::Eof)) {
+      if (!c_.at(TokenKind::LParen)) return std::unexpected(unexpected(c_.peek(), "a command"));
+      auto cmd = command();
+      if (!cmd) return std::unexpected(std::move(cmd.error()));
+      s.commands.push_back(std::move(*cmd));
+    }
+    return s;
+  }
+
+ private:
+  bool starts_with_module_field() const {
+    for (std::string_view kw : {"type", "import", "func", "table", "memory", "global", "export", "start", "elem", "data"}) {
+      if (c_.at_form(kw)) return true;
+    }
+    return false;
+  }
+
+  Result<void> expect_rparen() {
+    if (!c_.at(TokenKind::RParen)) return std::unexpected(unexpected(c_.peek(), "')'"));
+    c_.next();
+    return {};
+  }
+
+  // Skips a balanced parenthesised form starting at its '('; returns its source text.
+  std::string_view skip_form(std::size_t start) {
+    c_.reset(start);
+    const Token& open = c_.next();
+    int depth = 1;
+    const Token* last = &open;
+    while (depth > 0 && !c_.at(TokenKind::Eof)) {
+      last = &c_.next();
+      if (last->kind == TokenKind::LParen) ++depth;
+      if (last->kind == TokenKind::RParen) --depth;
+    }
+    const auto begin = static_cast<std::size_t>(open.text.data() - source_.data());
+    const auto end = static_cast<std::size_t>(last->text.data() + last->text.size() - source_.data());
+    return source_.substr(begin, end - begin);
+  }
+
+  // A module form → the command's module (and name).
+  Result<void> module(Command& cmd) {
+    const std::size_t start = c_.position();
+    auto m = parse_module_form(c_, source_);
+    cmd.has_module = true;
+    if (!m) {
+      // Not compilable as written: hand the text to the runner, which judges it (an
+      // assert_malformed passes on the right message; anything else fails with the error).
+      const std::string_view text = skip_form(start);
+      if (c_.at(TokenKind::Eof) && text.back() != ')') return std::unexpected(std::move(m.error()));
+      cmd.module.kind = ModuleSource::Kind::Text;
+      cmd.module.text = std::string(text);
+      // The name, if any, is the token after `(module`.
+      c_.reset(start);
+      c_.next();
+      c_.next();
+      if (c_.at(TokenKind::Id)) cmd.name = std::string(c_.peek().text);
+      skip_form(start);
+      return {};
+    }
+    if (!m->id.empty()) cmd.name = m->id;
+    switch (m->form) {
+      case ModuleText::Form::Fields:
+      case ModuleText::Form::Binary:
+        cmd.module.kind = ModuleSource::Kind::Binary;
+        cmd.module.bytes = std::move(m->bytes);
+        break;
+      case ModuleText::Form::Quote:
+        cmd.module.kind = ModuleSource::Kind::Text;
+        cmd.module.text = std::move(m->quote);
+        break;
+    }
+    return {};
+  }
+
+  Result<std::string> take_string(const char* what) {
+    if (!c_.at(TokenKind::String)) return std::unexpected(unexpected(c_.peek(), what));
+    return string_bytes(c_.next());
+  }
+
+  // (i32.const 1), (ref.null func), (ref.extern 7), and in results (f32.const nan:canonical), (ref.func).
+  Result<ExpectedValue> value(bool result) {
+    ExpectedValue out;
+    const Token& open = c_.next();
+    if (!c_.at(TokenKind::Keyword)) return std::unexpected(unexpected(c_.peek(), "a constant"));
+    const Token& kw = c_.next();
+    const std::string_view k = kw.text;
+    const Token& arg = c_.peek();
+    auto number_error = [&](NumError e) {
+      if (e == NumError::OutOfRange) return error_at(arg, "constant out of range: " + std::string(arg.text));
+      return unexpected(arg, "a constant");
+    };
+    if (k == "i32.const" || k == "i64.const") {
+      const bool is32 = k == "i32.const";
+      auto v = parse_int(arg.text, is32 ? 32 : 64);
+      if (arg.kind != TokenKind::Number || !v) return std::unexpected(number_error(v ? NumError::Malformed : v.error()));
+      c_.next();
+      out.value = is32 ? Value::i32(static_cast<std::uint32_t>(*v)) : Value::i64(*v);
+    } else if (k == "f32.const" || k == "f64.const") {
+      const bool is32 = k == "f32.const";
+      out.value.type = is32 ? ValType::F32 : ValType::F64;
+      if (result && (arg.text == "nan:canonical" || arg.text == "nan:arithmetic")) {
+        out.kind = arg.text == "nan:canonical" ? ExpectedValue::Kind::CanonicalNan : ExpectedValue::Kind::ArithmeticNan;
+        c_.next();
+      } else {
+        std::expected<std::uint64_t, NumError> bits = std::unexpected(NumError::Malformed);
+        if (is32) {
+          auto f = parse_f32(arg.text);
+          if (f) bits = *f;
+          else bits = std::unexpected(f.error());
+        } else {
+          bits = parse_f64(arg.text);
+        }
+        if (!bits) return std::unexpected(number_error(bits.error()));
+        c_.next();
+        out.value.bits = *bits;
+      }
+    } else if (k == "ref.null") {
+      if (c_.at_keyword("func")) out.value = Value::null(ValType::FuncRef);
+      else if (c_.at_keyword("extern")) out.value = Value::null(ValType::ExternRef);
+      else return std::unexpected(unexpected(arg, "'func' or 'extern'"));
+      c_.next();
+    } else if (k == "ref.extern") {
+      auto v = parse_unsigned(arg.text, 32);
+      if (arg.kind != TokenKind::Number || !v) return std::unexpected(number_error(v ? NumError::Malformed : v.error()));
+      c_.next();
+      // Payloads are shifted by one so that `ref.extern 0` is not the null reference (as the JSON front end does).
+      out.value = Value::externref(*v + 1);
+    } else if (k == "ref.func" && result) {
+      out.kind = ExpectedValue::Kind::AnyFuncRef;
+      out.value.type = ValType::FuncRef;
+    } else if (k == "v128.const") {
+      return std::unexpected(error_at(kw, "v128 values are not supported yet"));
+    } else {
+      return std::unexpected(unexpected(kw, "a constant"));
+    }
+    (void)open;
+    if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    return out;
+  }
+
+  Result<Action> action() {
+    Action a;
+    if (!c_.at(TokenKind::LParen)) return std::unexpected(unexpected(c_.peek(), "an action"));
+    c_.next();
+    if (c_.at_keyword("invoke")) {
+      a.kind = Action::Kind::Invoke;
+    } else if (c_.at_keyword("get")) {
+      a.kind = Action::Kind::Get;
+    } else {
+      return std::unexpected(unexpected(c_.peek(), "'invoke' or 'get'"));
+    }
+    c_.next();
+    if (c_.at(TokenKind::Id)) a.module = std::string(c_.next().text);
+    auto field = take_string("an export name");
+    if (!field) return std::unexpected(field.error());
+    a.field = std::move(*field);
+    if (a.kind == Action::Kind::Invoke) {
+      while (c_.at(TokenKind::LParen)) {
+        auto v = value(false);
+        if (!v) return std::unexpected(v.error());
+        a.args.push_back(v->value);
+      }
+    }
+    if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    return a;
+  }
+
+  Result<Command> command() {
+    const Token& open = c_.peek();
+    Command cmd;
+    cmd.line = open.line;
+    if (c_.at_form("module")) {
+      cmd.kind = Command::Kind::Module;
+      if (auto r = module(cmd); !r) return std::unexpected(r.error());
+      return cmd;
+    }
+    if (c_.at_form("invoke") || c_.at_form("get")) {
+      cmd.kind = Command::Kind::Action;
+      auto a = action();
+      if (!a) return std::unexpected(a.error());
+      cmd.action = std::move(*a);
+      return cmd;
+    }
+    c_.next();  // '('
+    const Token& kw = c_.peek();
+    if (kw.kind != TokenKind::Keyword) return std::unexpected(unexpected(kw, "a command"));
+    const std::string_view k = kw.text;
+    c_.next();
+    if (k == "register") {
+      cmd.kind = Command::Kind::Register;
+      auto as = take_string("a module name");
+      if (!as) return std::unexpected(as.error());
+      cmd.register_as = std::move(*as);
+      if (c_.at(TokenKind::Id)) cmd.name = std::string(c_.next().text);
+    } else if (k == "assert_return") {
+      cmd.kind = Command::Kind::AssertReturn;
+      auto a = action();
+      if (!a) return std::unexpected(a.error());
+      cmd.action = std::move(*a);
+      while (c_.at(TokenKind::LParen)) {
+        auto v = value(true);
+        if (!v) return std::unexpected(v.error());
+        cmd.expected.push_back(std::move(*v));
+      }
+    } else if (k == "assert_trap" || k == "assert_exhaustion") {
+      cmd.kind = k == "assert_trap" ? Command::Kind::AssertTrap : Command::Kind::AssertExhaustion;
+      if (cmd.kind == Command::Kind::AssertTrap && c_.at_form("module")) {
+        if (auto r = module(cmd); !r) return std::unexpected(r.error());
+        cmd.name.reset();
+      } else {
+        auto a = action();
+        if (!a) return std::unexpected(a.error());
+        cmd.action = std::move(*a);
+      }
+      auto text = take_string("the expected message");
+      if (!text) return std::unexpected(text.error());
+      cmd.text = std::move(*text);
+    } else if (k == "assert_malformed" || k == "assert_invalid" || k == "assert_unlinkable" ||
+               k == "assert_uninstantiable") {
+      if (k == "assert_malformed") cmd.kind = Command::Kind::AssertMalformed;
+      else if (k == "assert_invalid") cmd.kind = Command::Kind::AssertInvalid;
+      else if (k == "assert_unlinkable") cmd.kind = Command::Kind::AssertUnlinkable;
+      else cmd.kind = Command::Kind::AssertUninstantiable;
+      if (!c_.at_form("module")) return std::unexpected(unexpected(c_.peek(), "a module"));
+      if (auto r = module(cmd); !r) return std::unexpected(r.error());
+      cmd.name.reset();
+      auto text = take_string("the expected message");
+      if (!text) return std::unexpected(text.error());
+      cmd.text = std::move(*text);
+    } else {
+      return std::unexpected(unexpected(kw, "a command"));
+    }
+    if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    return cmd;
+  }
+
+  std::string_view source_;
+  Cursor c_;
+};
+
+}  // namespace
+
+std::expected<script::Script, TextError> parse_wast(std::string_view source, std::string file_name) {
+  auto tokens = tokenize(source);
+  if (!tokens) return std::unexpected(std::move(tokens.error()));
+  return WastParser(source, *tokens).run(std::move(file_name));
+}
+
+script::TextCompiler text_compiler() {
+  return [](std::string_view text) -> std::expected<std::vector<std::uint8_t>, std::string> {
+    auto binary = wat_to_binary(text);
+    if (!binary) return std::unexpected(binary.error().to_string());
+    return std::move(*binary);
+  };
+}
+
+script::Counts run_wast_file(const std::string& path, const script::RunOptions& options, std::ostream& out) {
+  script::Counts counts;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    out << path << ": cannot read the file\n";
+    counts.failed = 1;
+    return counts;
+  }
+  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto parsed = parse_wast(source, path);
+  if (!parsed) {
+    out << path << ":" << parsed.error().line << ":" << parsed.error().column << ": " << parsed.error().message << '\n';
+    counts.failed = 1;
+    return counts;
+  }
+  script::RunOptions opts = options;
+  if (!opts.text_compiler) opts.text_compiler = text_compiler();
+  counts = script::run_script(*parsed, opts, out);
+  out << path << ": " << counts.passed << " passed, " << counts.failed << " failed";
+  if (counts.skipped) out << ", " << counts.skipped << " skipped";
+  out << '\n';
+  return counts;
+}
+
+}  // namespace sprawling::wasm::text

@@ -1,0 +1,43 @@
+// WAT → binary: the text-format front end (WebAssembly 2.0 without SIMD), plus the helpers
+// that let every loader accept a `.wat` wherever it accepts a `.wasm`.
+// https://webassembly.github.io/spec/core/text/index.html
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sprawling::wasm::text {
+
+// A text-format error. `message` starts with the spec testsuite's assert_malformed wording
+// where it has one ("unknown operator", "unexpected token", "alignment", "constant out of
+// range", "unknown type", "mismatching label", "inline function type", "duplicate func", …),
+// detail after it.
+struct TextError {
+  std::size_t line = 0;    // 1-based
+  std::size_t column = 0;  // 1-based, in bytes
+  std::string message;
+
+  // "<message> at <line>:<column>"
+  [[nodiscard]] std::string to_string() const;
+};
+
+// One module: `(module $id? field*)`, `(module binary "…"*)`, `(module quote "…"*)`, or a bare
+// sequence of module fields (as wat2wasm accepts). The binary follows wabt's encoding choices
+// (canonical LEBs, inline block types where they fit, the legacy element-segment forms) so it
+// matches wat2wasm byte for byte on the spec testsuite. No name section is written.
+[[nodiscard]] std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_view source);
+
+// True if `bytes` is not a binary module (no "\0asm" magic) and its first token after
+// whitespace and comments is '('.
+[[nodiscard]] bool looks_like_wat(std::span<const std::uint8_t> bytes) noexcept;
+
+// Binary modules pass through unchanged; text modules are converted. The error is
+// TextError::to_string().
+[[nodiscard]] std::expected<std::vector<std::uint8_t>, std::string> load_module_bytes(std::span<const std::uint8_t> bytes);
+
+}  // namespace sprawling::wasm::text
