@@ -1,0 +1,475 @@
+// The embedding API of runtime.hpp: compile (decode + validate + translate), the Store and its
+// objects, instantiation with the 2.0 import, segment and start-function rules, invoke with fuel
+// and deadline, extern accessors and trap messages.
+#include "wasm/runtime.hpp"
+
+#include "wasm/store_impl.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <sys/mman.h>
+
+namespace sprawling::wasm {
+
+// ---------------------------------------------------------------- traps
+
+std::string_view trap_message(TrapKind kind) noexcept {
+  switch (kind) {
+    case TrapKind::None: return "no trap";
+    case TrapKind::Unreachable: return "unreachable";
+    case TrapKind::IntegerDivideByZero: return "integer divide by zero";
+    case TrapKind::IntegerOverflow: return "integer overflow";
+    case TrapKind::InvalidConversionToInteger: return "invalid conversion to integer";
+    case TrapKind::OutOfBoundsMemoryAccess: return "out of bounds memory access";
+    case TrapKind::OutOfBoundsTableAccess: return "out of bounds table access";
+    case TrapKind::UndefinedElement: return "undefined element";
+    case TrapKind::UninitializedElement: return "uninitialized element";
+    case TrapKind::IndirectCallTypeMismatch: return "indirect call type mismatch";
+    case TrapKind::CallStackExhausted: return "call stack exhausted";
+    case TrapKind::OutOfFuel: return "all fuel consumed by WebAssembly";
+    case TrapKind::DeadlineExceeded: return "deadline exceeded";
+    case TrapKind::Host: return "host function trapped";
+    case TrapKind::Exit: return "exit requested";
+  }
+  return "unknown trap";
+}
+
+// ---------------------------------------------------------------- compile
+
+CompiledModule::CompiledModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledModule::~CompiledModule() = default;
+const Module& CompiledModule::module() const noexcept { return impl_->module; }
+
+const std::vector<CompiledFunc>& CompiledModule::Impl::metered() const {
+  std::call_once(metered_once, [this] {
+    metered_funcs.reserve(module.code.size());
+    for (std::uint32_t i = 0; i < module.code.size(); ++i)
+      metered_funcs.push_back(translate_function(module, canonical_type, i, true));
+  });
+  return metered_funcs;
+}
+
+namespace {
+std::vector<std::uint8_t> type_key(const FuncType& t) {
+  std::vector<std::uint8_t> k;
+  k.reserve(t.params.size() + t.results.size() + 1);
+  for (ValType v : t.params) k.push_back(static_cast<std::uint8_t>(v));
+  k.push_back(0);
+  for (ValType v : t.results) k.push_back(static_cast<std::uint8_t>(v));
+  return k;
+}
+}  // namespace
+
+std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes) {
+  auto decoded = decode_and_validate(bytes);
+  if (!decoded) return std::unexpected(std::move(decoded.error()));
+  auto impl = std::make_unique<CompiledModule::Impl>();
+  impl->module = std::move(*decoded);
+  const Module& m = impl->module;
+  std::map<std::vector<std::uint8_t>, std::uint32_t> first;
+  impl->canonical_type.resize(m.types.size());
+  for (std::uint32_t i = 0; i < m.types.size(); ++i)
+    impl->canonical_type[i] = first.emplace(type_key(m.types[i]), i).first->second;
+  impl->funcs.reserve(m.code.size());
+  for (std::uint32_t i = 0; i < m.code.size(); ++i)
+    impl->funcs.push_back(translate_function(m, impl->canonical_type, i, false));
+  return std::make_shared<const CompiledModule>(std::move(impl));
+}
+
+// ---------------------------------------------------------------- extern accessors
+
+ExternKind kind_of(const Extern& e) noexcept { return static_cast<ExternKind>(e.index()); }
+const FuncType& func_type(const FuncInst* f) noexcept { return *f->type; }
+GlobalType global_type(const GlobalInst* g) noexcept { return g->type; }
+Value global_get(const GlobalInst* g) noexcept { return Value{g->type.type, g->bits, g->bits_hi}; }
+void global_set(GlobalInst* g, Value v) noexcept {
+  g->bits = v.bits;
+  g->bits_hi = v.bits_hi;
+}
+TableType table_type(const TableInst* t) noexcept {
+  TableType out = t->type;
+  out.limits.min = static_cast<std::uint32_t>(t->elements.size());
+  return out;
+}
+MemoryType memory_type(const MemoryInst* m) noexcept {
+  MemoryType out = m->type;
+  out.limits.min = static_cast<std::uint32_t>(m->size / kPageSize);
+  return out;
+}
+std::uint8_t* memory_data(MemoryInst* m) noexcept { return m->base; }
+std::uint64_t memory_size_bytes(const MemoryInst* m) noexcept { return m->size; }
+std::uint64_t memory_peak_bytes(const MemoryInst* m) noexcept { return m->peak; }
+
+std::optional<Extern> InstanceImpl::find_export(std::string_view name) const {
+  for (const Export& e : module->exports) {
+    if (e.name != name) continue;
+    switch (e.kind) {
+      case ExternKind::Func: return Extern{funcs[e.index]};
+      case ExternKind::Table: return Extern{tables[e.index]};
+      case ExternKind::Memory: return Extern{memories[e.index]};
+      case ExternKind::Global: return Extern{globals[e.index]};
+    }
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- store
+
+namespace {
+constexpr std::uint64_t kUnboundedFuel = std::uint64_t{1} << 62;
+constexpr std::uint64_t kDeadlineChunk = 65536;
+}  // namespace
+
+Store::Impl::~Impl() {
+  if (stack != nullptr) munmap(stack, stack_bytes);
+  if (frames != nullptr) munmap(frames, frames_bytes);
+}
+
+bool Store::Impl::ensure_stack() {
+  if (stack != nullptr) return true;
+  stack_bytes = static_cast<std::size_t>(limits.max_value_stack_slots) * sizeof(std::uint64_t);
+  frames_bytes = static_cast<std::size_t>(limits.max_call_depth) * sizeof(Frame);
+  void* s = mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (s == MAP_FAILED) return false;
+  void* f = mmap(nullptr, std::max<std::size_t>(frames_bytes, 1), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (f == MAP_FAILED) {
+    munmap(s, stack_bytes);
+    return false;
+  }
+  stack = static_cast<std::uint64_t*>(s);
+  frames = static_cast<Frame*>(f);
+  return true;
+}
+
+TrapKind Store::Impl::refuel(std::int64_t& counter_io, std::int64_t visible) {
+  for (;;) {
+    if (budget.deadline && std::chrono::steady_clock::now() >= *budget.deadline) return TrapKind::DeadlineExceeded;
+    if (counter_io - visible > 0) return TrapKind::None;
+    if (reserve == 0) return TrapKind::OutOfFuel;
+    const std::uint64_t chunk = budget.deadline ? std::min(reserve, kDeadlineChunk) : reserve;
+    counter_io += static_cast<std::int64_t>(chunk);
+    reserve -= chunk;
+  }
+}
+
+void Store::Impl::ensure_metered_code() {
+  if (all_metered_ready) return;
+  for (auto& inst : instances) {
+    if (inst->metered_ready) continue;
+    const auto& mc = inst->compiled_module->impl().metered();
+    const std::uint32_t imported = inst->module->imported_funcs;
+    for (std::uint32_t i = 0; i < mc.size(); ++i) {
+      FuncInst* f = inst->funcs[imported + i];
+      f->code[kMetered] = &mc[i];
+      f->entry[kMetered] = mc[i].code.data();
+    }
+    inst->metered_ready = true;
+  }
+  all_metered_ready = true;
+}
+
+Store::Store(StoreLimits limits) : impl_(std::make_unique<Impl>(limits)) { set_budget({}); }
+Store::~Store() = default;
+
+const StoreLimits& Store::limits() const noexcept { return impl_->limits; }
+
+void Store::set_budget(ExecutionBudget budget) {
+  Impl& s = *impl_;
+  s.budget = budget;
+  s.metered = budget.fuel.has_value() || budget.deadline.has_value();
+  s.total = budget.fuel ? std::min(*budget.fuel, kUnboundedFuel) : kUnboundedFuel;
+  const std::uint64_t first = budget.deadline ? std::min(s.total, kDeadlineChunk) : s.total;
+  s.counter = static_cast<std::int64_t>(first);
+  s.reserve = s.total - first;
+}
+
+std::uint64_t Store::fuel_consumed() const noexcept {
+  const Impl& s = *impl_;
+  if (!s.metered) return 0;
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(s.total - s.reserve) - s.counter);
+}
+
+FuncInst* Store::add_host_function(const FuncType& type, HostFn fn, void* context, std::string debug_name) {
+  FuncInst& f = impl_->funcs.emplace_back();
+  f.own_type = type;
+  f.type = &f.own_type;
+  f.host = fn;
+  f.host_context = context;
+  f.num_params = static_cast<std::uint32_t>(type.params.size());
+  f.num_results = static_cast<std::uint32_t>(type.results.size());
+  f.debug_name = std::move(debug_name);
+  return &f;
+}
+
+GlobalInst* Store::add_global(GlobalType type, Value init) {
+  GlobalInst& g = impl_->globals.emplace_back();
+  g.type = type;
+  g.bits = init.bits;
+  g.bits_hi = init.bits_hi;
+  return &g;
+}
+
+TableInst* Store::add_table(TableType type, Value init) {
+  TableInst& t = impl_->tables.emplace_back();
+  t.type = type;
+  t.max_elements = std::min(type.limits.max.value_or(0xFFFFFFFFu), impl_->limits.max_table_elements);
+  t.elements.assign(std::min(type.limits.min, t.max_elements), init.bits);
+  return &t;
+}
+
+MemoryInst* Store::add_memory(MemoryType type) {
+  MemoryInst& m = impl_->memories.emplace_back();
+  if (!m.create(type, impl_->limits.max_memory_bytes)) {
+    impl_->memories.pop_back();
+    return nullptr;
+  }
+  return &m;
+}
+
+namespace {
+
+bool limits_match(std::uint64_t actual_min, std::optional<std::uint32_t> actual_max, const Limits& want) {
+  if (actual_min < want.min) return false;
+  if (want.max) {
+    if (!actual_max || *actual_max > *want.max) return false;
+  }
+  return true;
+}
+
+std::uint64_t eval_const(const ConstExpr& e, const InstanceImpl& inst) {
+  switch (e.op) {
+    case ConstExpr::Op::GlobalGet: return inst.globals[e.index]->bits;
+    case ConstExpr::Op::RefNull: return 0;
+    case ConstExpr::Op::RefFunc: return reinterpret_cast<std::uint64_t>(inst.funcs[e.index]);
+    default: return e.bits;
+  }
+}
+
+Trap make_trap(const ExecOutcome& out, int variant) {
+  Trap t;
+  t.kind = out.trap;
+  if (out.trap == TrapKind::Host) {
+    t.message = out.host_message;
+  } else {
+    t.message = std::string(trap_message(out.trap));
+  }
+  t.exit_code = out.exit_code;
+  if (out.func != nullptr && out.func->instance != nullptr) {
+    const FuncInst* f = out.func;
+    t.func_index = f->func_index;
+    const Module& m = *f->instance->module;
+    if (auto it = m.function_names.find(f->func_index); it != m.function_names.end()) t.func_name = it->second;
+    const CompiledFunc* code = f->code[variant];
+    if (code != nullptr && out.ip != nullptr) {
+      const auto word = static_cast<std::uint32_t>(out.ip - code->code.data());
+      auto it = std::upper_bound(code->trap_sites.begin(), code->trap_sites.end(), word,
+                                 [](std::uint32_t w, const auto& site) { return w < site.first; });
+      if (it != code->trap_sites.begin()) t.offset = std::prev(it)->second;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<const CompiledModule> compiled,
+                                                                std::span<const Extern> imports) {
+  Impl& s = *impl_;
+  const Module& m = compiled->module();
+  auto link_error = [](std::string msg) {
+    return std::unexpected(InstantiationError{InstantiationError::Kind::Link, std::move(msg), std::nullopt});
+  };
+  if (imports.size() != m.imports.size()) return link_error("wrong number of imports");
+
+  auto owned = std::make_unique<InstanceImpl>();
+  InstanceImpl& inst = *owned;
+  inst.compiled_module = compiled;
+  inst.module = &m;
+  const auto& ci = compiled->impl();
+  inst.types.resize(m.types.size());
+  for (std::size_t i = 0; i < m.types.size(); ++i) inst.types[i] = &m.types[ci.canonical_type[i]];
+
+  for (std::size_t i = 0; i < imports.size(); ++i) {
+    const Import& imp = m.imports[i];
+    const Extern& ext = imports[i];
+    if (kind_of(ext) != imp.kind) return link_error("incompatible import type");
+    switch (imp.kind) {
+      case ExternKind::Func: {
+        FuncInst* f = std::get<FuncInst*>(ext);
+        if (!(*f->type == m.types[imp.type_index])) return link_error("incompatible import type");
+        inst.funcs.push_back(f);
+        break;
+      }
+      case ExternKind::Table: {
+        TableInst* t = std::get<TableInst*>(ext);
+        if (t->type.element != imp.table.element ||
+            !limits_match(t->elements.size(), t->type.limits.max, imp.table.limits))
+          return link_error("incompatible import type");
+        inst.tables.push_back(t);
+        break;
+      }
+      case ExternKind::Memory: {
+        MemoryInst* mem = std::get<MemoryInst*>(ext);
+        if (!limits_match(mem->size / kPageSize, mem->type.limits.max, imp.memory.limits))
+          return link_error("incompatible import type");
+        inst.memories.push_back(mem);
+        break;
+      }
+      case ExternKind::Global: {
+        GlobalInst* g = std::get<GlobalInst*>(ext);
+        if (!(g->type == imp.global)) return link_error("incompatible import type");
+        inst.globals.push_back(g);
+        break;
+      }
+    }
+  }
+
+  // Allocation: functions, tables, memories, globals (imports first in every index space).
+  for (std::uint32_t i = 0; i < m.code.size(); ++i) {
+    FuncInst& f = s.funcs.emplace_back();
+    const std::uint32_t index = m.imported_funcs + i;
+    const CompiledFunc& code = ci.funcs[i];
+    f.type = inst.types[m.func_types[index]];
+    f.instance = &inst;
+    f.func_index = index;
+    f.num_params = code.num_params;
+    f.num_locals = code.num_locals;
+    f.num_results = code.num_results;
+    f.frame_slots = code.frame_slots;
+    f.code[kUnmetered] = &code;
+    f.entry[kUnmetered] = code.code.data();
+    inst.funcs.push_back(&f);
+  }
+  for (std::size_t i = m.imported_tables; i < m.tables.size(); ++i) {
+    const TableType& tt = m.tables[i];
+    if (tt.limits.min > s.limits.max_table_elements)
+      return link_error("table minimum size of " + std::to_string(tt.limits.min) + " elements exceeds table limits");
+    inst.tables.push_back(add_table(tt, Value::null(tt.element)));
+  }
+  for (std::size_t i = m.imported_memories; i < m.memories.size(); ++i) {
+    MemoryInst* mem = add_memory(m.memories[i]);
+    if (mem == nullptr)
+      return link_error("memory minimum size of " + std::to_string(m.memories[i].limits.min) +
+                        " pages exceeds memory limits");
+    inst.memories.push_back(mem);
+  }
+  inst.memory0 = inst.memories.empty() ? &s.no_memory : inst.memories[0];
+  for (std::size_t i = m.imported_globals; i < m.globals.size(); ++i) {
+    GlobalInst& g = s.globals.emplace_back();
+    g.type = m.globals[i];
+    const ConstExpr& init = m.global_inits[i - m.imported_globals];
+    g.bits = eval_const(init, inst);
+    g.bits_hi = init.bits_hi;
+    inst.globals.push_back(&g);
+  }
+  inst.elements.resize(m.elements.size());
+  for (std::size_t i = 0; i < m.elements.size(); ++i) {
+    const ElementSegment& seg = m.elements[i];
+    auto& refs = inst.elements[i];
+    refs.reserve(seg.items.size());
+    for (const ConstExpr& e : seg.items) refs.push_back(eval_const(e, inst));
+  }
+  inst.datas.reserve(m.datas.size());
+  for (const DataSegment& d : m.datas) inst.datas.push_back(m.data_bytes(d));
+
+  // From here the instance is live: functions of it may already sit in imported tables when a
+  // later segment traps, so the store keeps it either way.
+  s.instances.push_back(std::move(owned));
+  s.all_metered_ready = false;
+  inst.metered_ready = false;
+
+  auto trap_error = [](Trap t) {
+    std::string msg = t.message;
+    return std::unexpected(InstantiationError{InstantiationError::Kind::Trap, std::move(msg), std::move(t)});
+  };
+  for (std::size_t i = 0; i < m.elements.size(); ++i) {
+    const ElementSegment& seg = m.elements[i];
+    if (seg.mode == SegmentMode::Active) {
+      TableInst* t = inst.tables[seg.table_index];
+      const auto offset = static_cast<std::uint32_t>(eval_const(seg.offset, inst));
+      const auto& refs = inst.elements[i];
+      if (static_cast<std::uint64_t>(offset) + refs.size() > t->elements.size()) {
+        Trap tr;
+        tr.kind = TrapKind::OutOfBoundsTableAccess;
+        tr.message = std::string(trap_message(tr.kind));
+        return trap_error(std::move(tr));
+      }
+      std::copy(refs.begin(), refs.end(), t->elements.begin() + offset);
+    }
+    if (seg.mode != SegmentMode::Passive) inst.elements[i].clear();
+  }
+  for (std::size_t i = 0; i < m.datas.size(); ++i) {
+    const DataSegment& d = m.datas[i];
+    if (d.mode != SegmentMode::Active) continue;
+    MemoryInst* mem = inst.memories[d.memory_index];
+    const auto offset = static_cast<std::uint32_t>(eval_const(d.offset, inst));
+    if (static_cast<std::uint64_t>(offset) + d.bytes_size > mem->size) {
+      Trap tr;
+      tr.kind = TrapKind::OutOfBoundsMemoryAccess;
+      tr.message = std::string(trap_message(tr.kind));
+      return trap_error(std::move(tr));
+    }
+    if (d.bytes_size != 0) std::memcpy(mem->base + offset, m.bytes.data() + d.bytes_offset, d.bytes_size);
+    inst.datas[i] = {};
+  }
+  if (m.start) {
+    auto r = invoke(inst.funcs[*m.start], {});
+    if (!r) return trap_error(std::move(r.error()));
+  }
+  return &inst;
+}
+
+std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<const Value> args) {
+  Impl& s = *impl_;
+  const FuncType& type = *func->type;
+  auto slot_of = [](const Value& v) -> std::uint64_t {
+    switch (v.type) {
+      case ValType::I32:
+      case ValType::F32: return v.bits & 0xFFFFFFFFu;
+      default: return v.bits;
+    }
+  };
+  std::vector<Value> results;
+  results.reserve(type.results.size());
+  if (func->host != nullptr) {
+    std::vector<std::uint64_t> in(args.size()), res(type.results.size());
+    for (std::size_t i = 0; i < args.size(); ++i) in[i] = slot_of(args[i]);
+    HostCall hc{in, res, MemoryView{}, func->host_context, {}, 0};
+    const HostStatus st = func->host(hc);
+    if (st != HostStatus::Ok) {
+      Trap t;
+      t.kind = st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit;
+      t.message = st == HostStatus::Trap ? hc.trap_message : std::string(trap_message(TrapKind::Exit));
+      t.exit_code = hc.exit_code;
+      return std::unexpected(std::move(t));
+    }
+    for (std::size_t i = 0; i < res.size(); ++i) results.push_back(Value{type.results[i], res[i], 0});
+    return results;
+  }
+  if (!s.ensure_stack()) {
+    Trap t;
+    t.kind = TrapKind::CallStackExhausted;
+    t.message = std::string(trap_message(t.kind));
+    return std::unexpected(std::move(t));
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) s.stack[i] = slot_of(args[i]);
+  ExecOutcome out;
+  const int variant = s.metered ? kMetered : kUnmetered;
+  if (s.metered) {
+    s.ensure_metered_code();
+    execute<true>(s, func, out);
+  } else {
+    execute<false>(s, func, out);
+  }
+  if (out.trap != TrapKind::None) return std::unexpected(make_trap(out, variant));
+  for (std::size_t i = 0; i < type.results.size(); ++i) {
+    std::uint64_t bits = s.stack[i];
+    if (type.results[i] == ValType::I32 || type.results[i] == ValType::F32) bits &= 0xFFFFFFFFu;
+    results.push_back(Value{type.results[i], bits, 0});
+  }
+  return results;
+}
+
+}  // namespace sprawling::wasm

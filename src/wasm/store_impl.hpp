@@ -1,0 +1,164 @@
+// The runtime objects behind runtime.hpp's opaque handles: function, table, memory and global
+// instances, module instances, the CompiledModule internals and the Store's state (its objects,
+// execution stack, fuel counter). Private to the engine.
+#pragma once
+
+#include "wasm/code.hpp"
+#include "wasm/host.hpp"
+#include "wasm/runtime.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sprawling::wasm {
+
+struct InstanceImpl;
+
+// Code variant: unmetered or metered (fuel ops present). Indexes FuncInst::entry.
+inline constexpr int kUnmetered = 0;
+inline constexpr int kMetered = 1;
+
+struct FuncInst {
+  const FuncType* type = nullptr;     // canonical within its module, so equal pointers mean equal types
+  InstanceImpl* instance = nullptr;   // null for host functions
+  HostFn host = nullptr;
+  void* host_context = nullptr;
+  std::uint32_t func_index = 0;       // index in its module (wasm functions)
+  std::uint32_t num_params = 0;
+  std::uint32_t num_locals = 0;
+  std::uint32_t frame_slots = 0;
+  std::uint32_t num_results = 0;
+  const CompiledFunc* code[2] = {nullptr, nullptr};
+  const std::uint32_t* entry[2] = {nullptr, nullptr};
+  FuncType own_type;                  // host functions: the storage `type` points at
+  std::string debug_name;
+};
+
+struct GlobalInst {
+  GlobalType type;
+  std::uint64_t bits = 0;
+  std::uint64_t bits_hi = 0;
+};
+
+struct TableInst {
+  TableType type;
+  std::vector<std::uint64_t> elements;  // FuncInst* bits or externref payloads; 0 = null
+  std::uint32_t max_elements = 0;       // the declared max clamped by StoreLimits
+};
+
+// Linear memory: one reservation of `reserved` bytes made at creation, committed read-write up
+// to `size` as it grows, so `base` never moves.
+struct MemoryInst {
+  MemoryType type;
+  std::uint8_t* base = nullptr;
+  std::uint64_t size = 0;
+  std::uint64_t peak = 0;
+  std::uint64_t reserved = 0;
+  std::uint32_t max_pages = 0;  // the declared max clamped by StoreLimits
+
+  MemoryInst() = default;
+  MemoryInst(const MemoryInst&) = delete;
+  MemoryInst& operator=(const MemoryInst&) = delete;
+  ~MemoryInst();
+  // Reserves and commits the initial pages; false when the minimum is over the cap or mmap fails.
+  [[nodiscard]] bool create(MemoryType t, std::uint64_t max_bytes);
+  // memory.grow: the old size in pages, or -1.
+  [[nodiscard]] std::int64_t grow(std::uint32_t delta_pages);
+};
+
+struct CompiledModule::Impl {
+  Module module;
+  std::vector<std::uint32_t> canonical_type;  // typeidx -> first typeidx with an equal FuncType
+  std::vector<CompiledFunc> funcs;            // per defined function, unmetered
+  // The metered variant, translated on first use by a metered run (thread-safe).
+  mutable std::once_flag metered_once;
+  mutable std::vector<CompiledFunc> metered_funcs;
+  const std::vector<CompiledFunc>& metered() const;
+};
+
+struct InstanceImpl final : Instance {
+  std::shared_ptr<const CompiledModule> compiled_module;
+  const Module* module = nullptr;
+  std::vector<FuncInst*> funcs;
+  std::vector<TableInst*> tables;
+  std::vector<MemoryInst*> memories;
+  MemoryInst* memory0 = nullptr;  // never null: an empty placeholder when the module has no memory
+  std::vector<GlobalInst*> globals;
+  std::vector<const FuncType*> types;  // typeidx -> canonical FuncType
+  std::vector<std::vector<std::uint64_t>> elements;  // element segments as references; cleared on drop
+  std::vector<std::span<const std::uint8_t>> datas;  // data segments; emptied on drop
+  bool metered_ready = false;
+
+  [[nodiscard]] std::optional<Extern> find_export(std::string_view name) const override;
+  [[nodiscard]] MemoryInst* memory(std::uint32_t index) const override {
+    return index < memories.size() ? memories[index] : nullptr;
+  }
+  [[nodiscard]] const CompiledModule& compiled() const override { return *compiled_module; }
+};
+
+// A call frame record: where to resume the caller.
+struct Frame {
+  const std::uint32_t* ip;
+  std::uint64_t* fp;
+  FuncInst* func;
+};
+
+struct Store::Impl {
+  StoreLimits limits;
+  std::deque<FuncInst> funcs;
+  std::deque<GlobalInst> globals;
+  std::deque<TableInst> tables;
+  std::deque<MemoryInst> memories;
+  std::vector<std::unique_ptr<InstanceImpl>> instances;
+  MemoryInst no_memory;  // memory0 of instances without one: size 0, every access traps
+
+  // Value stack and frame records, reserved on first use.
+  std::uint64_t* stack = nullptr;
+  std::size_t stack_bytes = 0;
+  Frame* frames = nullptr;
+  std::size_t frames_bytes = 0;
+  bool all_metered_ready = true;
+
+  // Fuel: the interpreter works on `counter` (remaining in the current chunk, may go negative
+  // after the last check); `reserve` is what has not been handed out yet.
+  ExecutionBudget budget;
+  bool metered = false;
+  std::int64_t counter = 0;
+  std::uint64_t reserve = 0;
+  std::uint64_t total = 0;  // everything handed out or reserved since set_budget
+
+  explicit Impl(StoreLimits l) : limits(l) {}
+  ~Impl();
+  [[nodiscard]] bool ensure_stack();
+  // The out-of-fuel slow path: refills `counter` from the reserve (checking the deadline)
+  // until counter > visible, or says why it cannot.
+  [[nodiscard]] TrapKind refuel(std::int64_t& counter_io, std::int64_t visible);
+  void ensure_metered_code();
+};
+
+// Execution entry (interpreter.cpp): runs `func` with its arguments in stack[0, params);
+// results are left in stack[0, results).
+struct ExecOutcome {
+  TrapKind trap = TrapKind::None;
+  FuncInst* func = nullptr;             // innermost wasm function on trap
+  const std::uint32_t* ip = nullptr;    // its trapping instruction
+  std::string host_message;
+  std::uint32_t exit_code = 0;
+};
+template <bool Metered>
+void execute(Store::Impl& store, FuncInst* func, ExecOutcome& out);
+
+// Handler offsets from the interpreter's base label, per variant (interpreter.cpp).
+const std::int32_t* handler_offsets(bool metered);
+
+// translator.cpp: translates defined function `defined_index` of a validated module.
+CompiledFunc translate_function(const Module& module, std::span<const std::uint32_t> canonical_type,
+                                std::uint32_t defined_index, bool metered);
+
+}  // namespace sprawling::wasm

@@ -1,0 +1,1092 @@
+// Translation of one validated function body into internal code (code.hpp): operand-stack
+// positions become frame slots, local.get/constants stay lazy until consumed, results land in
+// their destination slot, branches are resolved to relative offsets, fuel is charged per block.
+#include "wasm/code.hpp"
+#include "wasm/opcodes.hpp"
+#include "wasm/store_impl.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cstring>
+
+namespace sprawling::wasm {
+namespace {
+
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+
+enum class Form : std::uint8_t { None, Un, Bin, BinImm };
+
+struct SimpleInfo {
+  Op op = Op::Count_;
+  Op imm = Op::Count_;
+  Form form = Form::None;
+};
+
+constexpr std::array<SimpleInfo, kOpcodeSpace> make_simple_table() {
+  std::array<SimpleInfo, kOpcodeSpace> t{};
+#define SPRAWLING_FORM_IMM_Un(Name) Op::Count_
+#define SPRAWLING_FORM_IMM_Bin(Name) Op::Count_
+#define SPRAWLING_FORM_IMM_BinImm(Name) Op::Num##Name##Imm
+#define SPRAWLING_SIMPLE_OP(Name, A, R, F) \
+  t[static_cast<std::size_t>(Opcode::Name)] = SimpleInfo{Op::Num##Name, SPRAWLING_FORM_IMM_##F(Name), Form::F};
+#include "wasm/simple_ops.inc"
+#undef SPRAWLING_SIMPLE_OP
+#undef SPRAWLING_FORM_IMM_Un
+#undef SPRAWLING_FORM_IMM_Bin
+#undef SPRAWLING_FORM_IMM_BinImm
+  return t;
+}
+constexpr auto kSimple = make_simple_table();
+
+constexpr bool can_trap(Opcode op) {
+  switch (op) {
+    case Opcode::I32DivS: case Opcode::I32DivU: case Opcode::I32RemS: case Opcode::I32RemU:
+    case Opcode::I64DivS: case Opcode::I64DivU: case Opcode::I64RemS: case Opcode::I64RemU:
+    case Opcode::I32TruncF32S: case Opcode::I32TruncF32U: case Opcode::I32TruncF64S: case Opcode::I32TruncF64U:
+    case Opcode::I64TruncF32S: case Opcode::I64TruncF32U: case Opcode::I64TruncF64S: case Opcode::I64TruncF64U:
+      return true;
+    default:
+      return false;
+  }
+}
+constexpr bool commutative(Opcode op) {
+  switch (op) {
+    case Opcode::I32Add: case Opcode::I32Mul: case Opcode::I32And: case Opcode::I32Or: case Opcode::I32Xor:
+    case Opcode::I32Eq: case Opcode::I32Ne:
+    case Opcode::I64Add: case Opcode::I64Mul: case Opcode::I64And: case Opcode::I64Or: case Opcode::I64Xor:
+    case Opcode::I64Eq: case Opcode::I64Ne:
+      return true;
+    default:
+      return false;
+  }
+}
+constexpr bool is_i64_binop(Opcode op) {
+  const auto v = static_cast<unsigned>(op);
+  return (v >= 0x51 && v <= 0x5A) || (v >= 0x7C && v <= 0x8A);
+}
+
+// Reads immediates of a validated body: no error checks (validation proved them well-formed).
+struct Reader {
+  const std::uint8_t* p;
+  const std::uint8_t* base;
+  u32 offset() const { return static_cast<u32>(p - base); }
+  std::uint8_t u8() { return *p++; }
+  u32 u32leb() {
+    u32 r = 0;
+    int shift = 0;
+    std::uint8_t b;
+    do {
+      b = *p++;
+      r |= static_cast<u32>(b & 0x7F) << shift;
+      shift += 7;
+    } while (b & 0x80);
+    return r;
+  }
+  std::int64_t sleb() {
+    std::int64_t r = 0;
+    int shift = 0;
+    std::uint8_t b;
+    do {
+      b = *p++;
+      r |= static_cast<std::int64_t>(b & 0x7F) << shift;
+      shift += 7;
+    } while (b & 0x80);
+    if (shift < 64 && (b & 0x40)) r |= -(std::int64_t{1} << shift);
+    return r;
+  }
+  u64 fixed(int n) {
+    u64 v = 0;
+    std::memcpy(&v, p, static_cast<std::size_t>(n));
+    p += n;
+    return v;
+  }
+};
+
+struct Operand {
+  enum Kind : std::uint8_t { Temp, Local, Const };
+  Kind kind = Temp;
+  u32 local = 0;
+  u64 value = 0;
+};
+
+struct Fixup {
+  u32 instr;  // first word of the branch instruction
+  u32 word;   // the offset word to patch
+};
+
+struct Ctrl {
+  enum Kind : std::uint8_t { Func, Block, Loop, If, Else };
+  Kind kind = Block;
+  u32 base = 0;  // operand height below the block's parameters
+  u32 params = 0;
+  u32 results = 0;
+  u32 loop_start = 0;
+  std::vector<Fixup> fixups;
+  Fixup else_fixup{0, 0};
+  bool unreachable = false;
+};
+
+struct Cond {
+  enum Kind : std::uint8_t { Slot, Cmp, CmpImm };
+  Kind kind = Slot;
+  u32 a = 0;
+  u32 b = 0;
+  u32 cmp = 0;  // 0..9: eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
+};
+
+constexpr u32 kNone = ~u32{0};
+
+class Translator {
+ public:
+  Translator(const Module& m, std::span<const u32> canon, u32 defined_index, bool metered)
+      : m_(m), canon_(canon), body_(m.code[defined_index]), type_(m.types[body_.type_index]), metered_(metered),
+        handlers_(handler_offsets(metered)) {
+    out_.num_params = static_cast<u32>(type_.params.size());
+    out_.num_results = static_cast<u32>(type_.results.size());
+    locals_ = out_.num_params + static_cast<u32>(body_.locals.size());
+    out_.num_locals = locals_;
+  }
+
+  CompiledFunc run() {
+    Reader r{m_.bytes.data() + body_.code_offset, m_.bytes.data()};
+    const std::uint8_t* end = r.p + body_.code_size;
+    Ctrl f;
+    f.kind = Ctrl::Func;
+    f.results = out_.num_results;
+    ctrl_.push_back(std::move(f));
+    if (metered_) {
+      seg_cost_ = 1;  // the function-entry charge
+      fuel_pos_ = pos() + 1;
+      cur_offset_ = static_cast<u32>(body_.code_offset);
+      op(Op::FuelCheck);
+      w(0);
+      w(1);
+      trapping();
+    }
+    while (r.p < end && !ctrl_.empty()) step(r);
+    out_.frame_slots = std::max(locals_ + max_height_, out_.num_results);
+    out_.frame_slots = std::max(out_.frame_slots, out_.num_params);
+    return std::move(out_);
+  }
+
+ private:
+  const Module& m_;
+  std::span<const u32> canon_;
+  const FunctionBody& body_;
+  const FuncType& type_;
+  bool metered_;
+  const std::int32_t* handlers_;
+  CompiledFunc out_;
+  u32 locals_ = 0;
+  std::vector<Operand> vs_;
+  std::vector<Ctrl> ctrl_;
+  u32 max_height_ = 0;
+  u32 dead_depth_ = 0;
+  u32 cur_offset_ = 0;
+  // Fuel segment: cost so far, and the word holding it once the segment's fuel op is emitted.
+  u64 seg_cost_ = 0;
+  u32 fuel_pos_ = kNone;
+  // Peepholes: the last instruction if it wrote a fresh temporary (retargetable), or was an
+  // i32 comparison / eqz (fusable into a following branch).
+  u32 producer_end_ = kNone;
+  u32 producer_dst_word_ = 0;
+  u32 cmp_end_ = kNone;
+  u32 cmp_start_ = 0;
+  Cond cmp_cond_;
+  bool cmp_is_eqz_ = false;
+
+  // ---------------------------------------------------------------- emission
+  u32 pos() const { return static_cast<u32>(out_.code.size()); }
+  void w(u32 x) { out_.code.push_back(x); }
+  void fuel_touch() {
+    if (metered_ && fuel_pos_ == kNone) {
+      out_.code.push_back(static_cast<u32>(handlers_[static_cast<std::size_t>(Op::Fuel)]));
+      fuel_pos_ = pos();
+      w(0);
+    }
+  }
+  u32 emit_op(Op op) {
+    if (op != Op::FuelCheck) fuel_touch();
+    const u32 at = pos();
+    out_.code.push_back(static_cast<u32>(handlers_[static_cast<std::size_t>(op)]));
+    producer_end_ = kNone;
+    cmp_end_ = kNone;
+    return at;
+  }
+  u32 last_instr_ = 0;
+  u32 op(Op o) {
+    last_instr_ = emit_op(o);
+    return last_instr_;
+  }
+  void trapping() { out_.trap_sites.emplace_back(last_instr_, cur_offset_); }
+  void mark_producer(u32 dst_word) {
+    producer_end_ = pos();
+    producer_dst_word_ = dst_word;
+  }
+
+  void end_segment() {
+    if (!metered_) return;
+    if (fuel_pos_ != kNone) {
+      out_.code[fuel_pos_] = static_cast<u32>(seg_cost_);
+    } else if (seg_cost_ > 0) {
+      out_.code.push_back(static_cast<u32>(handlers_[static_cast<std::size_t>(Op::Fuel)]));
+      w(static_cast<u32>(seg_cost_));
+    }
+    seg_cost_ = 0;
+    fuel_pos_ = kNone;
+  }
+  void begin_segment() { end_segment(); }
+  void invalidate_peepholes() {
+    producer_end_ = kNone;
+    cmp_end_ = kNone;
+  }
+
+  // ---------------------------------------------------------------- operand stack
+  u32 height() const { return static_cast<u32>(vs_.size()); }
+  u32 temp_slot(u32 k) const { return locals_ + k; }
+  void push_temp() {
+    vs_.push_back(Operand{});
+    max_height_ = std::max(max_height_, height());
+  }
+  void push(Operand o) {
+    vs_.push_back(o);
+    max_height_ = std::max(max_height_, height());
+  }
+  void emit_const(u32 dst, u64 v) {
+    if (v <= 0xFFFFFFFFu) {
+      op(Op::Const32);
+      w(dst);
+      w(static_cast<u32>(v));
+    } else {
+      op(Op::Const64);
+      w(dst);
+      w(static_cast<u32>(v));
+      w(static_cast<u32>(v >> 32));
+    }
+  }
+  // Makes entry k live in its own temp slot.
+  void materialize(u32 k) {
+    Operand& o = vs_[k];
+    if (o.kind == Operand::Const) {
+      emit_const(temp_slot(k), o.value);
+    } else if (o.kind == Operand::Local) {
+      op(Op::Copy);
+      w(temp_slot(k));
+      w(o.local);
+    }
+    o = Operand{};
+  }
+  void materialize_all() {
+    for (u32 k = 0; k < height(); ++k)
+      if (vs_[k].kind != Operand::Temp) materialize(k);
+  }
+  // The slot holding entry k's value (constants get materialized).
+  u32 slot(u32 k) {
+    Operand& o = vs_[k];
+    if (o.kind == Operand::Local) return o.local;
+    if (o.kind == Operand::Const) materialize(k);
+    return temp_slot(k);
+  }
+  u32 top_slot() { return slot(height() - 1); }
+  void pop(u32 n = 1) { vs_.resize(vs_.size() - n); }
+  // Before local x is written: entries that still read it lazily must take a copy now.
+  void protect_local(u32 x, u32 below) {
+    for (u32 k = 0; k < below; ++k)
+      if (vs_[k].kind == Operand::Local && vs_[k].local == x) materialize(k);
+  }
+  bool local_pending(u32 x, u32 below) const {
+    for (u32 k = 0; k < below; ++k)
+      if (vs_[k].kind == Operand::Local && vs_[k].local == x) return true;
+    return false;
+  }
+  // Writes entry k's value into slot dst (dst not read lazily by anything).
+  void move_to(u32 dst, u32 k) {
+    const Operand& o = vs_[k];
+    if (o.kind == Operand::Const) {
+      emit_const(dst, o.value);
+    } else {
+      const u32 src = o.kind == Operand::Local ? o.local : temp_slot(k);
+      if (src != dst) {
+        op(Op::Copy);
+        w(dst);
+        w(src);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- branches
+  Ctrl& label(u32 depth) { return ctrl_[ctrl_.size() - 1 - depth]; }
+  u32 arity(const Ctrl& c) const { return c.kind == Ctrl::Loop ? c.params : c.results; }
+  bool needs_copies(const Ctrl& c) {
+    if (c.kind == Ctrl::Func) return true;
+    const u32 n = arity(c);
+    for (u32 i = 0; i < n; ++i) {
+      const u32 k = height() - n + i;
+      if (vs_[k].kind != Operand::Temp || k != c.base + i) return true;
+    }
+    return false;
+  }
+  void emit_label_copies(const Ctrl& c) {
+    const u32 n = arity(c);
+    for (u32 i = 0; i < n; ++i) move_to(temp_slot(c.base + i), height() - n + i);
+  }
+  // Results into slots [0, results): in ascending order, which is safe for temporaries (their
+  // source slot is never below the destination); locals that would be overwritten first are
+  // copied out beforehand.
+  void emit_return() {
+    const u32 n = out_.num_results;
+    bool clobber = false;
+    for (u32 i = 0; i < n; ++i) {
+      const Operand& o = vs_[height() - n + i];
+      if (o.kind == Operand::Local && o.local < i) clobber = true;
+    }
+    if (clobber) {
+      // Through the (otherwise unused) temp slots, leaving the operand model untouched: this
+      // may be a branch trampoline that only one path runs.
+      for (u32 i = 0; i < n; ++i) move_to(temp_slot(height() - n + i), height() - n + i);
+      for (u32 i = 0; i < n; ++i) {
+        const u32 src = temp_slot(height() - n + i);
+        if (src != i) {
+          op(Op::Copy);
+          w(i);
+          w(src);
+        }
+      }
+    } else {
+      for (u32 i = 0; i < n; ++i) move_to(i, height() - n + i);
+    }
+    op(Op::Return);
+  }
+  void add_jump(Ctrl& c, u32 instr, u32 word) {
+    if (c.kind == Ctrl::Loop) {
+      out_.code[word] = c.loop_start - instr;
+    } else {
+      c.fixups.push_back(Fixup{instr, word});
+    }
+  }
+  // Unconditional branch to label `depth` with its values.
+  void emit_br(u32 depth) {
+    Ctrl& c = label(depth);
+    if (c.kind == Ctrl::Func) {
+      emit_return();
+      return;
+    }
+    emit_label_copies(c);
+    const u32 at = op(Op::Br);
+    w(0);
+    add_jump(c, at, at + 1);
+  }
+  void bind(Fixup f, u32 target) { out_.code[f.word] = target - f.instr; }
+
+  // Pops the condition of br_if / if, fusing a just-emitted i32 comparison into it.
+  Cond pop_cond() {
+    const u32 k = height() - 1;
+    if (vs_[k].kind == Operand::Temp && cmp_end_ == pos()) {
+      Cond c = cmp_cond_;
+      out_.code.resize(cmp_start_);
+      if (!out_.trap_sites.empty() && out_.trap_sites.back().first >= cmp_start_) out_.trap_sites.pop_back();
+      cmp_end_ = kNone;
+      producer_end_ = kNone;
+      pop();
+      if (cmp_is_eqz_) c.kind = Cond::Slot;  // handled by the caller through the negation flag
+      return c;
+    }
+    Cond c;
+    c.kind = Cond::Slot;
+    c.a = slot(k);
+    pop();
+    cmp_is_eqz_ = false;
+    return c;
+  }
+  // Emits a conditional branch taken when cond (xor negate) holds; returns the branch's first word.
+  u32 emit_cond_branch(const Cond& c, bool when_true) {
+    if (c.kind == Cond::Slot) {
+      const u32 at = op(when_true ? Op::BrIf : Op::BrUnless);
+      w(c.a);
+      w(0);
+      return at;
+    }
+    const u32 variant = c.cmp * 4 + (c.kind == Cond::CmpImm ? 1 : 0) + (when_true ? 0 : 2);
+    const u32 at = op(static_cast<Op>(static_cast<u32>(Op::BrIfI32Eq) + variant));
+    w(c.a);
+    w(c.b);
+    w(0);
+    return at;
+  }
+  u32 cond_offset_word(const Cond& c, u32 at) const { return c.kind == Cond::Slot ? at + 2 : at + 3; }
+
+  // ---------------------------------------------------------------- helpers per instruction
+  void block_type(Reader& r, u32& params, u32& results) {
+    const std::uint8_t b = *r.p;
+    if (b == 0x40) {
+      ++r.p;
+      params = results = 0;
+    } else if (is_valtype_byte(b)) {
+      ++r.p;
+      params = 0;
+      results = 1;
+    } else {
+      const auto idx = static_cast<u32>(r.sleb());
+      params = static_cast<u32>(m_.types[idx].params.size());
+      results = static_cast<u32>(m_.types[idx].results.size());
+    }
+  }
+  void skip_imm(Reader& r, ImmKind k) {
+    switch (k) {
+      case ImmKind::None: break;
+      case ImmKind::BlockType: {
+        u32 p, q;
+        block_type(r, p, q);
+        break;
+      }
+      case ImmKind::BrTable: {
+        const u32 n = r.u32leb();
+        for (u32 i = 0; i <= n; ++i) r.u32leb();
+        break;
+      }
+      case ImmKind::CallIndirect: case ImmKind::MemoryInit: case ImmKind::TableInit: case ImmKind::TableCopy:
+        r.u32leb();
+        r.u32leb();
+        break;
+      case ImmKind::MemoryCopy: r.u8(); r.u8(); break;
+      case ImmKind::MemIdx: case ImmKind::RefType: r.u8(); break;
+      case ImmKind::I32: case ImmKind::I64: r.sleb(); break;
+      case ImmKind::F32: r.p += 4; break;
+      case ImmKind::F64: r.p += 8; break;
+      case ImmKind::SelectT: {
+        const u32 n = r.u32leb();
+        r.p += n;
+        break;
+      }
+      case ImmKind::MemArg8: case ImmKind::MemArg16: case ImmKind::MemArg32: case ImmKind::MemArg64:
+        r.u32leb();
+        r.u32leb();
+        break;
+      default:  // single LEB index
+        r.u32leb();
+        break;
+    }
+  }
+
+  void enter_block(Ctrl::Kind kind, u32 params, u32 results) {
+    Ctrl c;
+    c.kind = kind;
+    c.params = params;
+    c.results = results;
+    c.base = height() - params;
+    ctrl_.push_back(std::move(c));
+  }
+  void reset_stack(u32 base, u32 n) {
+    vs_.resize(base);
+    for (u32 i = 0; i < n; ++i) push_temp();
+  }
+  void set_unreachable() {
+    ctrl_.back().unreachable = true;
+    vs_.resize(ctrl_.back().base);
+  }
+
+  void simple(Opcode opc) {
+    const SimpleInfo& info = kSimple[static_cast<std::size_t>(opc)];
+    assert(info.form != Form::None);
+    if (opc == Opcode::I32ReinterpretF32 || opc == Opcode::I64ReinterpretF64 || opc == Opcode::F32ReinterpretI32 ||
+        opc == Opcode::F64ReinterpretI64 || opc == Opcode::I64ExtendI32U) {
+      return;  // same bits in a slot (i32 slots are zero-extended)
+    }
+    if (info.form == Form::Un) {
+      const u32 k = height() - 1;
+      const u32 a = slot(k);
+      pop();
+      const u32 at = op(info.op);
+      w(temp_slot(k));
+      w(a);
+      push_temp();
+      if (can_trap(opc)) trapping();
+      mark_producer(at + 1);
+      if (opc == Opcode::I32Eqz) {
+        cmp_end_ = pos();
+        cmp_start_ = at;
+        cmp_is_eqz_ = true;
+        cmp_cond_ = Cond{Cond::Slot, a, 0, 0};
+      }
+      return;
+    }
+    const u32 kb = height() - 1;
+    const u32 ka = kb - 1;
+    bool use_imm = false;
+    u32 a_slot = 0;
+    u32 imm = 0;
+    if (info.form == Form::BinImm) {
+      const bool i64 = is_i64_binop(opc);
+      auto fits = [&](const Operand& o) {
+        return o.kind == Operand::Const &&
+               (!i64 || static_cast<std::int64_t>(o.value) == static_cast<std::int32_t>(o.value));
+      };
+      if (fits(vs_[kb])) {
+        use_imm = true;
+        imm = static_cast<u32>(vs_[kb].value);
+        a_slot = slot(ka);
+      } else if (commutative(opc) && fits(vs_[ka]) && vs_[kb].kind != Operand::Const) {
+        use_imm = true;
+        imm = static_cast<u32>(vs_[ka].value);
+        a_slot = slot(kb);
+      }
+    }
+    u32 at;
+    u32 b_slot = 0;
+    if (use_imm) {
+      at = op(info.imm);
+      w(temp_slot(ka));
+      w(a_slot);
+      w(imm);
+    } else {
+      a_slot = slot(ka);
+      b_slot = slot(kb);
+      at = op(info.op);
+      w(temp_slot(ka));
+      w(a_slot);
+      w(b_slot);
+    }
+    pop(2);
+    push_temp();
+    if (can_trap(opc)) trapping();
+    mark_producer(at + 1);
+    const auto v = static_cast<u32>(opc);
+    if (v >= 0x46 && v <= 0x4F) {
+      cmp_end_ = pos();
+      cmp_start_ = at;
+      cmp_is_eqz_ = false;
+      cmp_cond_ = Cond{use_imm ? Cond::CmpImm : Cond::Cmp, a_slot, use_imm ? imm : b_slot, v - 0x46};
+    }
+  }
+
+  void load(Op o, Reader& r) {
+    r.u32leb();
+    const u32 offset = r.u32leb();
+    const u32 k = height() - 1;
+    const u32 addr = slot(k);
+    pop();
+    const u32 at = op(o);
+    w(temp_slot(k));
+    w(addr);
+    w(offset);
+    trapping();
+    push_temp();
+    mark_producer(at + 1);
+  }
+  void store(Op o, Reader& r) {
+    r.u32leb();
+    const u32 offset = r.u32leb();
+    const u32 kv = height() - 1;
+    const u32 val = slot(kv);
+    const u32 addr = slot(kv - 1);
+    pop(2);
+    op(o);
+    w(addr);
+    w(val);
+    w(offset);
+    trapping();
+  }
+  // Operands of an n-ary instruction (deepest first) as slots, popped.
+  template <std::size_t N>
+  std::array<u32, N> operands() {
+    std::array<u32, N> s{};
+    for (std::size_t i = 0; i < N; ++i) s[i] = slot(height() - static_cast<u32>(N) + static_cast<u32>(i));
+    pop(static_cast<u32>(N));
+    return s;
+  }
+
+  void do_call(u32 n_params) {
+    for (u32 k = height() - n_params; k < height(); ++k)
+      if (vs_[k].kind != Operand::Temp) materialize(k);
+    pop(n_params);
+  }
+
+  // ---------------------------------------------------------------- the main step
+  void step(Reader& r) {
+    cur_offset_ = r.offset();
+    const std::uint8_t b0 = r.u8();
+    Opcode opc;
+    if (b0 == kPrefixFC) {
+      opc = static_cast<Opcode>(0x100 + r.u32leb());
+    } else {
+      opc = static_cast<Opcode>(b0);
+    }
+    Ctrl& cur = ctrl_.back();
+    if (cur.unreachable) {
+      if (opc == Opcode::Block || opc == Opcode::Loop || opc == Opcode::If) {
+        ++dead_depth_;
+        skip_imm(r, ImmKind::BlockType);
+        return;
+      }
+      if (opc == Opcode::End && dead_depth_ > 0) {
+        --dead_depth_;
+        return;
+      }
+      if (opc == Opcode::Else && dead_depth_ > 0) return;
+      if (opc != Opcode::End && opc != Opcode::Else) {
+        skip_imm(r, info(opc).imm);
+        return;
+      }
+    }
+    if (metered_) seg_cost_ += fuel_cost(opc);
+
+    switch (opc) {
+      case Opcode::Unreachable:
+        op(Op::Unreachable);
+        trapping();
+        set_unreachable();
+        break;
+      case Opcode::Nop: break;
+      case Opcode::Block: {
+        u32 p, q;
+        block_type(r, p, q);
+        materialize_all();
+        enter_block(Ctrl::Block, p, q);
+        break;
+      }
+      case Opcode::Loop: {
+        u32 p, q;
+        block_type(r, p, q);
+        materialize_all();
+        enter_block(Ctrl::Loop, p, q);
+        begin_segment();
+        invalidate_peepholes();
+        ctrl_.back().loop_start = pos();
+        if (metered_) {
+          fuel_pos_ = pos() + 1;
+          op(Op::FuelCheck);
+          w(0);
+          w(0);
+          trapping();
+        }
+        break;
+      }
+      case Opcode::If: {
+        u32 p, q;
+        block_type(r, p, q);
+        const bool eqz = cmp_end_ == pos() && cmp_is_eqz_ && vs_.back().kind == Operand::Temp;
+        Cond c = pop_cond();
+        materialize_all();
+        enter_block(Ctrl::If, p, q);
+        // Into the else arm when the condition is false.
+        const u32 at = emit_cond_branch(c, eqz);
+        ctrl_.back().else_fixup = Fixup{at, cond_offset_word(c, at)};
+        begin_segment();
+        break;
+      }
+      case Opcode::Else: {
+        Ctrl& c = ctrl_.back();
+        if (!c.unreachable) {
+          for (u32 i = 0; i < c.results; ++i)
+            if (vs_[c.base + i].kind != Operand::Temp) materialize(c.base + i);
+          const u32 at = op(Op::Br);
+          w(0);
+          c.fixups.push_back(Fixup{at, at + 1});
+        }
+        begin_segment();
+        invalidate_peepholes();
+        bind(c.else_fixup, pos());
+        c.kind = Ctrl::Else;
+        c.unreachable = false;
+        reset_stack(c.base, c.params);
+        break;
+      }
+      case Opcode::End: {
+        Ctrl& c = ctrl_.back();
+        if (c.kind == Ctrl::Func) {
+          if (!c.unreachable) emit_return();
+          end_segment();
+          ctrl_.pop_back();
+          break;
+        }
+        if (!c.unreachable)
+          for (u32 i = 0; i < c.results; ++i)
+            if (vs_[c.base + i].kind != Operand::Temp) materialize(c.base + i);
+        const bool joined = !c.fixups.empty() || c.kind == Ctrl::If || c.unreachable;
+        if (joined) {
+          begin_segment();
+          invalidate_peepholes();
+          const u32 here = pos();
+          for (const Fixup& f : c.fixups) bind(f, here);
+          if (c.kind == Ctrl::If) bind(c.else_fixup, here);
+        }
+        const u32 base = c.base;
+        const u32 results = c.results;
+        ctrl_.pop_back();
+        reset_stack(base, results);
+        break;
+      }
+      case Opcode::Br: {
+        const u32 depth = r.u32leb();
+        emit_br(depth);
+        set_unreachable();
+        break;
+      }
+      case Opcode::BrIf: {
+        const u32 depth = r.u32leb();
+        const bool eqz = cmp_end_ == pos() && cmp_is_eqz_ && vs_.back().kind == Operand::Temp;
+        Cond c = pop_cond();
+        Ctrl& target = label(depth);
+        if (!needs_copies(target)) {
+          const u32 at = emit_cond_branch(c, !eqz);
+          add_jump(target, at, cond_offset_word(c, at));
+        } else {
+          const u32 at = emit_cond_branch(c, eqz);
+          const Fixup skip{at, cond_offset_word(c, at)};
+          emit_br(depth);
+          bind(skip, pos());
+        }
+        begin_segment();
+        invalidate_peepholes();
+        break;
+      }
+      case Opcode::BrTable: {
+        const u32 n = r.u32leb();
+        std::vector<u32> depths(n + 1);
+        for (u32 i = 0; i <= n; ++i) depths[i] = r.u32leb();
+        const u32 idx = top_slot();
+        pop();
+        const u32 at = op(Op::BrTable);
+        w(idx);
+        w(n);
+        for (u32 i = 0; i <= n; ++i) w(0);
+        std::vector<std::pair<u32, u32>> trampolines;  // depth -> code position
+        for (u32 i = 0; i <= n; ++i) {
+          Ctrl& t = label(depths[i]);
+          const u32 word = at + 3 + i;
+          if (!needs_copies(t)) {
+            add_jump(t, at, word);
+            continue;
+          }
+          auto it = std::find_if(trampolines.begin(), trampolines.end(),
+                                 [&](const auto& p) { return p.first == depths[i]; });
+          if (it == trampolines.end()) {
+            trampolines.emplace_back(depths[i], pos());
+            emit_br(depths[i]);
+            it = trampolines.end() - 1;
+          }
+          out_.code[word] = it->second - at;
+        }
+        set_unreachable();
+        break;
+      }
+      case Opcode::Return:
+        emit_return();
+        set_unreachable();
+        break;
+      case Opcode::Call: {
+        const u32 f = r.u32leb();
+        const FuncType& ft = m_.func_type(f);
+        const auto np = static_cast<u32>(ft.params.size());
+        const auto nr = static_cast<u32>(ft.results.size());
+        do_call(np);
+        const u32 base = temp_slot(height());
+        op(Op::Call);
+        w(f);
+        w(base);
+        trapping();
+        for (u32 i = 0; i < nr; ++i) push_temp();
+        max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
+        begin_segment();
+        break;
+      }
+      case Opcode::CallIndirect: {
+        const u32 type = r.u32leb();
+        const u32 table = r.u32leb();
+        const FuncType& ft = m_.types[type];
+        const auto np = static_cast<u32>(ft.params.size());
+        const auto nr = static_cast<u32>(ft.results.size());
+        const u32 idx = top_slot();
+        pop();
+        do_call(np);
+        const u32 base = temp_slot(height());
+        op(Op::CallIndirect);
+        w(canon_[type]);
+        w(table);
+        w(base);
+        w(idx);
+        trapping();
+        for (u32 i = 0; i < nr; ++i) push_temp();
+        max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
+        begin_segment();
+        break;
+      }
+      case Opcode::Drop: pop(); break;
+      case Opcode::Select:
+      case Opcode::SelectT: {
+        if (opc == Opcode::SelectT) skip_imm(r, ImmKind::SelectT);
+        const auto s = operands<3>();
+        const u32 at = op(Op::Select);
+        w(temp_slot(height()));
+        w(s[0]);
+        w(s[1]);
+        w(s[2]);
+        push_temp();
+        mark_producer(at + 1);
+        break;
+      }
+      case Opcode::LocalGet: {
+        Operand o;
+        o.kind = Operand::Local;
+        o.local = r.u32leb();
+        push(o);
+        break;
+      }
+      case Opcode::LocalSet:
+      case Opcode::LocalTee: {
+        const u32 x = r.u32leb();
+        const bool tee = opc == Opcode::LocalTee;
+        const u32 k = height() - 1;
+        Operand& top = vs_[k];
+        if (top.kind == Operand::Local && top.local == x) {
+          if (!tee) pop();
+          break;
+        }
+        if (top.kind == Operand::Temp && producer_end_ == pos() && out_.code[producer_dst_word_] == temp_slot(k) &&
+            !local_pending(x, k)) {
+          out_.code[producer_dst_word_] = x;
+          producer_end_ = kNone;
+          cmp_end_ = kNone;
+          if (tee) {
+            top.kind = Operand::Local;
+            top.local = x;
+          } else {
+            pop();
+          }
+          break;
+        }
+        protect_local(x, k);
+        move_to(x, k);
+        if (tee) {
+          if (vs_[k].kind == Operand::Temp) {
+            vs_[k].kind = Operand::Local;
+            vs_[k].local = x;
+          }
+        } else {
+          pop();
+        }
+        break;
+      }
+      case Opcode::GlobalGet: {
+        const u32 g = r.u32leb();
+        const u32 at = op(Op::GlobalGet);
+        w(temp_slot(height()));
+        w(g);
+        push_temp();
+        mark_producer(at + 1);
+        break;
+      }
+      case Opcode::GlobalSet: {
+        const u32 g = r.u32leb();
+        const u32 s = top_slot();
+        pop();
+        op(Op::GlobalSet);
+        w(g);
+        w(s);
+        break;
+      }
+      case Opcode::TableGet: {
+        const u32 t = r.u32leb();
+        const u32 idx = top_slot();
+        pop();
+        const u32 at = op(Op::TableGet);
+        w(temp_slot(height()));
+        w(t);
+        w(idx);
+        trapping();
+        push_temp();
+        mark_producer(at + 1);
+        break;
+      }
+      case Opcode::TableSet: {
+        const u32 t = r.u32leb();
+        const auto s = operands<2>();
+        op(Op::TableSet);
+        w(t);
+        w(s[0]);
+        w(s[1]);
+        trapping();
+        break;
+      }
+      case Opcode::I32Load: case Opcode::F32Load: load(Op::I32Load, r); break;
+      case Opcode::I64Load: case Opcode::F64Load: load(Op::I64Load, r); break;
+      case Opcode::I32Load8S: load(Op::I32Load8S, r); break;
+      case Opcode::I32Load8U: load(Op::I32Load8U, r); break;
+      case Opcode::I32Load16S: load(Op::I32Load16S, r); break;
+      case Opcode::I32Load16U: load(Op::I32Load16U, r); break;
+      case Opcode::I64Load8S: load(Op::I64Load8S, r); break;
+      case Opcode::I64Load8U: load(Op::I64Load8U, r); break;
+      case Opcode::I64Load16S: load(Op::I64Load16S, r); break;
+      case Opcode::I64Load16U: load(Op::I64Load16U, r); break;
+      case Opcode::I64Load32S: load(Op::I64Load32S, r); break;
+      case Opcode::I64Load32U: load(Op::I64Load32U, r); break;
+      case Opcode::I32Store: case Opcode::F32Store: store(Op::I32Store, r); break;
+      case Opcode::I64Store: case Opcode::F64Store: store(Op::I64Store, r); break;
+      case Opcode::I32Store8: store(Op::I32Store8, r); break;
+      case Opcode::I32Store16: store(Op::I32Store16, r); break;
+      case Opcode::I64Store8: store(Op::I64Store8, r); break;
+      case Opcode::I64Store16: store(Op::I64Store16, r); break;
+      case Opcode::I64Store32: store(Op::I64Store32, r); break;
+      case Opcode::MemorySize: {
+        r.u8();
+        const u32 at = op(Op::MemorySize);
+        w(temp_slot(height()));
+        push_temp();
+        mark_producer(at + 1);
+        break;
+      }
+      case Opcode::MemoryGrow: {
+        r.u8();
+        const u32 k = height() - 1;
+        const u32 d = slot(k);
+        pop();
+        const u32 at = op(Op::MemoryGrow);
+        w(temp_slot(k));
+        w(d);
+        push_temp();
+        mark_producer(at + 1);
+        break;
+      }
+      case Opcode::I32Const: push(Operand{Operand::Const, 0, static_cast<u32>(static_cast<std::int32_t>(r.sleb()))}); break;
+      case Opcode::I64Const: push(Operand{Operand::Const, 0, static_cast<u64>(r.sleb())}); break;
+      case Opcode::F32Const: push(Operand{Operand::Const, 0, r.fixed(4)}); break;
+      case Opcode::F64Const: push(Operand{Operand::Const, 0, r.fixed(8)}); break;
+      case Opcode::RefNull: r.u8(); push(Operand{Operand::Const, 0, 0}); break;
+      case Opcode::RefIsNull: {
+        const u32 k = height() - 1;
+        const u32 s = slot(k);
+        pop();
+        const u32 at = op(Op::RefIsNull);
+        w(temp_slot(k));
+        w(s);
+        push_temp();
+        mark_producer(at + 1);
+        break;
+      }
+      case Opcode::RefFunc: {
+        const u32 f = r.u32leb();
+        const u32 at = op(Op::RefFunc);
+        w(temp_slot(height()));
+        w(f);
+        push_temp();
+        mark_producer(at + 1);
+        break;
+      }
+      case Opcode::MemoryInit: {
+        const u32 seg = r.u32leb();
+        r.u8();
+        const auto s = operands<3>();
+        op(Op::MemoryInit);
+        w(seg);
+        w(s[0]);
+        w(s[1]);
+        w(s[2]);
+        trapping();
+        begin_segment();
+        break;
+      }
+      case Opcode::DataDrop: op(Op::DataDrop); w(r.u32leb()); break;
+      case Opcode::MemoryCopy: {
+        r.u8();
+        r.u8();
+        const auto s = operands<3>();
+        op(Op::MemoryCopy);
+        w(s[0]);
+        w(s[1]);
+        w(s[2]);
+        trapping();
+        begin_segment();
+        break;
+      }
+      case Opcode::MemoryFill: {
+        r.u8();
+        const auto s = operands<3>();
+        op(Op::MemoryFill);
+        w(s[0]);
+        w(s[1]);
+        w(s[2]);
+        trapping();
+        begin_segment();
+        break;
+      }
+      case Opcode::TableInit: {
+        const u32 seg = r.u32leb();
+        const u32 t = r.u32leb();
+        const auto s = operands<3>();
+        op(Op::TableInit);
+        w(seg);
+        w(t);
+        w(s[0]);
+        w(s[1]);
+        w(s[2]);
+        trapping();
+        begin_segment();
+        break;
+      }
+      case Opcode::ElemDrop: op(Op::ElemDrop); w(r.u32leb()); break;
+      case Opcode::TableCopy: {
+        const u32 dt = r.u32leb();
+        const u32 st = r.u32leb();
+        const auto s = operands<3>();
+        op(Op::TableCopy);
+        w(dt);
+        w(st);
+        w(s[0]);
+        w(s[1]);
+        w(s[2]);
+        trapping();
+        begin_segment();
+        break;
+      }
+      case Opcode::TableGrow: {
+        const u32 t = r.u32leb();
+        const u32 k = height() - 2;
+        const auto s = operands<2>();
+        op(Op::TableGrow);
+        w(temp_slot(k));
+        w(t);
+        w(s[0]);
+        w(s[1]);
+        trapping();
+        push_temp();
+        begin_segment();
+        break;
+      }
+      case Opcode::TableSize: {
+        const u32 t = r.u32leb();
+        const u32 at = op(Op::TableSize);
+        w(temp_slot(height()));
+        w(t);
+        push_temp();
+        mark_producer(at + 1);
+        break;
+      }
+      case Opcode::TableFill: {
+        const u32 t = r.u32leb();
+        const auto s = operands<3>();
+        op(Op::TableFill);
+        w(t);
+        w(s[0]);
+        w(s[1]);
+        w(s[2]);
+        trapping();
+        begin_segment();
+        break;
+      }
+      default:
+        simple(opc);
+        break;
+    }
+  }
+};
+
+}  // namespace
+
+CompiledFunc translate_function(const Module& module, std::span<const std::uint32_t> canonical_type,
+                                std::uint32_t defined_index, bool metered) {
+  return Translator(module, canonical_type, defined_index, metered).run();
+}
+
+}  // namespace sprawling::wasm
