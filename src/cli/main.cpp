@@ -1,0 +1,67 @@
+// `sprawl`: the command line — run a wasip1 module in the sandbox, run spec scripts, validate
+// modules, run the python arm.
+#include "cli/commands.hpp"
+#include "cli/report.hpp"
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+constexpr std::string_view kVersion = "sprawl 0.1.0 (sprawling-runtime)";
+
+constexpr std::string_view kUsage = R"(sprawl — run WebAssembly (wasip1) modules in a capability sandbox
+
+Usage:
+  sprawl run [OPTIONS] MODULE [ARGS...]    run a .wasm or .wat command module (its _start)
+  sprawl python [OPTIONS] [PYTHON-ARGS...] run CPython (built for WASI) in the sandbox
+  sprawl wast FILE...                      run WebAssembly spec scripts (.wast)
+  sprawl validate MODULE...                decode and validate modules
+  sprawl help [COMMAND]                    this text, or a command's options
+  sprawl --version
+
+Run `sprawl run --help` for the options and the exit statuses.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage.data(), stderr);
+    return sprawling::cli::status::kUsage;
+  }
+  const std::string_view command = args[0];
+  const std::span<const std::string_view> rest(args.begin() + 1, args.end());
+  if (command == "--help" || command == "-h") {
+    std::fputs(kUsage.data(), stdout);
+    return 0;
+  }
+  if (command == "help") {
+    if (rest.empty()) {
+      std::fputs(kUsage.data(), stdout);
+      return 0;
+    }
+    const std::string_view help[] = {"--help"};
+    if (rest[0] == "run") return sprawling::cli::run_command(help);
+    if (rest[0] == "python") return sprawling::cli::python_command(help);
+    if (rest[0] == "wast") return sprawling::cli::wast_command(help);
+    if (rest[0] == "validate") return sprawling::cli::validate_command(help);
+    std::fprintf(stderr, "sprawl: unknown command '%.*s' (see sprawl --help)\n", static_cast<int>(rest[0].size()),
+                 rest[0].data());
+    return sprawling::cli::status::kUsage;
+  }
+  if (command == "--version" || command == "-V") {
+    std::printf("%s\n", kVersion.data());
+    return 0;
+  }
+  if (command == "run") return sprawling::cli::run_command(rest);
+  if (command == "python") return sprawling::cli::python_command(rest);
+  if (command == "wast") return sprawling::cli::wast_command(rest);
+  if (command == "validate") return sprawling::cli::validate_command(rest);
+  std::fprintf(stderr, "sprawl: unknown command '%.*s' (see sprawl --help)\n", static_cast<int>(command.size()),
+               command.data());
+  return sprawling::cli::status::kUsage;
+}

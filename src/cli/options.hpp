@@ -1,0 +1,46 @@
+// Command-line parsing for `sprawl run` / `sprawl python`: Wasmtime's spellings turned into a
+// SandboxJob + SandboxConfig, with one clear message per malformed argument.
+#pragma once
+
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sprawling::cli {
+
+// What `sprawl run` was asked to do.
+struct RunRequest {
+  std::string module;             // path of the .wasm / .wat
+  std::vector<std::string> args;  // guest arguments after the module (argv[1..])
+  std::vector<runtime::Mount> mounts;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::optional<std::uint64_t> fuel;              // empty: fuel not metered
+  std::optional<std::uint64_t> max_memory_bytes;  // empty: the engine's default (4 GiB)
+  std::optional<std::chrono::nanoseconds> timeout;
+  std::optional<std::string> json_path;           // "-" = stderr
+  std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
+};
+
+// A usage error: what was wrong and the accepted form.
+struct UsageError {
+  std::string message;
+};
+
+// Parses the options of `sprawl run` (and `sprawl python`, with module_required = false: then
+// the first argument that is not one of our long options — `-c`, a script, or anything after
+// `--` — starts the interpreter's arguments; -W belongs to Python there, so use the long forms).
+[[nodiscard]] std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view> args,
+                                                              bool module_required = true);
+
+// "500ms", "2s", "1m", "1.5s", "250us", "10ns"; a bare number is seconds.
+[[nodiscard]] std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text);
+// Bytes, with an optional binary suffix: 65536, 64K, 256M, 4G (also KiB/MiB/GiB).
+[[nodiscard]] std::optional<std::uint64_t> parse_size(std::string_view text);
+
+}  // namespace sprawling::cli

@@ -1,0 +1,78 @@
+// `sprawl python`: CPython built for WASI (scripts/build-python-wasi) run in the sandbox with
+// its standard library mounted read-only at /usr/local/lib.
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/report.hpp"
+#include "cli/run_job.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#ifndef SPRAWLING_DEFAULT_ARTIFACTS_DIR
+#error "SPRAWLING_DEFAULT_ARTIFACTS_DIR must be defined by the build"
+#endif
+
+namespace sprawling::cli {
+
+namespace {
+
+constexpr std::string_view kPythonHelp = R"(Usage: sprawl python [OPTIONS] [PYTHON-ARGS...]
+
+Runs CPython 3.11 built for WASI in the sandbox: the standard library is mounted read-only at
+/usr/local/lib, and the guest sees nothing else but what --dir grants. Examples:
+  sprawl python -c 'print(1)'
+  sprawl python --dir ./work::/work /work/script.py
+
+Options: the long options of `sprawl run` (--dir, --env, --fuel, --max-memory-size, --timeout,
+--stdin, --json), before the Python arguments; the first argument that is not one of them (-c,
+a script, -W …, or anything after --) starts Python's own. Exit statuses: as `sprawl run`.
+
+The interpreter is found through SPRAWLING_PYTHON_WASM (python.wasm) and SPRAWLING_PYTHON_LIB
+(the folder holding python3.11/), or else in .artifacts/python-wasi/ of the source tree. When
+it is absent the command says how to build it (scripts/build-python-wasi) and exits 127
+(E_TOOL_UNAVAILABLE).
+)";
+
+std::filesystem::path from_env_or(const char* name, const std::filesystem::path& fallback) {
+  if (const char* value = std::getenv(name); value != nullptr && *value != '\0') return value;
+  return fallback;
+}
+
+}  // namespace
+
+int python_command(std::span<const std::string_view> args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::fputs(kPythonHelp.data(), stdout);
+    return 0;
+  }
+  const std::filesystem::path artifacts = std::filesystem::path(SPRAWLING_DEFAULT_ARTIFACTS_DIR) / "python-wasi";
+  const auto wasm = from_env_or("SPRAWLING_PYTHON_WASM", artifacts / "python.wasm");
+  const auto lib = from_env_or("SPRAWLING_PYTHON_LIB", artifacts / "lib");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(wasm, ec) || !std::filesystem::is_directory(lib / "python3.11", ec)) {
+    std::fprintf(stderr,
+                 "sprawl python: E_TOOL_UNAVAILABLE: no CPython-for-WASI artifact (looked for %s and %s/python3.11).\n"
+                 "  Build it with scripts/build-python-wasi (a few minutes), or point SPRAWLING_PYTHON_WASM and\n"
+                 "  SPRAWLING_PYTHON_LIB at an existing build.\n",
+                 wasm.c_str(), lib.c_str());
+    return status::kToolUnavailable;
+  }
+  auto request = parse_run(args, /*module_required=*/false);
+  if (!request) {
+    std::fprintf(stderr, "sprawl python: %s\n", request.error().message.c_str());
+    return status::kUsage;
+  }
+  for (const auto& mount : request->mounts) {
+    if (mount.guest == "/usr/local/lib") {
+      std::fputs("sprawl python: --dir: /usr/local/lib is where the standard library is mounted\n", stderr);
+      return status::kUsage;
+    }
+  }
+  std::vector<std::string> argv{"python"};
+  argv.insert(argv.end(), request->args.begin(), request->args.end());
+  std::vector<runtime::Mount> stdlib{runtime::Mount{.host = lib, .guest = "/usr/local/lib", .writable = false}};
+  return run_job(*request, std::move(argv), std::move(stdlib), wasm.string());
+}
+
+}  // namespace sprawling::cli

@@ -1,0 +1,172 @@
+// `sprawl run`: a module, its arguments and the options → one job in a WasmSandbox, output
+// streamed as the guest writes it, the ending turned into an exit status (and --json).
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/report.hpp"
+#include "cli/run_job.hpp"
+
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+namespace sprawling::cli {
+
+namespace {
+
+constexpr std::string_view kRunHelp = R"(Usage: sprawl run [OPTIONS] MODULE [ARGS...]
+
+Runs the wasip1 command module MODULE (.wasm binary or .wat text) in the sandbox: its _start
+with argv = [MODULE's file name, ARGS...]. The guest sees only the directories given with
+--dir and only the environment given with --env; it has no network and cannot start processes.
+
+Options:
+  --dir HOST::GUEST        mount host directory HOST at guest path GUEST, writable
+  --dir HOST::GUEST::ro    the same, read-only (no create, write, truncate, rename, link,
+                           unlink, mkdir, rmdir or set-times inside it)
+  --dir HOST               mount HOST at /HOST (relative paths are anchored at /), writable
+  --env NAME=VALUE         set a guest environment variable (nothing is inherited otherwise)
+  --env NAME               pass the host's NAME through (skipped when unset)
+  --fuel N, -W fuel=N      CPU budget in fuel units (about one per wasm operator, Wasmtime's
+                           cost model); default: unmetered
+  --max-memory-size BYTES, -W max-memory-size=BYTES
+                           cap on linear memory (suffixes K, M, G); memory.grow past it
+                           fails; default 4G (wasm32's limit)
+  --timeout DURATION, -W timeout=DURATION
+                           wall-clock limit (500ms, 2s, 1m); default: none
+  --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
+                           when it is a pipe or file; empty when it is a terminal)
+  --json FILE              write a JSON outcome report to FILE ('-' = stderr): exit kind, code,
+                           trap message, fuel consumed, wall time, peak memory, output sizes,
+                           truncation flags
+  -h, --help               this text
+
+Exit status:
+  0..125  the guest's own exit code (0 = success)
+  126     host fault (E_SANDBOX_HOST), e.g. the guest called proc_exit with a code >= 126
+  127     the tool is unavailable (E_TOOL_UNAVAILABLE)
+  128     usage error (bad option, malformed --dir, missing module or directory)
+  131     invalid job (E_INVALID_JOB)
+  132     invalid module (E_INVALID_MODULE): malformed or does not validate
+  133     denied (E_SANDBOX_DENIED): the module imports something the sandbox does not
+          provide, e.g. wasi_snapshot_preview1::sock_connect; the guest never ran
+  134     the guest trapped (as Wasmtime)
+  135     fuel exhausted
+  136     the --timeout deadline passed
+)";
+
+void write_all(int fd, std::span<const std::uint8_t> bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // the terminal went away; the outcome still holds the captured output
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::expected<std::vector<std::uint8_t>, std::string> read_stdin_for_guest(const RunRequest& request) {
+  if (request.stdin_path) {
+    std::ifstream in(*request.stdin_path, std::ios::binary);
+    if (!in) return std::unexpected("--stdin '" + *request.stdin_path + "': cannot open");
+    return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::vector<std::uint8_t> bytes;
+  if (::isatty(STDIN_FILENO) != 0) return bytes;
+  std::uint8_t buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EBADF) return bytes;  // no stdin at all: the guest sees EOF
+      return std::unexpected(std::string("reading stdin failed: ") + std::strerror(errno));
+    }
+    if (n == 0) break;
+    bytes.insert(bytes.end(), buffer, buffer + n);
+  }
+  return bytes;
+}
+
+int run_job(const RunRequest& request, std::vector<std::string> argv, std::vector<runtime::Mount> extra_mounts,
+            std::string_view wasm_path) {
+  auto stdin_bytes = read_stdin_for_guest(request);
+  if (!stdin_bytes) {
+    std::fprintf(stderr, "sprawl: %s\n", stdin_bytes.error().c_str());
+    return status::kUsage;
+  }
+  runtime::SandboxConfig config;
+  if (request.max_memory_bytes) config.max_memory_bytes = *request.max_memory_bytes;
+  config.timeout = request.timeout;
+  config.meter_fuel = request.fuel.has_value();
+  config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
+  config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
+
+  runtime::SandboxJob job{.wasm = std::filesystem::path(wasm_path),
+                          .argv = std::move(argv),
+                          .env = request.env,
+                          .stdin_bytes = std::move(*stdin_bytes),
+                          .mounts = std::move(extra_mounts),
+                          .fuel = runtime::Fuel{request.fuel.value_or(0)}};
+  job.mounts.insert(job.mounts.end(), request.mounts.begin(), request.mounts.end());
+
+  runtime::WasmSandbox sandbox(std::move(config));
+  const auto result = sandbox.run(job);
+
+  if (!result) {
+    std::fprintf(stderr, "sprawl: %s\n", result.error().to_string().c_str());
+  } else if (const auto* trap = std::get_if<runtime::Trap>(&result->exit)) {
+    std::fprintf(stderr, "sprawl: guest trapped: %s\n", trap->message.c_str());
+  } else if (std::holds_alternative<runtime::FuelExhausted>(result->exit)) {
+    std::fprintf(stderr, "sprawl: fuel exhausted (budget %llu units)\n",
+                 static_cast<unsigned long long>(request.fuel.value_or(0)));
+  }
+  if (request.json_path) {
+    const std::string report = json_report(result);
+    if (*request.json_path == "-") {
+      std::fputs(report.c_str(), stderr);
+    } else {
+      std::ofstream out(*request.json_path, std::ios::binary | std::ios::trunc);
+      out << report;
+      if (!out) {
+        std::fprintf(stderr, "sprawl: --json '%s': cannot write the report\n", request.json_path->c_str());
+        return status::kHostFault;
+      }
+    }
+  }
+  return exit_status(result);
+}
+
+int run_command(std::span<const std::string_view> args) {
+  for (const auto arg : args) {
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kRunHelp.data(), stdout);
+      return 0;
+    }
+    if (!arg.starts_with("-")) break;
+  }
+  auto request = parse_run(args);
+  if (!request) {
+    std::fprintf(stderr, "sprawl run: %s\n", request.error().message.c_str());
+    return status::kUsage;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(request->module, ec)) {
+    std::fprintf(stderr, "sprawl run: module '%s' does not exist or is not a file\n", request->module.c_str());
+    return status::kUsage;
+  }
+  std::vector<std::string> argv{std::filesystem::path(request->module).filename().string()};
+  argv.insert(argv.end(), request->args.begin(), request->args.end());
+  return run_job(*request, std::move(argv), {}, request->module);
+}
+
+}  // namespace sprawling::cli

@@ -1,0 +1,22 @@
+// Running one job from the command line: shared by `sprawl run` and `sprawl python`.
+#pragma once
+
+#include "cli/options.hpp"
+
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sprawling::cli {
+
+// The guest's stdin: --stdin FILE, else this process's stdin unless it is a terminal.
+[[nodiscard]] std::expected<std::vector<std::uint8_t>, std::string> read_stdin_for_guest(const RunRequest& request);
+
+// Runs `wasm_path` with `argv`, the request's options, and `extra_mounts` before the request's
+// own; streams output, prints a one-line reason for a non-success ending, writes --json;
+// returns the exit status.
+int run_job(const RunRequest& request, std::vector<std::string> argv, std::vector<runtime::Mount> extra_mounts,
+            std::string_view wasm_path);
+
+}  // namespace sprawling::cli

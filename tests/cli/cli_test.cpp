@@ -1,0 +1,300 @@
+// `sprawl` as a user runs it: each subcommand, flag and exit status, through the real binary.
+#include "tests/cli/process.hpp"
+#include "tests/engine/guest.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace sprawling::cli {
+namespace {
+
+using test::ProcessResult;
+using test::run_process;
+using test::TempDir;
+
+ProcessResult sprawl(std::vector<std::string> args, const std::string& input = {}, bool merge = false,
+                     const std::vector<std::string>& env = {}) {
+  args.insert(args.begin(), SPRAWL_BINARY);
+  return run_process(args, input, merge, env);
+}
+
+bool contains(const std::string& haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+constexpr std::string_view kLoop = R"((module (memory (export "memory") 1) (func (export "_start") (loop $l (br $l)))))";
+
+std::string exit_guest(int code) {
+  return R"((module (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32)))
+    (memory (export "memory") 1) (func (export "_start") (call $e (i32.const )" + std::to_string(code) + "))))";
+}
+
+// Writes "a" to stdout, "b" to stderr, "c" to stdout, in that order.
+constexpr std::string_view kInterleave = R"((module
+  (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 100) "abc")
+  (func $put (param $fd i32) (param $at i32)
+    (i32.store (i32.const 0) (local.get $at))
+    (i32.store (i32.const 4) (i32.const 1))
+    (drop (call $w (local.get $fd) (i32.const 0) (i32.const 1) (i32.const 8))))
+  (func (export "_start")
+    (call $put (i32.const 1) (i32.const 100))
+    (call $put (i32.const 2) (i32.const 101))
+    (call $put (i32.const 1) (i32.const 102))))
+)";
+
+// Copies stdin to stdout until EOF.
+constexpr std::string_view kCat = R"((module
+  (import "wasi_snapshot_preview1" "fd_read" (func $r (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (loop $more
+      (i32.store (i32.const 0) (i32.const 1024))
+      (i32.store (i32.const 4) (i32.const 4096))
+      (drop (call $r (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (if (i32.load (i32.const 8))
+        (then
+          (i32.store (i32.const 4) (i32.load (i32.const 8)))
+          (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 12)))
+          (br $more))))))
+)";
+
+// Creates "/data/new.txt"; exits with path_open's errno (0 = created).
+constexpr std::string_view kCreate = R"((module
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "new.txt")
+  (func (export "_start")
+    (call $e (call $open (i32.const 3) (i32.const 0) (i32.const 16) (i32.const 7)
+                         (i32.const 1) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 64)))))
+)";
+
+// Exits with the number of environment variables.
+constexpr std::string_view kEnvCount = R"((module
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $s (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (drop (call $s (i32.const 0) (i32.const 4))) (call $e (i32.load (i32.const 0)))))
+)";
+
+TEST(Cli, HelpListsEverySubcommandAndVersionPrints) {
+  auto help = sprawl({"--help"});
+  EXPECT_EQ(help.status, 0);
+  for (const char* word : {"run", "python", "wast", "validate"}) EXPECT_TRUE(contains(help.out, word)) << word;
+  auto version = sprawl({"--version"});
+  EXPECT_EQ(version.status, 0);
+  EXPECT_TRUE(contains(version.out, "sprawl "));
+}
+
+TEST(Cli, RunHelpDocumentsEveryFlagAndStatus) {
+  auto help = sprawl({"run", "--help"});
+  EXPECT_EQ(help.status, 0);
+  for (const char* word : {"--dir HOST::GUEST::ro", "--env NAME=VALUE", "--fuel", "-W fuel=N", "--max-memory-size",
+                           "--timeout", "--json", "--stdin", "134", "135", "136", "133", "132", "131", "128", "126"}) {
+    EXPECT_TRUE(contains(help.out, word)) << word;
+  }
+  for (const char* sub : {"wast", "validate", "python"}) {
+    auto sub_help = sprawl({sub, "--help"});
+    EXPECT_EQ(sub_help.status, 0) << sub;
+    EXPECT_TRUE(contains(sub_help.out, "Usage: sprawl")) << sub;
+  }
+}
+
+TEST(Cli, RunsAGuestAndPassesItsOutputThrough) {
+  TempDir dir;
+  auto result = sprawl({"run", dir.write("ok.wat", test::kOkGuest).string()});
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(result.out, "ok\n");
+}
+
+TEST(Cli, TheGuestsExitCodeIsTheStatus) {
+  TempDir dir;
+  EXPECT_EQ(sprawl({"run", dir.write("e.wat", exit_guest(42)).string()}).status, 42);
+  EXPECT_EQ(sprawl({"run", dir.write("e0.wat", exit_guest(0)).string()}).status, 0);
+}
+
+TEST(Cli, TrapIs134) {
+  TempDir dir;
+  auto result = sprawl({"run", dir.write("t.wat", R"((module (memory (export "memory") 1) (func (export "_start") unreachable)))").string()});
+  EXPECT_EQ(result.status, 134);
+  EXPECT_TRUE(contains(result.err, "unreachable")) << result.err;
+}
+
+TEST(Cli, FuelExhaustionIs135InBothSpellings) {
+  TempDir dir;
+  const auto wasm = dir.write("loop.wat", kLoop).string();
+  EXPECT_EQ(sprawl({"run", "--fuel", "10000", wasm}).status, 135);
+  EXPECT_EQ(sprawl({"run", "-W", "fuel=10000", wasm}).status, 135);
+  EXPECT_EQ(sprawl({"run", "--fuel=10000", wasm}).status, 135);
+}
+
+TEST(Cli, DeadlineIs136InBothSpellings) {
+  TempDir dir;
+  const auto wasm = dir.write("loop.wat", kLoop).string();
+  EXPECT_EQ(sprawl({"run", "--timeout", "100ms", wasm}).status, 136);
+  EXPECT_EQ(sprawl({"run", "-W", "timeout=100ms", wasm}).status, 136);
+}
+
+TEST(Cli, DeniedImportIs133NamingTheErrorCode) {
+  TempDir dir;
+  auto result = sprawl({"run", dir.write("s.wat", R"((module
+    (import "wasi_snapshot_preview1" "sock_connect" (func (param i32) (result i32)))
+    (memory (export "memory") 1) (func (export "_start"))))").string()});
+  EXPECT_EQ(result.status, 133);
+  EXPECT_TRUE(contains(result.err, "E_SANDBOX_DENIED")) << result.err;
+  EXPECT_TRUE(contains(result.err, "sock_connect")) << result.err;
+}
+
+TEST(Cli, InvalidModuleIs132) {
+  TempDir dir;
+  auto result = sprawl({"run", dir.write("bad.wasm", std::string("\0asm\x02\0\0\0", 8)).string()});
+  EXPECT_EQ(result.status, 132);
+  EXPECT_TRUE(contains(result.err, "E_INVALID_MODULE")) << result.err;
+}
+
+TEST(Cli, ExitCodeAbove125IsAHostFault126) {
+  TempDir dir;
+  auto result = sprawl({"run", dir.write("e.wat", exit_guest(200)).string()});
+  EXPECT_EQ(result.status, 126);
+  EXPECT_TRUE(contains(result.err, "E_SANDBOX_HOST")) << result.err;
+}
+
+TEST(Cli, UsageErrorsAre128WithOneClearLineAndNothingRuns) {
+  TempDir dir;
+  const auto wasm = dir.write("ok.wat", test::kOkGuest).string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string_view says;
+  };
+  const std::vector<Case> cases = {
+      {{"run"}, "missing MODULE"},
+      {{"run", "--bogus", wasm}, "unknown option '--bogus'"},
+      {{"run", "--dir", "a::b::rx", wasm}, "expected --dir HOST"},
+      {{"run", "--dir", (dir.path() / "absent").string() + "::/x", wasm}, "does not exist"},
+      {{"run", "--fuel", "lots", wasm}, "expected a whole number"},
+      {{"run", "--timeout", "soon", wasm}, "expected a duration"},
+      {{"run", (dir.path() / "absent.wasm").string()}, "does not exist"},
+      {{"frobnicate"}, "unknown command"},
+  };
+  for (const auto& c : cases) {
+    auto result = sprawl(c.args);
+    EXPECT_EQ(result.status, 128) << c.says;
+    EXPECT_TRUE(contains(result.err, c.says)) << c.says << " / got: " << result.err;
+    EXPECT_TRUE(result.out.empty()) << c.says;
+  }
+}
+
+TEST(Cli, StdoutAndStderrAreStreamedInTheOrderTheGuestWrites) {
+  TempDir dir;
+  auto result = sprawl({"run", dir.write("i.wat", kInterleave).string()}, {}, /*merge=*/true);
+  EXPECT_EQ(result.status, 0);
+  EXPECT_EQ(result.out, "abc");
+}
+
+TEST(Cli, StdinIsPassedThroughAndStdinFileWorks) {
+  TempDir dir;
+  const auto wasm = dir.write("cat.wat", kCat).string();
+  std::string big(100'000, 'z');
+  big += "end";
+  auto piped = sprawl({"run", wasm}, big);
+  EXPECT_EQ(piped.status, 0);
+  EXPECT_EQ(piped.out, big);
+  const auto file = dir.write("in.txt", "from a file");
+  auto from_file = sprawl({"run", "--stdin", file.string(), wasm}, "ignored");
+  EXPECT_EQ(from_file.out, "from a file");
+}
+
+TEST(Cli, ReadOnlyDirRefusesCreationAndWritableDirAllowsIt) {
+  TempDir dir;
+  TempDir data;
+  const auto wasm = dir.write("create.wat", kCreate).string();
+  auto ro = sprawl({"run", "--dir", data.path().string() + "::/data::ro", wasm});
+  EXPECT_EQ(ro.status, 63);  // EPERM, as Wasmtime reports a write refused by a read-only mount
+  EXPECT_FALSE(std::filesystem::exists(data.path() / "new.txt"));
+  auto rw = sprawl({"run", "--dir", data.path().string() + "::/data", wasm});
+  EXPECT_EQ(rw.status, 0);
+  EXPECT_TRUE(std::filesystem::exists(data.path() / "new.txt"));
+}
+
+TEST(Cli, EnvIsSetExplicitlyOrPassedThroughAndNothingElseIsInherited) {
+  TempDir dir;
+  const auto wasm = dir.write("env.wat", kEnvCount).string();
+  EXPECT_EQ(sprawl({"run", wasm}, {}, false, {"SPRAWL_TEST_HOST_VAR=1"}).status, 0);
+  EXPECT_EQ(sprawl({"run", "--env", "A=1", "--env", "B=2", wasm}).status, 2);
+  EXPECT_EQ(sprawl({"run", "--env", "SPRAWL_TEST_HOST_VAR", wasm}, {}, false, {"SPRAWL_TEST_HOST_VAR=1"}).status, 1);
+  EXPECT_EQ(sprawl({"run", "--env", "SPRAWL_TEST_UNSET_VAR", wasm}).status, 0);
+}
+
+TEST(Cli, JsonReportGoesToStderrOrAFile) {
+  TempDir dir;
+  const auto wasm = dir.write("ok.wat", test::kOkGuest).string();
+  auto to_stderr = sprawl({"run", "--fuel", "1000", "--json", "-", wasm});
+  EXPECT_EQ(to_stderr.status, 0);
+  EXPECT_TRUE(contains(to_stderr.err, R"("exit":"success")")) << to_stderr.err;
+  EXPECT_TRUE(contains(to_stderr.err, R"("fuel_consumed":12)")) << to_stderr.err;
+  EXPECT_TRUE(contains(to_stderr.err, R"("stdout_bytes":3)")) << to_stderr.err;
+  const auto report = dir.path() / "report.json";
+  auto to_file = sprawl({"run", "--fuel", "1000", "--json", report.string(), dir.write("l.wat", kLoop).string()});
+  EXPECT_EQ(to_file.status, 135);
+  std::ifstream in(report);
+  std::stringstream json;
+  json << in.rdbuf();
+  EXPECT_TRUE(contains(json.str(), R"("exit":"fuel_exhausted")")) << json.str();
+}
+
+TEST(Cli, MaxMemorySizeCapsGrowth) {
+  TempDir dir;
+  const auto wasm = dir.write("bomb.wat", R"((module
+    (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32)))
+    (memory (export "memory") 1)
+    (func (export "_start")
+      (block $done (loop $g (br_if $done (i32.eq (memory.grow (i32.const 1)) (i32.const -1))) (br $g)))
+      (call $e (i32.const 3)))))").string();
+  auto result = sprawl({"run", "--max-memory-size", "2M", "--json", "-", wasm});
+  EXPECT_EQ(result.status, 3);
+  EXPECT_TRUE(contains(result.err, R"("peak_memory_bytes":2097152)")) << result.err;
+  EXPECT_EQ(sprawl({"run", "-W", "max-memory-size=2097152", wasm}).status, 3);
+}
+
+TEST(Cli, ValidateSaysOkOrTheFirstErrorWithItsOffset) {
+  TempDir dir;
+  const auto good = dir.write("ok.wat", test::kOkGuest).string();
+  const auto bad = dir.write("bad.wasm", std::string("\0asm\x01\0\0\0\x0a\x01", 10)).string();
+  auto ok = sprawl({"validate", good});
+  EXPECT_EQ(ok.status, 0);
+  EXPECT_EQ(ok.out, good + ": ok\n");
+  auto fail = sprawl({"validate", good, bad});
+  EXPECT_EQ(fail.status, 132);
+  EXPECT_TRUE(contains(fail.out, bad + ": malformed at byte 0x")) << fail.out;
+}
+
+TEST(Cli, WastRunsAScriptAndCountsPassesAndFailures) {
+  TempDir dir;
+  const auto wast = dir.write("t.wast", R"((module (func (export "add") (param i32 i32) (result i32)
+      (i32.add (local.get 0) (local.get 1))))
+    (assert_return (invoke "add" (i32.const 1) (i32.const 2)) (i32.const 3))
+    (assert_return (invoke "add" (i32.const 1) (i32.const 2)) (i32.const 4))
+    (assert_trap (module (func $f unreachable) (start $f)) "unreachable")
+  )");
+  auto result = sprawl({"wast", wast.string()});
+  EXPECT_EQ(result.status, 1);
+  EXPECT_TRUE(contains(result.out, "2 passed, 1 failed")) << result.out;
+}
+
+TEST(Cli, PythonWithoutTheArtifactSaysHowToBuildItAnd127) {
+  auto result = sprawl({"python", "-c", "print(1)"}, {}, false,
+                       {"SPRAWLING_PYTHON_WASM=/nonexistent/python.wasm", "SPRAWLING_PYTHON_LIB=/nonexistent"});
+  EXPECT_EQ(result.status, 127);
+  EXPECT_TRUE(contains(result.err, "E_TOOL_UNAVAILABLE")) << result.err;
+  EXPECT_TRUE(contains(result.err, "scripts/build-python-wasi")) << result.err;
+}
+
+}  // namespace
+}  // namespace sprawling::cli

@@ -1,0 +1,84 @@
+// Parsing of `sprawl run` options (src/cli/options.cpp), in-process.
+#include "cli/options.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace sprawling::cli {
+namespace {
+
+std::expected<RunRequest, UsageError> parse(std::vector<std::string_view> args, bool module_required = true) {
+  return parse_run(args, module_required);
+}
+
+TEST(Options, DirFormsFollowWasmtimeSpellingPlusReadOnly) {
+  const std::string tmp = std::filesystem::temp_directory_path().string();
+  auto r = parse({"--dir", tmp + "::/data::ro", "--dir", tmp + "::/rw", "--dir=" + tmp + "::/eq", "m.wasm"});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->mounts.size(), 3U);
+  EXPECT_EQ(r->mounts[0].guest, "/data");
+  EXPECT_FALSE(r->mounts[0].writable);
+  EXPECT_TRUE(r->mounts[1].writable);
+  EXPECT_EQ(r->mounts[2].guest, "/eq");
+  EXPECT_EQ(r->module, "m.wasm");
+}
+
+TEST(Options, DirWithOnlyAHostMountsItUnderItsOwnNameAnchoredAtRoot) {
+  auto r = parse({"--dir", ".", "m.wasm"});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->mounts[0].guest, "/");
+}
+
+TEST(Options, DuplicateGuestPathsAreRefused) {
+  const std::string tmp = std::filesystem::temp_directory_path().string();
+  auto r = parse({"--dir", tmp + "::/x", "--dir", tmp + "::/x::ro", "m.wasm"});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("mounted twice"), std::string::npos);
+}
+
+TEST(Options, WasmOptionsTakeACommaSeparatedList) {
+  auto r = parse({"-W", "fuel=5,timeout=2s,max-memory-size=1G", "m.wasm", "a", "--b"});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->fuel, 5U);
+  EXPECT_EQ(r->timeout, std::chrono::seconds(2));
+  EXPECT_EQ(r->max_memory_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(r->args, (std::vector<std::string>{"a", "--b"}));
+}
+
+TEST(Options, UnknownWasmOptionIsRefusedNamingTheSupportedOnes) {
+  auto r = parse({"-W", "simd=y", "m.wasm"});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("supported: fuel, max-memory-size, timeout"), std::string::npos);
+}
+
+TEST(Options, DurationsAndSizes) {
+  EXPECT_EQ(parse_duration("500ms"), std::chrono::milliseconds(500));
+  EXPECT_EQ(parse_duration("1m"), std::chrono::minutes(1));
+  EXPECT_EQ(parse_duration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(parse_duration("3"), std::chrono::seconds(3));
+  EXPECT_FALSE(parse_duration("ms").has_value());
+  EXPECT_FALSE(parse_duration("5 parsecs").has_value());
+  EXPECT_EQ(parse_size("64K"), 65536U);
+  EXPECT_EQ(parse_size("256M"), 256U << 20);
+  EXPECT_EQ(parse_size("123"), 123U);
+  EXPECT_FALSE(parse_size("12X").has_value());
+  EXPECT_FALSE(parse_size("").has_value());
+  EXPECT_FALSE(parse_size("99999999999999999999G").has_value());
+}
+
+TEST(Options, PythonModeStartsTheInterpretersArgumentsAtTheFirstOptionNotOurs) {
+  auto r = parse({"--fuel", "9", "-c", "print(1)", "--fuel", "x"}, /*module_required=*/false);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->fuel, 9U);
+  EXPECT_EQ(r->args, (std::vector<std::string>{"-c", "print(1)", "--fuel", "x"}));
+  auto warnings = parse({"-W", "error", "script.py"}, false);
+  ASSERT_TRUE(warnings.has_value());
+  EXPECT_EQ(warnings->args, (std::vector<std::string>{"-W", "error", "script.py"}));
+  auto dashdash = parse({"--", "--fuel"}, false);
+  ASSERT_TRUE(dashdash.has_value());
+  EXPECT_EQ(dashdash->args, (std::vector<std::string>{"--fuel"}));
+}
+
+}  // namespace
+}  // namespace sprawling::cli

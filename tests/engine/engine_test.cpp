@@ -1,0 +1,408 @@
+// WasmSandbox (src/sandbox/engine.cpp): the A10 assertions of SPEC §6, link denial, each
+// host-fault path, the resource caps, job and module errors, and the conformance check.
+#include "tests/engine/guest.hpp"
+
+#include <sprawling/runtime/conformance.hpp>
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include "sandbox/engine.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sprawling::runtime {
+namespace {
+
+using test::job_for;
+using test::kOkGuest;
+using test::TempDir;
+using test::text;
+
+// path_open("input.txt") under the first preopen (fd 3); on failure proc_exit(7).
+constexpr std::string_view kOpenGuest = R"((module
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "input.txt")
+  (func (export "_start")
+    (if (call $path_open (i32.const 3) (i32.const 0) (i32.const 16) (i32.const 9)
+                         (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 64))
+      (then (call $proc_exit (i32.const 7))))))
+)";
+
+constexpr std::string_view kInfiniteLoop = R"((module
+  (memory (export "memory") 1)
+  (func (export "_start") (loop $spin (br $spin))))
+)";
+
+std::string exit_guest(std::uint32_t code) {
+  return R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (call $proc_exit (i32.const )" +
+         std::to_string(static_cast<std::int32_t>(code)) + "))))\n";
+}
+
+std::string importing(std::string_view module, std::string_view name, std::string_view signature) {
+  return "(module (import \"" + std::string(module) + "\" \"" + std::string(name) + "\" (func " +
+         std::string(signature) + "))\n  (memory (export \"memory\") 1)\n  (func (export \"_start\")))\n";
+}
+
+// --------------------------------------------------------------------- SPEC §6 (A10)
+
+TEST(A10, SuccessWithinFuelWritesOkByteForByte) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("ok.wat", kOkGuest), 1'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  EXPECT_EQ(text(outcome->stdout_bytes), "ok\n");
+  EXPECT_TRUE(outcome->stderr_bytes.empty());
+}
+
+TEST(A10, UngrantedCapabilityIsRefusedAndTheSameGuestSucceedsWhenGranted) {
+  TempDir dir;
+  const auto wasm = dir.write("open.wat", kOpenGuest);
+  TempDir data;
+  data.write("input.txt", "hello");
+  WasmSandbox sandbox;
+
+  auto refused = sandbox.run(job_for(wasm));
+  ASSERT_TRUE(refused.has_value()) << refused.error().to_string();
+  EXPECT_EQ(refused->exit, SandboxExit{Failure{7}});
+
+  auto job = job_for(wasm);
+  job.mounts.push_back(Mount{.host = data.path(), .guest = "/data", .writable = false});
+  auto granted = sandbox.run(job);
+  ASSERT_TRUE(granted.has_value()) << granted.error().to_string();
+  EXPECT_EQ(granted->exit, SandboxExit{Success{}});
+}
+
+TEST(A10, FuelExhaustionInterruptsAndIsAnOutcomeNotAnError) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("loop.wat", kInfiniteLoop), 10'000));
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}});
+  ASSERT_TRUE(outcome->stats.has_value());
+  EXPECT_GE(outcome->stats->fuel_consumed, 10'000U);
+}
+
+// --------------------------------------------------------------------- stats
+
+TEST(Stats, FuelConsumedIsExactForAFinishedRun) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("ok.wat", kOkGuest)));
+  ASSERT_TRUE(outcome.has_value());
+  ASSERT_TRUE(outcome->stats.has_value());
+  // _start: entry 1 + two stores (3 each) + four constants + the call = 12; drop and end cost 0.
+  EXPECT_EQ(outcome->stats->fuel_consumed, 12U);
+  EXPECT_EQ(outcome->stats->peak_memory_bytes, 65536U);
+  EXPECT_FALSE(outcome->stats->stdout_truncated);
+}
+
+TEST(Stats, FuelIsCheckedAtEntryAndLoopHeadersSoAStraightLineRunMayOverdrawAsInWasmtime) {
+  TempDir dir;
+  const auto wasm = dir.write("ok.wat", kOkGuest);
+  WasmSandbox sandbox;
+  auto exact = sandbox.run(job_for(wasm, 12));
+  ASSERT_TRUE(exact.has_value());
+  EXPECT_EQ(exact->exit, SandboxExit{Success{}});
+  // The entry check sees 1 unit spent (the entry charge) and passes; nothing checks again.
+  auto overdrawn = sandbox.run(job_for(wasm, 2));
+  ASSERT_TRUE(overdrawn.has_value());
+  EXPECT_EQ(overdrawn->exit, SandboxExit{Success{}});
+  EXPECT_EQ(overdrawn->stats->fuel_consumed, 12U);
+  // A budget of 1 is spent by the entry charge itself: the entry check stops the guest.
+  for (std::uint64_t budget : {0U, 1U}) {
+    auto none = sandbox.run(job_for(wasm, budget));
+    ASSERT_TRUE(none.has_value());
+    EXPECT_EQ(none->exit, SandboxExit{FuelExhausted{}}) << budget;
+    EXPECT_TRUE(none->stdout_bytes.empty());
+  }
+}
+
+// --------------------------------------------------------------------- exits and traps
+
+TEST(Exit, ProcExitZeroIsSuccessAndOneToOneHundredTwentyFiveIsFailure) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  for (std::uint32_t code : {0U, 1U, 42U, 125U}) {
+    auto outcome = sandbox.run(job_for(dir.write("exit.wat", exit_guest(code))));
+    ASSERT_TRUE(outcome.has_value()) << code;
+    if (code == 0) {
+      EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+    } else {
+      EXPECT_EQ(outcome->exit, SandboxExit{Failure{code}});
+    }
+  }
+}
+
+TEST(Trap, UnreachableIsATrapNamingIt) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("trap.wat", R"((module (memory (export "memory") 1)
+    (func $boom (export "_start") unreachable)))")));
+  ASSERT_TRUE(outcome.has_value());
+  const auto* trap = std::get_if<Trap>(&outcome->exit);
+  ASSERT_NE(trap, nullptr);
+  EXPECT_NE(trap->message.find("unreachable"), std::string::npos) << trap->message;
+}
+
+TEST(Trap, OutOfBoundsGuestPointerInAHostCallTraps) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("oob.wat", R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (func (export "_start") (drop (call $fd_write (i32.const 1) (i32.const 70000) (i32.const 1) (i32.const 0))))))")));
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_TRUE(std::holds_alternative<Trap>(outcome->exit));
+}
+
+// --------------------------------------------------------------------- link denial
+
+TEST(LinkDenial, SocketImportsAreDeniedNamingTheImportAndTheGuestNeverRuns) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  for (const char* name : {"sock_connect", "sock_open", "sock_bind"}) {
+    auto outcome = sandbox.run(job_for(dir.write("sock.wat", importing("wasi_snapshot_preview1", name, "(param i32) (result i32)"))));
+    ASSERT_FALSE(outcome.has_value()) << name;
+    EXPECT_EQ(outcome.error().code, ErrorCode::SandboxDenied);
+    EXPECT_EQ(outcome.error().detail.at("import"), std::string("wasi_snapshot_preview1::") + name);
+  }
+}
+
+TEST(LinkDenial, ImportsFromAnotherModuleAreDenied) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("env.wat", importing("env", "host_exec", "(param i32)"))));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::SandboxDenied);
+  EXPECT_EQ(outcome.error().detail.at("import"), "env::host_exec");
+}
+
+TEST(LinkDenial, AWasiFunctionWithTheWrongTypeIsAnInvalidModule) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("bad.wat", importing("wasi_snapshot_preview1", "fd_write", "(param i32)"))));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule);
+}
+
+// --------------------------------------------------------------------- host faults
+
+TEST(HostFault, ProcExitAtOrAbove126IsAHostErrorNeverClamped) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  for (std::uint32_t code : {126U, 255U, 0xFFFFFFFFU}) {
+    auto outcome = sandbox.run(job_for(dir.write("exit.wat", exit_guest(code))));
+    ASSERT_FALSE(outcome.has_value()) << code;
+    EXPECT_EQ(outcome.error().code, ErrorCode::SandboxHost);
+    EXPECT_EQ(outcome.error().detail.at("exit_code"), std::to_string(code));
+  }
+}
+
+engine::RunRecord clean_record() {
+  engine::RunRecord record;
+  record.stdout_bytes = std::vector<std::uint8_t>{'x'};
+  record.stderr_bytes = std::vector<std::uint8_t>{};
+  record.fuel_consumed = 5;
+  return record;
+}
+
+TEST(HostFault, UnrecoverableOutputIsAHostErrorNotEmptyOutput) {
+  auto record = clean_record();
+  record.stdout_bytes.reset();
+  auto outcome = engine::classify(std::move(record));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::SandboxHost);
+
+  auto record2 = clean_record();
+  record2.stderr_bytes.reset();
+  EXPECT_FALSE(engine::classify(std::move(record2)).has_value());
+}
+
+TEST(HostFault, UnreadableFuelIsAHostErrorNotZero) {
+  auto record = clean_record();
+  record.fuel_consumed.reset();
+  auto outcome = engine::classify(std::move(record));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::SandboxHost);
+}
+
+TEST(HostFault, AnEngineStopWithoutAReasonIsAHostError) {
+  auto record = clean_record();
+  record.trap = wasm::Trap{.kind = wasm::TrapKind::None, .message = {}, .exit_code = 0, .func_index = {}, .func_name = {},
+                           .offset = 0};
+  auto outcome = engine::classify(std::move(record));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::SandboxHost);
+}
+
+TEST(Classify, KeepsTheFactsOfACleanRun) {
+  auto outcome = engine::classify(clean_record());
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  EXPECT_EQ(text(outcome->stdout_bytes), "x");
+  EXPECT_EQ(outcome->stats->fuel_consumed, 5U);
+}
+
+// --------------------------------------------------------------------- resources
+
+TEST(Resources, MemoryBombStopsAtTheCapAndTheGuestSeesGrowFail) {
+  TempDir dir;
+  // Grows one page at a time until memory.grow returns -1, then exits 3.
+  const auto wasm = dir.write("bomb.wat", R"((module
+    (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+    (memory (export "memory") 1)
+    (func (export "_start")
+      (block $done (loop $grow
+        (br_if $done (i32.eq (memory.grow (i32.const 1)) (i32.const -1)))
+        (br $grow)))
+      (call $proc_exit (i32.const 3)))))");
+  WasmSandbox sandbox(SandboxConfig{.max_memory_bytes = 16 << 20});
+  auto outcome = sandbox.run(job_for(wasm, 10'000'000));
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->exit, SandboxExit{Failure{3}});
+  EXPECT_EQ(outcome->stats->peak_memory_bytes, std::uint64_t{16} << 20);
+}
+
+TEST(Resources, DeadlineStopsAnUnmeteredInfiniteLoop) {
+  TempDir dir;
+  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(100), .meter_fuel = false});
+  const auto before = std::chrono::steady_clock::now();
+  auto outcome = sandbox.run(job_for(dir.write("loop.wat", kInfiniteLoop)));
+  const auto took = std::chrono::steady_clock::now() - before;
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->exit, SandboxExit{Trap{"deadline exceeded"}});
+  EXPECT_LT(took, std::chrono::seconds(10));
+}
+
+TEST(Resources, OutputFloodIsCutAtTheCapAndTheGuestSeesTheWriteFail) {
+  TempDir dir;
+  // Writes 4 KiB blocks to stdout until fd_write fails, then exits 5.
+  const auto wasm = dir.write("flood.wat", R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+    (memory (export "memory") 1)
+    (func (export "_start")
+      (memory.fill (i32.const 64) (i32.const 120) (i32.const 4096))
+      (i32.store (i32.const 0) (i32.const 64))
+      (i32.store (i32.const 4) (i32.const 4096))
+      (loop $write
+        (br_if $write (i32.eqz (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16)))))
+      (call $proc_exit (i32.const 5)))))");
+  WasmSandbox sandbox(SandboxConfig{.max_stdout_bytes = 1 << 20});
+  auto outcome = sandbox.run(job_for(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->exit, SandboxExit{Failure{5}});
+  EXPECT_EQ(outcome->stdout_bytes.size(), std::size_t{1} << 20);
+  EXPECT_TRUE(outcome->stats->stdout_truncated);
+}
+
+// --------------------------------------------------------------------- job and module errors
+
+TEST(JobErrors, MissingModuleFileIsAnInvalidJob) {
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for("/nonexistent/guest.wasm"));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::InvalidJob);
+}
+
+TEST(JobErrors, BadMountsAreInvalidJobsSayingWhich) {
+  TempDir dir;
+  const auto wasm = dir.write("ok.wat", kOkGuest);
+  WasmSandbox sandbox;
+  auto relative = job_for(wasm);
+  relative.mounts.push_back(Mount{.host = dir.path(), .guest = "data", .writable = false});
+  auto missing = job_for(wasm);
+  missing.mounts.push_back(Mount{.host = dir.path() / "absent", .guest = "/data", .writable = false});
+  auto duplicate = job_for(wasm);
+  duplicate.mounts.push_back(Mount{.host = dir.path(), .guest = "/data", .writable = false});
+  duplicate.mounts.push_back(Mount{.host = dir.path(), .guest = "/data", .writable = true});
+  for (const auto& job : {relative, missing, duplicate}) {
+    auto outcome = sandbox.run(job);
+    ASSERT_FALSE(outcome.has_value());
+    EXPECT_EQ(outcome.error().code, ErrorCode::InvalidJob) << outcome.error().message;
+    EXPECT_TRUE(outcome.error().detail.contains("guest"));
+  }
+}
+
+TEST(ModuleErrors, MalformedBinaryIsAnInvalidModuleWithTheOffset) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("bad.wasm", std::string("\0asm\x01\x00\x00\x00\x01\x05", 10))));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule);
+  EXPECT_TRUE(outcome.error().detail.contains("offset"));
+}
+
+TEST(ModuleErrors, MalformedTextIsAnInvalidModule) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("bad.wat", "(module (func (export \"_start\") i32.bogus))")));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule);
+}
+
+TEST(ModuleErrors, AModuleWithoutStartIsNotACommand) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job_for(dir.write("lib.wat", "(module (func (export \"f\")))")));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule);
+}
+
+// --------------------------------------------------------------------- the seam
+
+TEST(Seam, ConformanceCheckPassesOnWasmSandbox) {
+  TempDir dir;
+  WasmSandbox sandbox;
+  EXPECT_NO_THROW(assert_sandbox_conformance(sandbox, job_for(dir.write("ok.wat", kOkGuest))));
+  EXPECT_NO_THROW(assert_sandbox_conformance(sandbox, job_for(dir.write("loop.wat", kInfiniteLoop), 1000)));
+}
+
+TEST(Seam, MakeSandboxGivesTheEngineSandboxInEngineBuilds) {
+  TempDir dir;
+  ASSERT_TRUE(engine_available());
+  auto sandbox = make_sandbox();
+  auto outcome = sandbox->run(job_for(dir.write("ok.wat", kOkGuest)));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(text(outcome->stdout_bytes), "ok\n");
+  EXPECT_TRUE(outcome->stats.has_value());
+}
+
+TEST(Seam, ArgvEnvAndStdinReachTheGuest) {
+  TempDir dir;
+  // Echoes stdin to stdout (one read of up to 64 bytes), then exits with argc + environ count.
+  const auto wasm = dir.write("echo.wat", R"((module
+    (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "args_sizes_get" (func $args (param i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "environ_sizes_get" (func $envs (param i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+    (memory (export "memory") 1)
+    (func (export "_start")
+      (i32.store (i32.const 0) (i32.const 256))
+      (i32.store (i32.const 4) (i32.const 64))
+      (drop (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (i32.store (i32.const 4) (i32.load (i32.const 8)))
+      (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (drop (call $args (i32.const 16) (i32.const 20)))
+      (drop (call $envs (i32.const 24) (i32.const 28)))
+      (call $proc_exit (i32.add (i32.load (i32.const 16)) (i32.load (i32.const 24)))))))");
+  auto job = job_for(wasm);
+  job.argv = {"echo", "a", "b"};
+  job.env = {{"A", "1"}, {"B", "2"}, {"C", "3"}, {"D", "4"}};
+  job.stdin_bytes = {'p', 'i', 'n', 'g'};
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job);
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(text(outcome->stdout_bytes), "ping");
+  EXPECT_EQ(outcome->exit, SandboxExit{Failure{7}});
+}
+
+}  // namespace
+}  // namespace sprawling::runtime
