@@ -168,7 +168,10 @@ L_CallIndirect: {
   const u32 i = static_cast<u32>(SLOT(4));
   if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::UndefinedElement);
   callee = reinterpret_cast<FuncInst*>(t->elements[i]);
-  if (callee == nullptr) [[unlikely]] TRAP(TrapKind::UninitializedElement);
+  if (callee == nullptr) [[unlikely]] {
+    out->element_index = i;
+    TRAP(TrapKind::UninitializedElement);
+  }
   const FuncType* want = inst->types[ip[1]];
   if (callee->type != want && !(*callee->type == *want)) [[unlikely]] TRAP(TrapKind::IndirectCallTypeMismatch);
   nfp = fp + ip[3];

@@ -255,6 +255,7 @@ Trap make_trap(const ExecOutcome& out, int variant) {
   } else {
     t.message = std::string(trap_message(out.trap));
   }
+  if (out.trap == TrapKind::UninitializedElement) t.message += " " + std::to_string(out.element_index);
   t.exit_code = out.exit_code;
   if (out.func != nullptr && out.func->instance != nullptr) {
     const FuncInst* f = out.func;

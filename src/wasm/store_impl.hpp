@@ -150,6 +150,7 @@ struct ExecOutcome {
   const std::uint32_t* ip = nullptr;    // its trapping instruction
   std::string host_message;
   std::uint32_t exit_code = 0;
+  std::uint32_t element_index = 0;      // UninitializedElement: the table index, for the message
 };
 template <bool Metered>
 void execute(Store::Impl& store, FuncInst* func, ExecOutcome& out);
