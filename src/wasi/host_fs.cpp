@@ -149,7 +149,8 @@ Result<std::string> checked_guest_path(std::span<const std::uint8_t> bytes) {
 Result<UniqueFd> resolve_beneath(int dirfd, const std::string& path, int flags, unsigned mode) {
   open_how how{};
   how.flags = static_cast<std::uint64_t>(static_cast<unsigned>(flags | O_CLOEXEC));
-  how.mode = (flags & (O_CREAT | O_TMPFILE)) != 0 ? mode : 0;
+  // O_TMPFILE includes the O_DIRECTORY bit, so it is tested as a whole.
+  how.mode = ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) ? mode : 0;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
   // EAGAIN: a concurrent rename made the kernel unsure that `..` stayed beneath; it asks to retry.
   for (int attempt = 0;; ++attempt) {
