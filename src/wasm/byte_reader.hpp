@@ -88,12 +88,6 @@ class ByteReader {
   bool malformed(std::size_t offset, std::string message) {
     return fail(CompileError::Kind::Malformed, offset, std::move(message));
   }
-  // Replaces a recorded Invalid error by a Malformed one: the spec decodes the whole module
-  // before validating, so a malformation anywhere outranks an invalid construct found earlier.
-  void clear_invalid() noexcept {
-    if (error_ && error_->kind == CompileError::Kind::Invalid) error_.reset();
-  }
-
   // What running out of bytes is called: "unexpected end" at the top level of the module,
   // "unexpected end of section or function" inside a section (the spec's two wordings).
   void set_eof_message(std::string_view message) noexcept { eof_message_ = message; }

@@ -1,0 +1,238 @@
+// decode_and_validate: module structure, error kinds and offsets, the SIMD rejection, the name
+// section, and what the decoder hands the translator (locals, code ranges, stack heights).
+#include "wasm/decoder.hpp"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <vector>
+
+namespace sprawling::wasm {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// Builds "\0asm" v1 followed by sections (id, content); sizes are one-byte LEBs (content < 128).
+Bytes module(std::initializer_list<std::pair<std::uint8_t, Bytes>> sections) {
+  Bytes out = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00};
+  for (const auto& [id, content] : sections) {
+    out.push_back(id);
+    out.push_back(static_cast<std::uint8_t>(content.size()));
+    out.insert(out.end(), content.begin(), content.end());
+  }
+  return out;
+}
+
+// One function of type 0 = [] -> [] (or the given type section) with `body` (locals included).
+Bytes one_function(const Bytes& body, const Bytes& types = {0x01, 0x60, 0x00, 0x00}) {
+  Bytes code = {0x01, static_cast<std::uint8_t>(body.size())};
+  code.insert(code.end(), body.begin(), body.end());
+  return module({{1, types}, {3, {0x01, 0x00}}, {10, code}});
+}
+
+CompileError error_of(const Bytes& b) {
+  auto r = decode_and_validate(b);
+  EXPECT_FALSE(r.has_value());
+  return r ? CompileError{} : r.error();
+}
+
+TEST(Decoder, EmptyModule) {
+  auto r = decode_and_validate(module({}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->types.empty());
+  EXPECT_TRUE(r->code.empty());
+}
+
+TEST(Decoder, HeaderErrors) {
+  EXPECT_EQ(error_of({}).message, "unexpected end");
+  const auto magic = error_of({0x00, 0x61, 0x73, 0x6E, 0x01, 0x00, 0x00, 0x00});
+  EXPECT_EQ(magic.message, "magic header not detected");
+  EXPECT_EQ(magic.offset, 0u);
+  const auto version = error_of({0x00, 0x61, 0x73, 0x6D, 0x02, 0x00, 0x00, 0x00});
+  EXPECT_EQ(version.message, "unknown binary version");
+  EXPECT_EQ(version.offset, 4u);
+  EXPECT_EQ(version.kind, CompileError::Kind::Malformed);
+}
+
+TEST(Decoder, FunctionBodyAndLocals) {
+  // (func (local i32 i32) (local i64) i32.const 1 i32.const 2 i32.add drop)
+  const Bytes body = {0x02, 0x02, 0x7F, 0x01, 0x7E, 0x41, 0x01, 0x41, 0x02, 0x6A, 0x1A, 0x0B};
+  const Bytes b = one_function(body);
+  auto r = decode_and_validate(b);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->code.size(), 1u);
+  const FunctionBody& f = r->code[0];
+  EXPECT_EQ(f.locals, (std::vector<ValType>{ValType::I32, ValType::I32, ValType::I64}));
+  EXPECT_EQ(f.max_stack_height, 2u);
+  EXPECT_EQ(f.code_size, 7u);
+  EXPECT_EQ(r->bytes[f.code_offset], 0x41);
+  EXPECT_EQ(r->bytes[f.code_offset + f.code_size - 1], 0x0B);
+  EXPECT_EQ(r->bytes, b);
+}
+
+TEST(Decoder, InvalidErrorCarriesTheInstructionOffset) {
+  // (func global.get 3)
+  const Bytes b = one_function({0x00, 0x23, 0x03, 0x0B});
+  const auto e = error_of(b);
+  EXPECT_EQ(e.kind, CompileError::Kind::Invalid);
+  EXPECT_EQ(e.message, "unknown global 3");
+  EXPECT_EQ(e.offset, b.size() - 3);  // the global.get opcode
+}
+
+TEST(Decoder, TypeMismatchSaysWhat) {
+  // (func (result i32) i64.const 0)
+  const Bytes b = one_function({0x00, 0x42, 0x00, 0x0B}, {0x01, 0x60, 0x00, 0x01, 0x7F});
+  const auto e = error_of(b);
+  EXPECT_EQ(e.kind, CompileError::Kind::Invalid);
+  EXPECT_EQ(e.message, "type mismatch: expected i32, found i64");
+  EXPECT_EQ(e.offset, b.size() - 1);  // the end that checks the result
+}
+
+TEST(Decoder, SimdOpcodeIsRejected) {
+  // (func v128.const …): 0xFD prefix
+  const Bytes b = one_function({0x00, 0xFD, 0x0C, 0x0B});
+  const auto e = error_of(b);
+  EXPECT_EQ(e.message, "SIMD is not supported yet");
+  EXPECT_EQ(e.offset, b.size() - 3);
+}
+
+TEST(Decoder, V128TypeIsRejected) {
+  const Bytes b = module({{1, {0x01, 0x60, 0x01, 0x7B, 0x00}}});
+  const auto e = error_of(b);
+  EXPECT_EQ(e.message, "SIMD is not supported yet");
+  EXPECT_EQ(e.offset, 13u);
+  // As a local, too.
+  const auto local = error_of(one_function({0x01, 0x01, 0x7B, 0x0B}));
+  EXPECT_EQ(local.message, "SIMD is not supported yet");
+}
+
+TEST(Decoder, CallIndirectTableIndexIsALeb) {
+  // (table 1 funcref) (func i32.const 0 call_indirect (type 0) table 0 written as 5 bytes)
+  const Bytes body = {0x00, 0x41, 0x00, 0x11, 0x00, 0x80, 0x80, 0x80, 0x80, 0x00, 0x0B};
+  Bytes code = {0x01, static_cast<std::uint8_t>(body.size())};
+  code.insert(code.end(), body.begin(), body.end());
+  const Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {4, {0x01, 0x70, 0x00, 0x01}}, {10, code}});
+  auto r = decode_and_validate(b);
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+}
+
+TEST(Decoder, TooManyLocals) {
+  // 50,001 i32 locals: 0xD1 0x86 0x03
+  const auto e = error_of(one_function({0x01, 0xD1, 0x86, 0x03, 0x7F, 0x0B}));
+  EXPECT_EQ(e.kind, CompileError::Kind::Malformed);
+  EXPECT_EQ(e.message.rfind("too many locals", 0), 0u);
+  // 50,000 are fine.
+  auto r = decode_and_validate(one_function({0x01, 0xD0, 0x86, 0x03, 0x7F, 0x0B}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->code[0].locals.size(), 50'000u);
+}
+
+TEST(Decoder, SectionSizeMismatchPointsAtTheSection) {
+  // Type section claims 5 bytes but its one type takes 3, then 2 stray bytes.
+  const Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00, 0x00}}});
+  const auto e = error_of(b);
+  EXPECT_EQ(e.message.rfind("section size mismatch", 0), 0u);
+  EXPECT_EQ(e.offset, 10u);
+}
+
+TEST(Decoder, SectionsOutOfOrder) {
+  const auto e = error_of(module({{3, {0x00}}, {1, {0x00}}}));
+  EXPECT_EQ(e.message, "unexpected content after last section");
+  EXPECT_EQ(e.offset, 11u);
+}
+
+TEST(Decoder, MalformedLaterOutranksInvalidEarlier) {
+  // An invalid function body (global.get 3), then a malformed data section kind.
+  const Bytes body = {0x00, 0x23, 0x03, 0x1A, 0x0B};
+  Bytes code = {0x01, static_cast<std::uint8_t>(body.size())};
+  code.insert(code.end(), body.begin(), body.end());
+  const Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {5, {0x01, 0x00, 0x01}}, {10, code},
+                          {11, {0x01, 0x07}}});
+  const auto e = error_of(b);
+  EXPECT_EQ(e.kind, CompileError::Kind::Malformed);
+  EXPECT_EQ(e.message.rfind("malformed data segment kind", 0), 0u);
+}
+
+TEST(Decoder, NameSectionGivesFunctionNames) {
+  // custom "name": module name "m", function names {0: "f"}
+  const Bytes name_section = {0x04, 'n', 'a', 'm', 'e', 0x00, 0x02, 0x01, 'm', 0x01, 0x04, 0x01, 0x00, 0x01, 'f'};
+  Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}, {0, name_section}});
+  auto r = decode_and_validate(b);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->module_name, "m");
+  ASSERT_EQ(r->function_names.count(0), 1u);
+  EXPECT_EQ(r->function_names.at(0), "f");
+}
+
+TEST(Decoder, MalformedNameSectionIsIgnored) {
+  // Function-names subsection claims 9 bytes but the section ends first; the name bytes are bad UTF-8.
+  const Bytes name_section = {0x04, 'n', 'a', 'm', 'e', 0x01, 0x09, 0x01, 0x00, 0x02, 0xC0, 0x80};
+  Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}, {0, name_section}});
+  auto r = decode_and_validate(b);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_TRUE(r->function_names.empty());
+  EXPECT_TRUE(r->module_name.empty());
+}
+
+TEST(Decoder, CustomSectionNameMustFitTheSection) {
+  // Custom section of size 0: its name would come from beyond it.
+  Bytes b = module({});
+  b.insert(b.end(), {0x00, 0x00, 0x00, 0x05, 0x01, 0x00, 0x07, 0x00, 0x00});
+  EXPECT_EQ(error_of(b).message.rfind("unexpected end", 0), 0u);
+}
+
+TEST(Decoder, SegmentsAndExports) {
+  // (memory 1) (table 2 funcref) (func) (export "f" (func 0))
+  // (elem (i32.const 1) func 0) (elem declare func 0) (data (i32.const 8) "hi") (data "x")
+  const Bytes b = module({
+      {1, {0x01, 0x60, 0x00, 0x00}},
+      {3, {0x01, 0x00}},
+      {4, {0x01, 0x70, 0x00, 0x02}},
+      {5, {0x01, 0x00, 0x01}},
+      {7, {0x01, 0x01, 'f', 0x00, 0x00}},
+      {9, {0x02, 0x00, 0x41, 0x01, 0x0B, 0x01, 0x00, 0x03, 0x00, 0x01, 0x00}},
+      {12, {0x02}},
+      {10, {0x01, 0x02, 0x00, 0x0B}},
+      {11, {0x02, 0x00, 0x41, 0x08, 0x0B, 0x02, 'h', 'i', 0x01, 0x01, 'x'}},
+  });
+  auto r = decode_and_validate(b);
+  ASSERT_TRUE(r.has_value()) << r.error().message << " at " << r.error().offset;
+  ASSERT_EQ(r->exports.size(), 1u);
+  EXPECT_EQ(r->exports[0].name, "f");
+  ASSERT_EQ(r->elements.size(), 2u);
+  EXPECT_EQ(r->elements[0].mode, SegmentMode::Active);
+  EXPECT_EQ(r->elements[0].offset.op, ConstExpr::Op::I32Const);
+  EXPECT_EQ(r->elements[0].offset.bits, 1u);
+  ASSERT_EQ(r->elements[0].items.size(), 1u);
+  EXPECT_EQ(r->elements[0].items[0].op, ConstExpr::Op::RefFunc);
+  EXPECT_EQ(r->elements[1].mode, SegmentMode::Declarative);
+  ASSERT_EQ(r->datas.size(), 2u);
+  EXPECT_EQ(r->datas[0].offset.bits, 8u);
+  const auto hi = r->data_bytes(r->datas[0]);
+  EXPECT_EQ(std::string(hi.begin(), hi.end()), "hi");
+  EXPECT_EQ(r->datas[1].mode, SegmentMode::Passive);
+  EXPECT_EQ(r->data_count, 2u);
+}
+
+TEST(Decoder, NegativeI32ConstIsZeroExtendedInConstExprs) {
+  // (global i32 (i32.const -1))
+  auto r = decode_and_validate(module({{6, {0x01, 0x7F, 0x00, 0x41, 0x7F, 0x0B}}}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->global_inits[0].bits, 0xFFFF'FFFFu);
+}
+
+TEST(Decoder, ModuleLevelRules) {
+  EXPECT_EQ(error_of(module({{5, {0x02, 0x00, 0x01, 0x00, 0x01}}})).message, "multiple memories");
+  EXPECT_EQ(error_of(module({{5, {0x01, 0x01, 0x02, 0x01}}})).message, "size minimum must not be greater than maximum");
+  EXPECT_EQ(error_of(module({{5, {0x01, 0x00, 0x81, 0x80, 0x04}}})).message,
+            "memory size must be at most 65536 pages (4GiB)");
+  // Two exports named "a".
+  const auto dup = error_of(module({{5, {0x01, 0x00, 0x01}}, {7, {0x02, 0x01, 'a', 0x02, 0x00, 0x01, 'a', 0x02, 0x00}}}));
+  EXPECT_EQ(dup.message.rfind("duplicate export name", 0), 0u);
+  // A start function with a parameter.
+  const Bytes start = module({{1, {0x01, 0x60, 0x01, 0x7F, 0x00}}, {3, {0x01, 0x00}}, {8, {0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}});
+  EXPECT_EQ(error_of(start).message.rfind("start function", 0), 0u);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm

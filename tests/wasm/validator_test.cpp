@@ -1,0 +1,239 @@
+// Instruction decoding and the FunctionValidator driven one instruction at a time (the way a
+// translator uses it), plus constant expressions.
+#include "wasm/validator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace sprawling::wasm {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// A module context with the given types, functions (type indices), one memory and one funcref table.
+struct Fixture {
+  Module module;
+  ValidationContext context;
+  Fixture() {
+    module.types = {FuncType{{}, {}}, FuncType{{ValType::I32}, {ValType::I32}},
+                    FuncType{{ValType::I32, ValType::I64}, {ValType::I64, ValType::I32}}};
+    module.func_types = {0, 1};
+    module.memories = {MemoryType{Limits{1, std::nullopt}}};
+    module.tables = {TableType{ValType::FuncRef, Limits{1, std::nullopt}}};
+    module.globals = {GlobalType{ValType::I32, false}, GlobalType{ValType::I64, true}};
+    module.imported_globals = 1;
+    context.module = &module;
+    context.declared_refs = {false, true};
+  }
+
+  // Validates `code` (instructions up to the function's final end) as a function of `type`.
+  std::optional<CompileError> run(std::uint32_t type, const Bytes& code, std::vector<ValType> locals = {},
+                                  std::uint32_t* max_height = nullptr) {
+    FunctionValidator v(context);
+    v.begin(type, locals);
+    ByteReader r(code);
+    Instruction ins;
+    std::vector<std::uint32_t> scratch;
+    while (!v.done()) {
+      if (!read_instruction(r, ins, scratch)) return r.error();
+      if (auto e = v.step(ins)) return e;
+    }
+    if (max_height) *max_height = v.max_stack_height();
+    EXPECT_TRUE(r.at_end()) << "instructions after the final end";
+    return std::nullopt;
+  }
+};
+
+std::string message(const std::optional<CompileError>& e) { return e ? e->message : "(valid)"; }
+
+TEST(ReadInstruction, ImmediatesAreDecoded) {
+  const Bytes code = {0x28, 0x02, 0x10,                    // i32.load align=2 offset=16
+                      0x0E, 0x02, 0x00, 0x01, 0x02,        // br_table 0 1 (default 2)
+                      0xFC, 0x0E, 0x03, 0x04,              // table.copy 3 4
+                      0x41, 0x7F,                          // i32.const -1
+                      0x1C, 0x01, 0x7E};                   // select (result i64)
+  ByteReader r(code);
+  Instruction ins;
+  std::vector<std::uint32_t> scratch;
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.op, Opcode::I32Load);
+  EXPECT_EQ(ins.align, 2u);
+  EXPECT_EQ(ins.mem_offset, 16u);
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.op, Opcode::BrTable);
+  EXPECT_EQ(std::vector<std::uint32_t>(ins.targets.begin(), ins.targets.end()), (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(ins.index, 2u);
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.op, Opcode::TableCopy);
+  EXPECT_EQ(ins.offset, 8u);
+  EXPECT_EQ(ins.index, 3u);
+  EXPECT_EQ(ins.index2, 4u);
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.bits, 0xFFFF'FFFFu);
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.op, Opcode::SelectT);
+  EXPECT_EQ(ins.type, ValType::I64);
+  EXPECT_EQ(ins.select_arity, 1u);
+}
+
+TEST(ReadInstruction, MalformedEncodings) {
+  std::vector<std::uint32_t> scratch;
+  Instruction ins;
+  {
+    const Bytes code = {0x01, 0x06};
+    ByteReader r(code);
+    EXPECT_TRUE(read_instruction(r, ins, scratch));
+    EXPECT_FALSE(read_instruction(r, ins, scratch));
+    EXPECT_EQ(r.error()->message, "illegal opcode 06");
+    EXPECT_EQ(r.error()->offset, 1u);
+  }
+  {
+    const Bytes code = {0x3F, 0x01};  // memory.size with a non-zero memory byte
+    ByteReader r(code);
+    EXPECT_FALSE(read_instruction(r, ins, scratch));
+    EXPECT_EQ(r.error()->message, "zero byte expected");
+    EXPECT_EQ(r.error()->offset, 1u);
+  }
+  {
+    const Bytes code = {0xFD, 0x00};
+    ByteReader r(code);
+    EXPECT_FALSE(read_instruction(r, ins, scratch));
+    EXPECT_EQ(r.error()->message, "SIMD is not supported yet");
+  }
+  {
+    const Bytes code = {0x02, 0x7B, 0x0B};  // block (result v128)
+    ByteReader r(code);
+    EXPECT_FALSE(read_instruction(r, ins, scratch));
+    EXPECT_EQ(r.error()->message, "SIMD is not supported yet");
+  }
+  {
+    const Bytes code = {0xFC, 0x12};  // past table.fill
+    ByteReader r(code);
+    EXPECT_FALSE(read_instruction(r, ins, scratch));
+    EXPECT_EQ(r.error()->message.rfind("illegal opcode", 0), 0u);
+  }
+}
+
+TEST(FunctionValidator, StackHeightAndResults) {
+  Fixture f;
+  std::uint32_t height = 0;
+  // (func (param i32) (result i32) local.get 0 i32.const 1 i32.const 2 i32.add i32.add)
+  EXPECT_EQ(message(f.run(1, {0x20, 0x00, 0x41, 0x01, 0x41, 0x02, 0x6A, 0x6A, 0x0B}, {}, &height)), "(valid)");
+  EXPECT_EQ(height, 3u);
+}
+
+TEST(FunctionValidator, TypeMismatchOffsets) {
+  Fixture f;
+  // i32.const 0, i64.const 0, i32.add → mismatch at the i32.add (offset 4)
+  const auto e = f.run(0, {0x41, 0x00, 0x42, 0x00, 0x6A, 0x1A, 0x0B});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, CompileError::Kind::Invalid);
+  EXPECT_EQ(e->message, "type mismatch: expected i32, found i64");
+  EXPECT_EQ(e->offset, 4u);
+  EXPECT_EQ(message(f.run(0, {0x6A, 0x0B})).rfind("type mismatch", 0), 0u);
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x0B})).rfind("type mismatch", 0), 0u);  // value left over
+}
+
+TEST(FunctionValidator, UnreachableMakesTheStackPolymorphic) {
+  Fixture f;
+  EXPECT_EQ(message(f.run(0, {0x00, 0x6A, 0x1A, 0x0B})), "(valid)");                          // unreachable i32.add drop
+  EXPECT_EQ(message(f.run(1, {0x00, 0x0B})), "(valid)");                                      // result from nowhere
+  EXPECT_EQ(message(f.run(0, {0x00, 0x42, 0x00, 0x6A, 0x1A, 0x0B})).rfind("type mismatch", 0), 0u);  // known i64
+  // br_table in dead code to labels of different types but equal arity.
+  // block (result i32) block (result i64) unreachable br_table 0 1 end drop i32.const 0 end drop
+  EXPECT_EQ(message(f.run(0, {0x02, 0x7F, 0x02, 0x7E, 0x00, 0x0E, 0x01, 0x00, 0x01, 0x0B, 0x1A, 0x41, 0x00, 0x0B,
+                              0x1A, 0x0B})),
+            "(valid)");
+}
+
+TEST(FunctionValidator, Labels) {
+  Fixture f;
+  EXPECT_EQ(message(f.run(0, {0x0C, 0x01, 0x0B})), "unknown label 1");
+  // block (result i32) i32.const 1 br_if 0 … needs the value as well as the condition
+  EXPECT_EQ(message(f.run(0, {0x02, 0x7F, 0x41, 0x01, 0x0D, 0x00, 0x0B, 0x1A, 0x0B})).rfind("type mismatch", 0), 0u);
+  // loop labels take the loop's parameters: (type 1) loop (param i32) (result i32) br 0 end
+  EXPECT_EQ(message(f.run(1, {0x20, 0x00, 0x03, 0x01, 0x0C, 0x00, 0x0B, 0x0B})), "(valid)");
+  // br_table arity mismatch: block block (result i32) … br_table 0 1
+  EXPECT_EQ(message(f.run(0, {0x02, 0x40, 0x02, 0x7F, 0x41, 0x00, 0x41, 0x00, 0x0E, 0x01, 0x00, 0x01, 0x0B, 0x1A, 0x0B,
+                              0x0B}))
+                .rfind("type mismatch", 0),
+            0u);
+}
+
+TEST(FunctionValidator, MultiValueBlocksAndIf) {
+  Fixture f;
+  // (type 2) = [i32 i64] -> [i64 i32]: local.get 1 local.get 0 (block (type 0)) end
+  EXPECT_EQ(message(f.run(2, {0x20, 0x01, 0x20, 0x00, 0x0B})), "(valid)");
+  // if without else must not change the types: i32.const 1 if (result i32) i32.const 2 end drop
+  EXPECT_EQ(message(f.run(0, {0x41, 0x01, 0x04, 0x7F, 0x41, 0x02, 0x0B, 0x1A, 0x0B})).rfind("type mismatch", 0), 0u);
+  // with else: fine
+  EXPECT_EQ(message(f.run(0, {0x41, 0x01, 0x04, 0x7F, 0x41, 0x02, 0x05, 0x41, 0x03, 0x0B, 0x1A, 0x0B})), "(valid)");
+  // unknown block type index
+  EXPECT_EQ(message(f.run(0, {0x02, 0x09, 0x0B, 0x0B})), "unknown type 9");
+}
+
+TEST(FunctionValidator, Select) {
+  Fixture f;
+  EXPECT_EQ(message(f.run(0, {0x41, 0x01, 0x41, 0x02, 0x41, 0x00, 0x1B, 0x1A, 0x0B})), "(valid)");
+  EXPECT_EQ(message(f.run(0, {0x41, 0x01, 0x42, 0x02, 0x41, 0x00, 0x1B, 0x1A, 0x0B})).rfind("type mismatch", 0), 0u);
+  // untyped select on references is refused; the typed form accepts them
+  EXPECT_EQ(message(f.run(0, {0xD0, 0x70, 0xD0, 0x70, 0x41, 0x00, 0x1B, 0x1A, 0x0B})).rfind("type mismatch", 0), 0u);
+  EXPECT_EQ(message(f.run(0, {0xD0, 0x70, 0xD0, 0x70, 0x41, 0x00, 0x1C, 0x01, 0x70, 0x1A, 0x0B})), "(valid)");
+  EXPECT_EQ(message(f.run(0, {0x41, 0x01, 0x41, 0x02, 0x41, 0x00, 0x1C, 0x02, 0x7F, 0x7F, 0x1A, 0x0B})),
+            "invalid result arity");
+}
+
+TEST(FunctionValidator, IndexSpaces) {
+  Fixture f;
+  EXPECT_EQ(message(f.run(0, {0x20, 0x02, 0x1A, 0x0B}, {ValType::I32, ValType::I64})), "unknown local 2");
+  EXPECT_EQ(message(f.run(0, {0x20, 0x01, 0x1A, 0x0B}, {ValType::I32, ValType::I64})), "(valid)");
+  EXPECT_EQ(message(f.run(0, {0x10, 0x05, 0x0B})), "unknown function 5");
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x24, 0x00, 0x0B})).rfind("global is immutable", 0), 0u);
+  EXPECT_EQ(message(f.run(0, {0x42, 0x00, 0x24, 0x01, 0x0B})), "(valid)");
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x25, 0x01, 0x1A, 0x0B})), "unknown table 1");
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x28, 0x03, 0x00, 0x1A, 0x0B})), "alignment must not be larger than natural");
+  EXPECT_EQ(message(f.run(0, {0xFC, 0x09, 0x00, 0x0B})), "unknown data segment 0");
+  EXPECT_EQ(message(f.run(0, {0xFC, 0x0D, 0x00, 0x0B})), "unknown elem segment 0");
+  // ref.func: function 1 is declared (exported, say), function 0 is not
+  EXPECT_EQ(message(f.run(0, {0xD2, 0x01, 0x1A, 0x0B})), "(valid)");
+  EXPECT_EQ(message(f.run(0, {0xD2, 0x00, 0x1A, 0x0B})).rfind("undeclared function reference", 0), 0u);
+  // call_indirect (type 1) through table 0
+  EXPECT_EQ(message(f.run(0, {0x41, 0x07, 0x41, 0x00, 0x11, 0x01, 0x00, 0x1A, 0x0B})), "(valid)");
+}
+
+TEST(FunctionValidator, MemoryOpsNeedAMemory) {
+  Fixture f;
+  f.module.memories.clear();
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x28, 0x02, 0x00, 0x1A, 0x0B})), "unknown memory 0");
+  EXPECT_EQ(message(f.run(0, {0x3F, 0x00, 0x1A, 0x0B})), "unknown memory 0");
+}
+
+TEST(ConstExpr, Rules) {
+  Fixture f;
+  const auto make = [](Opcode op, std::uint32_t index = 0) {
+    Instruction i;
+    i.op = op;
+    i.index = index;
+    i.type = ValType::FuncRef;
+    return i;
+  };
+  std::vector<Instruction> one = {make(Opcode::I32Const)};
+  EXPECT_FALSE(validate_const_expr(f.module, one, ValType::I32, 0));
+  EXPECT_EQ(message(validate_const_expr(f.module, one, ValType::I64, 0)).rfind("type mismatch", 0), 0u);
+  std::vector<Instruction> two = {make(Opcode::I32Const), make(Opcode::I32Const)};
+  EXPECT_EQ(message(validate_const_expr(f.module, two, ValType::I32, 0)).rfind("type mismatch", 0), 0u);
+  std::vector<Instruction> add = {make(Opcode::I32Const), make(Opcode::I32Const), make(Opcode::I32Add)};
+  EXPECT_EQ(message(validate_const_expr(f.module, add, ValType::I32, 0)).rfind("constant expression required", 0), 0u);
+  // global 0 is imported and immutable; global 1 is defined
+  EXPECT_FALSE(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 0)}, ValType::I32, 0));
+  EXPECT_EQ(message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 1)}, ValType::I64, 0)),
+            "unknown global 1");
+  EXPECT_FALSE(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 1)}, ValType::FuncRef, 0));
+  EXPECT_EQ(message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 7)}, ValType::FuncRef, 0)),
+            "unknown function 7");
+  EXPECT_EQ(message(validate_const_expr(f.module, {}, ValType::I32, 0)).rfind("type mismatch", 0), 0u);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
