@@ -5,10 +5,6 @@
 #include "wasm/text/module_parser.hpp"
 #include "wasm/text/numbers.hpp"
 
-#include <fstream>
-#include <iterator>
-#include <ostream>
-#include <sstream>
 
 namespace sprawling::wasm::text {
 
@@ -295,30 +291,6 @@ script::TextCompiler text_compiler() {
     if (!binary) return std::unexpected(binary.error().to_string());
     return std::move(*binary);
   };
-}
-
-script::Counts run_wast_file(const std::string& path, const script::RunOptions& options, std::ostream& out) {
-  script::Counts counts;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    out << path << ": cannot read the file\n";
-    counts.failed = 1;
-    return counts;
-  }
-  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto parsed = parse_wast(source, path);
-  if (!parsed) {
-    out << path << ":" << parsed.error().line << ":" << parsed.error().column << ": " << parsed.error().message << '\n';
-    counts.failed = 1;
-    return counts;
-  }
-  script::RunOptions opts = options;
-  if (!opts.text_compiler) opts.text_compiler = text_compiler();
-  counts = script::run_script(*parsed, opts, out);
-  out << path << ": " << counts.passed << " passed, " << counts.failed << " failed";
-  if (counts.skipped) out << ", " << counts.skipped << " skipped";
-  out << '\n';
-  return counts;
 }
 
 }  // namespace sprawling::wasm::text
