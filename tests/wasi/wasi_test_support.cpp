@@ -148,6 +148,9 @@ std::string FakeGuest::bytes_at(std::uint32_t ptr, std::uint32_t len) const {
   return std::string(reinterpret_cast<const char*>(memory_.data()) + ptr, len);
 }
 void FakeGuest::set_u32(std::uint32_t ptr, std::uint32_t v) { std::memcpy(memory_.data() + ptr, &v, 4); }
+void FakeGuest::set_bytes(std::uint32_t ptr, std::string_view bytes) {
+  std::memcpy(memory_.data() + ptr, bytes.data(), bytes.size());
+}
 
 std::uint16_t FakeGuest::open(std::uint32_t dirfd, std::string_view path, std::uint32_t* fd_out, std::uint32_t oflags,
                               std::uint64_t rights, std::uint32_t fdflags, std::uint32_t lookupflags) {

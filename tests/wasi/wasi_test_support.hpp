@@ -76,6 +76,7 @@ class FakeGuest {
   [[nodiscard]] std::uint8_t u8_at(std::uint32_t ptr) const { return memory_.at(ptr); }
   [[nodiscard]] std::string bytes_at(std::uint32_t ptr, std::uint32_t len) const;
   void set_u32(std::uint32_t ptr, std::uint32_t v);
+  void set_bytes(std::uint32_t ptr, std::string_view bytes);
   [[nodiscard]] std::uint32_t memory_size() const { return static_cast<std::uint32_t>(memory_.size()); }
 
   // Conveniences over path_open / fd_write / fd_read. They return the errno; *fd_out / the
