@@ -1,0 +1,178 @@
+// Interpreter and fuel: exact consumed figures on hand-checked modules (Wasmtime's cost model),
+// where exhaustion is detected, the deadline, and trap locations.
+#include "engine_fixtures.hpp"
+
+#include <chrono>
+
+namespace sprawling::wasm {
+namespace {
+
+using testing::compile_fixture;
+using testing::export_func;
+
+class FuelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    module_ = compile_fixture("fuel");
+    ASSERT_TRUE(module_);
+    Linker linker;
+    linker.define("env", "host", store_.add_host_function(FuncType{}, testing::host_nop, nullptr, "host"));
+    auto imports = linker.resolve(module_->module());
+    ASSERT_TRUE(imports.has_value());
+    auto inst = store_.instantiate(module_, *imports);
+    ASSERT_TRUE(inst.has_value()) << inst.error().message;
+    instance_ = *inst;
+  }
+  // Runs an export under `fuel` and returns the consumed figure, or the trap.
+  std::expected<std::uint64_t, Trap> run(std::string_view name, std::vector<Value> args, std::uint64_t fuel) {
+    store_.set_budget(ExecutionBudget{fuel, std::nullopt});
+    auto r = store_.invoke(export_func(*instance_, name), args);
+    if (!r) return std::unexpected(r.error());
+    return store_.fuel_consumed();
+  }
+
+  Store store_;
+  std::shared_ptr<const CompiledModule> module_;
+  Instance* instance_ = nullptr;
+};
+
+constexpr std::uint64_t kPlenty = 1'000'000;
+
+TEST_F(FuelTest, EmptyFunctionCostsItsEntry) {
+  EXPECT_EQ(run("empty", {}, kPlenty).value(), 1u);
+}
+
+TEST_F(FuelTest, DropIsFreeConstIsNot) {
+  EXPECT_EQ(run("const_drop", {}, kPlenty).value(), 2u);
+}
+
+TEST_F(FuelTest, LoopOfNIterations) {
+  EXPECT_EQ(run("countdown", {Value::i32(1)}, kPlenty).value(), 6u);
+  EXPECT_EQ(run("countdown", {Value::i32(10)}, kPlenty).value(), 51u);
+  EXPECT_EQ(run("countdown", {Value::i32(1000)}, kPlenty).value(), 5001u);
+}
+
+TEST_F(FuelTest, CallChainChargesEveryEntryAndCall) {
+  EXPECT_EQ(run("chain", {}, kPlenty).value(), 5u);
+}
+
+TEST_F(FuelTest, HostFunctionCostsOnlyTheCall) {
+  EXPECT_EQ(run("call_host", {}, kPlenty).value(), 2u);
+}
+
+TEST_F(FuelTest, MemoryFillChargesPerByte) {
+  EXPECT_EQ(run("fill", {Value::i32(0), Value::i32(0)}, kPlenty).value(), 5u);
+  EXPECT_EQ(run("fill", {Value::i32(0), Value::i32(1000)}, kPlenty).value(), 1005u);
+  EXPECT_EQ(run("fill", {Value::i32(100), Value::i32(65436)}, kPlenty).value(), 65441u);
+}
+
+TEST_F(FuelTest, BranchesChargeOnlyThePathTaken) {
+  EXPECT_EQ(run("branches", {Value::i32(5)}, kPlenty).value(), 4u);
+  EXPECT_EQ(run("branches", {Value::i32(0)}, kPlenty).value(), 7u);
+}
+
+TEST_F(FuelTest, EntryCheckSeesTheEntryCharge) {
+  // Budget 1: the entry check already sees 1 spent (Wasmtime traps here too).
+  auto r = run("empty", {}, 1);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::OutOfFuel);
+  EXPECT_EQ(r.error().message, "all fuel consumed by WebAssembly");
+  EXPECT_EQ(run("empty", {}, 2).value(), 1u);
+  auto zero = run("empty", {}, 0);
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_EQ(zero.error().kind, TrapKind::OutOfFuel);
+}
+
+TEST_F(FuelTest, ExhaustionAtTheFirstLoopHeaderThatSeesTheBudgetSpent) {
+  // countdown(10): the header check of iteration k sees 1 + 5k spent, k = 0..9.
+  // Budget 46 is spent at k = 9; budget 47 never is, so the run finishes overdrawn (51).
+  auto r = run("countdown", {Value::i32(10)}, 46);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::OutOfFuel);
+  EXPECT_EQ(run("countdown", {Value::i32(10)}, 47).value(), 51u);
+  EXPECT_EQ(run("countdown", {Value::i32(10)}, 51).value(), 51u);
+}
+
+TEST_F(FuelTest, BulkOperationChecksItsCharge) {
+  // In bounds: 5 + 100 > 50 is seen before the fill runs.
+  auto r = run("fill", {Value::i32(0), Value::i32(100)}, 50);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::OutOfFuel);
+  // Out of bounds: the bounds check traps first and nothing is charged for the bytes.
+  auto oob = run("fill", {Value::i32(65500), Value::i32(100)}, 50);
+  ASSERT_FALSE(oob.has_value());
+  EXPECT_EQ(oob.error().kind, TrapKind::OutOfBoundsMemoryAccess);
+}
+
+TEST_F(FuelTest, UnmeteredRunsReportNothing) {
+  store_.set_budget({});
+  ASSERT_TRUE(store_.invoke(export_func(*instance_, "countdown"), std::vector{Value::i32(10)}).has_value());
+  EXPECT_EQ(store_.fuel_consumed(), 0u);
+}
+
+TEST_F(FuelTest, BudgetSpansSeveralInvocations) {
+  store_.set_budget(ExecutionBudget{kPlenty, std::nullopt});
+  ASSERT_TRUE(store_.invoke(export_func(*instance_, "empty"), {}).has_value());
+  ASSERT_TRUE(store_.invoke(export_func(*instance_, "chain"), {}).has_value());
+  EXPECT_EQ(store_.fuel_consumed(), 6u);
+}
+
+TEST(Deadline, PastDeadlineStopsALoopWithoutFuelBudget) {
+  auto module = compile_fixture("limits");
+  Store store;
+  auto inst = store.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  store.set_budget(ExecutionBudget{std::nullopt, std::chrono::steady_clock::now() + std::chrono::milliseconds(20)});
+  auto r = store.invoke(export_func(**inst, "spin"), {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::DeadlineExceeded);
+  EXPECT_EQ(r.error().message, "deadline exceeded");
+}
+
+TEST(Deadline, FuelStillExactUnderADeadline) {
+  auto module = compile_fixture("fuel");
+  Store store;
+  Linker linker;
+  linker.define("env", "host", store.add_host_function(FuncType{}, testing::host_nop, nullptr, "host"));
+  auto inst = store.instantiate(module, *linker.resolve(module->module()));
+  ASSERT_TRUE(inst.has_value());
+  store.set_budget(ExecutionBudget{std::nullopt, std::chrono::steady_clock::now() + std::chrono::hours(1)});
+  ASSERT_TRUE(store.invoke(export_func(**inst, "countdown"), std::vector{Value::i32(100000)}).has_value());
+  EXPECT_EQ(store.fuel_consumed(), 500001u);
+  store.set_budget(ExecutionBudget{300000, std::chrono::steady_clock::now() + std::chrono::hours(1)});
+  auto r = store.invoke(export_func(**inst, "countdown"), std::vector{Value::i32(100000)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::OutOfFuel);
+}
+
+TEST(Execution, TrapCarriesFunctionNameAndOffset) {
+  auto module = compile_fixture("calls");
+  Store store;
+  Linker linker;
+  for (const char* name : {"trap", "exit"})
+    linker.define("env", name, store.add_host_function(FuncType{{ValType::I32}, {}}, testing::host_nop, nullptr, name));
+  linker.define("env", "add",
+                store.add_host_function(FuncType{{ValType::I32, ValType::I32}, {ValType::I32}}, testing::host_nop,
+                                        nullptr, "add"));
+  auto inst = store.instantiate(module, *linker.resolve(module->module()));
+  ASSERT_TRUE(inst.has_value());
+  auto r = store.invoke(export_func(**inst, "div"), std::vector{Value::i32(1), Value::i32(0)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::IntegerDivideByZero);
+  EXPECT_EQ(r.error().message, "integer divide by zero");
+  ASSERT_TRUE(r.error().func_index.has_value());
+  const Module& m = module->module();
+  const std::uint32_t div_index = *r.error().func_index;
+  EXPECT_GE(div_index, m.imported_funcs);
+  const FunctionBody& body = m.code[div_index - m.imported_funcs];
+  // local.get 0 (2 bytes), local.get 1 (2 bytes), then i32.div_s.
+  EXPECT_EQ(r.error().offset, body.code_offset + 4);
+  EXPECT_EQ(m.bytes[r.error().offset], 0x6D);
+
+  auto fib = store.invoke(export_func(**inst, "fib"), std::vector{Value::i32(20)});
+  ASSERT_TRUE(fib.has_value());
+  EXPECT_EQ((*fib)[0].bits, 6765u);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm

@@ -1,0 +1,215 @@
+// The embedding API: StoreLimits (recursion depth, page cap), host functions that return,
+// trap or exit, linking errors, and one CompiledModule shared by instances, stores and threads.
+#include "engine_fixtures.hpp"
+
+#include <thread>
+
+namespace sprawling::wasm {
+namespace {
+
+using testing::compile_fixture;
+using testing::export_func;
+
+TEST(Limits, DeepRecursionIsCallStackExhausted) {
+  auto module = compile_fixture("limits");
+  for (std::uint32_t depth : {100u, 20'000u}) {
+    StoreLimits limits;
+    limits.max_call_depth = depth;
+    Store store(limits);
+    auto inst = store.instantiate(module, {});
+    ASSERT_TRUE(inst.has_value());
+    auto r = store.invoke(export_func(**inst, "recurse"), std::vector{Value::i32(0)});
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().kind, TrapKind::CallStackExhausted);
+    EXPECT_EQ(r.error().message, "call stack exhausted");
+  }
+}
+
+TEST(Limits, SmallValueStackIsCallStackExhaustedToo) {
+  auto module = compile_fixture("limits");
+  StoreLimits limits;
+  limits.max_value_stack_slots = 1000;
+  Store store(limits);
+  auto inst = store.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  auto r = store.invoke(export_func(**inst, "recurse"), std::vector{Value::i32(0)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::CallStackExhausted);
+}
+
+TEST(Limits, PageCapMakesMemoryGrowReturnMinusOne) {
+  auto module = compile_fixture("limits");
+  StoreLimits limits;
+  limits.max_memory_bytes = 3 * kPageSize;
+  Store store(limits);
+  auto inst = store.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  FuncInst* grow = export_func(**inst, "grow");
+  EXPECT_EQ((*store.invoke(grow, std::vector{Value::i32(1)}))[0].bits, 1u);
+  EXPECT_EQ((*store.invoke(grow, std::vector{Value::i32(2)}))[0].bits, 0xFFFFFFFFu);
+  EXPECT_EQ((*store.invoke(grow, std::vector{Value::i32(1)}))[0].bits, 2u);
+  EXPECT_EQ((*store.invoke(grow, std::vector{Value::i32(1)}))[0].bits, 0xFFFFFFFFu);
+  EXPECT_EQ((*store.invoke(export_func(**inst, "size"), {}))[0].bits, 3u);
+  MemoryInst* mem = (*inst)->memory(0);
+  ASSERT_NE(mem, nullptr);
+  EXPECT_EQ(memory_size_bytes(mem), 3 * kPageSize);
+  EXPECT_EQ(memory_peak_bytes(mem), 3 * kPageSize);
+  // Committed memory is usable up to the last byte; the base never moved.
+  memory_data(mem)[3 * kPageSize - 1] = 42;
+}
+
+TEST(Limits, MinimumAboveTheCapFailsToInstantiate) {
+  auto module = compile_fixture("limits");
+  StoreLimits limits;
+  limits.max_memory_bytes = kPageSize / 2;
+  Store store(limits);
+  auto inst = store.instantiate(module, {});
+  ASSERT_FALSE(inst.has_value());
+  EXPECT_EQ(inst.error().kind, InstantiationError::Kind::Link);
+  EXPECT_NE(inst.error().message.find("exceeds memory limits"), std::string::npos);
+}
+
+struct HostLog {
+  std::uint32_t last_arg = 0;
+  std::uint64_t memory_size = 0;
+};
+
+HostStatus host_trap(HostCall& call) {
+  static_cast<HostLog*>(call.context)->last_arg = static_cast<std::uint32_t>(call.args[0]);
+  call.trap_message = "host says no";
+  return HostStatus::Trap;
+}
+HostStatus host_exit(HostCall& call) {
+  call.exit_code = static_cast<std::uint32_t>(call.args[0]);
+  return HostStatus::Exit;
+}
+HostStatus host_add(HostCall& call) {
+  static_cast<HostLog*>(call.context)->memory_size = call.memory.size;
+  call.results[0] = static_cast<std::uint32_t>(call.args[0] + call.args[1]);
+  return HostStatus::Ok;
+}
+
+class HostTest : public ::testing::Test {
+ protected:
+  void SetUp() override { module_ = compile_fixture("calls"); }
+  Instance* instantiate(Store& store) {
+    Linker linker;
+    const FuncType i32_to_void{{ValType::I32}, {}};
+    linker.define("env", "trap", store.add_host_function(i32_to_void, host_trap, &log_, "trap"));
+    linker.define("env", "exit", store.add_host_function(i32_to_void, host_exit, &log_, "exit"));
+    linker.define("env", "add",
+                  store.add_host_function(FuncType{{ValType::I32, ValType::I32}, {ValType::I32}}, host_add, &log_,
+                                          "add"));
+    auto imports = linker.resolve(module_->module());
+    EXPECT_TRUE(imports.has_value());
+    auto inst = store.instantiate(module_, *imports);
+    EXPECT_TRUE(inst.has_value());
+    return inst ? *inst : nullptr;
+  }
+  HostLog log_;
+  std::shared_ptr<const CompiledModule> module_;
+};
+
+TEST_F(HostTest, HostResultsAndCallerMemory) {
+  Store store;
+  Instance* inst = instantiate(store);
+  auto r = store.invoke(export_func(*inst, "calls_add"), std::vector{Value::i32(40), Value::i32(2)});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ((*r)[0].bits, 42u);
+  EXPECT_EQ(log_.memory_size, kPageSize);
+}
+
+TEST_F(HostTest, HostTrapBecomesAGuestTrapWithItsMessage) {
+  Store store;
+  Instance* inst = instantiate(store);
+  auto r = store.invoke(export_func(*inst, "calls_trap"), std::vector{Value::i32(7)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::Host);
+  EXPECT_EQ(r.error().message, "host says no");
+  EXPECT_EQ(r.error().func_name, "calls_trap");
+  EXPECT_EQ(log_.last_arg, 7u);
+}
+
+TEST_F(HostTest, HostExitUnwindsWithItsCode) {
+  Store store;
+  Instance* inst = instantiate(store);
+  store.set_budget(ExecutionBudget{1000, std::nullopt});
+  auto r = store.invoke(export_func(*inst, "calls_exit"), std::vector{Value::i32(3)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::Exit);
+  EXPECT_EQ(r.error().exit_code, 3u);
+  // Exact up to the exit: entry + local.get + call (the unreachable after it never ran).
+  EXPECT_EQ(store.fuel_consumed(), 3u);
+}
+
+TEST_F(HostTest, UnknownAndIncompatibleImports) {
+  Store store;
+  Linker empty;
+  auto missing = empty.resolve(module_->module());
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().message, "unknown import: `env::trap` has not been defined");
+
+  Linker wrong;
+  const FuncType void_to_void{};
+  for (const char* name : {"trap", "exit", "add"})
+    wrong.define("env", name, store.add_host_function(void_to_void, testing::host_nop, nullptr, name));
+  auto inst = store.instantiate(module_, *wrong.resolve(module_->module()));
+  ASSERT_FALSE(inst.has_value());
+  EXPECT_EQ(inst.error().kind, InstantiationError::Kind::Link);
+  EXPECT_EQ(inst.error().message, "incompatible import type");
+}
+
+TEST_F(HostTest, SharedModuleKeepsStatePerInstance) {
+  Store store;
+  Instance* a = instantiate(store);
+  Instance* b = instantiate(store);
+  FuncInst* bump_a = export_func(*a, "bump");
+  FuncInst* bump_b = export_func(*b, "bump");
+  EXPECT_EQ((*store.invoke(bump_a, {}))[0].bits, 1u);
+  EXPECT_EQ((*store.invoke(bump_a, {}))[0].bits, 2u);
+  EXPECT_EQ((*store.invoke(bump_b, {}))[0].bits, 1u);
+  EXPECT_EQ(memory_data(a->memory(0))[0], 2);
+  EXPECT_EQ(memory_data(b->memory(0))[0], 1);
+}
+
+TEST_F(HostTest, SharedModuleAcrossStoresAndThreads) {
+  constexpr int kThreads = 4;
+  std::vector<std::uint64_t> fibs(kThreads), fuel(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Store store;
+      Linker linker;
+      const FuncType i32_to_void{{ValType::I32}, {}};
+      linker.define("env", "trap", store.add_host_function(i32_to_void, host_trap, nullptr, "trap"));
+      linker.define("env", "exit", store.add_host_function(i32_to_void, host_exit, nullptr, "exit"));
+      linker.define("env", "add",
+                    store.add_host_function(FuncType{{ValType::I32, ValType::I32}, {ValType::I32}}, host_add, nullptr,
+                                            "add"));
+      auto inst = store.instantiate(module_, *linker.resolve(module_->module()));
+      if (!inst) return;
+      // Half the threads run metered, which translates the metered variant on first use.
+      if (t % 2 == 1) store.set_budget(ExecutionBudget{100'000'000, std::nullopt});
+      auto r = store.invoke(export_func(**inst, "fib"), std::vector{Value::i32(18)});
+      if (r) fibs[t] = (*r)[0].bits;
+      fuel[t] = store.fuel_consumed();
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(fibs[t], 2584u) << t;
+  EXPECT_EQ(fuel[0], 0u);
+  EXPECT_GT(fuel[1], 0u);
+  EXPECT_EQ(fuel[1], fuel[3]);
+}
+
+TEST(Globals, HostGlobalsAreShared) {
+  Store store;
+  GlobalInst* g = store.add_global(GlobalType{ValType::I64, true}, Value::i64(5));
+  EXPECT_EQ(global_get(g).bits, 5u);
+  global_set(g, Value::i64(9));
+  EXPECT_EQ(global_get(g), Value::i64(9));
+  EXPECT_EQ(global_type(g).type, ValType::I64);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
