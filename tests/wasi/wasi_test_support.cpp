@@ -72,7 +72,7 @@ std::string tree_fingerprint(const fs::path& root) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    entries[fs::relative(it->path(), root).string()] = describe(it->path());
+    entries[it->path().lexically_relative(root).string()] = describe(it->path());
   }
   std::string all;
   for (const auto& [name, what] : entries) all += name + ": " + what + "\n";
