@@ -11,7 +11,6 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -131,7 +130,7 @@ class PythonArm : public ::testing::Test {
   }
 
   // python3.11 ARGS… with the standard library mounted read-only, plus `mounts`.
-  [[nodiscard]] SandboxJob python_job(std::vector<std::string> args, std::vector<Mount> mounts = {},
+  [[nodiscard]] SandboxJob python_job(std::vector<std::string> args, const std::vector<Mount>& mounts = {},
                                       Fuel fuel = kPlentyOfFuel) const {
     SandboxJob job;
     job.wasm = artifact_.wasm;
@@ -144,10 +143,10 @@ class PythonArm : public ::testing::Test {
   }
 
   // Runs `python3.11 -c script` in a sandbox built from `config`; a host error fails the test.
-  [[nodiscard]] SandboxOutcome run_script(const std::string& script, std::vector<Mount> mounts = {},
+  [[nodiscard]] SandboxOutcome run_script(const std::string& script, const std::vector<Mount>& mounts = {},
                                           Fuel fuel = kPlentyOfFuel, SandboxConfig config = {}) const {
     WasmSandbox sandbox(std::move(config));
-    auto outcome = sandbox.run(python_job({"-c", script}, std::move(mounts), fuel));
+    auto outcome = sandbox.run(python_job({"-c", script}, mounts, fuel));
     EXPECT_TRUE(outcome.has_value()) << (outcome ? std::string() : outcome.error().to_string());
     if (!outcome) return SandboxOutcome{.stdout_bytes = {}, .stderr_bytes = {}, .exit = Trap{"host error"}, .stats = {}};
     return std::move(*outcome);
