@@ -208,7 +208,7 @@ class FieldParser {
   Result<ModuleAst> run(bool bare) {
     for (;;) {
       if (bare ? c_.at(TokenKind::Eof) : c_.at(TokenKind::RParen)) break;
-      if (!c_.at(TokenKind::LParen)) return std::unexpected(unexpected(c_.peek(), "a module field"));
+      if (!c_.at(TokenKind::LParen)) return std::unexpected(unexpected(c_.peek(), bare ? "a module field" : "a module field or ')'"));
       if (auto r = field(); !r) return std::unexpected(std::move(r.error()));
     }
     return std::move(m_);

@@ -1,0 +1,142 @@
+// parse_wast: every command kind, actions and expected values (NaN patterns, references),
+// which modules become Binary and which Text, command lines, and script-level errors.
+#include "wasm/text/wast.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sprawling::wasm::text {
+namespace {
+
+using script::Command;
+using script::ExpectedValue;
+using script::ModuleSource;
+
+script::Script parse(std::string_view src) {
+  auto r = parse_wast(src, "test.wast");
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().to_string());
+  return r ? std::move(*r) : script::Script{};
+}
+
+TEST(Wast, CommandsAndValues) {
+  const auto s = parse(R"wast(
+(module $M (func (export "f") (param i32 f32) (result i32) (local.get 0)))
+(register "m" $M)
+(invoke $M "f" (i32.const -1) (f32.const 1.5))
+(assert_return (invoke "f" (i32.const 7) (f32.const -0)) (i32.const 7))
+(assert_return (invoke "g") (f32.const nan:canonical) (f64.const nan:arithmetic) (ref.func) (ref.null extern)
+               (ref.extern 0) (i64.const -1))
+(assert_trap (invoke "h" (ref.null func) (ref.extern 5)) "unreachable")
+(assert_exhaustion (invoke "loop") "call stack exhausted")
+(get $M "glob")
+)wast");
+  ASSERT_EQ(s.commands.size(), 8u);
+  const Command& m = s.commands[0];
+  EXPECT_EQ(m.kind, Command::Kind::Module);
+  EXPECT_EQ(m.line, 2u);
+  EXPECT_EQ(m.name, "$M");
+  EXPECT_TRUE(m.has_module);
+  EXPECT_EQ(m.module.kind, ModuleSource::Kind::Binary);
+  EXPECT_GT(m.module.bytes.size(), 8u);
+
+  EXPECT_EQ(s.commands[1].kind, Command::Kind::Register);
+  EXPECT_EQ(s.commands[1].register_as, "m");
+  EXPECT_EQ(s.commands[1].name, "$M");
+
+  const Command& inv = s.commands[2];
+  EXPECT_EQ(inv.kind, Command::Kind::Action);
+  EXPECT_EQ(inv.action.module, "$M");
+  EXPECT_EQ(inv.action.field, "f");
+  ASSERT_EQ(inv.action.args.size(), 2u);
+  EXPECT_EQ(inv.action.args[0], Value::i32(0xFFFFFFFF));
+  EXPECT_EQ(inv.action.args[1], Value::f32_bits(0x3FC00000));
+
+  const Command& ret = s.commands[3];
+  EXPECT_EQ(ret.kind, Command::Kind::AssertReturn);
+  EXPECT_FALSE(ret.action.module.has_value());
+  EXPECT_EQ(ret.action.args[1], Value::f32_bits(0x80000000));
+  ASSERT_EQ(ret.expected.size(), 1u);
+  EXPECT_EQ(ret.expected[0].kind, ExpectedValue::Kind::Exact);
+  EXPECT_EQ(ret.expected[0].value, Value::i32(7));
+
+  const auto& ex = s.commands[4].expected;
+  ASSERT_EQ(ex.size(), 6u);
+  EXPECT_EQ(ex[0].kind, ExpectedValue::Kind::CanonicalNan);
+  EXPECT_EQ(ex[0].value.type, ValType::F32);
+  EXPECT_EQ(ex[1].kind, ExpectedValue::Kind::ArithmeticNan);
+  EXPECT_EQ(ex[1].value.type, ValType::F64);
+  EXPECT_EQ(ex[2].kind, ExpectedValue::Kind::AnyFuncRef);
+  EXPECT_EQ(ex[3].value, Value::null(ValType::ExternRef));
+  EXPECT_EQ(ex[4].value, Value::externref(1));  // payload + 1, as the JSON front end does
+  EXPECT_EQ(ex[5].value, Value::i64(~std::uint64_t{0}));
+
+  const Command& trap = s.commands[5];
+  EXPECT_EQ(trap.kind, Command::Kind::AssertTrap);
+  EXPECT_FALSE(trap.has_module);
+  EXPECT_EQ(trap.text, "unreachable");
+  EXPECT_EQ(trap.action.args[0], Value::null(ValType::FuncRef));
+  EXPECT_EQ(trap.action.args[1], Value::externref(6));
+
+  EXPECT_EQ(s.commands[6].kind, Command::Kind::AssertExhaustion);
+  EXPECT_EQ(s.commands[7].action.kind, script::Action::Kind::Get);
+  EXPECT_EQ(s.commands[7].line, 10u);
+}
+
+TEST(Wast, ModuleAssertions) {
+  const auto s = parse(R"wast(
+(assert_malformed (module quote "(func (i32.const))") "unexpected token")
+(assert_malformed (module binary "\00asm") "unexpected end")
+(assert_invalid (module (func (result i32))) "type mismatch")
+(assert_unlinkable (module (import "x" "y" (func))) "unknown import")
+(assert_uninstantiable (module (func $s unreachable) (start $s)) "unreachable")
+(assert_trap (module (func $s unreachable) (start $s)) "unreachable")
+(module $Q quote "(func)")
+(assert_malformed (module (func (bogus))) "unknown operator")
+)wast");
+  ASSERT_EQ(s.commands.size(), 8u);
+  EXPECT_EQ(s.commands[0].kind, Command::Kind::AssertMalformed);
+  EXPECT_EQ(s.commands[0].module.kind, ModuleSource::Kind::Text);
+  EXPECT_EQ(s.commands[0].module.text, "(func (i32.const))");
+  EXPECT_EQ(s.commands[0].text, "unexpected token");
+  EXPECT_EQ(s.commands[1].module.kind, ModuleSource::Kind::Binary);
+  EXPECT_EQ(s.commands[1].module.bytes, (std::vector<std::uint8_t>{0x00, 'a', 's', 'm'}));
+  EXPECT_EQ(s.commands[2].kind, Command::Kind::AssertInvalid);
+  EXPECT_EQ(s.commands[2].module.kind, ModuleSource::Kind::Binary);
+  EXPECT_EQ(s.commands[3].kind, Command::Kind::AssertUnlinkable);
+  EXPECT_EQ(s.commands[4].kind, Command::Kind::AssertUninstantiable);
+  EXPECT_EQ(s.commands[5].kind, Command::Kind::AssertTrap);
+  EXPECT_TRUE(s.commands[5].has_module);
+  EXPECT_EQ(s.commands[6].name, "$Q");
+  EXPECT_EQ(s.commands[6].module.kind, ModuleSource::Kind::Text);
+  // An ordinary module that does not compile is handed over as text, for the runner to judge.
+  EXPECT_EQ(s.commands[7].module.kind, ModuleSource::Kind::Text);
+  EXPECT_EQ(s.commands[7].module.text, "(module (func (bogus)))");
+  auto compiled = text_compiler()(s.commands[7].module.text);
+  ASSERT_FALSE(compiled.has_value());
+  EXPECT_EQ(compiled.error(), "unknown operator \"bogus\" at 1:16");
+}
+
+TEST(Wast, BareModuleFieldsAreOneModule) {
+  const auto s = parse("(func) (memory 0) (func (export \"f\"))");
+  ASSERT_EQ(s.commands.size(), 1u);
+  EXPECT_EQ(s.commands[0].kind, Command::Kind::Module);
+  EXPECT_EQ(s.commands[0].module.kind, ModuleSource::Kind::Binary);
+}
+
+TEST(Wast, ScriptErrors) {
+  auto r = parse_wast("(module)\n(assert_return (invoke \"f\" (i32.const 1.5)))", "x.wast");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().line, 2u);
+  EXPECT_EQ(r.error().column, 39u);
+  EXPECT_EQ(r.error().message.rfind("unexpected token", 0), 0u) << r.error().message;
+
+  r = parse_wast("(frobnicate)", "x.wast");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "unknown operator \"frobnicate\"");
+
+  r = parse_wast("(assert_return (invoke \"f\") (v128.const i32x4 0 0 0 0))", "x.wast");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "v128 values are not supported yet");
+}
+
+}  // namespace
+}  // namespace sprawling::wasm::text

@@ -1,0 +1,259 @@
+// wat_to_binary: exact bytes for the abbreviations and encoding choices, the implicit-type
+// rules, error messages with their line:column, and the loader helpers (looks_like_wat,
+// load_module_bytes).
+#include "wasm/decoder.hpp"
+#include "wasm/text/wat.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace sprawling::wasm::text {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+Bytes wat(std::string_view src) {
+  auto r = wat_to_binary(src);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().to_string());
+  return r ? *r : Bytes{};
+}
+
+TextError wat_error(std::string_view src) {
+  auto r = wat_to_binary(src);
+  EXPECT_FALSE(r.has_value()) << src;
+  return r ? TextError{} : r.error();
+}
+
+Bytes with_header(Bytes sections) {
+  Bytes out = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00};
+  out.insert(out.end(), sections.begin(), sections.end());
+  return out;
+}
+
+Module decoded(std::string_view src) {
+  const Bytes b = wat(src);
+  auto m = decode_and_validate(b);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().message);
+  return m ? std::move(*m) : Module{};
+}
+
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+TEST(Wat, EmptyModuleForms) {
+  const Bytes empty = with_header({});
+  EXPECT_EQ(wat("(module)"), empty);
+  EXPECT_EQ(wat("(module $name)"), empty);
+  EXPECT_EQ(wat(""), empty);
+  EXPECT_EQ(wat(" ;; nothing\n"), empty);
+  EXPECT_EQ(wat(R"wat((module binary "\00asm" "\01\00\00\00"))wat"), empty);
+  EXPECT_EQ(wat(R"wat((module quote "(func)"))wat"), wat("(func)"));
+}
+
+TEST(Wat, ExportedConstantFunction) {
+  EXPECT_EQ(wat(R"wat((module (func (export "f") (result i32) i32.const 42)))wat"),
+            with_header({0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7F,         // type [] -> [i32]
+                         0x03, 0x02, 0x01, 0x00,                           // func 0: type 0
+                         0x07, 0x05, 0x01, 0x01, 'f', 0x00, 0x00,          // export "f" func 0
+                         0x0A, 0x06, 0x01, 0x04, 0x00, 0x41, 0x2A, 0x0B}));  // i32.const 42 end
+}
+
+TEST(Wat, BareFieldsEqualAModule) {
+  EXPECT_EQ(wat("(func (param i32)) (memory 1)"), wat("(module (func (param i32)) (memory 1))"));
+}
+
+TEST(Wat, FoldedAndFlatAreTheSame) {
+  const char* flat = "(func (param i32) (result i32) local.get 0 i32.const 1 i32.add "
+                     "block (result i32) i32.const 2 end i32.mul)";
+  const char* folded = "(func (param $x i32) (result i32) (i32.mul (i32.add (local.get $x) (i32.const 1)) "
+                       "(block (result i32) (i32.const 2))))";
+  EXPECT_EQ(wat(flat), wat(folded));
+  EXPECT_EQ(wat("(func (if (i32.const 1) (then nop) (else unreachable)))"),
+            wat("(func i32.const 1 if nop else unreachable end)"));
+}
+
+TEST(Wat, ImplicitTypesGoAfterExplicitOnesInTextualOrder) {
+  // func.wast: $f adds () -> f64 after the explicit (param i32), $g reuses the later explicit type.
+  const Module m = decoded(
+      "(func $f (result f64) (f64.const 0)) (func $g (param i32)) (type $t (func (param i32)))"
+      "(func (call_indirect (param i64) (i64.const 0) (i32.const 0))) (table 1 funcref)"
+      "(func (i32.const 0) (block (param i32) (result i32 i32) (i32.const 1)) (drop) (drop))");
+  ASSERT_EQ(m.types.size(), 5u);
+  EXPECT_EQ(m.types[0], (FuncType{{ValType::I32}, {}}));
+  EXPECT_EQ(m.types[1], (FuncType{{}, {ValType::F64}}));
+  EXPECT_EQ(m.types[2], (FuncType{}));
+  EXPECT_EQ(m.types[3], (FuncType{{ValType::I64}, {}}));
+  EXPECT_EQ(m.types[4], (FuncType{{ValType::I32}, {ValType::I32, ValType::I32}}));
+  EXPECT_EQ(m.func_types, (std::vector<std::uint32_t>{1, 0, 2, 2}));
+}
+
+TEST(Wat, NamedIndicesResolveForwardAndLocalsCountParams) {
+  const Bytes b = wat("(func $a (call $b (i32.const 1))) (func $b (param $p i32) (local $l i64) (local.set $l (i64.const 0)) "
+                      "(drop (local.get $p)) (global.set $g (global.get $g))) (global $g (mut i32) (i32.const 0))");
+  // Body of $a: call 1; $b: local.set 1, local.get 0, global.get/set 0.
+  auto decoded_module = decode_and_validate(b);
+  ASSERT_TRUE(decoded_module.has_value()) << decoded_module.error().message;
+  const Module& m = *decoded_module;
+  const auto body = [&](std::size_t i) {
+    return Bytes(m.bytes.begin() + static_cast<std::ptrdiff_t>(m.code[i].code_offset),
+                 m.bytes.begin() + static_cast<std::ptrdiff_t>(m.code[i].code_offset + m.code[i].code_size));
+  };
+  EXPECT_EQ(body(0), (Bytes{0x41, 0x01, 0x10, 0x01, 0x0B}));
+  EXPECT_EQ(body(1), (Bytes{0x42, 0x00, 0x21, 0x01, 0x20, 0x00, 0x1A, 0x23, 0x00, 0x24, 0x00, 0x0B}));
+  EXPECT_EQ(m.code[1].locals, (std::vector<ValType>{ValType::I64}));
+}
+
+TEST(Wat, LabelsByNameAndDepth) {
+  EXPECT_EQ(wat("(func (block $out (loop $in (br_if $in (i32.const 0)) (br $out))))"),
+            wat("(func (block (loop (br_if 0 (i32.const 0)) (br 1))))"));
+  // A label shadows an outer one of the same name.
+  EXPECT_EQ(wat("(func (block $l (block $l (br $l))))"), wat("(func (block (block (br 0))))"));
+  EXPECT_EQ(wat("(func (block $a (block $b (i32.const 0) (br_table $a $b $a))))"),
+            wat("(func (block (block (i32.const 0) (br_table 1 0 1))))"));
+}
+
+TEST(Wat, MemargsAndConstants) {
+  const Bytes b = wat("(memory 1) (func (drop (i64.load32_u offset=0x10 align=2 (i32.const -1))) "
+                      "(drop (f32.const -0x1p-1)) (drop (f64.const nan:0x1)) (drop (i64.const 0x8000_0000_0000_0000)))");
+  auto decoded_module = decode_and_validate(b);
+  ASSERT_TRUE(decoded_module.has_value()) << decoded_module.error().message;
+  const Module& m = *decoded_module;
+  const Bytes code(m.bytes.begin() + static_cast<std::ptrdiff_t>(m.code[0].code_offset),
+                   m.bytes.begin() + static_cast<std::ptrdiff_t>(m.code[0].code_offset + m.code[0].code_size));
+  EXPECT_EQ(code, (Bytes{0x41, 0x7F, 0x35, 0x01, 0x10, 0x1A,  // align=2 is exponent 1                                  //
+                         0x43, 0x00, 0x00, 0x00, 0xBF, 0x1A,                                  //
+                         0x44, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF0, 0x7F, 0x1A,          //
+                         0x42, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7F, 0x1A,  //
+                         0x0B}));
+}
+
+TEST(Wat, InlineImportsExportsAndSegments) {
+  const Module m = decoded(
+      R"wat((func $imp (import "env" "f") (param i32))
+         (global (import "env" "g") i64)
+         (memory (export "mem") (data "hi" "\00\ff"))
+         (table $t (export "tab") funcref (elem $imp $imp))
+         (elem declare func $imp)
+         (elem (table $t) (offset (i32.const 1)) funcref (ref.func $imp) (ref.null func))
+         (data $d "passive"))wat");
+  ASSERT_EQ(m.imports.size(), 2u);
+  EXPECT_EQ(m.imports[0].module, "env");
+  EXPECT_EQ(m.imports[0].kind, ExternKind::Func);
+  EXPECT_EQ(m.imports[1].kind, ExternKind::Global);
+  ASSERT_EQ(m.memories.size(), 1u);
+  EXPECT_EQ(m.memories[0].limits, (Limits{1, 1}));
+  EXPECT_EQ(m.tables[0].limits, (Limits{2, 2}));
+  ASSERT_EQ(m.exports.size(), 2u);
+  EXPECT_EQ(m.exports[0].name, "mem");
+  EXPECT_EQ(m.exports[1].name, "tab");
+  ASSERT_EQ(m.elements.size(), 3u);
+  EXPECT_EQ(m.elements[0].mode, SegmentMode::Active);
+  EXPECT_EQ(m.elements[0].items.size(), 2u);
+  EXPECT_EQ(m.elements[1].mode, SegmentMode::Declarative);
+  EXPECT_EQ(m.elements[2].items.size(), 2u);
+  EXPECT_EQ(m.elements[2].items[1].op, ConstExpr::Op::RefNull);
+  ASSERT_EQ(m.datas.size(), 2u);
+  const auto d0 = m.data_bytes(m.datas[0]);
+  EXPECT_EQ(Bytes(d0.begin(), d0.end()), (Bytes{'h', 'i', 0x00, 0xFF}));
+  EXPECT_EQ(m.datas[1].mode, SegmentMode::Passive);
+}
+
+TEST(Wat, WabtEncodingChoices) {
+  // A block typed by a (type x) that fits a value type is written inline; an empty else is dropped.
+  EXPECT_EQ(wat("(type $v (func (result i32))) (func (result i32) (block (type $v) (i32.const 1)))"),
+            wat("(type $v (func (result i32))) (func (result i32) (block (result i32) (i32.const 1)))"));
+  EXPECT_EQ(wat("(func (if (i32.const 0) (then) (else)))"), wat("(func (if (i32.const 0) (then)))"));
+  // Element segments: legacy flags 0 for table 0 + function indices, 2 for another table, 6 for externref.
+  const Bytes b = wat("(table 1 funcref) (table $x 1 externref) (func $f)"
+                      "(elem (i32.const 0) $f) (elem (table $x) (i32.const 0) externref (ref.null extern))");
+  const Bytes elem_section = {0x09, 0x11, 0x02, 0x00, 0x41, 0x00, 0x0B, 0x01, 0x00,
+                              0x06, 0x01, 0x41, 0x00, 0x0B, 0x6F, 0x01, 0xD0, 0x6F, 0x0B};
+  EXPECT_NE(std::search(b.begin(), b.end(), elem_section.begin(), elem_section.end()), b.end());
+  // The data count section appears only when an instruction needs it.
+  const Bytes plain = wat("(memory 1) (data \"a\")");
+  const Bytes with_drop = wat("(memory 1) (data \"a\") (func (data.drop 0))");
+  EXPECT_EQ(std::find(plain.begin() + 8, plain.end(), 0x0C), plain.end());
+  const Bytes count = {0x0C, 0x01, 0x01};
+  EXPECT_NE(std::search(with_drop.begin(), with_drop.end(), count.begin(), count.end()), with_drop.end());
+}
+
+TEST(Wat, ErrorsCarryPositionAndTestsuiteWording) {
+  struct Case {
+    const char* src;
+    const char* message_start;
+    std::size_t line;
+    std::size_t column;
+  };
+  const Case cases[] = {
+      {"(module\n  (func (i32.add1)))", "unknown operator \"i32.add1\"", 2, 10},
+      {"(func br $done)", "unknown label $done", 1, 10},
+      {"(module (func)", "unexpected token end of input, expected a module field or ')'", 1, 15},
+      {"(func (i32.const))", "unexpected token ')'", 1, 17},
+      {"(func (i32.const 0x100000000) drop)", "constant out of range", 1, 18},
+      {"(func (f32.const 1e39) drop)", "constant out of range", 1, 18},
+      {"(func (i32.const 0x) drop)", "unknown operator", 1, 18},
+      {"(func (f32.const nan:canonical))", "unexpected token", 1, 18},
+      {"(memory 1) (func (drop (i64.load align=3 (i32.const 0))))", "alignment", 1, 34},
+      {"(memory 1) (func (drop (i32.load offset=4294967296 (i32.const 0))))", "i32 constant", 1, 34},
+      {"(memory 0x1_0000_0000)", "i32 constant out of range", 1, 9},
+      {"(type $t (func (param i32)))\n(func (type $t) (param i64))", "inline function type", 2, 7},
+      {"(func (type 2) (param i32))", "unknown type", 1, 13},
+      {"(func $nope (call $missing))", "unknown func $missing", 1, 19},
+      {"(func (local.get $x))", "unknown local $x", 1, 18},
+      {"(func $f) (func $f)", "duplicate func $f", 1, 17},
+      {"(func (param $a i32) (local $a i32))", "duplicate local $a", 1, 29},
+      {"(global $g i32 (i32.const 0)) (global $g i32 (i32.const 0))", "duplicate global $g", 1, 39},
+      {"(func block $a end $b)", "mismatching label $b", 1, 20},
+      {"(func (nop) (local i32))", "unexpected token \"local\"", 1, 14},
+      {"(func (result i32) (param i32) (i32.const 0))", "unexpected token \"param\"", 1, 21},
+      {"(func (block (param $x i32) (drop)))", "unexpected token \"$x\"", 1, 21},
+      {"(func) (import \"\" \"\" (func))", "import after function", 1, 9},
+      {"(func $a) (start $a) (start $a)", "multiple start sections", 1, 23},
+      {"(func (export \"\\ff\"))", "malformed UTF-8 encoding", 1, 15},
+      {"(data \"a\"\"b\")", "unknown operator", 1, 7},
+      {"(func br 0drop)", "unknown operator", 1, 10},
+      {"(module) (module)", "unexpected token '('", 1, 10},
+  };
+  for (const auto& c : cases) {
+    const TextError e = wat_error(c.src);
+    EXPECT_TRUE(starts_with(e.message, c.message_start)) << c.src << "\n  got: " << e.message;
+    EXPECT_EQ(e.line, c.line) << c.src;
+    EXPECT_EQ(e.column, c.column) << c.src;
+  }
+  EXPECT_EQ(wat_error("(func (i32.const))").to_string(), "unexpected token ')', expected a constant at 1:17");
+}
+
+TEST(Wat, LooksLikeWat) {
+  const auto check = [](std::string_view s) {
+    return looks_like_wat(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
+  };
+  EXPECT_TRUE(check("(module)"));
+  EXPECT_TRUE(check("  ;; comment\n\t(func)"));
+  EXPECT_TRUE(check("(; block ;) (module)"));
+  EXPECT_TRUE(check("\xEF\xBB\xBF(module)"));
+  EXPECT_FALSE(check(std::string_view("\0asm\x01\0\0\0", 8)));
+  EXPECT_FALSE(check("hello"));
+  EXPECT_FALSE(check(""));
+  EXPECT_FALSE(check(";; only a comment"));
+}
+
+TEST(Wat, LoadModuleBytes) {
+  const Bytes binary = with_header({});
+  auto same = load_module_bytes(binary);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(*same, binary);
+
+  const std::string text = "(module (func))";
+  auto converted = load_module_bytes(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+  ASSERT_TRUE(converted.has_value());
+  EXPECT_EQ(*converted, wat(text));
+
+  const std::string bad = "(module\n (func (bogus)))";
+  auto err = load_module_bytes(std::span(reinterpret_cast<const std::uint8_t*>(bad.data()), bad.size()));
+  ASSERT_FALSE(err.has_value());
+  EXPECT_EQ(err.error(), "unknown operator \"bogus\" at 2:9");
+}
+
+}  // namespace
+}  // namespace sprawling::wasm::text
