@@ -366,7 +366,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
     memory = (*instance)->memory(0);
     auto start = (*instance)->find_export("_start");
     auto* start_func = start ? std::get_if<wasm::FuncInst*>(&*start) : nullptr;
-    if (start_func == nullptr) return std::unexpected(host_error("the `_start` export vanished after instantiation"));
+    if (start_func == nullptr) return std::unexpected(engine::host_error("the `_start` export vanished after instantiation"));
     auto result = store.invoke(*start_func, {});
     if (!result) record.trap = std::move(result.error());
   }

@@ -17,15 +17,15 @@ struct SandboxConfig {
   // Cap on each linear memory; memory.grow past it returns -1. Default: wasm32's 4 GiB.
   std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;
   // Wall-clock limit of one run; hit → Trap{"deadline exceeded"}. Empty: none.
-  std::optional<std::chrono::nanoseconds> timeout;
+  std::optional<std::chrono::nanoseconds> timeout{};
   // Caps on captured output; past one the guest's write fails with EIO and stats say so.
   std::uint64_t max_stdout_bytes = std::uint64_t{64} << 20;
   std::uint64_t max_stderr_bytes = std::uint64_t{64} << 20;
   // When false, fuel is not metered at all (Fuel in the job is ignored): for benchmarks only.
   bool meter_fuel = true;
   // Streaming: when set, output is also handed over as the guest writes it (the CLI uses this).
-  std::function<void(std::span<const std::uint8_t>)> stdout_sink;
-  std::function<void(std::span<const std::uint8_t>)> stderr_sink;
+  std::function<void(std::span<const std::uint8_t>)> stdout_sink{};
+  std::function<void(std::span<const std::uint8_t>)> stderr_sink{};
   // Reproducible runs: fixed clocks and seeded randomness.
   bool deterministic = false;
   std::uint64_t random_seed = 0;
