@@ -28,8 +28,8 @@ namespace sprawling::wasm {
   X(Copy2)         /* [dst0 src0 dst1 src1] */                                                        \
   X(Const32)       /* [dst imm] (zero-extended) */                                                    \
   X(Const64)       /* [dst lo hi] */                                                                  \
-  X(Call)          /* [funcidx base] */                                                               \
-  X(CallIndirect)  /* [typeidx tableidx base idx] */                                                  \
+  X(Call)          /* [funcidx base post]; post = fuel of the segment after the call */              \
+  X(CallIndirect)  /* [typeidx tableidx base idx post] */                                             \
   X(Return)        /* [] */                                                                           \
   X(Fuel)          /* [cost] */                                                                       \
   X(FuelCheck)     /* [cost visible] */                                                               \

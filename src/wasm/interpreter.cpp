@@ -119,6 +119,12 @@ template <bool Metered>
     return;
   }
   for (u32 i = func->num_params; i < func->num_locals; ++i) fp[i] = 0;
+  if constexpr (Metered) {
+    fuel -= func->entry_fuel;
+    if (fuel + func->entry_slack <= 0) [[unlikely]] {
+      if (TrapKind k = S->refuel(fuel, -func->entry_slack); k != TrapKind::None) TRAP(k);
+    }
+  }
   DISPATCH();
 
 L_Unreachable:
@@ -161,7 +167,7 @@ L_Const64:
 L_Call:
   callee = inst->funcs[ip[1]];
   nfp = fp + ip[2];
-  ret_ip = ip + 3;
+  ret_ip = ip + 4;
   goto do_call;
 L_CallIndirect: {
   TableInst* t = inst->tables[ip[2]];
@@ -175,10 +181,23 @@ L_CallIndirect: {
   const FuncType* want = inst->types[ip[1]];
   if (callee->type != want && !(*callee->type == *want)) [[unlikely]] TRAP(TrapKind::IndirectCallTypeMismatch);
   nfp = fp + ip[3];
-  ret_ip = ip + 5;
+  ret_ip = ip + 6;
   goto do_call;
 }
 do_call:
+  // Metered: the call charges the caller's next segment (ret_ip[-1]) and the callee's first one,
+  // and performs the callee's entry check, which must not see either of those yet-unrun parts.
+  if constexpr (Metered) {
+    const i64 post = ret_ip[-1];
+    if (callee->host != nullptr) {
+      fuel -= post;
+    } else {
+      fuel -= post + callee->entry_fuel;
+      if (fuel + post + callee->entry_slack <= 0) [[unlikely]] {
+        if (TrapKind k = S->refuel(fuel, -(post + callee->entry_slack)); k != TrapKind::None) TRAP(k);
+      }
+    }
+  }
   if (callee->host != nullptr) [[unlikely]] {
     u64 result_buffer[16];
     std::vector<u64> big;
@@ -193,6 +212,14 @@ do_call:
     if (st != HostStatus::Ok) [[unlikely]] {
       out->host_message = std::move(hc.trap_message);
       out->exit_code = hc.exit_code;
+      if constexpr (Metered) {
+        // An exit ends the run normally as far as fuel goes: refund the post-call segments
+        // charged ahead by this call and every call still on the frame stack.
+        if (st == HostStatus::Exit) {
+          fuel += ret_ip[-1];
+          for (Frame* f = fr; f != fr_base; --f) fuel += (f - 1)->ip[-1];
+        }
+      }
       TRAP(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
     }
     std::copy_n(results, callee->num_results, nfp);
@@ -219,8 +246,11 @@ L_Return:
   ip = fr->ip;
   fp = fr->fp;
   func = fr->func;
-  inst = func->instance;
-  RELOAD_MEMORY();
+  // Same instance: mem/memsize are already current (a memory.grow in the callee updated them).
+  if (func->instance != inst) [[unlikely]] {
+    inst = func->instance;
+    RELOAD_MEMORY();
+  }
   DISPATCH();
 L_Fuel:
   if constexpr (Metered) fuel -= ip[1];

@@ -163,14 +163,24 @@ void Store::Impl::ensure_metered_code() {
     for (std::uint32_t i = 0; i < mc.size(); ++i) {
       FuncInst* f = inst->funcs[imported + i];
       f->code[kMetered] = &mc[i];
-      f->entry[kMetered] = mc[i].code.data();
+      // Word 0 is the entry FuelCheck [cost visible=1]; callers charge and check it instead.
+      f->entry[kMetered] = mc[i].code.data() + 3;
+      f->entry_fuel = mc[i].code[1];
+      f->entry_slack = static_cast<std::int64_t>(mc[i].code[1]) - 1;
     }
     inst->metered_ready = true;
   }
   all_metered_ready = true;
 }
 
-Store::Store(StoreLimits limits) : impl_(std::make_unique<Impl>(limits)) { set_budget({}); }
+Store::Store(StoreLimits limits) : impl_(std::make_unique<Impl>(limits)) {
+#ifdef SPRAWLING_WASM_FORCE_METERED
+  // Test hook: a build with this defined runs everything (the spec suite) on the metered code.
+  set_budget({kUnboundedFuel, std::nullopt});
+#else
+  set_budget({});
+#endif
+}
 Store::~Store() = default;
 
 const StoreLimits& Store::limits() const noexcept { return impl_->limits; }

@@ -238,6 +238,12 @@ class Translator {
     fuel_pos_ = kNone;
   }
   void begin_segment() { end_segment(); }
+  // The segment after a call is charged by the call itself (its `post` word), saving a dispatch;
+  // the interpreter refunds it if the callee exits instead of returning.
+  void begin_post_call_segment(u32 post_word) {
+    end_segment();
+    if (metered_) fuel_pos_ = post_word;
+  }
   void invalidate_peepholes() {
     producer_end_ = kNone;
     cmp_end_ = kNone;
@@ -337,6 +343,13 @@ class Translator {
   // copied out beforehand.
   void emit_return() {
     const u32 n = out_.num_results;
+    // A single result computed by the instruction just emitted is written straight to slot 0.
+    if (n == 1 && vs_.back().kind == Operand::Temp && producer_end_ == pos() &&
+        out_.code[producer_dst_word_] == temp_slot(height() - 1)) {
+      out_.code[producer_dst_word_] = 0;
+      op(Op::Return);
+      return;
+    }
     bool clobber = false;
     for (u32 i = 0; i < n; ++i) {
       const Operand& o = vs_[height() - n + i];
@@ -783,13 +796,14 @@ class Translator {
         const auto nr = static_cast<u32>(ft.results.size());
         do_call(np);
         const u32 base = temp_slot(height());
-        op(Op::Call);
+        const u32 at = op(Op::Call);
         w(f);
         w(base);
+        w(0);
         trapping();
         for (u32 i = 0; i < nr; ++i) push_temp();
         max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
-        begin_segment();
+        begin_post_call_segment(at + 3);
         break;
       }
       case Opcode::CallIndirect: {
@@ -802,15 +816,16 @@ class Translator {
         pop();
         do_call(np);
         const u32 base = temp_slot(height());
-        op(Op::CallIndirect);
+        const u32 at = op(Op::CallIndirect);
         w(canon_[type]);
         w(table);
         w(base);
         w(idx);
+        w(0);
         trapping();
         for (u32 i = 0; i < nr; ++i) push_temp();
         max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
-        begin_segment();
+        begin_post_call_segment(at + 5);
         break;
       }
       case Opcode::Drop: pop(); break;
