@@ -224,6 +224,32 @@ TEST(Wat, ErrorsCarryPositionAndTestsuiteWording) {
   EXPECT_EQ(wat_error("(func (i32.const))").to_string(), "unexpected token ')', expected a constant at 1:17");
 }
 
+TEST(Wat, DeepNesting) {
+  // Flat blocks nest without native recursion (a big switch lowers to thousands of blocks).
+  std::string flat = "(func ";
+  for (int i = 0; i < 100000; ++i) flat += "block ";
+  for (int i = 0; i < 100000; ++i) flat += "end ";
+  flat += ")";
+  EXPECT_TRUE(wat_to_binary(flat).has_value());
+  // Folded expressions recurse and are bounded.
+  const auto folded = [](int n) {
+    std::string s = "(func ";
+    for (int i = 0; i < n; ++i) s += "(block ";
+    return s + std::string(static_cast<std::size_t>(n), ')') + ")";
+  };
+  EXPECT_TRUE(wat_to_binary(folded(2000)).has_value());
+  const TextError e = wat_error(folded(2001));
+  EXPECT_TRUE(starts_with(e.message, "nesting too deep")) << e.message;
+  EXPECT_EQ(e.column, 7u + 7u * 2000u);  // the 2001st "("
+}
+
+TEST(Wat, FlatIfElseLabels) {
+  EXPECT_EQ(wat("(func i32.const 0 if $a nop else $a nop end $a)"),
+            wat("(func (if (i32.const 0) (then nop) (else nop)))"));
+  EXPECT_TRUE(starts_with(wat_error("(func i32.const 0 if nop else nop else end)").message, "unexpected token"));
+  EXPECT_TRUE(starts_with(wat_error("(func block nop)").message, "unexpected token ')', expected 'end'"));
+}
+
 TEST(Wat, LooksLikeWat) {
   const auto check = [](std::string_view s) {
     return looks_like_wat(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));

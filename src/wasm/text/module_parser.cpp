@@ -799,14 +799,61 @@ class FieldParser {
 
   // ---------------------------------------------------------------- instructions
 
-  // instr* up to ')', `end`, `else` or the end of input (not consumed).
+  // instr* up to ')', `end`, `else` or the end of input (not consumed). Flat block
+  // instructions are tracked on an explicit stack rather than by recursion, so a deep nest
+  // of `block … end` (a big switch lowered to br_table) cannot exhaust the native stack.
   Result<void> instrs(Expr& e) {
+    struct Open {
+      std::string_view label;
+      bool is_if = false;
+      std::optional<std::size_t> else_at;  // index of the Else instruction once met
+    };
+    std::vector<Open> open;
     for (;;) {
       const Token& t = c_.peek();
-      if (t.kind == TokenKind::RParen || t.kind == TokenKind::Eof) return {};
-      if (t.kind == TokenKind::Keyword && (t.text == "end" || t.text == "else")) return {};
-      Result<void> r = t.kind == TokenKind::LParen ? folded(e) : plain_or_block(e);
-      if (!r) return r;
+      if (t.kind == TokenKind::RParen || t.kind == TokenKind::Eof) {
+        if (!open.empty()) return std::unexpected(unexpected(t, "'end'"));
+        return {};
+      }
+      if (t.kind == TokenKind::Keyword && (t.text == "end" || t.text == "else")) {
+        if (open.empty()) return {};
+        Open& top = open.back();
+        c_.next();
+        if (t.text == "else") {
+          if (!top.is_if || top.else_at) return std::unexpected(unexpected(t, "'end'"));
+          if (auto r = end_label(top.label); !r) return r;
+          top.else_at = e.instrs.size();
+          e.instrs.push_back(Instr{Opcode::Else, pos_of(t), 0, 0, {}, {}});
+          continue;
+        }
+        if (auto r = end_label(top.label); !r) return r;
+        // An empty else branch is left out, as wabt does: `if … end` means the same.
+        if (top.else_at && *top.else_at + 1 == e.instrs.size()) e.instrs.pop_back();
+        e.instrs.push_back(Instr{Opcode::End, pos_of(t), 0, 0, {}, {}});
+        labels_.pop_back();
+        open.pop_back();
+        continue;
+      }
+      if (t.kind == TokenKind::LParen) {
+        if (auto r = folded(e); !r) return r;
+        continue;
+      }
+      if (t.kind != TokenKind::Keyword) return std::unexpected(unexpected(t, "an instruction"));
+      const auto it = opcode_names().find(t.text);
+      if (it == opcode_names().end()) return std::unexpected(unexpected(t, "an instruction"));
+      const Opcode op = it->second;
+      c_.next();
+      Instr in{op, pos_of(t), 0, 0, {}, {}};
+      if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::If) {
+        const std::string_view label = take_id();
+        if (auto r = block_type(e, in); !r) return r;
+        e.instrs.push_back(in);
+        labels_.push_back(label);
+        open.push_back(Open{label, op == Opcode::If, std::nullopt});
+        continue;
+      }
+      if (auto r = immediates(e, in); !r) return r;
+      e.instrs.push_back(in);
     }
   }
 
@@ -847,39 +894,18 @@ class FieldParser {
     return {};
   }
 
-  Result<void> plain_or_block(Expr& e) {
-    const Token& kw = c_.peek();
-    if (kw.kind != TokenKind::Keyword) return std::unexpected(unexpected(kw, "an instruction"));
-    const auto it = opcode_names().find(kw.text);
-    if (it == opcode_names().end()) return std::unexpected(unexpected(kw, "an instruction"));
-    const Opcode op = it->second;
-    c_.next();
-    if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::If) {
-      const std::string_view label = take_id();
-      Instr in{op, pos_of(kw), 0, 0, {}, {}};
-      if (auto r = block_type(e, in); !r) return r;
-      e.instrs.push_back(in);
-      labels_.push_back(label);
-      if (auto r = instrs(e); !r) return r;
-      if (op == Opcode::If && c_.at_keyword("else")) {
-        const Token& el = c_.next();
-        if (auto r = end_label(label); !r) return r;
-        if (auto r = else_branch(e, el); !r) return r;
-      }
-      const Token& end = c_.peek();
-      if (auto r = expect_keyword("end"); !r) return r;
-      if (auto r = end_label(label); !r) return r;
-      labels_.pop_back();
-      e.instrs.push_back(Instr{Opcode::End, pos_of(end), 0, 0, {}, {}});
-      return {};
-    }
-    Instr in{op, pos_of(kw), 0, 0, {}, {}};
-    if (auto r = immediates(e, in); !r) return r;
-    e.instrs.push_back(in);
-    return {};
-  }
-
   Result<void> folded(Expr& e) {
+    // Folded expressions recurse; their depth is bounded so hostile text cannot overflow the stack.
+    struct DepthGuard {
+      std::size_t& depth;
+      explicit DepthGuard(std::size_t& d) : depth(d) { ++depth; }
+      ~DepthGuard() { --depth; }
+      DepthGuard(const DepthGuard&) = delete;
+      DepthGuard& operator=(const DepthGuard&) = delete;
+    } guard(folded_depth_);
+    if (folded_depth_ > kMaxFoldedDepth)
+      return std::unexpected(error_at(c_.peek(), "nesting too deep: more than " + std::to_string(kMaxFoldedDepth) +
+                                                     " folded instructions inside each other"));
     c_.next();  // '('
     const Token& kw = c_.peek();
     if (kw.kind != TokenKind::Keyword) return std::unexpected(unexpected(kw, "an instruction"));
@@ -1116,8 +1142,12 @@ class FieldParser {
     return std::unexpected(unexpected(c_.peek(), "an instruction"));
   }
 
+  // Far beyond hand-written or wasm2wat output, well within an 8 MiB stack even unoptimised.
+  static constexpr std::size_t kMaxFoldedDepth = 2000;
+
   Cursor& c_;
   ModuleAst m_;
+  std::size_t folded_depth_ = 0;
   std::optional<ExternKind> first_definition_;
   std::vector<std::string_view> labels_;
 };
