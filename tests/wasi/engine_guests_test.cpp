@@ -3,6 +3,7 @@
 #include "wasi_test_support.hpp"
 
 #include "wasm/runtime.hpp"
+#include "wasm/text/wat.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -22,12 +23,10 @@ struct GuestRun {
   std::string err;
 };
 
-GuestRun run_guest(std::string_view name, WasiConfig config) {
+// Links every WASI function (so a missing one is the engine's "unknown import") and runs _start.
+GuestRun run_module(std::string_view name, std::span<const std::uint8_t> bytes, WasiConfig config,
+                    std::string* link_error = nullptr) {
   GuestRun run;
-  const fs::path file = fs::path(SPRAWLING_WASI_GUEST_DIR) / (std::string(name) + ".wasm");
-  std::ifstream in(file, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "missing guest " << file;
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto compiled = wasm::compile(bytes);
   if (!compiled) {
     ADD_FAILURE() << "compile " << name << ": " << compiled.error().message;
@@ -46,7 +45,11 @@ GuestRun run_guest(std::string_view name, WasiConfig config) {
   }
   auto imports = linker.resolve((*compiled)->module());
   if (!imports) {
-    ADD_FAILURE() << "link " << name << ": " << imports.error().message;
+    if (link_error != nullptr) {
+      *link_error = imports.error().message;
+    } else {
+      ADD_FAILURE() << "link " << name << ": " << imports.error().message;
+    }
     return run;
   }
   store.set_budget(wasm::ExecutionBudget{std::uint64_t{2'000'000'000}, std::nullopt});
@@ -74,6 +77,23 @@ GuestRun run_guest(std::string_view name, WasiConfig config) {
   run.out.assign(out.begin(), out.end());
   run.err.assign(err.begin(), err.end());
   return run;
+}
+
+GuestRun run_guest(std::string_view name, WasiConfig config) {
+  const fs::path file = fs::path(SPRAWLING_WASI_GUEST_DIR) / (std::string(name) + ".wasm");
+  std::ifstream in(file, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "missing guest " << file;
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return run_module(name, bytes, std::move(config));
+}
+
+GuestRun run_wat(std::string_view wat, WasiConfig config, std::string* link_error = nullptr) {
+  auto bytes = wasm::text::wat_to_binary(wat);
+  if (!bytes) {
+    ADD_FAILURE() << bytes.error().to_string();
+    return {};
+  }
+  return run_module("wat guest", *bytes, std::move(config), link_error);
 }
 
 TEST(WasiGuests, HelloArgsEnvStdioAndExitCode) {
@@ -156,6 +176,74 @@ TEST(WasiGuests, EscapeAttemptsThroughLibcAreAllRefused) {
   EXPECT_NE(run.out.find("0 leaks"), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find("LEAK"), std::string::npos) << run.out;
   EXPECT_EQ(tree_fingerprint(tree.path("outside")), outside_before);
+}
+
+// ---------------------------------------------------------------- WAT guests (finer control)
+
+// Opens "data.txt" in fd 3 and copies it to stdout; if path_open fails, proc_exit(7).
+constexpr std::string_view kCatWat = R"((module
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "data.txt")
+  (func (export "_start")
+    (if (call $path_open (i32.const 3) (i32.const 1) (i32.const 16) (i32.const 8) (i32.const 0)
+                         (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 32))
+      (then (call $proc_exit (i32.const 7))))
+    ;; iovec at 64: buf 256, len 100
+    (i32.store (i32.const 64) (i32.const 256))
+    (i32.store (i32.const 68) (i32.const 100))
+    (drop (call $fd_read (i32.load (i32.const 32)) (i32.const 64) (i32.const 1) (i32.const 72)))
+    (i32.store (i32.const 68) (i32.load (i32.const 72)))
+    (drop (call $fd_write (i32.const 1) (i32.const 64) (i32.const 1) (i32.const 72))))))";
+
+TEST(WasiWatGuests, UngrantedCapabilityIsRefusedAndGrantedOneWorks) {
+  GuestRun refused = run_wat(kCatWat, WasiConfig{});
+  EXPECT_EQ(refused.exit_code, 7u);
+  EXPECT_EQ(refused.out, "");
+  TempTree tree;
+  tree.file("data.txt", "granted\n");
+  GuestRun granted = run_wat(kCatWat, config_with_mount(tree.root(), false));
+  EXPECT_EQ(granted.exit_code, 0u);
+  EXPECT_EQ(granted.out, "granted\n");
+}
+
+TEST(WasiWatGuests, OutOfBoundsPointerTrapsTheGuest) {
+  GuestRun run = run_wat(R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+    (memory 1)
+    (func (export "_start")
+      (i32.store (i32.const 0) (i32.const 65530))
+      (i32.store (i32.const 4) (i32.const 100))
+      (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))))",
+                         WasiConfig{});
+  ASSERT_TRUE(run.trap);
+  EXPECT_EQ(run.trap->kind, wasm::TrapKind::Host);
+  EXPECT_NE(run.trap->message.find("out of bounds"), std::string::npos) << run.trap->message;
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(WasiWatGuests, ProcExitUnwindsWithItsCode) {
+  GuestRun run = run_wat(R"((module
+    (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+    (func (export "_start") (call $proc_exit (i32.const 42)) (unreachable))))",
+                         WasiConfig{});
+  EXPECT_FALSE(run.trap);
+  EXPECT_EQ(run.exit_code, 42u);
+}
+
+TEST(WasiWatGuests, SocketOpeningImportsDoNotLink) {
+  for (const char* name : {"sock_open", "sock_connect", "sock_bind"}) {
+    const std::string wat = std::string(R"((module (import "wasi_snapshot_preview1" ")") + name +
+                            R"(" (func (param i32 i32 i32) (result i32))) (func (export "_start"))))";
+    std::string link_error;
+    GuestRun run = run_wat(wat, WasiConfig{}, &link_error);
+    EXPECT_FALSE(run.exit_code) << name;
+    EXPECT_NE(link_error.find(std::string("wasi_snapshot_preview1::") + name), std::string::npos) << link_error;
+  }
 }
 
 }  // namespace
