@@ -234,5 +234,13 @@ TEST(Decoder, ModuleLevelRules) {
   EXPECT_EQ(error_of(start).message.rfind("start function", 0), 0u);
 }
 
+TEST(Decoder, StartOfAFunctionWithAnUnknownTypeDoesNotCrash) {
+  // Found by mutation fuzzing: the function's type index 5 dangles, then a start section names it.
+  const Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x05}}, {8, {0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}});
+  const auto e = error_of(b);
+  EXPECT_EQ(e.kind, CompileError::Kind::Invalid);
+  EXPECT_EQ(e.message, "unknown type 5");
+}
+
 }  // namespace
 }  // namespace sprawling::wasm
