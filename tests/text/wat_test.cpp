@@ -164,6 +164,8 @@ TEST(Wat, WabtEncodingChoices) {
   EXPECT_EQ(wat("(type $v (func (result i32))) (func (result i32) (block (type $v) (i32.const 1)))"),
             wat("(type $v (func (result i32))) (func (result i32) (block (result i32) (i32.const 1)))"));
   EXPECT_EQ(wat("(func (if (i32.const 0) (then) (else)))"), wat("(func (if (i32.const 0) (then)))"));
+  // An element segment with no list at all is an empty passive funcref segment.
+  EXPECT_EQ(wat("(elem)"), wat("(elem func)"));
   // Element segments: legacy flags 0 for table 0 + function indices, 2 for another table, 6 for externref.
   const Bytes b = wat("(table 1 funcref) (table $x 1 externref) (func $f)"
                       "(elem (i32.const 0) $f) (elem (table $x) (i32.const 0) externref (ref.null extern))");

@@ -695,7 +695,8 @@ class FieldParser {
     return folded(e);
   }
 
-  // elemlist: `reftype elemexpr*` | `func funcidx*` | (bare_indices) `funcidx*`.
+  // elemlist: `reftype elemexpr*` | `func funcidx*` | (bare_indices) `funcidx*`; nothing at
+  // all is an empty funcref list (wabt accepts `(elem)` too).
   Result<void> elem_items(ElemDef& seg, bool bare_indices) {
     const bool func_keyword = c_.at_keyword("func");
     if (func_keyword || (bare_indices && (at_index() || c_.at(TokenKind::RParen)))) {
@@ -714,7 +715,7 @@ class FieldParser {
     if (c_.at_keyword("funcref") || c_.at_keyword("externref")) {
       auto rt = take_reftype();
       seg.type = *rt;
-    } else if (!bare_indices) {
+    } else if (!bare_indices && !c_.at(TokenKind::RParen)) {
       return std::unexpected(unexpected(c_.peek(), "an element type"));
     }
     while (c_.at(TokenKind::LParen)) {
