@@ -51,8 +51,8 @@ std::expected<PythonArtifact, ArtifactProblem> locate_artifact() {
   const fs::path default_dir = SPRAWLING_PYTHON_DEFAULT_DIR;
   const auto wasm_env = env_value("SPRAWLING_PYTHON_WASM");
   const auto lib_env = env_value("SPRAWLING_PYTHON_LIB");
-  const PythonArtifact artifact{.wasm = wasm_env ? fs::path(*wasm_env) : default_dir / "python.wasm",
-                                .lib = lib_env ? fs::path(*lib_env) : default_dir / "lib"};
+  PythonArtifact artifact{.wasm = wasm_env ? fs::path(*wasm_env) : default_dir / "python.wasm",
+                          .lib = lib_env ? fs::path(*lib_env) : default_dir / "lib"};
   const bool configured = wasm_env.has_value() || lib_env.has_value();
   std::error_code ec;
   if (!fs::is_regular_file(artifact.wasm, ec)) {
@@ -71,7 +71,9 @@ std::expected<PythonArtifact, ArtifactProblem> locate_artifact() {
   return artifact;
 }
 
-std::string text(const std::vector<std::uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
+std::string text(const std::vector<std::uint8_t>& bytes) {
+  return {bytes.begin(), bytes.end()};
+}
 
 std::string describe(const SandboxExit& exit) {
   struct Describer {
@@ -148,7 +150,8 @@ class PythonArm : public ::testing::Test {
     WasmSandbox sandbox(std::move(config));
     auto outcome = sandbox.run(python_job({"-c", script}, mounts, fuel));
     EXPECT_TRUE(outcome.has_value()) << (outcome ? std::string() : outcome.error().to_string());
-    if (!outcome) return SandboxOutcome{.stdout_bytes = {}, .stderr_bytes = {}, .exit = Trap{"host error"}, .stats = {}};
+    if (!outcome)
+      return SandboxOutcome{.stdout_bytes = {}, .stderr_bytes = {}, .exit = Trap{"host error"}, .stats = {}};
     return std::move(*outcome);
   }
 
@@ -194,8 +197,8 @@ TEST_F(PythonArm, RunsAScriptFileFromAMount) {
   ASSERT_FALSE(src.path().empty());
   write_file(src.path() / "main.py", "import sys\nprint('argv', sys.argv[1:])\n");
   WasmSandbox sandbox;
-  const auto outcome =
-      sandbox.run(python_job({"/src/main.py", "one", "two"}, {Mount{.host = src.path(), .guest = "/src", .writable = false}}));
+  const auto outcome = sandbox.run(
+      python_job({"/src/main.py", "one", "two"}, {Mount{.host = src.path(), .guest = "/src", .writable = false}}));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
   EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << report(*outcome);
   EXPECT_EQ(text(outcome->stdout_bytes), "argv ['one', 'two']\n") << report(*outcome);
