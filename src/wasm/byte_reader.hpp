@@ -106,11 +106,21 @@ class ByteReader {
     return bytes_[pos_++];
   }
 
-  std::uint32_t u32() { return static_cast<std::uint32_t>(uleb(32)); }
+  // One-byte encodings (most indices and small constants) skip the general loop.
+  std::uint32_t u32() {
+    if (pos_ < bytes_.size() && bytes_[pos_] < 0x80 && ok()) return bytes_[pos_++];
+    return static_cast<std::uint32_t>(uleb(32));
+  }
   // Narrow LEB128 fields the spec reads as such: limits flags (u1), the functype form (s7).
   std::uint32_t u1() { return static_cast<std::uint32_t>(uleb(1)); }
   std::int32_t s7() { return static_cast<std::int32_t>(sleb(7)); }
-  std::int32_t s32() { return static_cast<std::int32_t>(sleb(32)); }
+  std::int32_t s32() {
+    if (pos_ < bytes_.size() && bytes_[pos_] < 0x80 && ok()) {
+      const std::uint8_t b = bytes_[pos_++];
+      return (b & 0x40) != 0 ? static_cast<std::int32_t>(b) - 0x80 : static_cast<std::int32_t>(b);
+    }
+    return static_cast<std::int32_t>(sleb(32));
+  }
   std::int64_t s33() { return sleb(33); }
   std::int64_t s64() { return sleb(64); }
 

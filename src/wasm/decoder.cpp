@@ -91,6 +91,9 @@ class Decoder {
   std::optional<CompileError> invalid_;
   std::vector<std::uint32_t> scratch_;
   std::vector<Instruction> const_instrs_;
+  // Reused for every function body so their buffers are allocated once per module.
+  FunctionValidator validator_{context_};
+  std::vector<Opcode> nesting_;
   std::optional<std::uint32_t> function_count_;  // from the function section
   bool code_section_seen_ = false;
   bool data_section_seen_ = false;
@@ -600,12 +603,13 @@ void Decoder::code_entry(std::uint32_t index) {
   body.code_offset = r_.offset();
 
   const bool validate = validating() && body.type_index < module_.types.size();
-  FunctionValidator validator(context_);
+  FunctionValidator& validator = validator_;
   if (validate) validator.begin(body.type_index, body.locals);
   bool checking = validate;
 
   // Block nesting as the binary grammar sees it: `else` belongs directly in an `if`.
-  std::vector<Opcode> nesting{Opcode::Block};
+  std::vector<Opcode>& nesting = nesting_;
+  nesting.assign(1, Opcode::Block);
   Instruction ins;
   while (r_.ok() && !nesting.empty()) {
     if (!read_instruction(r_, ins, scratch_)) return;

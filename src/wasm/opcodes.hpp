@@ -120,10 +120,10 @@ constexpr SigTypes parse_sig(std::string_view s) {
 }
 }  // namespace detail
 
-// Precondition: sig != OpSig::Special.
-[[nodiscard]] constexpr SigTypes sig_types(OpSig sig) noexcept {
+namespace detail {
+constexpr SigTypes sig_types_slow(OpSig sig) {
   switch (sig) {
-#define SPRAWLING_SIG_CASE(s) case OpSig::s: return detail::parse_sig(#s);
+#define SPRAWLING_SIG_CASE(s) case OpSig::s: return parse_sig(#s);
     SPRAWLING_SIG_CASE(v_v) SPRAWLING_SIG_CASE(v_i) SPRAWLING_SIG_CASE(v_l) SPRAWLING_SIG_CASE(v_f) SPRAWLING_SIG_CASE(v_d)
     SPRAWLING_SIG_CASE(i_i) SPRAWLING_SIG_CASE(i_l) SPRAWLING_SIG_CASE(i_f) SPRAWLING_SIG_CASE(i_d)
     SPRAWLING_SIG_CASE(l_i) SPRAWLING_SIG_CASE(l_l) SPRAWLING_SIG_CASE(l_f) SPRAWLING_SIG_CASE(l_d)
@@ -138,6 +138,17 @@ constexpr SigTypes parse_sig(std::string_view s) {
   }
   return {};
 }
+inline constexpr std::size_t kSigCount = static_cast<std::size_t>(OpSig::iii_v) + 1;
+// Parsed once at compile time: the validator looks signatures up for every simple instruction.
+inline constexpr std::array<SigTypes, kSigCount> kSigTable = [] {
+  std::array<SigTypes, kSigCount> table{};
+  for (std::size_t i = 0; i < kSigCount; ++i) table[i] = sig_types_slow(static_cast<OpSig>(i));
+  return table;
+}();
+}  // namespace detail
+
+// Precondition: sig != OpSig::Special (which yields no types).
+[[nodiscard]] constexpr const SigTypes& sig_types(OpSig sig) noexcept { return detail::kSigTable[static_cast<std::size_t>(sig)]; }
 
 static_assert(static_cast<std::uint16_t>(Opcode::I32Add) == 0x6A);
 static_assert(static_cast<std::uint16_t>(Opcode::TableFill) == 0x111);

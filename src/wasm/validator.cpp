@@ -263,36 +263,43 @@ bool FunctionValidator::check_table(std::uint32_t tableidx) {
   return true;
 }
 
+// The index/alignment checks of the simple (signature-typed) instructions that carry immediates.
+bool FunctionValidator::check_simple_immediates(const Instruction& ins) {
+  const Module& m = *context_.module;
+  const OpcodeInfo& oi = info(ins.op);
+  if (natural_alignment_log2(oi.imm)) check_memarg(ins);
+  if (oi.imm == ImmKind::MemIdx) check_memory(0);
+  if (ins.op == Opcode::MemoryCopy) check_memory(0);
+  if (ins.op == Opcode::MemoryInit || ins.op == Opcode::DataDrop) {
+    if (ins.op == Opcode::MemoryInit) check_memory(0);
+    if (!m.data_count || ins.index >= *m.data_count) fail(concat("unknown data segment ", ins.index));
+  }
+  if (ins.op == Opcode::TableSize && !check_table(ins.index)) return false;
+  if (ins.op == Opcode::TableInit || ins.op == Opcode::TableCopy) {
+    const std::uint32_t table = ins.op == Opcode::TableInit ? ins.index2 : ins.index;
+    if (!check_table(table)) return false;
+    if (ins.op == Opcode::TableInit) {
+      if (ins.index >= m.elements.size()) {
+        fail(concat("unknown elem segment ", ins.index));
+        return false;
+      }
+      if (m.elements[ins.index].type != m.tables[table].element) fail("type mismatch: element segment and table differ");
+    } else {
+      if (!check_table(ins.index2)) return false;
+      if (m.tables[ins.index2].element != m.tables[table].element) fail("type mismatch: tables differ in element type");
+    }
+  }
+  if (ins.op == Opcode::ElemDrop && ins.index >= m.elements.size()) fail(concat("unknown elem segment ", ins.index));
+  return !error_;
+}
+
 std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
   offset_ = ins.offset;
   const Module& m = *context_.module;
   const OpcodeInfo& oi = info(ins.op);
   if (oi.sig != OpSig::Special) {
-    if (natural_alignment_log2(oi.imm)) check_memarg(ins);
-    if (oi.imm == ImmKind::MemIdx) check_memory(0);
-    if (ins.op == Opcode::MemoryCopy) check_memory(0);
-    if (ins.op == Opcode::MemoryInit || ins.op == Opcode::DataDrop) {
-      if (ins.op == Opcode::MemoryInit) check_memory(0);
-      if (!m.data_count || ins.index >= *m.data_count) fail(concat("unknown data segment ", ins.index));
-    }
-    if (ins.op == Opcode::TableSize && !check_table(ins.index)) return error_;
-    if (ins.op == Opcode::TableInit || ins.op == Opcode::TableCopy) {
-      const std::uint32_t table = ins.op == Opcode::TableInit ? ins.index2 : ins.index;
-      if (!check_table(table)) return error_;
-      if (ins.op == Opcode::TableInit) {
-        if (ins.index >= m.elements.size()) {
-          fail(concat("unknown elem segment ", ins.index));
-          return error_;
-        }
-        if (m.elements[ins.index].type != m.tables[table].element) fail("type mismatch: element segment and table differ");
-      } else {
-        if (!check_table(ins.index2)) return error_;
-        if (m.tables[ins.index2].element != m.tables[table].element) fail("type mismatch: tables differ in element type");
-      }
-    }
-    if (ins.op == Opcode::ElemDrop && ins.index >= m.elements.size()) fail(concat("unknown elem segment ", ins.index));
-    if (error_) return error_;
-    const SigTypes sig = sig_types(oi.sig);
+    if (oi.imm != ImmKind::None && !check_simple_immediates(ins)) return error_;
+    const SigTypes& sig = sig_types(oi.sig);
     for (std::size_t i = sig.param_count; i-- > 0;) pop(sig.params[i]);
     if (sig.result_count) push(sig.result);
     return error_;

@@ -103,6 +103,7 @@ class FunctionValidator {
   void check_memory(std::uint32_t memidx);
   void check_memarg(const Instruction& ins);
   bool check_table(std::uint32_t tableidx);
+  bool check_simple_immediates(const Instruction& ins);
   void fail(std::string message);
   void type_mismatch(ValType expected, ValType found);
   const Control* label(std::uint32_t depth);
