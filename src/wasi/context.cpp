@@ -38,10 +38,16 @@ std::expected<std::unique_ptr<WasiContext>, WasiSetupError> WasiContext::create(
   state->deadline = config.deadline;
   seed_deterministic(state->rng, config.random_seed);
 
+  auto table_full = [&] {
+    WasiSetupError error;
+    error.kind = WasiSetupError::Kind::TooManyPreopens;
+    error.message = "the fd table is full before the guest starts";
+    return std::unexpected(std::move(error));
+  };
   for (FdKind kind : {FdKind::Stdin, FdKind::Stdout, FdKind::Stderr}) {
     FdEntry entry;
     entry.kind = kind;
-    (void)state->fds.insert(std::move(entry));  // fits: max_fds >= 3 was checked above
+    if (!state->fds.insert(std::move(entry))) return table_full();
   }
 
   for (std::size_t i = 0; i < config.preopens.size(); ++i) {
@@ -76,7 +82,7 @@ std::expected<std::unique_ptr<WasiContext>, WasiSetupError> WasiContext::create(
     entry.mount_writable = preopen.writable;
     entry.readable = true;
     entry.preopen_name = preopen.guest;
-    (void)state->fds.insert(std::move(entry));  // fits: counted above
+    if (!state->fds.insert(std::move(entry))) return table_full();
   }
   return std::unique_ptr<WasiContext>(new WasiContext(std::move(state)));
 }

@@ -65,9 +65,18 @@ Result<std::uint32_t> write_output(OutputStream& out, std::span<const std::uint8
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(room, data.size()));
   if (n > 0) {
     auto accepted = data.first(n);
+    if (out.sink) {
+      // The sink is the embedder's code: whatever it throws must not unwind through the engine.
+      // A sink that cannot take the output ends the stream as a full cap would.
+      try {
+        out.sink(accepted);
+      } catch (...) {
+        out.truncated = true;
+        return fail(e::io);
+      }
+    }
     if (out.keep) out.bytes.insert(out.bytes.end(), accepted.begin(), accepted.end());
     out.accepted += n;
-    if (out.sink) out.sink(accepted);
   }
   if (n < data.size()) {
     out.truncated = true;

@@ -91,7 +91,12 @@ Result<void> store_sizes(Call& c, const std::vector<std::string>& strings, std::
 std::vector<std::string> environ_strings(const WasiState& state) {
   std::vector<std::string> out;
   out.reserve(state.env.size());
-  for (const auto& [key, value] : state.env) out.push_back(key + "=" + value);
+  for (const auto& [key, value] : state.env) {
+    std::string entry;
+    entry.reserve(key.size() + 1 + value.size());
+    entry.append(key).append("=").append(value);
+    out.push_back(std::move(entry));
+  }
   return out;
 }
 

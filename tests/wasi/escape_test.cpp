@@ -88,8 +88,7 @@ struct Escape : ::testing::Test {
 
 TEST_F(Escape, escape_dotdot_chains) {
   for (const char* path : {"..", "../outside/secret.txt", "sub/../../outside/secret.txt", "sub/../..",
-                           "../../../../../../../../etc/passwd", "./sub/./../../rw/a.txt", "sub/.."
-                           "/../outside"}) {
+                           "../../../../../../../../etc/passwd", "./sub/./../../rw/a.txt", "sub/../../outside"}) {
     EXPECT_EQ(open(kRwFd, path), e::perm) << path;
     EXPECT_EQ(stat(kRwFd, path, 0), e::perm) << path;
   }
@@ -385,7 +384,7 @@ TEST_F(Escape, escape_very_long_paths) {
 }
 
 TEST_F(Escape, escape_paths_with_nul) {
-  const std::string sneaky("a.txt\0/../../outside/secret.txt", 32);
+  const std::string sneaky("a.txt\0/../../outside/secret.txt", 31);
   EXPECT_EQ(open(kRwFd, sneaky), e::inval);
   EXPECT_EQ(open(kRwFd, sneaky, o::trunc, kRW), e::inval);
   EXPECT_EQ(guest->path_call("path_unlink_file", kRwFd, sneaky), e::inval);

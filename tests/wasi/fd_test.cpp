@@ -4,6 +4,7 @@
 #include "wasi_test_support.hpp"
 
 #include <fcntl.h>
+#include <stdexcept>
 #include <sys/stat.h>
 
 namespace sprawling::wasi::test {
@@ -91,6 +92,15 @@ TEST(WasiStdio, SinkAndCaptureTogether) {
   ASSERT_EQ(guest.write(2, "both"), e::success);
   EXPECT_EQ(streamed, "both");
   EXPECT_EQ(guest.context().stderr_bytes().size(), 4u);
+}
+
+TEST(WasiStdio, AThrowingSinkEndsTheStreamWithEio) {
+  WasiConfig config;
+  config.stdout_sink = [](std::span<const std::uint8_t>) { throw std::runtime_error("sink gone"); };
+  FakeGuest guest(std::move(config));
+  EXPECT_EQ(guest.write(1, "abc"), e::io);
+  EXPECT_TRUE(guest.context().stdout_truncated());
+  EXPECT_EQ(guest.write(1, "def"), e::io);
 }
 
 TEST(WasiStdio, WrongDirectionAndSeeking) {

@@ -75,7 +75,7 @@ std::string tree_fingerprint(const fs::path& root) {
     entries[it->path().lexically_relative(root).string()] = describe(it->path());
   }
   std::string all;
-  for (const auto& [name, what] : entries) all += name + ": " + what + "\n";
+  for (const auto& [name, what] : entries) all.append(name).append(": ").append(what).append("\n");
   return all;
 }
 
