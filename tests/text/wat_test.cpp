@@ -252,6 +252,25 @@ TEST(Wat, FlatIfElseLabels) {
   EXPECT_TRUE(starts_with(wat_error("(func block nop)").message, "unexpected token ')', expected 'end'"));
 }
 
+TEST(Wat, DebugNames) {
+  const std::string_view src = "(module $mod (func $first unreachable) (func) (func $third))";
+  const Bytes plain = wat(src);
+  auto named = wat_to_binary(src, WatOptions{.debug_names = true});
+  ASSERT_TRUE(named.has_value());
+  // Same module, plus a trailing custom section.
+  ASSERT_GT(named->size(), plain.size());
+  EXPECT_TRUE(std::equal(plain.begin(), plain.end(), named->begin()));
+  EXPECT_EQ((*named)[plain.size()], 0x00);
+  auto m = decode_and_validate(*named);
+  ASSERT_TRUE(m.has_value()) << m.error().message;
+  EXPECT_EQ(m->module_name, "mod");
+  EXPECT_EQ(m->function_names.size(), 2u);
+  EXPECT_EQ(m->function_names.at(0), "first");
+  EXPECT_EQ(m->function_names.at(2), "third");
+  // Nothing named: no section.
+  EXPECT_EQ(*wat_to_binary("(func)", WatOptions{.debug_names = true}), wat("(func)"));
+}
+
 TEST(Wat, LooksLikeWat) {
   const auto check = [](std::string_view s) {
     return looks_like_wat(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
@@ -276,6 +295,13 @@ TEST(Wat, LoadModuleBytes) {
   auto converted = load_module_bytes(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
   ASSERT_TRUE(converted.has_value());
   EXPECT_EQ(*converted, wat(text));
+  // Loaded text keeps its function names for trap messages.
+  const std::string named = "(module (func $crash unreachable))";
+  auto with_names = load_module_bytes(std::span(reinterpret_cast<const std::uint8_t*>(named.data()), named.size()));
+  ASSERT_TRUE(with_names.has_value());
+  auto m = decode_and_validate(*with_names);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->function_names.at(0), "crash");
 
   const std::string bad = "(module\n (func (bogus)))";
   auto err = load_module_bytes(std::span(reinterpret_cast<const std::uint8_t*>(bad.data()), bad.size()));

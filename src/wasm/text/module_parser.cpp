@@ -116,6 +116,7 @@ struct ImportName {
 
 struct FuncDef {
   Pos pos;
+  std::string_view id;
   std::optional<ImportName> import;
   TypeUse type;
   std::vector<ValType> locals;
@@ -492,6 +493,7 @@ class FieldParser {
       if (auto r = note_import(kw, ExternKind::Func, index); !r) return r;
       FuncDef f;
       f.pos = pos_of(desc);
+      f.id = id;
       f.import = std::move(name);
       f.type = std::move(*tu);
       m_.funcs.push_back(std::move(f));
@@ -533,6 +535,7 @@ class FieldParser {
     if (!import) return std::unexpected(import.error());
     FuncDef f;
     f.pos = pos_of(kw);
+    f.id = id;
     f.import = std::move(*import);
     auto tu = take_typeuse(true);
     if (!tu) return std::unexpected(tu.error());
@@ -1194,7 +1197,8 @@ void put_section(Bytes& out, std::uint8_t id, const Bytes& content) {
 
 class Encoder {
  public:
-  explicit Encoder(ModuleAst& m) : m_(m), types_(m.types) {}
+  Encoder(ModuleAst& m, const WatOptions& options, std::string_view module_id)
+      : m_(m), options_(options), module_id_(module_id), types_(m.types) {}
 
   Result<Bytes> run() {
     // Function types first, in textual order (declaration, then the body's block types), so
@@ -1388,10 +1392,43 @@ class Encoder {
       }
       put_section(out, 11, s);
     }
+
+    if (options_.debug_names) put_name_section(out);
     return out;
   }
 
  private:
+  // https://webassembly.github.io/spec/core/appendix/custom.html#name-section
+  void put_name_section(Bytes& out) const {
+    Bytes s;
+    put_name(s, "name");
+    if (!module_id_.empty()) {
+      Bytes sub;
+      put_name(sub, module_id_.substr(1));
+      s.push_back(0x00);
+      put_u32(s, sub.size());
+      s.insert(s.end(), sub.begin(), sub.end());
+    }
+    Bytes sub;
+    std::size_t named = 0;
+    for (std::size_t i = 0; i < m_.funcs.size(); ++i) {
+      if (m_.funcs[i].id.empty()) continue;
+      ++named;
+      put_u32(sub, i);
+      put_name(sub, m_.funcs[i].id.substr(1));
+    }
+    if (named != 0) {
+      Bytes vec;
+      put_u32(vec, named);
+      vec.insert(vec.end(), sub.begin(), sub.end());
+      s.push_back(0x01);
+      put_u32(s, vec.size());
+      s.insert(s.end(), vec.begin(), vec.end());
+    }
+    if (module_id_.empty() && named == 0) return;
+    put_section(out, 0, s);
+  }
+
   static Space space_of(ExternKind k) {
     switch (k) {
       case ExternKind::Func: return Space::Func;
@@ -1696,6 +1733,8 @@ class Encoder {
   }
 
   ModuleAst& m_;
+  const WatOptions& options_;
+  std::string_view module_id_;
   std::vector<FuncType> types_;  // explicit, then implicit ones as they are met
   bool uses_data_index_ = false;
 };
@@ -1738,13 +1777,14 @@ std::string take_strings(Cursor& cursor) {
   return out;
 }
 
-std::expected<std::vector<std::uint8_t>, TextError> compile_fields(Cursor& cursor, bool bare) {
+std::expected<std::vector<std::uint8_t>, TextError> compile_fields(Cursor& cursor, bool bare, const WatOptions& options,
+                                                                 std::string_view module_id) {
   auto ast = FieldParser(cursor).run(bare);
   if (!ast) return std::unexpected(std::move(ast.error()));
-  return Encoder(*ast).run();
+  return Encoder(*ast, options, module_id).run();
 }
 
-std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, std::string_view /*source*/) {
+std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, const WatOptions& options) {
   ModuleText out;
   const Token& open = cursor.next();  // '('
   out.line = open.line;
@@ -1766,7 +1806,7 @@ std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, std::stri
     }
     return out;
   }
-  auto bytes = compile_fields(cursor, false);
+  auto bytes = compile_fields(cursor, false, options, out.id);
   if (!bytes) return std::unexpected(std::move(bytes.error()));
   if (!cursor.at(TokenKind::RParen)) return std::unexpected(unexpected(cursor.peek(), "')'"));
   cursor.next();

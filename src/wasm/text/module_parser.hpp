@@ -62,14 +62,15 @@ struct ModuleText {
   std::size_t column = 0;
 };
 
-// Parses `(module $id? …)` at the cursor (which must be at its '('). With compile_fields,
-// an ordinary module is compiled to a binary; otherwise it is only checked to be balanced
-// and its source range returned in `quote`-less form (bytes empty).
-[[nodiscard]] std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, std::string_view source);
+// Parses `(module $id? …)` at the cursor (which must be at its '('): an ordinary module is
+// compiled, a binary or quote one returned as written.
+[[nodiscard]] std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, const WatOptions& options);
 
 // Compiles module fields at the cursor up to (not including) the ')' closing the module, or to
-// Eof when `bare` is set.
-[[nodiscard]] std::expected<std::vector<std::uint8_t>, TextError> compile_fields(Cursor& cursor, bool bare);
+// Eof when `bare` is set. `module_id` ($name or empty) goes into the name section when asked for.
+[[nodiscard]] std::expected<std::vector<std::uint8_t>, TextError> compile_fields(Cursor& cursor, bool bare,
+                                                                               const WatOptions& options,
+                                                                               std::string_view module_id);
 
 // Concatenates the String tokens at the cursor (for `binary` and `quote` modules).
 [[nodiscard]] std::string take_strings(Cursor& cursor);

@@ -31,7 +31,7 @@ class WastParser {
       cmd.kind = Command::Kind::Module;
       cmd.line = c_.peek().line;
       cmd.has_module = true;
-      auto bytes = compile_fields(c_, /*bare=*/true);
+      auto bytes = compile_fields(c_, /*bare=*/true, WatOptions{}, {});
       if (!bytes) return std::unexpected(std::move(bytes.error()));
       cmd.module.bytes = std::move(*bytes);
       s.commands.push_back(std::move(cmd));
@@ -79,7 +79,7 @@ class WastParser {
   // A module form → the command's module (and name).
   Result<void> module(Command& cmd) {
     const std::size_t start = c_.position();
-    auto m = parse_module_form(c_, source_);
+    auto m = parse_module_form(c_, WatOptions{});
     cmd.has_module = true;
     if (!m) {
       // Not compilable as written: hand the text to the runner, which judges it (an

@@ -12,18 +12,18 @@ std::string TextError::to_string() const {
   return message + " at " + std::to_string(line) + ":" + std::to_string(column);
 }
 
-std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_view source) {
+std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_view source, const WatOptions& options) {
   auto tokens = tokenize(source);
   if (!tokens) return std::unexpected(std::move(tokens.error()));
   Cursor cursor(*tokens);
   if (cursor.at_form("module")) {
-    auto module = parse_module_form(cursor, source);
+    auto module = parse_module_form(cursor, options);
     if (!module) return std::unexpected(std::move(module.error()));
     if (!cursor.at(TokenKind::Eof)) return std::unexpected(unexpected(cursor.peek(), "end of input"));
-    if (module->form == ModuleText::Form::Quote) return wat_to_binary(module->quote);
+    if (module->form == ModuleText::Form::Quote) return wat_to_binary(module->quote, options);
     return std::move(module->bytes);
   }
-  return compile_fields(cursor, /*bare=*/true);
+  return compile_fields(cursor, /*bare=*/true, options, {});
 }
 
 bool looks_like_wat(std::span<const std::uint8_t> bytes) noexcept {
@@ -64,7 +64,7 @@ std::expected<std::vector<std::uint8_t>, std::string> load_module_bytes(std::spa
   std::size_t skip = 0;
   if (bytes.size() >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF) skip = 3;
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + skip, bytes.size() - skip);
-  auto binary = wat_to_binary(text);
+  auto binary = wat_to_binary(text, WatOptions{.debug_names = true});
   if (!binary) return std::unexpected(binary.error().to_string());
   return std::move(*binary);
 }

@@ -26,18 +26,25 @@ struct TextError {
   [[nodiscard]] std::string to_string() const;
 };
 
+struct WatOptions {
+  // Append a "name" custom section with the module's $id and the functions' $ids (without the
+  // `$`), so traps can name the function (like wat2wasm --debug-names, without local names).
+  bool debug_names = false;
+};
+
 // One module: `(module $id? field*)`, `(module binary "…"*)`, `(module quote "…"*)`, or a bare
 // sequence of module fields (as wat2wasm accepts). The binary follows wabt's encoding choices
 // (canonical LEBs, inline block types where they fit, the legacy element-segment forms) so it
-// matches wat2wasm byte for byte on the spec testsuite. No name section is written.
-[[nodiscard]] std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_view source);
+// matches wat2wasm byte for byte on the spec testsuite (with the default options).
+[[nodiscard]] std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_view source,
+                                                                              const WatOptions& options = {});
 
 // True if `bytes` is not a binary module (no "\0asm" magic) and its first token after
 // whitespace and comments is '('.
 [[nodiscard]] bool looks_like_wat(std::span<const std::uint8_t> bytes) noexcept;
 
-// Binary modules pass through unchanged; text modules are converted. The error is
-// TextError::to_string().
+// Binary modules pass through unchanged; text modules are converted with debug names on (so
+// traps in `sprawl run x.wat` name their function). The error is TextError::to_string().
 [[nodiscard]] std::expected<std::vector<std::uint8_t>, std::string> load_module_bytes(std::span<const std::uint8_t> bytes);
 
 }  // namespace sprawling::wasm::text
