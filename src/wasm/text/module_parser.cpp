@@ -95,7 +95,6 @@ struct TypeUse {
 // One instruction; immediates by kind (see encode_expr).
 struct Instr {
   Opcode op = Opcode::Nop;
-  Pos pos;
   std::uint64_t value = 0;  // constant bits | memarg offset | label depth | ref.null type | side-table index
   std::uint32_t align = 0;  // memarg alignment exponent
   Ref a;                    // first index immediate
@@ -115,7 +114,6 @@ struct ImportName {
 };
 
 struct FuncDef {
-  Pos pos;
   std::string_view id;
   std::optional<ImportName> import;
   TypeUse type;
@@ -492,7 +490,6 @@ class FieldParser {
       if (!tu) return std::unexpected(tu.error());
       if (auto r = note_import(kw, ExternKind::Func, index); !r) return r;
       FuncDef f;
-      f.pos = pos_of(desc);
       f.id = id;
       f.import = std::move(name);
       f.type = std::move(*tu);
@@ -534,7 +531,6 @@ class FieldParser {
     auto import = take_inline_exports_import(ExternKind::Func, index);
     if (!import) return std::unexpected(import.error());
     FuncDef f;
-    f.pos = pos_of(kw);
     f.id = id;
     f.import = std::move(*import);
     auto tu = take_typeuse(true);
@@ -595,7 +591,7 @@ class FieldParser {
       ElemDef seg;
       seg.mode = SegmentMode::Active;
       seg.table = numeric_ref(index);
-      seg.offset.instrs.push_back(Instr{Opcode::I32Const, pos_of(kw), 0, 0, {}, {}});
+      seg.offset.instrs.push_back(Instr{Opcode::I32Const, 0, 0, {}, {}});
       seg.type = rt;
       if (auto r = elem_items(seg, /*bare_indices=*/true); !r) return r;
       if (auto r = expect_rparen(); !r) return r;
@@ -626,7 +622,7 @@ class FieldParser {
       DataDef seg;
       seg.mode = SegmentMode::Active;
       seg.memory = numeric_ref(index);
-      seg.offset.instrs.push_back(Instr{Opcode::I32Const, pos_of(kw), 0, 0, {}, {}});
+      seg.offset.instrs.push_back(Instr{Opcode::I32Const, 0, 0, {}, {}});
       while (c_.at(TokenKind::String)) seg.bytes += string_bytes(c_.next());
       if (auto r = expect_rparen(); !r) return r;
       const auto pages = static_cast<std::uint32_t>((seg.bytes.size() + kPageSize - 1) / kPageSize);
@@ -706,11 +702,10 @@ class FieldParser {
       if (func_keyword) c_.next();
       seg.type = ValType::FuncRef;
       while (at_index()) {
-        const Token& t = c_.peek();
         auto ref = take_index("a function index");
         if (!ref) return std::unexpected(ref.error());
         Expr item;
-        item.instrs.push_back(Instr{Opcode::RefFunc, pos_of(t), 0, 0, *ref, {}});
+        item.instrs.push_back(Instr{Opcode::RefFunc, 0, 0, *ref, {}});
         seg.items.push_back(std::move(item));
       }
       return {};
@@ -827,13 +822,13 @@ class FieldParser {
           if (!top.is_if || top.else_at) return std::unexpected(unexpected(t, "'end'"));
           if (auto r = end_label(top.label); !r) return r;
           top.else_at = e.instrs.size();
-          e.instrs.push_back(Instr{Opcode::Else, pos_of(t), 0, 0, {}, {}});
+          e.instrs.push_back(Instr{Opcode::Else, 0, 0, {}, {}});
           continue;
         }
         if (auto r = end_label(top.label); !r) return r;
         // An empty else branch is left out, as wabt does: `if … end` means the same.
         if (top.else_at && *top.else_at + 1 == e.instrs.size()) e.instrs.pop_back();
-        e.instrs.push_back(Instr{Opcode::End, pos_of(t), 0, 0, {}, {}});
+        e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
         labels_.pop_back();
         open.pop_back();
         continue;
@@ -847,7 +842,7 @@ class FieldParser {
       if (it == opcode_names().end()) return std::unexpected(unexpected(t, "an instruction"));
       const Opcode op = it->second;
       c_.next();
-      Instr in{op, pos_of(t), 0, 0, {}, {}};
+      Instr in{op, 0, 0, {}, {}};
       if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::If) {
         const std::string_view label = take_id();
         if (auto r = block_type(e, in); !r) return r;
@@ -890,9 +885,9 @@ class FieldParser {
   }
 
   // An empty else branch is left out, as wabt does: `if … end` means the same.
-  Result<void> else_branch(Expr& e, const Token& el) {
+  Result<void> else_branch(Expr& e) {
     const std::size_t at = e.instrs.size();
-    e.instrs.push_back(Instr{Opcode::Else, pos_of(el), 0, 0, {}, {}});
+    e.instrs.push_back(Instr{Opcode::Else, 0, 0, {}, {}});
     if (auto r = instrs(e); !r) return r;
     if (e.instrs.size() == at + 1) e.instrs.pop_back();
     return {};
@@ -918,7 +913,7 @@ class FieldParser {
     const Opcode op = it->second;
     if (op == Opcode::Else || op == Opcode::End) return std::unexpected(unexpected(kw, "an instruction"));
     c_.next();
-    Instr in{op, pos_of(kw), 0, 0, {}, {}};
+    Instr in{op, 0, 0, {}, {}};
     if (op == Opcode::Block || op == Opcode::Loop) {
       const std::string_view label = take_id();
       if (auto r = block_type(e, in); !r) return r;
@@ -926,9 +921,8 @@ class FieldParser {
       labels_.push_back(label);
       if (auto r = instrs(e); !r) return r;
       labels_.pop_back();
-      const Token& close = c_.peek();
       if (auto r = expect_rparen(); !r) return r;
-      e.instrs.push_back(Instr{Opcode::End, pos_of(close), 0, 0, {}, {}});
+      e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
       return {};
     }
     if (op == Opcode::If) {
@@ -945,15 +939,14 @@ class FieldParser {
       if (auto r = instrs(e); !r) return r;
       if (auto r = expect_rparen(); !r) return r;
       if (c_.at_form("else")) {
-        const Token& el = c_.next();
         c_.next();
-        if (auto r = else_branch(e, el); !r) return r;
+        c_.next();
+        if (auto r = else_branch(e); !r) return r;
         if (auto r = expect_rparen(); !r) return r;
       }
       labels_.pop_back();
-      const Token& close = c_.peek();
       if (auto r = expect_rparen(); !r) return r;
-      e.instrs.push_back(Instr{Opcode::End, pos_of(close), 0, 0, {}, {}});
+      e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
       return {};
     }
     if (auto r = immediates(e, in); !r) return r;
@@ -1786,9 +1779,7 @@ std::expected<std::vector<std::uint8_t>, TextError> compile_fields(Cursor& curso
 
 std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, const WatOptions& options) {
   ModuleText out;
-  const Token& open = cursor.next();  // '('
-  out.line = open.line;
-  out.column = open.column;
+  cursor.next();  // '('
   if (!cursor.at_keyword("module")) return std::unexpected(unexpected(cursor.peek(), "'module'"));
   cursor.next();
   if (cursor.at(TokenKind::Id)) out.id = std::string(cursor.next().text);

@@ -58,8 +58,6 @@ struct ModuleText {
   std::string id;                  // `$name`, or empty
   std::vector<std::uint8_t> bytes; // Fields (compiled) and Binary
   std::string quote;               // Quote: the concatenated strings
-  std::size_t line = 0;
-  std::size_t column = 0;
 };
 
 // Parses `(module $id? …)` at the cursor (which must be at its '('): an ordinary module is
