@@ -41,6 +41,16 @@ inline T imm(u32 w) noexcept {
   else return static_cast<u64>(static_cast<i64>(static_cast<i32>(w)));
 }
 
+// Refuels by value, so that `fuel` never has its address taken and can live in a register.
+struct Refuelled {
+  i64 fuel;
+  TrapKind trap;
+};
+[[gnu::cold]] [[gnu::noinline]] Refuelled refuel_value(Store::Impl* S, i64 fuel, i64 visible) {
+  const TrapKind k = S->refuel(fuel, visible);
+  return {fuel, k};
+}
+
 template <bool Metered>
 [[gnu::noinline]] void run(Store::Impl* S, FuncInst* func, ExecOutcome* out, std::int32_t* offsets_out) {
   static const void* const kLabels[] = {
@@ -90,10 +100,40 @@ template <bool Metered>
     DISPATCH();  \
   } while (0)
 #define SLOT(n) fp[ip[n]]
+  // A conditional branch not taken: metered code charges the fall-through segment (word n).
+#define FALLTHROUGH(n)            \
+  do {                            \
+    if constexpr (Metered) {      \
+      fuel -= ip[n];              \
+      NEXT((n) + 1);              \
+    } else {                      \
+      NEXT(n);                    \
+    }                             \
+  } while (0)
+  // A taken branch. Metered code: every backward branch lands on a loop header's FuelCheck
+  // [cost visible=0]; when the balance is positive it is done here, saving a dispatch.
+#define JUMP(off)                                                    \
+  do {                                                               \
+    const i32 off_ = static_cast<i32>(off);                          \
+    ip += off_;                                                      \
+    if constexpr (Metered) {                                         \
+      if (off_ < 0 && fuel > 0) {                                    \
+        fuel -= ip[1];                                               \
+        ip += 3;                                                     \
+      }                                                              \
+    }                                                                \
+    DISPATCH();                                                      \
+  } while (0)
 #define TRAP(k)        \
   do {                 \
     trap = (k);        \
     goto L_trap;       \
+  } while (0)
+#define REFUEL(visible)                                      \
+  do {                                                       \
+    const Refuelled r_ = refuel_value(S, fuel, (visible));   \
+    fuel = r_.fuel;                                          \
+    if (r_.trap != TrapKind::None) TRAP(r_.trap);            \
   } while (0)
 #define RELOAD_MEMORY()            \
   do {                             \
@@ -106,7 +146,7 @@ template <bool Metered>
     if constexpr (Metered) {                                                         \
       fuel -= static_cast<i64>(n);                                                   \
       if (fuel <= 0) [[unlikely]] {                                                  \
-        if (TrapKind k_ = S->refuel(fuel, 0); k_ != TrapKind::None) TRAP(k_);        \
+        REFUEL(0);        \
       }                                                                              \
     }                                                                                \
   } while (0)
@@ -120,30 +160,21 @@ template <bool Metered>
   }
   for (u32 i = func->num_params; i < func->num_locals; ++i) fp[i] = 0;
   if constexpr (Metered) {
+    if (fuel <= 1) [[unlikely]] REFUEL(1);
     fuel -= func->entry_fuel;
-    if (fuel + func->entry_slack <= 0) [[unlikely]] {
-      if (TrapKind k = S->refuel(fuel, -func->entry_slack); k != TrapKind::None) TRAP(k);
-    }
   }
   DISPATCH();
 
 L_Unreachable:
   TRAP(TrapKind::Unreachable);
 L_Br:
-  ip += static_cast<i32>(ip[1]);
-  DISPATCH();
+  JUMP(ip[1]);
 L_BrIf:
-  if (static_cast<u32>(SLOT(1)) != 0) {
-    ip += static_cast<i32>(ip[2]);
-    DISPATCH();
-  }
-  NEXT(3);
+  if (static_cast<u32>(SLOT(1)) != 0) JUMP(ip[2]);
+  FALLTHROUGH(3);
 L_BrUnless:
-  if (static_cast<u32>(SLOT(1)) == 0) {
-    ip += static_cast<i32>(ip[2]);
-    DISPATCH();
-  }
-  NEXT(3);
+  if (static_cast<u32>(SLOT(1)) == 0) JUMP(ip[2]);
+  FALLTHROUGH(3);
 L_BrTable: {
   u32 i = static_cast<u32>(SLOT(1));
   const u32 n = ip[2];
@@ -186,17 +217,12 @@ L_CallIndirect: {
 }
 do_call:
   // Metered: the call charges the caller's next segment (ret_ip[-1]) and the callee's first one,
-  // and performs the callee's entry check, which must not see either of those yet-unrun parts.
+  // after the callee's entry check, which sees only what ran plus the entry's own 1.
   if constexpr (Metered) {
-    const i64 post = ret_ip[-1];
-    if (callee->host != nullptr) {
-      fuel -= post;
-    } else {
-      fuel -= post + callee->entry_fuel;
-      if (fuel + post + callee->entry_slack <= 0) [[unlikely]] {
-        if (TrapKind k = S->refuel(fuel, -(post + callee->entry_slack)); k != TrapKind::None) TRAP(k);
-      }
+    if (fuel <= 1) [[unlikely]] {
+      if (callee->host == nullptr) REFUEL(1);
     }
+    fuel -= static_cast<i64>(ret_ip[-1]) + callee->entry_fuel;
   }
   if (callee->host != nullptr) [[unlikely]] {
     u64 result_buffer[16];
@@ -258,7 +284,7 @@ L_Fuel:
 L_FuelCheck:
   if constexpr (Metered) {
     if (fuel - static_cast<i64>(ip[2]) <= 0) [[unlikely]] {
-      if (TrapKind k = S->refuel(fuel, ip[2]); k != TrapKind::None) TRAP(k);
+      REFUEL(ip[2]);
     }
     fuel -= ip[1];
   }
@@ -432,27 +458,15 @@ L_RefFunc:
   STORE(I64Store32, std::uint32_t)
 #undef STORE
 
-#define FUSED(Cmp, OPER, T)                                                      \
-  L_BrIfI32##Cmp : if (static_cast<T>(SLOT(1)) OPER static_cast<T>(SLOT(2))) {  \
-    ip += static_cast<i32>(ip[3]);                                               \
-    DISPATCH();                                                                  \
-  }                                                                              \
-  NEXT(4);                                                                       \
-  L_BrIfI32##Cmp##Imm : if (static_cast<T>(SLOT(1)) OPER static_cast<T>(ip[2])) { \
-    ip += static_cast<i32>(ip[3]);                                               \
-    DISPATCH();                                                                  \
-  }                                                                              \
-  NEXT(4);                                                                       \
-  L_BrUnlessI32##Cmp : if (!(static_cast<T>(SLOT(1)) OPER static_cast<T>(SLOT(2)))) { \
-    ip += static_cast<i32>(ip[3]);                                               \
-    DISPATCH();                                                                  \
-  }                                                                              \
-  NEXT(4);                                                                       \
-  L_BrUnlessI32##Cmp##Imm : if (!(static_cast<T>(SLOT(1)) OPER static_cast<T>(ip[2]))) { \
-    ip += static_cast<i32>(ip[3]);                                               \
-    DISPATCH();                                                                  \
-  }                                                                              \
-  NEXT(4);
+#define FUSED(Cmp, OPER, T)                                                                     \
+  L_BrIfI32##Cmp : if (static_cast<T>(SLOT(1)) OPER static_cast<T>(SLOT(2))) JUMP(ip[3]);         \
+  FALLTHROUGH(4);                                                                                      \
+  L_BrIfI32##Cmp##Imm : if (static_cast<T>(SLOT(1)) OPER static_cast<T>(ip[2])) JUMP(ip[3]);      \
+  FALLTHROUGH(4);                                                                                      \
+  L_BrUnlessI32##Cmp : if (!(static_cast<T>(SLOT(1)) OPER static_cast<T>(SLOT(2)))) JUMP(ip[3]);  \
+  FALLTHROUGH(4);                                                                                      \
+  L_BrUnlessI32##Cmp##Imm : if (!(static_cast<T>(SLOT(1)) OPER static_cast<T>(ip[2]))) JUMP(ip[3]); \
+  FALLTHROUGH(4);
   FUSED(Eq, ==, u32)
   FUSED(Ne, !=, u32)
   FUSED(LtS, <, i32)
@@ -508,8 +522,11 @@ L_done:
 #undef DISPATCH
 #undef NEXT
 #undef SLOT
+#undef FALLTHROUGH
+#undef JUMP
 #undef TRAP
 #undef RELOAD_MEMORY
+#undef REFUEL
 #undef CHARGE_UNITS
 
 struct OffsetTables {

@@ -166,7 +166,6 @@ void Store::Impl::ensure_metered_code() {
       // Word 0 is the entry FuelCheck [cost visible=1]; callers charge and check it instead.
       f->entry[kMetered] = mc[i].code.data() + 3;
       f->entry_fuel = mc[i].code[1];
-      f->entry_slack = static_cast<std::int64_t>(mc[i].code[1]) - 1;
     }
     inst->metered_ready = true;
   }

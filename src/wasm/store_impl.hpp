@@ -35,10 +35,9 @@ struct FuncInst {
   std::uint32_t frame_slots = 0;
   std::uint32_t num_results = 0;
   const CompiledFunc* code[2] = {nullptr, nullptr};
-  // Metered entry: the first segment's charge and how much of it the entry check must not see
-  // (all but the entry's own 1). The metered entry pointer skips the FuelCheck these replace.
+  // Metered entry: the first segment's charge, made by the caller after the entry check; the
+  // metered entry pointer skips the FuelCheck this replaces. 0 for host functions.
   std::int64_t entry_fuel = 0;
-  std::int64_t entry_slack = 0;
   const std::uint32_t* entry[2] = {nullptr, nullptr};
   FuncType own_type;                  // host functions: the storage `type` points at
   std::string debug_name;

@@ -415,20 +415,29 @@ class Translator {
   }
   // Emits a conditional branch taken when cond (xor negate) holds; returns the branch's first word.
   u32 emit_cond_branch(const Cond& c, bool when_true) {
+    u32 at;
     if (c.kind == Cond::Slot) {
-      const u32 at = op(when_true ? Op::BrIf : Op::BrUnless);
+      at = op(when_true ? Op::BrIf : Op::BrUnless);
       w(c.a);
       w(0);
-      return at;
+    } else {
+      const u32 variant = c.cmp * 4 + (c.kind == Cond::CmpImm ? 1 : 0) + (when_true ? 0 : 2);
+      at = op(static_cast<Op>(static_cast<u32>(Op::BrIfI32Eq) + variant));
+      w(c.a);
+      w(c.b);
+      w(0);
     }
-    const u32 variant = c.cmp * 4 + (c.kind == Cond::CmpImm ? 1 : 0) + (when_true ? 0 : 2);
-    const u32 at = op(static_cast<Op>(static_cast<u32>(Op::BrIfI32Eq) + variant));
-    w(c.a);
-    w(c.b);
-    w(0);
+    // Metered code: one more word, the fuel of the segment that falls through (charged by the
+    // branch when not taken, which saves a Fuel dispatch on that path).
+    if (metered_) w(0);
     return at;
   }
   u32 cond_offset_word(const Cond& c, u32 at) const { return c.kind == Cond::Slot ? at + 2 : at + 3; }
+  // Starts the fall-through segment of a conditional branch, charged by the branch itself.
+  void begin_fallthrough_segment(const Cond& c, u32 at) {
+    end_segment();
+    if (metered_) fuel_pos_ = cond_offset_word(c, at) + 1;
+  }
 
   // ---------------------------------------------------------------- helpers per instruction
   void block_type(Reader& r, u32& params, u32& results) {
@@ -686,7 +695,7 @@ class Translator {
         // Into the else arm when the condition is false.
         const u32 at = emit_cond_branch(c, eqz);
         ctrl_.back().else_fixup = Fixup{at, cond_offset_word(c, at)};
-        begin_segment();
+        begin_fallthrough_segment(c, at);
         break;
       }
       case Opcode::Else: {
@@ -745,13 +754,15 @@ class Translator {
         if (!needs_copies(target)) {
           const u32 at = emit_cond_branch(c, !eqz);
           add_jump(target, at, cond_offset_word(c, at));
+          begin_fallthrough_segment(c, at);
         } else {
+          // The not-taken path is the trampoline (part of this segment): its fall-through word stays 0.
           const u32 at = emit_cond_branch(c, eqz);
           const Fixup skip{at, cond_offset_word(c, at)};
           emit_br(depth);
           bind(skip, pos());
+          begin_segment();
         }
-        begin_segment();
         invalidate_peepholes();
         break;
       }
