@@ -1,0 +1,96 @@
+// Shared by the hostile-guest suite and the soak: scratch folders, jobs, and the host-side
+// measurements (resident memory, open fds, wall time) the tests bound.
+#pragma once
+
+#include <sprawling/runtime/sandbox.hpp>
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sprawling::hostile {
+
+class Scratch {
+ public:
+  Scratch() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("sprawl-hostile-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(path_);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+  std::filesystem::path write(const std::string& name, std::string_view content) const {
+    const auto file = path_ / name;
+    std::ofstream(file, std::ios::binary) << content;
+    return file;
+  }
+  std::filesystem::path write(const std::string& name, const std::vector<std::uint8_t>& bytes) const {
+    const auto file = path_ / name;
+    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                 static_cast<std::streamsize>(bytes.size()));
+    return file;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline runtime::SandboxJob job(const std::filesystem::path& wasm, std::uint64_t fuel) {
+  return runtime::SandboxJob{.wasm = wasm, .argv = {"guest"}, .env = {}, .stdin_bytes = {}, .mounts = {},
+                             .fuel = runtime::Fuel{fuel}};
+}
+
+// Resident set size of this process now (VmRSS), in bytes.
+inline std::uint64_t resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// Open fds of this process (the /proc/self/fd entries, less the one reading them).
+inline std::size_t open_fds() {
+  std::size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (const dirent* e = ::readdir(d)) {
+      if (e->d_name[0] != '.') ++n;
+    }
+    ::closedir(d);
+  }
+  return n - 1;
+}
+
+inline std::string text(const std::vector<std::uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
+
+// Little-endian u32 words a guest wrote to stdout (how guests here report counts).
+inline std::vector<std::uint32_t> words(const std::vector<std::uint8_t>& bytes) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+    out.push_back(bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (std::uint32_t{bytes[i + 3]} << 24));
+  }
+  return out;
+}
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace sprawling::hostile

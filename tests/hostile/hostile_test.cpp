@@ -1,0 +1,609 @@
+// The hostile-guest suite (issue 9, item 3): guests written to exhaust, flood or crash the host,
+// each asserting the exact classified outcome and that the host stayed within bounded memory
+// and time. Big modules are generated here with the binary writer, never committed.
+#include "hostile/hostile_support.hpp"
+#include "hostile/wasm_writer.hpp"
+
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sprawling::hostile {
+namespace {
+
+using runtime::ErrorCode;
+using runtime::Failure;
+using runtime::FuelExhausted;
+using runtime::SandboxConfig;
+using runtime::SandboxExit;
+using runtime::Success;
+using runtime::WasmSandbox;
+namespace ww = test::wasm_writer;
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+// Wall time and resident-memory growth of one run, checked against the test's bounds.
+class Bounds {
+ public:
+  Bounds(double max_seconds, std::uint64_t max_rss_growth)
+      : max_seconds_(max_seconds), max_rss_growth_(max_rss_growth), rss_(resident_bytes()), start_(Clock::now()) {}
+  void check() const {
+    const double elapsed = seconds_since(start_);
+    const std::uint64_t now = resident_bytes();
+    EXPECT_LT(elapsed, max_seconds_) << "the host took too long";
+    EXPECT_LT(now > rss_ ? now - rss_ : 0, max_rss_growth_)
+        << "resident memory grew from " << rss_ / kMiB << " MiB to " << now / kMiB << " MiB";
+  }
+
+ private:
+  double max_seconds_;
+  std::uint64_t max_rss_growth_;
+  std::uint64_t rss_;
+  Clock::time_point start_;
+};
+
+// The few WASI imports the guests use (functions 0-2), and $report (function 3), which writes
+// one u32 word to stdout; a guest's own functions are numbered from 4.
+constexpr std::string_view kPrelude = R"(
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (func $report (param $v i32)
+    (i32.store (i32.const 100) (local.get $v))
+    (i32.store (i32.const 0) (i32.const 100))
+    (i32.store (i32.const 4) (i32.const 4))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))
+)";
+
+std::string guest(std::string_view body) { return "(module " + std::string(kPrelude) + std::string(body) + ")\n"; }
+
+std::string trap_message(const runtime::SandboxOutcome& outcome) {
+  const auto* trap = std::get_if<runtime::Trap>(&outcome.exit);
+  return trap ? trap->message : std::string("(not a trap)");
+}
+
+// ---------------------------------------------------------------- memory
+
+TEST(Hostile, MemoryBombStopsAtTheCapAndKeepsBeingRefused) {
+  Scratch dir;
+  const auto wasm = dir.write("bomb.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start") (local $grows i32) (local $i i32)
+    (block $refused (loop $more
+      (br_if $refused (i32.eq (memory.grow (i32.const 1)) (i32.const -1)))
+      ;; touch every new page, so the pages are really resident
+      (i32.store (i32.mul (i32.sub (memory.size) (i32.const 1)) (i32.const 65536)) (i32.const 1))
+      (local.set $grows (i32.add (local.get $grows) (i32.const 1)))
+      (br $more)))
+    (local.set $i (i32.const 100000))
+    (loop $again
+      (if (i32.ne (memory.grow (i32.const 1)) (i32.const -1)) (then unreachable))
+      (if (i32.ne (memory.grow (i32.const 65535)) (i32.const -1)) (then unreachable))
+      (br_if $again (local.tee $i (i32.sub (local.get $i) (i32.const 1)))))
+    (call $report (local.get $grows))
+    (call $report (memory.size)))
+)"));
+  WasmSandbox sandbox(SandboxConfig{.max_memory_bytes = 16 * kMiB});
+  Bounds bounds(30.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 10'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  EXPECT_EQ(words(outcome->stdout_bytes), (std::vector<std::uint32_t>{255, 256}));
+  EXPECT_EQ(outcome->stats->peak_memory_bytes, 16 * kMiB);
+  bounds.check();
+}
+
+TEST(Hostile, MemoryMinimumAboveTheCapIsRefusedBeforeTheGuestRuns) {
+  Scratch dir;
+  const auto wasm = dir.write("big-min.wat", guest(R"((memory (export "memory") 1000) (func (export "_start")))"));
+  WasmSandbox sandbox(SandboxConfig{.max_memory_bytes = 16 * kMiB});
+  auto outcome = sandbox.run(job(wasm, 1'000));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule) << outcome.error().to_string();
+}
+
+// ---------------------------------------------------------------- recursion
+
+TEST(Hostile, DeepRecursionIsCallStackExhausted) {
+  Scratch dir;
+  const auto wasm = dir.write("deep.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func $down (param $n i64) (result i64) (call $down (i64.add (local.get $n) (i64.const 1))))
+  (func (export "_start") (drop (call $down (i64.const 0))))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(30.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(trap_message(*outcome).rfind("call stack exhausted in function 4", 0), 0u) << trap_message(*outcome);
+  bounds.check();
+}
+
+TEST(Hostile, RecursionWithHugeFramesIsCallStackExhausted) {
+  std::string locals;
+  for (int i = 0; i < 4000; ++i) locals += " i64";
+  Scratch dir;
+  const auto wasm = dir.write("fat.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func $down (param $n i32) (local)" + locals + R"()
+    (call $down (i32.add (local.get $n) (i32.const 1))))
+  (func (export "_start") (call $down (i32.const 0)))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(30.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(trap_message(*outcome).rfind("call stack exhausted in function 4", 0), 0u) << trap_message(*outcome);
+  bounds.check();
+}
+
+TEST(Hostile, MutualRecursionIsCallStackExhausted) {
+  Scratch dir;
+  const auto wasm = dir.write("mutual.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func $ping (param i32 f64) (result i32) (call $pong (local.get 1) (local.get 0)))
+  (func $pong (param f64 i32) (result i32) (call $ping (i32.add (local.get 1) (i32.const 1)) (local.get 0)))
+  (func (export "_start") (drop (call $ping (i32.const 0) (f64.const 1))))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(30.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(trap_message(*outcome).rfind("call stack exhausted in function ", 0), 0u) << trap_message(*outcome);
+  bounds.check();
+}
+
+TEST(Hostile, RecursionThroughCallIndirectIsCallStackExhausted) {
+  Scratch dir;
+  const auto wasm = dir.write("indirect.wat", guest(R"(
+  (type $t (func (param i32) (result i32)))
+  (memory (export "memory") 1)
+  (table 1 funcref)
+  (elem (i32.const 0) $again)
+  (func $again (type $t) (call_indirect (type $t) (i32.add (local.get 0) (i32.const 1)) (i32.const 0)))
+  (func (export "_start") (drop (call $again (i32.const 0))))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(30.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(trap_message(*outcome).rfind("call stack exhausted in function 4", 0), 0u) << trap_message(*outcome);
+  bounds.check();
+}
+
+// ---------------------------------------------------------------- time
+
+TEST(Hostile, InfiniteLoopWithFuelOffEndsAtTheDeadline) {
+  Scratch dir;
+  const auto wasm = dir.write("spin.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start") (loop $spin (br $spin)))
+)"));
+  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(300), .meter_fuel = false});
+  const auto start = Clock::now();
+  auto outcome = sandbox.run(job(wasm, 1));
+  const double elapsed = seconds_since(start);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{runtime::Trap{"deadline exceeded"}});
+  EXPECT_GE(elapsed, 0.3);
+  EXPECT_LT(elapsed, 3.0);
+}
+
+TEST(Hostile, InfiniteLoopWithFuelOnIsFuelExhaustedAtExactlyTheBudget) {
+  Scratch dir;
+  const auto wasm = dir.write("spin.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start") (loop $spin (br $spin)))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(10.0, 16 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 5'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}});
+  EXPECT_EQ(outcome->stats->fuel_consumed, 5'000'000u);
+  bounds.check();
+}
+
+// ---------------------------------------------------------------- output
+
+TEST(Hostile, OutputFloodStopsAtTheCapWithEio) {
+  Scratch dir;
+  const auto wasm = dir.write("flood.wat", R"((module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 2)
+  (func (export "_start") (local $writes i32) (local $errno i32) (local $i i32)
+    (memory.fill (i32.const 65536) (i32.const 0x41) (i32.const 65536))
+    (i32.store (i32.const 0) (i32.const 65536))
+    (i32.store (i32.const 4) (i32.const 65536))
+    (block $stopped (loop $flood
+      (local.set $errno (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (br_if $stopped (local.get $errno))
+      (local.set $writes (i32.add (local.get $writes) (i32.const 1)))
+      (br $flood)))
+    ;; refused, and keeps flooding anyway: every further write must fail too
+    (local.set $i (i32.const 10000))
+    (loop $more
+      (if (i32.eqz (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))) (then unreachable))
+      (br_if $more (local.tee $i (i32.sub (local.get $i) (i32.const 1)))))
+    (i32.store (i32.const 100) (local.get $writes))
+    (i32.store (i32.const 0) (i32.const 100))
+    (i32.store (i32.const 4) (i32.const 4))
+    (drop (call $fd_write (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 8)))
+    (call $proc_exit (local.get $errno))))
+)");
+  WasmSandbox sandbox(SandboxConfig{.max_stdout_bytes = kMiB});
+  Bounds bounds(30.0, 32 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Failure{29}});  // WASI EIO
+  EXPECT_EQ(outcome->stdout_bytes.size(), kMiB);
+  EXPECT_TRUE(outcome->stats->stdout_truncated);
+  EXPECT_FALSE(outcome->stats->stderr_truncated);
+  EXPECT_EQ(words(outcome->stderr_bytes), (std::vector<std::uint32_t>{16}));
+  bounds.check();
+}
+
+// ---------------------------------------------------------------- argv / env
+
+TEST(Hostile, HugeArgvAndEnvArriveWhole) {
+  Scratch dir;
+  const auto wasm = dir.write("args.wat", R"((module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $args_sizes_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "args_get" (func $args_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_get" (func $environ_get (param i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (local $argv i32) (local $envp i32) (local $last i32)
+    (if (call $args_sizes_get (i32.const 16) (i32.const 20)) (then unreachable))
+    (if (call $environ_sizes_get (i32.const 24) (i32.const 28)) (then unreachable))
+    ;; room for both pointer arrays and both buffers
+    (drop (memory.grow (i32.add (i32.const 2) (i32.div_u
+      (i32.add (i32.add (i32.mul (i32.load (i32.const 16)) (i32.const 4)) (i32.load (i32.const 20)))
+               (i32.add (i32.mul (i32.load (i32.const 24)) (i32.const 4)) (i32.load (i32.const 28))))
+      (i32.const 65536)))))
+    (local.set $argv (i32.const 65536))
+    (local.set $envp (i32.add (local.get $argv)
+      (i32.add (i32.mul (i32.load (i32.const 16)) (i32.const 4)) (i32.load (i32.const 20)))))
+    (if (call $args_get (local.get $argv) (i32.add (local.get $argv) (i32.mul (i32.load (i32.const 16)) (i32.const 4))))
+      (then unreachable))
+    (if (call $environ_get (local.get $envp) (i32.add (local.get $envp) (i32.mul (i32.load (i32.const 24)) (i32.const 4))))
+      (then unreachable))
+    ;; the first byte of the last argument and of the last variable
+    (i32.store (i32.const 32) (i32.load8_u (i32.load (i32.add (local.get $argv)
+      (i32.mul (i32.sub (i32.load (i32.const 16)) (i32.const 1)) (i32.const 4))))))
+    (i32.store (i32.const 36) (i32.load8_u (i32.load (i32.add (local.get $envp)
+      (i32.mul (i32.sub (i32.load (i32.const 24)) (i32.const 1)) (i32.const 4))))))
+    (i32.store (i32.const 0) (i32.const 16))
+    (i32.store (i32.const 4) (i32.const 24))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))
+)");
+  auto j = job(wasm, 10'000'000);
+  j.argv.clear();
+  std::uint64_t arg_bytes = 0;
+  for (int i = 0; i < 100'000; ++i) {
+    j.argv.push_back(std::string(1, static_cast<char>('a' + i % 26)) + std::string(99, 'x'));
+    arg_bytes += 101;
+  }
+  std::uint64_t env_bytes = 0;
+  for (int i = 0; i < 10'000; ++i) {
+    j.env.emplace_back("K" + std::to_string(i), std::string(100, 'v'));
+    env_bytes += 1 + std::to_string(i).size() + 1 + 100 + 1;
+  }
+  WasmSandbox sandbox;
+  Bounds bounds(30.0, 96 * kMiB);
+  auto outcome = sandbox.run(j);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  // argc, argv bytes, envc, env bytes, argv[99999][0] ('a' + 99999 % 26 = 'v'), 'K'
+  EXPECT_EQ(words(outcome->stdout_bytes),
+            (std::vector<std::uint32_t>{100'000, static_cast<std::uint32_t>(arg_bytes), 10'000,
+                                        static_cast<std::uint32_t>(env_bytes), 'a' + 99'999 % 26, 'K'}));
+  bounds.check();
+}
+
+// ---------------------------------------------------------------- fds
+
+TEST(Hostile, TenThousandPathOpensWithoutCloseHitEmfileAndLeakNothing) {
+  Scratch dir;
+  Scratch mount;
+  mount.write("f", std::string_view("data"));
+  const auto wasm = dir.write("opens.wat", guest(R"(
+  (memory (export "memory") 1)
+  (data (i32.const 200) "f")
+  (func (export "_start") (local $i i32) (local $ok i32) (local $mfile i32) (local $other i32) (local $e i32)
+    (local.set $i (i32.const 10000))
+    (loop $open
+      (local.set $e (call $path_open (i32.const 3) (i32.const 0) (i32.const 200) (i32.const 1)
+                                     (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 300)))
+      (if (i32.eqz (local.get $e)) (then (local.set $ok (i32.add (local.get $ok) (i32.const 1))))
+        (else (if (i32.eq (local.get $e) (i32.const 33))
+          (then (local.set $mfile (i32.add (local.get $mfile) (i32.const 1))))
+          (else (local.set $other (i32.add (local.get $other) (i32.const 1)))))))
+      (br_if $open (local.tee $i (i32.sub (local.get $i) (i32.const 1)))))
+    (call $report (local.get $ok))
+    (call $report (local.get $mfile))
+    (call $report (local.get $other)))
+)"));
+  auto j = job(wasm, 10'000'000);
+  j.mounts.push_back(runtime::Mount{.host = mount.path(), .guest = "/data", .writable = false});
+  WasmSandbox sandbox;
+  const std::size_t fds_before = open_fds();
+  Bounds bounds(30.0, 32 * kMiB);
+  auto outcome = sandbox.run(j);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  // 1024 guest fds at most, stdio and the preopen included: 1020 opens succeed, the rest EMFILE.
+  EXPECT_EQ(words(outcome->stdout_bytes), (std::vector<std::uint32_t>{1020, 8980, 0}));
+  EXPECT_EQ(open_fds(), fds_before);
+  bounds.check();
+}
+
+// ---------------------------------------------------------------- huge modules
+
+// The _start of a generated module: type [] -> [] exported under that name.
+void export_start(ww::Module& m, std::uint32_t func_index) {
+  m.exports.push_back(ww::Export{"_start", 0, func_index});
+  m.exports.push_back(ww::Export{"memory", 2, 0});
+}
+
+TEST(Hostile, HundredThousandDataSegments) {
+  ww::Module m;
+  m.memory = ww::Limits{2, 2};
+  for (std::int32_t i = 0; i < 100'000; ++i) {
+    m.datas.push_back(ww::DataSegment{.passive = false, .offset = i, .bytes = {static_cast<std::uint8_t>(i & 0xff)}});
+  }
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  for (std::int32_t probe : {0, 12'345, 99'999, 100'000}) {  // 100,000 is past the last segment: still 0
+    ww::i32_const(start.code, probe);
+    ww::memarg(start.code, 0x2d, 0, 0);  // i32.load8_u
+    ww::i32_const(start.code, probe < 100'000 ? probe & 0xff : 0);
+    start.code.insert(start.code.end(), {0x47, 0x04, 0x40, 0x00, 0x0b});  // i32.ne if unreachable end
+  }
+  m.functions.push_back(start);
+  export_start(m, 0);
+  Scratch dir;
+  const auto wasm = dir.write("datas.wasm", m.build());
+  WasmSandbox sandbox;
+  Bounds bounds(60.0, 128 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  bounds.check();
+}
+
+TEST(Hostile, HundredThousandFunctions) {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const std::uint32_t returns_i32 = m.add_type({.params = {}, .results = {ww::type::i32}});
+  for (std::int32_t i = 0; i < 100'000; ++i) {
+    ww::Function f{.type_index = returns_i32, .locals = {}, .code = {}};
+    ww::i32_const(f.code, i);
+    m.functions.push_back(std::move(f));
+  }
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  ww::op_index(start.code, 0x10, 99'999);
+  ww::op_index(start.code, 0x10, 0);
+  ww::op_index(start.code, 0x10, 54'321);
+  start.code.insert(start.code.end(), {0x6a, 0x6a});  // i32.add i32.add
+  ww::i32_const(start.code, 99'999 + 54'321);
+  start.code.insert(start.code.end(), {0x47, 0x04, 0x40, 0x00, 0x0b});
+  m.functions.push_back(start);
+  export_start(m, 100'000);
+  Scratch dir;
+  const auto wasm = dir.write("funcs.wasm", m.build());
+  WasmSandbox sandbox;
+  Bounds bounds(60.0, 192 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  bounds.check();
+}
+
+TEST(Hostile, TenMegabyteFunctionBody) {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  ww::Function big{.type_index = m.add_type({.params = {ww::type::i32}, .results = {ww::type::i32}}), .locals = {}, .code = {}};
+  std::uint32_t steps = 0;
+  while (big.code.size() < 10 * kMiB) {  // local.get 0, i32.const 1, i32.add, local.set 0: 7 bytes
+    big.code.insert(big.code.end(), {0x20, 0x00, 0x41, 0x01, 0x6a, 0x21, 0x00});
+    ++steps;
+  }
+  big.code.insert(big.code.end(), {0x20, 0x00});
+  m.functions.push_back(std::move(big));
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  ww::i32_const(start.code, 0);
+  ww::op_index(start.code, 0x10, 0);
+  ww::i32_const(start.code, static_cast<std::int32_t>(steps));
+  start.code.insert(start.code.end(), {0x47, 0x04, 0x40, 0x00, 0x0b});
+  m.functions.push_back(std::move(start));
+  export_start(m, 1);
+  Scratch dir;
+  const auto wasm = dir.write("big.wasm", m.build());
+  WasmSandbox sandbox;
+  Bounds bounds(120.0, 640 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  EXPECT_EQ(outcome->stats->fuel_consumed, 4ull * steps + 8);
+  bounds.check();
+}
+
+TEST(Hostile, TableOfTenMillionElements) {
+  Scratch dir;
+  const auto wasm = dir.write("table.wat", guest(R"(
+  (type $seven (func (result i32)))
+  (memory (export "memory") 1)
+  (table $t 10000000 funcref)
+  (elem declare func $f)
+  (func $f (result i32) (i32.const 7))
+  (func (export "_start")
+    (if (i32.ne (table.size $t) (i32.const 10000000)) (then unreachable))
+    (table.set $t (i32.const 9999999) (ref.func $f))
+    (if (i32.ne (call_indirect $t (type $seven) (i32.const 9999999)) (i32.const 7)) (then unreachable))
+    ;; one element more is refused, not granted
+    (if (i32.ne (table.grow $t (ref.null func) (i32.const 1)) (i32.const -1)) (then unreachable)))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(60.0, 256 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  bounds.check();
+}
+
+TEST(Hostile, TableAboveTenMillionElementsIsRefused) {
+  Scratch dir;
+  const auto wasm = dir.write("table.wat", guest(R"(
+  (memory (export "memory") 1)
+  (table 10000001 funcref)
+  (func (export "_start"))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(10.0, 16 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule) << outcome.error().to_string();
+  bounds.check();
+}
+
+// ---------------------------------------------------------------- bulk memory against fuel
+
+std::string bulk_guest(std::string_view op) {
+  return guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (if (i32.ne (memory.grow (i32.const 65535)) (i32.const 1)) (then unreachable))
+    )" + std::string(op) + R"()
+)");
+}
+
+TEST(Hostile, MemoryFillOfFourGigabytesRunsOutOfFuelFirst) {
+  Scratch dir;
+  const auto wasm = dir.write("fill.wat", bulk_guest("(memory.fill (i32.const 0) (i32.const 0xab) (i32.const -1))"));
+  WasmSandbox sandbox;
+  Bounds bounds(10.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 10'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}});
+  EXPECT_EQ(outcome->stats->peak_memory_bytes, std::uint64_t{4} << 30);
+  bounds.check();
+}
+
+TEST(Hostile, MemoryCopyOfFourGigabytesRunsOutOfFuelFirst) {
+  Scratch dir;
+  const auto wasm = dir.write("copy.wat", bulk_guest("(memory.copy (i32.const 1) (i32.const 0) (i32.const -2))"));
+  WasmSandbox sandbox;
+  Bounds bounds(10.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 10'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}});
+  bounds.check();
+}
+
+TEST(Hostile, MemoryFillPastTheEndTrapsWithoutWriting) {
+  Scratch dir;
+  const auto wasm = dir.write("fill-oob.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start") (memory.fill (i32.const 1) (i32.const 0) (i32.const -1)))
+)"));
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job(wasm, 10'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(trap_message(*outcome).rfind("out of bounds memory access in function 4", 0), 0u) << trap_message(*outcome);
+}
+
+// ---------------------------------------------------------------- exits
+
+TEST(Hostile, ProcExitOfTwoToTheThirtyTwoMinusOneIsAHostErrorNotAnExitCode) {
+  Scratch dir;
+  const auto wasm = dir.write("exit.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start") (call $proc_exit (i32.const -1)))
+)"));
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job(wasm, 1'000));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, ErrorCode::SandboxHost);
+  EXPECT_EQ(outcome.error().detail.at("exit_code"), "4294967295");
+}
+
+TEST(Hostile, ProcExitAtTheEdgesOfTheWasiRange) {
+  Scratch dir;
+  WasmSandbox sandbox;
+  for (const auto& [code, expected_failure] : {std::pair{125, true}, std::pair{126, false}}) {
+    const auto wasm = dir.write("exit" + std::to_string(code) + ".wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start") (call $proc_exit (i32.const )" + std::to_string(code) + R"()))
+)"));
+    auto outcome = sandbox.run(job(wasm, 1'000));
+    if (expected_failure) {
+      ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+      EXPECT_EQ(outcome->exit, SandboxExit{Failure{static_cast<std::uint64_t>(code)}});
+    } else {
+      ASSERT_FALSE(outcome.has_value());
+      EXPECT_EQ(outcome.error().code, ErrorCode::SandboxHost);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- traps at the host boundary
+
+TEST(Hostile, TrapWhileComputingAHostCallsArguments) {
+  Scratch dir;
+  const auto wasm = dir.write("argtrap.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (drop (call $fd_write (i32.const 1) (i32.div_u (i32.const 1) (i32.const 0)) (i32.const 1) (i32.const 8))))
+)"));
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job(wasm, 1'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(trap_message(*outcome).rfind("integer divide by zero in function 4", 0), 0u) << trap_message(*outcome);
+  EXPECT_TRUE(outcome->stdout_bytes.empty());
+}
+
+TEST(Hostile, HostCallWithAPointerPastMemoryTraps) {
+  Scratch dir;
+  WasmSandbox sandbox;
+  struct Case {
+    std::string body;
+    std::string trap;
+    bool wrote;  // the result pointer is checked after the write, as in Wasmtime
+  };
+  const std::vector<Case> cases{
+      {"(drop (call $fd_write (i32.const 1) (i32.const 0xfffffff8) (i32.const 1) (i32.const 8)))",
+       "out of bounds memory access in a WASI function", false},
+      {"(i32.store (i32.const 0) (i32.const 65000)) (i32.store (i32.const 4) (i32.const 1000))"
+       "(drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))",
+       "out of bounds memory access in a WASI function", false},
+      {"(i32.store (i32.const 0) (i32.const 16)) (i32.store (i32.const 4) (i32.const 1))"
+       "(drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 65536)))",
+       "out of bounds memory access in a WASI function", true},
+      {"(i32.store (i32.const 0) (i32.const 16)) (i32.store (i32.const 4) (i32.const 1))"
+       "(drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 65535)))",
+       "misaligned pointer passed to a WASI function", true},
+      {"(drop (call $path_open (i32.const 3) (i32.const 0) (i32.const 65530) (i32.const 100)"
+       " (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 300)))",
+       "out of bounds memory access in a WASI function", false},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto wasm = dir.write("ptr" + std::to_string(i) + ".wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start") )" + cases[i].body + ")"));
+    auto j = job(wasm, 1'000);
+    j.mounts.push_back(runtime::Mount{.host = dir.path(), .guest = "/d", .writable = false});
+    auto outcome = sandbox.run(j);
+    ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+    EXPECT_EQ(trap_message(*outcome).rfind(cases[i].trap + " in function 4", 0), 0u)
+        << "case " << i << ": " << trap_message(*outcome);
+    EXPECT_EQ(outcome->stdout_bytes.size(), cases[i].wrote ? 1u : 0u) << "case " << i;
+  }
+}
+
+}  // namespace
+}  // namespace sprawling::hostile
