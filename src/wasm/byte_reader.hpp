@@ -18,10 +18,14 @@ namespace sprawling::wasm {
 
 // Error-message building without <format> (GCC 12's library lacks it): concat("unknown global ", 3).
 namespace detail {
-inline void append(std::string& out, std::string_view v) { out += v; }
+inline void append(std::string& out, std::string_view v) {
+  out += v;
+}
 template <class T>
-  requires std::is_integral_v<T>
-void append(std::string& out, T v) { out += std::to_string(v); }
+requires std::is_integral_v<T>
+void append(std::string& out, T v) {
+  out += std::to_string(v);
+}
 }  // namespace detail
 template <class... Args>
 [[nodiscard]] std::string concat(const Args&... args) {
@@ -44,14 +48,27 @@ template <class... Args>
   std::size_t i = 0;
   while (i < s.size()) {
     const auto b0 = static_cast<std::uint8_t>(s[i]);
-    if (b0 < 0x80) { ++i; continue; }
+    if (b0 < 0x80) {
+      ++i;
+      continue;
+    }
     std::size_t len = 0;
     std::uint32_t cp = 0;
     std::uint32_t min = 0;
-    if ((b0 & 0xE0) == 0xC0) { len = 2; cp = b0 & 0x1F; min = 0x80; }
-    else if ((b0 & 0xF0) == 0xE0) { len = 3; cp = b0 & 0x0F; min = 0x800; }
-    else if ((b0 & 0xF8) == 0xF0) { len = 4; cp = b0 & 0x07; min = 0x10000; }
-    else return false;
+    if ((b0 & 0xE0) == 0xC0) {
+      len = 2;
+      cp = b0 & 0x1F;
+      min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+      len = 3;
+      cp = b0 & 0x0F;
+      min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+      len = 4;
+      cp = b0 & 0x07;
+      min = 0x10000;
+    } else
+      return false;
     if (i + len > s.size()) return false;
     for (std::size_t k = 1; k < len; ++k) {
       const auto b = static_cast<std::uint8_t>(s[i + k]);

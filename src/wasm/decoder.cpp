@@ -17,8 +17,19 @@ namespace {
 constexpr std::uint64_t kMaxLocals = 50'000;
 
 enum SectionId : std::uint8_t {
-  kCustom = 0, kType = 1, kImport = 2, kFunction = 3, kTable = 4, kMemory = 5, kGlobal = 6,
-  kExport = 7, kStart = 8, kElement = 9, kCode = 10, kData = 11, kDataCount = 12,
+  kCustom = 0,
+  kType = 1,
+  kImport = 2,
+  kFunction = 3,
+  kTable = 4,
+  kMemory = 5,
+  kGlobal = 6,
+  kExport = 7,
+  kStart = 8,
+  kElement = 9,
+  kCode = 10,
+  kData = 11,
+  kDataCount = 12,
 };
 
 // Position of each section id in the required order (data count sits between element and code).
@@ -129,7 +140,8 @@ void Decoder::decode() {
     section(id, start, end);
     if (!r_.ok()) return;
     if (r_.offset() != end) {
-      r_.malformed(start, concat("section size mismatch: section ", id, " declares ", size, " bytes, content has ", r_.offset() - start));
+      r_.malformed(start, concat("section size mismatch: section ", id, " declares ", size, " bytes, content has ",
+                                 r_.offset() - start));
       return;
     }
     r_.set_eof_message("unexpected end");
@@ -269,7 +281,9 @@ TableType Decoder::table_type() {
   return t;
 }
 
-MemoryType Decoder::memory_type() { return MemoryType{limits()}; }
+MemoryType Decoder::memory_type() {
+  return MemoryType{limits()};
+}
 
 GlobalType Decoder::global_type() {
   GlobalType g;
@@ -474,10 +488,22 @@ void Decoder::export_section() {
     std::size_t limit = 0;
     std::string_view what;
     switch (e.kind) {
-      case ExternKind::Func: limit = module_.func_types.size(); what = "function"; break;
-      case ExternKind::Table: limit = module_.tables.size(); what = "table"; break;
-      case ExternKind::Memory: limit = module_.memories.size(); what = "memory"; break;
-      case ExternKind::Global: limit = module_.globals.size(); what = "global"; break;
+      case ExternKind::Func:
+        limit = module_.func_types.size();
+        what = "function";
+        break;
+      case ExternKind::Table:
+        limit = module_.tables.size();
+        what = "table";
+        break;
+      case ExternKind::Memory:
+        limit = module_.memories.size();
+        what = "memory";
+        break;
+      case ExternKind::Global:
+        limit = module_.globals.size();
+        what = "global";
+        break;
     }
     if (e.index >= limit) invalid(at, concat("unknown ", what, " ", e.index));
     if (e.kind == ExternKind::Func) declare_ref(e.index);
@@ -555,7 +581,8 @@ void Decoder::element_section() {
       if (seg.table_index >= module_.tables.size()) {
         invalid(at, concat("unknown table ", seg.table_index));
       } else if (module_.tables[seg.table_index].element != seg.type) {
-        invalid(at, concat("type mismatch: element segment of ", name(seg.type), " for a table of ", name(module_.tables[seg.table_index].element)));
+        invalid(at, concat("type mismatch: element segment of ", name(seg.type), " for a table of ",
+                           name(module_.tables[seg.table_index].element)));
       }
     }
     module_.elements.push_back(std::move(seg));
@@ -640,7 +667,8 @@ void Decoder::code_entry(std::uint32_t index) {
   }
   if (!r_.ok()) return;
   if (r_.offset() != start + size) {
-    r_.malformed(start, concat("section size mismatch: function body declares ", size, " bytes, code has ", r_.offset() - start));
+    r_.malformed(start, concat("section size mismatch: function body declares ", size, " bytes, code has ",
+                               r_.offset() - start));
     return;
   }
   body.code_size = r_.offset() - body.code_offset;

@@ -13,17 +13,70 @@ namespace sprawling::wasm {
 
 // What follows an opcode in the binary (legend in opcodes.def).
 enum class ImmKind : std::uint8_t {
-  None, BlockType, LabelIdx, BrTable, FuncIdx, CallIndirect, LocalIdx, GlobalIdx, TableIdx, MemIdx,
-  I32, I64, F32, F64, SelectT, RefType, DataIdx, ElemIdx, MemoryInit, MemoryCopy, TableInit, TableCopy,
-  MemArg8, MemArg16, MemArg32, MemArg64,
+  None,
+  BlockType,
+  LabelIdx,
+  BrTable,
+  FuncIdx,
+  CallIndirect,
+  LocalIdx,
+  GlobalIdx,
+  TableIdx,
+  MemIdx,
+  I32,
+  I64,
+  F32,
+  F64,
+  SelectT,
+  RefType,
+  DataIdx,
+  ElemIdx,
+  MemoryInit,
+  MemoryCopy,
+  TableInit,
+  TableCopy,
+  MemArg8,
+  MemArg16,
+  MemArg32,
+  MemArg64,
 };
 
 // Operand/result signature of the simple instructions (legend in opcodes.def).
 enum class OpSig : std::uint8_t {
-  Special, v_v, v_i, v_l, v_f, v_d,
-  i_i, i_l, i_f, i_d, l_i, l_l, l_f, l_d, f_i, f_l, f_f, f_d, d_i, d_l, d_f, d_d,
-  ii_i, ll_i, ll_l, ff_i, ff_f, dd_i, dd_d,
-  ii_v, il_v, if_v, id_v, iii_v,
+  Special,
+  v_v,
+  v_i,
+  v_l,
+  v_f,
+  v_d,
+  i_i,
+  i_l,
+  i_f,
+  i_d,
+  l_i,
+  l_l,
+  l_f,
+  l_d,
+  f_i,
+  f_l,
+  f_f,
+  f_d,
+  d_i,
+  d_l,
+  d_f,
+  d_d,
+  ii_i,
+  ll_i,
+  ll_l,
+  ff_i,
+  ff_f,
+  dd_i,
+  dd_d,
+  ii_v,
+  il_v,
+  if_v,
+  id_v,
+  iii_v,
 };
 
 inline constexpr std::uint8_t kPrefixFC = 0xFC;
@@ -61,9 +114,15 @@ constexpr std::array<OpcodeInfo, kOpcodeSpace> make_opcode_table() {
 
 inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::make_opcode_table();
 
-[[nodiscard]] constexpr const OpcodeInfo& info(Opcode op) noexcept { return kOpcodeTable[static_cast<std::size_t>(op)]; }
-[[nodiscard]] constexpr std::string_view name(Opcode op) noexcept { return info(op).text; }
-[[nodiscard]] constexpr std::uint8_t fuel_cost(Opcode op) noexcept { return info(op).fuel; }
+[[nodiscard]] constexpr const OpcodeInfo& info(Opcode op) noexcept {
+  return kOpcodeTable[static_cast<std::size_t>(op)];
+}
+[[nodiscard]] constexpr std::string_view name(Opcode op) noexcept {
+  return info(op).text;
+}
+[[nodiscard]] constexpr std::uint8_t fuel_cost(Opcode op) noexcept {
+  return info(op).fuel;
+}
 
 // The opcode a single byte denotes (not 0xFC/0xFD themselves), if any.
 [[nodiscard]] constexpr std::optional<Opcode> opcode_from_byte(std::uint8_t byte) noexcept {
@@ -123,18 +182,20 @@ constexpr SigTypes parse_sig(std::string_view s) {
 namespace detail {
 constexpr SigTypes sig_types_slow(OpSig sig) {
   switch (sig) {
-#define SPRAWLING_SIG_CASE(s) case OpSig::s: return parse_sig(#s);
-    SPRAWLING_SIG_CASE(v_v) SPRAWLING_SIG_CASE(v_i) SPRAWLING_SIG_CASE(v_l) SPRAWLING_SIG_CASE(v_f) SPRAWLING_SIG_CASE(v_d)
-    SPRAWLING_SIG_CASE(i_i) SPRAWLING_SIG_CASE(i_l) SPRAWLING_SIG_CASE(i_f) SPRAWLING_SIG_CASE(i_d)
-    SPRAWLING_SIG_CASE(l_i) SPRAWLING_SIG_CASE(l_l) SPRAWLING_SIG_CASE(l_f) SPRAWLING_SIG_CASE(l_d)
-    SPRAWLING_SIG_CASE(f_i) SPRAWLING_SIG_CASE(f_l) SPRAWLING_SIG_CASE(f_f) SPRAWLING_SIG_CASE(f_d)
-    SPRAWLING_SIG_CASE(d_i) SPRAWLING_SIG_CASE(d_l) SPRAWLING_SIG_CASE(d_f) SPRAWLING_SIG_CASE(d_d)
-    SPRAWLING_SIG_CASE(ii_i) SPRAWLING_SIG_CASE(ll_i) SPRAWLING_SIG_CASE(ll_l) SPRAWLING_SIG_CASE(ff_i)
-    SPRAWLING_SIG_CASE(ff_f) SPRAWLING_SIG_CASE(dd_i) SPRAWLING_SIG_CASE(dd_d)
-    SPRAWLING_SIG_CASE(ii_v) SPRAWLING_SIG_CASE(il_v) SPRAWLING_SIG_CASE(if_v) SPRAWLING_SIG_CASE(id_v)
-    SPRAWLING_SIG_CASE(iii_v)
+#define SPRAWLING_SIG_CASE(s) \
+  case OpSig::s: return parse_sig(#s);
+    SPRAWLING_SIG_CASE(v_v)
+    SPRAWLING_SIG_CASE(v_i) SPRAWLING_SIG_CASE(v_l) SPRAWLING_SIG_CASE(v_f) SPRAWLING_SIG_CASE(v_d)
+        SPRAWLING_SIG_CASE(i_i) SPRAWLING_SIG_CASE(i_l) SPRAWLING_SIG_CASE(i_f) SPRAWLING_SIG_CASE(i_d)
+            SPRAWLING_SIG_CASE(l_i) SPRAWLING_SIG_CASE(l_l) SPRAWLING_SIG_CASE(l_f) SPRAWLING_SIG_CASE(l_d)
+                SPRAWLING_SIG_CASE(f_i) SPRAWLING_SIG_CASE(f_l) SPRAWLING_SIG_CASE(f_f) SPRAWLING_SIG_CASE(f_d)
+                    SPRAWLING_SIG_CASE(d_i) SPRAWLING_SIG_CASE(d_l) SPRAWLING_SIG_CASE(d_f) SPRAWLING_SIG_CASE(d_d)
+                        SPRAWLING_SIG_CASE(ii_i) SPRAWLING_SIG_CASE(ll_i) SPRAWLING_SIG_CASE(ll_l)
+                            SPRAWLING_SIG_CASE(ff_i) SPRAWLING_SIG_CASE(ff_f) SPRAWLING_SIG_CASE(dd_i)
+                                SPRAWLING_SIG_CASE(dd_d) SPRAWLING_SIG_CASE(ii_v) SPRAWLING_SIG_CASE(il_v)
+                                    SPRAWLING_SIG_CASE(if_v) SPRAWLING_SIG_CASE(id_v) SPRAWLING_SIG_CASE(iii_v)
 #undef SPRAWLING_SIG_CASE
-    case OpSig::Special: break;
+                                        case OpSig::Special : break;
   }
   return {};
 }
@@ -148,7 +209,9 @@ inline constexpr std::array<SigTypes, kSigCount> kSigTable = [] {
 }  // namespace detail
 
 // Precondition: sig != OpSig::Special (which yields no types).
-[[nodiscard]] constexpr const SigTypes& sig_types(OpSig sig) noexcept { return detail::kSigTable[static_cast<std::size_t>(sig)]; }
+[[nodiscard]] constexpr const SigTypes& sig_types(OpSig sig) noexcept {
+  return detail::kSigTable[static_cast<std::size_t>(sig)];
+}
 
 static_assert(static_cast<std::uint16_t>(Opcode::I32Add) == 0x6A);
 static_assert(static_cast<std::uint16_t>(Opcode::TableFill) == 0x111);

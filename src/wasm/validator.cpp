@@ -9,7 +9,7 @@ namespace sprawling::wasm {
 namespace {
 
 // Storage for one-type spans (a block whose type is a single value type).
-constexpr std::array<ValType, 7> kSingleTypes = {ValType::I32, ValType::I64, ValType::F32, ValType::F64,
+constexpr std::array<ValType, 7> kSingleTypes = {ValType::I32,  ValType::I64,     ValType::F32,      ValType::F64,
                                                  ValType::V128, ValType::FuncRef, ValType::ExternRef};
 
 std::span<const ValType> single(ValType t) {
@@ -35,7 +35,9 @@ bool read_reftype(ByteReader& r, ValType& out) {
   return true;
 }
 
-std::string_view type_name(ValType t) { return t == FunctionValidator::kUnknown ? "unknown" : name(t); }
+std::string_view type_name(ValType t) {
+  return t == FunctionValidator::kUnknown ? "unknown" : name(t);
+}
 
 }  // namespace
 
@@ -231,8 +233,14 @@ const FunctionValidator::Control* FunctionValidator::label(std::uint32_t depth) 
 bool FunctionValidator::block_signature(const BlockType& bt, std::span<const ValType>& params,
                                         std::span<const ValType>& results) {
   switch (bt.kind) {
-    case BlockType::Kind::Empty: params = {}; results = {}; return true;
-    case BlockType::Kind::Value: params = {}; results = single(bt.type); return true;
+    case BlockType::Kind::Empty:
+      params = {};
+      results = {};
+      return true;
+    case BlockType::Kind::Value:
+      params = {};
+      results = single(bt.type);
+      return true;
     case BlockType::Kind::Index:
       if (bt.index >= context_.module->types.size()) {
         fail(concat("unknown type ", bt.index));
@@ -283,7 +291,8 @@ bool FunctionValidator::check_simple_immediates(const Instruction& ins) {
         fail(concat("unknown elem segment ", ins.index));
         return false;
       }
-      if (m.elements[ins.index].type != m.tables[table].element) fail("type mismatch: element segment and table differ");
+      if (m.elements[ins.index].type != m.tables[table].element)
+        fail("type mismatch: element segment and table differ");
     } else {
       if (!check_table(ins.index2)) return false;
       if (m.tables[ins.index2].element != m.tables[table].element) fail("type mismatch: tables differ in element type");

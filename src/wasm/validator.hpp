@@ -29,17 +29,17 @@ struct BlockType {
 // One decoded instruction. Which fields are meaningful follows info(op).imm (opcodes.def).
 struct Instruction {
   Opcode op = Opcode::Nop;
-  std::size_t offset = 0;   // byte offset of the opcode (of the 0xFC prefix for prefixed ones)
-  std::uint32_t index = 0;  // labelidx, funcidx, typeidx (call_indirect), localidx, globalidx,
-                            // tableidx (table.*; destination of table.copy), dataidx, elemidx,
-                            // br_table's default label
-  std::uint32_t index2 = 0;       // call_indirect / table.init: tableidx; table.copy: source tableidx
-  std::uint32_t align = 0;        // memarg alignment exponent
-  std::uint32_t mem_offset = 0;   // memarg offset
-  std::uint64_t bits = 0;         // the constant's bit pattern (i32/f32 zero-extended to 64 bits)
-  BlockType block;                // block, loop, if
-  ValType type = ValType::I32;    // select t (the one result type), ref.null
-  std::uint32_t select_arity = 0; // select t: how many types the vector held (valid only if 1)
+  std::size_t offset = 0;                  // byte offset of the opcode (of the 0xFC prefix for prefixed ones)
+  std::uint32_t index = 0;                 // labelidx, funcidx, typeidx (call_indirect), localidx, globalidx,
+                                           // tableidx (table.*; destination of table.copy), dataidx, elemidx,
+                                           // br_table's default label
+  std::uint32_t index2 = 0;                // call_indirect / table.init: tableidx; table.copy: source tableidx
+  std::uint32_t align = 0;                 // memarg alignment exponent
+  std::uint32_t mem_offset = 0;            // memarg offset
+  std::uint64_t bits = 0;                  // the constant's bit pattern (i32/f32 zero-extended to 64 bits)
+  BlockType block;                         // block, loop, if
+  ValType type = ValType::I32;             // select t (the one result type), ref.null
+  std::uint32_t select_arity = 0;          // select t: how many types the vector held (valid only if 1)
   std::span<const std::uint32_t> targets;  // br_table labels, default excluded (storage: the reader's)
 };
 

@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
       continue;
     }
     const Counts c = validate ? validate_script(*script, options, std::cout) : run_script(*script, options, std::cout);
-    std::cout << script->file << ": " << c.passed << " passed, " << c.failed << " failed, " << c.skipped << " skipped\n";
+    std::cout << script->file << ": " << c.passed << " passed, " << c.failed << " failed, " << c.skipped
+              << " skipped\n";
     total += c;
   }
   std::cout << total.passed << " passed, " << total.failed << " failed, " << total.skipped << " skipped\n";

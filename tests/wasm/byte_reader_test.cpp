@@ -10,7 +10,9 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-std::string error_of(const ByteReader& r) { return r.error() ? r.error()->message : std::string("(none)"); }
+std::string error_of(const ByteReader& r) {
+  return r.error() ? r.error()->message : std::string("(none)");
+}
 
 TEST(ByteReader, U32DecodesOneToFiveBytes) {
   const Bytes b = {0x05, 0xE5, 0x8E, 0x26, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x80, 0x80, 0x80, 0x80, 0x00};
@@ -148,13 +150,13 @@ TEST(ByteReader, Utf8Rules) {
   EXPECT_TRUE(is_valid_utf8("abc"));
   EXPECT_TRUE(is_valid_utf8("\xC2\x80"));
   EXPECT_TRUE(is_valid_utf8("\xEF\xBF\xBF"));
-  EXPECT_TRUE(is_valid_utf8("\xF4\x8F\xBF\xBF"));  // U+10FFFF
-  EXPECT_FALSE(is_valid_utf8("\xC1\xBF"));         // overlong
-  EXPECT_FALSE(is_valid_utf8("\xE0\x9F\xBF"));     // overlong
-  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));     // surrogate U+D800
+  EXPECT_TRUE(is_valid_utf8("\xF4\x8F\xBF\xBF"));   // U+10FFFF
+  EXPECT_FALSE(is_valid_utf8("\xC1\xBF"));          // overlong
+  EXPECT_FALSE(is_valid_utf8("\xE0\x9F\xBF"));      // overlong
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate U+D800
   EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_FALSE(is_valid_utf8("\x80"));             // stray continuation
-  EXPECT_FALSE(is_valid_utf8("\xE2\x82"));         // truncated
+  EXPECT_FALSE(is_valid_utf8("\x80"));              // stray continuation
+  EXPECT_FALSE(is_valid_utf8("\xE2\x82"));          // truncated
   EXPECT_FALSE(is_valid_utf8("\xF8\x88\x80\x80\x80"));
 }
 

@@ -146,8 +146,8 @@ TEST(Decoder, MalformedLaterOutranksInvalidEarlier) {
   const Bytes body = {0x00, 0x23, 0x03, 0x1A, 0x0B};
   Bytes code = {0x01, static_cast<std::uint8_t>(body.size())};
   code.insert(code.end(), body.begin(), body.end());
-  const Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {5, {0x01, 0x00, 0x01}}, {10, code},
-                          {11, {0x01, 0x07}}});
+  const Bytes b = module(
+      {{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {5, {0x01, 0x00, 0x01}}, {10, code}, {11, {0x01, 0x07}}});
   const auto e = error_of(b);
   EXPECT_EQ(e.kind, CompileError::Kind::Malformed);
   EXPECT_EQ(e.message.rfind("malformed data segment kind", 0), 0u);
@@ -156,7 +156,8 @@ TEST(Decoder, MalformedLaterOutranksInvalidEarlier) {
 TEST(Decoder, NameSectionGivesFunctionNames) {
   // custom "name": module name "m", function names {0: "f"}
   const Bytes name_section = {0x04, 'n', 'a', 'm', 'e', 0x00, 0x02, 0x01, 'm', 0x01, 0x04, 0x01, 0x00, 0x01, 'f'};
-  Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}, {0, name_section}});
+  Bytes b =
+      module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}, {0, name_section}});
   auto r = decode_and_validate(b);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->module_name, "m");
@@ -167,7 +168,8 @@ TEST(Decoder, NameSectionGivesFunctionNames) {
 TEST(Decoder, MalformedNameSectionIsIgnored) {
   // Function-names subsection claims 9 bytes but the section ends first; the name bytes are bad UTF-8.
   const Bytes name_section = {0x04, 'n', 'a', 'm', 'e', 0x01, 0x09, 0x01, 0x00, 0x02, 0xC0, 0x80};
-  Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}, {0, name_section}});
+  Bytes b =
+      module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}, {0, name_section}});
   auto r = decode_and_validate(b);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_TRUE(r->function_names.empty());
@@ -227,16 +229,19 @@ TEST(Decoder, ModuleLevelRules) {
   EXPECT_EQ(error_of(module({{5, {0x01, 0x00, 0x81, 0x80, 0x04}}})).message,
             "memory size must be at most 65536 pages (4GiB)");
   // Two exports named "a".
-  const auto dup = error_of(module({{5, {0x01, 0x00, 0x01}}, {7, {0x02, 0x01, 'a', 0x02, 0x00, 0x01, 'a', 0x02, 0x00}}}));
+  const auto dup =
+      error_of(module({{5, {0x01, 0x00, 0x01}}, {7, {0x02, 0x01, 'a', 0x02, 0x00, 0x01, 'a', 0x02, 0x00}}}));
   EXPECT_EQ(dup.message.rfind("duplicate export name", 0), 0u);
   // A start function with a parameter.
-  const Bytes start = module({{1, {0x01, 0x60, 0x01, 0x7F, 0x00}}, {3, {0x01, 0x00}}, {8, {0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}});
+  const Bytes start =
+      module({{1, {0x01, 0x60, 0x01, 0x7F, 0x00}}, {3, {0x01, 0x00}}, {8, {0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}});
   EXPECT_EQ(error_of(start).message.rfind("start function", 0), 0u);
 }
 
 TEST(Decoder, StartOfAFunctionWithAnUnknownTypeDoesNotCrash) {
   // Found by mutation fuzzing: the function's type index 5 dangles, then a start section names it.
-  const Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x05}}, {8, {0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}});
+  const Bytes b =
+      module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x01, 0x05}}, {8, {0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}});
   const auto e = error_of(b);
   EXPECT_EQ(e.kind, CompileError::Kind::Invalid);
   EXPECT_EQ(e.message, "unknown type 5");

@@ -45,14 +45,16 @@ struct Fixture {
   }
 };
 
-std::string message(const std::optional<CompileError>& e) { return e ? e->message : "(valid)"; }
+std::string message(const std::optional<CompileError>& e) {
+  return e ? e->message : "(valid)";
+}
 
 TEST(ReadInstruction, ImmediatesAreDecoded) {
-  const Bytes code = {0x28, 0x02, 0x10,                    // i32.load align=2 offset=16
-                      0x0E, 0x02, 0x00, 0x01, 0x02,        // br_table 0 1 (default 2)
-                      0xFC, 0x0E, 0x03, 0x04,              // table.copy 3 4
-                      0x41, 0x7F,                          // i32.const -1
-                      0x1C, 0x01, 0x7E};                   // select (result i64)
+  const Bytes code = {0x28, 0x02, 0x10,              // i32.load align=2 offset=16
+                      0x0E, 0x02, 0x00, 0x01, 0x02,  // br_table 0 1 (default 2)
+                      0xFC, 0x0E, 0x03, 0x04,        // table.copy 3 4
+                      0x41, 0x7F,                    // i32.const -1
+                      0x1C, 0x01, 0x7E};             // select (result i64)
   ByteReader r(code);
   Instruction ins;
   std::vector<std::uint32_t> scratch;
@@ -137,13 +139,13 @@ TEST(FunctionValidator, TypeMismatchOffsets) {
 
 TEST(FunctionValidator, UnreachableMakesTheStackPolymorphic) {
   Fixture f;
-  EXPECT_EQ(message(f.run(0, {0x00, 0x6A, 0x1A, 0x0B})), "(valid)");                          // unreachable i32.add drop
-  EXPECT_EQ(message(f.run(1, {0x00, 0x0B})), "(valid)");                                      // result from nowhere
+  EXPECT_EQ(message(f.run(0, {0x00, 0x6A, 0x1A, 0x0B})), "(valid)");  // unreachable i32.add drop
+  EXPECT_EQ(message(f.run(1, {0x00, 0x0B})), "(valid)");              // result from nowhere
   EXPECT_EQ(message(f.run(0, {0x00, 0x42, 0x00, 0x6A, 0x1A, 0x0B})).rfind("type mismatch", 0), 0u);  // known i64
   // br_table in dead code to labels of different types but equal arity.
   // block (result i32) block (result i64) unreachable br_table 0 1 end drop i32.const 0 end drop
-  EXPECT_EQ(message(f.run(0, {0x02, 0x7F, 0x02, 0x7E, 0x00, 0x0E, 0x01, 0x00, 0x01, 0x0B, 0x1A, 0x41, 0x00, 0x0B,
-                              0x1A, 0x0B})),
+  EXPECT_EQ(message(f.run(
+                0, {0x02, 0x7F, 0x02, 0x7E, 0x00, 0x0E, 0x01, 0x00, 0x01, 0x0B, 0x1A, 0x41, 0x00, 0x0B, 0x1A, 0x0B})),
             "(valid)");
 }
 
@@ -227,11 +229,13 @@ TEST(ConstExpr, Rules) {
   EXPECT_EQ(message(validate_const_expr(f.module, add, ValType::I32, 0)).rfind("constant expression required", 0), 0u);
   // global 0 is imported and immutable; global 1 is defined
   EXPECT_FALSE(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 0)}, ValType::I32, 0));
-  EXPECT_EQ(message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 1)}, ValType::I64, 0)),
-            "unknown global 1");
+  EXPECT_EQ(
+      message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 1)}, ValType::I64, 0)),
+      "unknown global 1");
   EXPECT_FALSE(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 1)}, ValType::FuncRef, 0));
-  EXPECT_EQ(message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 7)}, ValType::FuncRef, 0)),
-            "unknown function 7");
+  EXPECT_EQ(
+      message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 7)}, ValType::FuncRef, 0)),
+      "unknown function 7");
   EXPECT_EQ(message(validate_const_expr(f.module, {}, ValType::I32, 0)).rfind("type mismatch", 0), 0u);
 }
 

@@ -16,7 +16,9 @@ namespace {
 
 // https://github.com/WebAssembly/spec/tree/main/interpreter#spectest-host-module: the print
 // functions do nothing here (their output is not part of any assertion).
-HostStatus spectest_print(HostCall&) { return HostStatus::Ok; }
+HostStatus spectest_print(HostCall&) {
+  return HostStatus::Ok;
+}
 
 std::string describe(const Value& v) {
   std::ostringstream out;
@@ -278,7 +280,8 @@ class Runner {
     if (!compiled) return Outcome::fail("module does not compile: " + compiled.error().message);
     auto imports = linker_.resolve((*compiled)->module());
     if (!imports) {
-      if (want != InstantiationError::Kind::Link) return Outcome::fail("module does not link: " + imports.error().message);
+      if (want != InstantiationError::Kind::Link)
+        return Outcome::fail("module does not link: " + imports.error().message);
       if (!starts_with(imports.error().message, cmd.text)) {
         return Outcome::fail("expected \"" + cmd.text + "\", got \"" + imports.error().message + "\"");
       }
@@ -330,7 +333,8 @@ class Runner {
       case Command::Kind::AssertInvalid: return expect_rejected(cmd, CompileError::Kind::Invalid);
       case Command::Kind::AssertMalformed: return expect_rejected(cmd, CompileError::Kind::Malformed);
       case Command::Kind::AssertUnlinkable: return expect_instantiation_failure(cmd, InstantiationError::Kind::Link);
-      case Command::Kind::AssertUninstantiable: return expect_instantiation_failure(cmd, InstantiationError::Kind::Trap);
+      case Command::Kind::AssertUninstantiable:
+        return expect_instantiation_failure(cmd, InstantiationError::Kind::Trap);
     }
     return Outcome::fail("unknown command");
   }

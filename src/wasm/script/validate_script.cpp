@@ -43,7 +43,8 @@ Counts validate_script(const Script& script, const RunOptions& options, std::ost
     }
     const auto r = decode_and_validate(*bytes);
     if (cmd.kind == Command::Kind::AssertInvalid || cmd.kind == Command::Kind::AssertMalformed) {
-      const auto want = cmd.kind == Command::Kind::AssertInvalid ? CompileError::Kind::Invalid : CompileError::Kind::Malformed;
+      const auto want =
+          cmd.kind == Command::Kind::AssertInvalid ? CompileError::Kind::Invalid : CompileError::Kind::Malformed;
       problem = check_rejection(r, cmd.text, want, find_lossy(script.file, cmd.line));
     } else if (!r) {
       problem = "module does not validate: \"" + r.error().message + "\" at offset " + std::to_string(r.error().offset);
