@@ -22,19 +22,20 @@ namespace {
 
 // ------------------------------------------------------------------ vocabulary
 
+// Instruction keyword → opcode, from the shared opcode table.
 const std::unordered_map<std::string_view, Opcode>& opcode_names() {
-  static const auto* const map = [] {
-    auto* m = new std::unordered_map<std::string_view, Opcode>();
+  static const std::unordered_map<std::string_view, Opcode> map = [] {
+    std::unordered_map<std::string_view, Opcode> m;
     for (std::size_t i = 0; i < kOpcodeSpace; ++i) {
       const auto& info = kOpcodeTable[i];
       if (info.text.empty()) continue;
       const auto op = static_cast<Opcode>(i);
       if (op == Opcode::SelectT) continue;  // same text as `select`; chosen by its (result) immediate
-      m->emplace(info.text, op);
+      m.emplace(info.text, op);
     }
     return m;
   }();
-  return *map;
+  return map;
 }
 
 // Keywords of the module and script grammar that are not instructions: meeting one where an
@@ -54,7 +55,10 @@ bool is_known_keyword(std::string_view kw) {
   if (is_grammar_keyword(kw) || opcode_names().contains(kw)) return true;
   if (kw.starts_with("offset=")) return parse_unsigned(kw.substr(7), 64).has_value();
   if (kw.starts_with("align=")) return parse_unsigned(kw.substr(6), 64).has_value();
-  if (kw.starts_with("nan:0x")) return parse_f64(kw).has_value() || parse_f64(kw).error() == NumError::OutOfRange;
+  if (kw.starts_with("nan:0x")) {
+    const auto f = parse_f64(kw);
+    return f || f.error() == NumError::OutOfRange;
+  }
   return false;
 }
 
@@ -223,11 +227,6 @@ class FieldParser {
   }
   Result<void> expect_rparen() {
     if (!c_.at(TokenKind::RParen)) return std::unexpected(unexpected(c_.peek(), "')'"));
-    c_.next();
-    return {};
-  }
-  Result<void> expect_keyword(std::string_view kw) {
-    if (!c_.at_keyword(kw)) return std::unexpected(unexpected(c_.peek(), "'" + std::string(kw) + "'"));
     c_.next();
     return {};
   }
