@@ -433,6 +433,78 @@ TEST(Hostile, TenMegabyteFunctionBody) {
   bounds.check();
 }
 
+TEST(Hostile, MillionNestedBlocks) {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  constexpr std::size_t kDepth = 1'000'000;
+  for (std::size_t i = 0; i < kDepth; ++i) start.code.insert(start.code.end(), {0x02, 0x40});
+  start.code.insert(start.code.end(), kDepth, 0x0b);
+  m.functions.push_back(std::move(start));
+  export_start(m, 0);
+  Scratch dir;
+  const auto wasm = dir.write("nested.wasm", m.build());
+  WasmSandbox sandbox;
+  Bounds bounds(60.0, 512 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+  bounds.check();
+}
+
+// Counts that promise far more than the bytes that follow: nothing may be reserved on their word.
+TEST(Hostile, CountsLargerThanTheModuleAreMalformedWithoutAllocating) {
+  const ww::Bytes magic{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00};
+  auto module_with = [&](std::uint8_t section, const ww::Bytes& body) {
+    ww::Bytes out = magic;
+    out.push_back(section);
+    ww::uleb(out, body.size());
+    ww::append(out, body);
+    return out;
+  };
+  ww::Bytes huge;
+  ww::uleb(huge, 0xffffffffu);
+  std::vector<ww::Bytes> modules;
+  for (std::uint8_t section : {1, 2, 3, 4, 5, 6, 7, 9, 10, 11}) modules.push_back(module_with(section, huge));
+  {  // a function body declaring 2^32-1 locals, then 2^31 more
+    ww::Bytes code{0x01};  // one body
+    ww::Bytes body{0x02};  // two local entries
+    ww::uleb(body, 0xffffffffu);
+    body.push_back(ww::type::i64);
+    ww::uleb(body, 0x80000000u);
+    body.push_back(ww::type::i32);
+    body.push_back(0x0b);
+    ww::uleb(code, body.size());
+    ww::append(code, body);
+    ww::Bytes out = magic;
+    ww::append(out, {0x01, 0x04, 0x01, 0x60, 0x00, 0x00, 0x03, 0x02, 0x01, 0x00});  // type () -> (), one function
+    out.push_back(0x0a);
+    ww::uleb(out, code.size());
+    ww::append(out, code);
+    modules.push_back(out);
+  }
+  {  // a data segment claiming 4 GiB of bytes
+    ww::Bytes body{0x01, 0x00, 0x41, 0x00, 0x0b};
+    ww::uleb(body, 0xffffffffu);
+    ww::Bytes out = magic;
+    ww::append(out, {0x05, 0x03, 0x01, 0x00, 0x01});  // memory 1
+    out.push_back(0x0b);
+    ww::uleb(out, body.size());
+    ww::append(out, body);
+    modules.push_back(out);
+  }
+  Scratch dir;
+  WasmSandbox sandbox;
+  for (std::size_t i = 0; i < modules.size(); ++i) {
+    const auto wasm = dir.write("count" + std::to_string(i) + ".wasm", modules[i]);
+    Bounds bounds(5.0, 32 * kMiB);
+    auto outcome = sandbox.run(job(wasm, 1'000));
+    ASSERT_FALSE(outcome.has_value()) << "module " << i;
+    EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule) << "module " << i << ": " << outcome.error().to_string();
+    bounds.check();
+  }
+}
+
 TEST(Hostile, TableOfTenMillionElements) {
   Scratch dir;
   const auto wasm = dir.write("table.wat", guest(R"(
