@@ -119,7 +119,7 @@ class WastParser {
   // (i32.const 1), (ref.null func), (ref.extern 7), and in results (f32.const nan:canonical), (ref.func).
   Result<ExpectedValue> value(bool result) {
     ExpectedValue out;
-    const Token& open = c_.next();
+    c_.next();  // '('
     if (!c_.at(TokenKind::Keyword)) return std::unexpected(unexpected(c_.peek(), "a constant"));
     const Token& kw = c_.next();
     const std::string_view k = kw.text;
@@ -172,7 +172,6 @@ class WastParser {
     } else {
       return std::unexpected(unexpected(kw, "a constant"));
     }
-    (void)open;
     if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
     return out;
   }
