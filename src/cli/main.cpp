@@ -30,18 +30,18 @@ Run `sprawl run --help` for the options and the exit statuses.
 int main(int argc, char** argv) {
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::fputs(kUsage.data(), stderr);
+    sprawling::cli::print(stderr, kUsage);
     return sprawling::cli::status::kUsage;
   }
   const std::string_view command = args[0];
   const std::span<const std::string_view> rest(args.begin() + 1, args.end());
   if (command == "--help" || command == "-h") {
-    std::fputs(kUsage.data(), stdout);
+    sprawling::cli::print(stdout, kUsage);
     return 0;
   }
   if (command == "help") {
     if (rest.empty()) {
-      std::fputs(kUsage.data(), stdout);
+      sprawling::cli::print(stdout, kUsage);
       return 0;
     }
     const std::string_view help[] = {"--help"};
@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
     return sprawling::cli::status::kUsage;
   }
   if (command == "--version" || command == "-V") {
-    std::printf("%s\n", kVersion.data());
+    sprawling::cli::print(stdout, kVersion);
+    sprawling::cli::print(stdout, "\n");
     return 0;
   }
   if (command == "run") return sprawling::cli::run_command(rest);

@@ -2,6 +2,7 @@
 #include "cli/options.hpp"
 
 #include <charconv>
+#include <memory>
 #include <cstdlib>
 #include <filesystem>
 
@@ -10,8 +11,9 @@ namespace {
 
 std::optional<std::uint64_t> parse_u64(std::string_view text) {
   std::uint64_t value = 0;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  const char* const first = std::to_address(text.begin());
+  const char* const end = std::to_address(text.end());
+  auto [ptr, ec] = std::from_chars(first, end, value);
   if (ec != std::errc{} || ptr != end || text.empty()) return std::nullopt;
   return value;
 }
@@ -64,20 +66,20 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   if (key == "fuel") {
     auto n = parse_u64(value);
     if (!n) return std::unexpected(UsageError{"-W fuel='" + std::string(value) + "': expected a whole number"});
-    request.fuel = *n;
+    request.fuel = n;
   } else if (key == "max-memory-size") {
     auto n = parse_size(value);
     if (!n) {
       return std::unexpected(
           UsageError{"-W max-memory-size='" + std::string(value) + "': expected bytes, e.g. 268435456 or 256M"});
     }
-    request.max_memory_bytes = *n;
+    request.max_memory_bytes = n;
   } else if (key == "timeout") {
     auto d = parse_duration(value);
     if (!d) {
       return std::unexpected(UsageError{"-W timeout='" + std::string(value) + "': expected a duration, e.g. 500ms, 2s, 1m"});
     }
-    request.timeout = *d;
+    request.timeout = d;
   } else {
     return std::unexpected(
         UsageError{"-W '" + std::string(key) + "': unknown option (supported: fuel, max-memory-size, timeout)"});

@@ -43,7 +43,7 @@ std::filesystem::path from_env_or(const char* name, const std::filesystem::path&
 
 int python_command(std::span<const std::string_view> args) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    std::fputs(kPythonHelp.data(), stdout);
+    sprawling::cli::print(stdout, kPythonHelp);
     return 0;
   }
   const std::filesystem::path artifacts = std::filesystem::path(SPRAWLING_DEFAULT_ARTIFACTS_DIR) / "python-wasi";

@@ -9,6 +9,8 @@ namespace {
 constexpr std::string_view kDeadlineMessage = "deadline exceeded";
 }
 
+void print(std::FILE* stream, std::string_view text) { std::fwrite(text.data(), 1, text.size(), stream); }
+
 int exit_status(runtime::ErrorCode code) {
   switch (code) {
     case runtime::ErrorCode::ToolUnavailable: return status::kToolUnavailable;

@@ -3,6 +3,7 @@
 
 #include <sprawling/runtime/sandbox.hpp>
 
+#include <cstdio>
 #include <expected>
 #include <string>
 
@@ -27,6 +28,9 @@ inline constexpr int kDeadline = 136;         // the --timeout deadline passed
 
 // One JSON object describing the outcome (or the error), newline-terminated.
 [[nodiscard]] std::string json_report(const std::expected<runtime::SandboxOutcome, runtime::AxError>& result);
+
+// Writes `text` to `stream` (no terminator needed, unlike fputs).
+void print(std::FILE* stream, std::string_view text);
 
 // JSON string escaping (quotes included).
 [[nodiscard]] std::string json_string(std::string_view text);

@@ -149,7 +149,7 @@ int run_command(std::span<const std::string_view> args) {
   for (const auto arg : args) {
     if (arg == "--") break;
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kRunHelp.data(), stdout);
+      sprawling::cli::print(stdout, kRunHelp);
       return 0;
     }
     if (!arg.starts_with("-")) break;

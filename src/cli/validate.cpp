@@ -30,7 +30,7 @@ int validate_command(std::span<const std::string_view> args) {
   }
   for (const auto arg : args) {
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kValidateHelp.data(), stdout);
+      sprawling::cli::print(stdout, kValidateHelp);
       return 0;
     }
   }

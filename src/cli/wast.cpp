@@ -32,7 +32,7 @@ int wast_command(std::span<const std::string_view> args) {
   std::vector<std::string> files;
   for (const auto arg : args) {
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kWastHelp.data(), stdout);
+      sprawling::cli::print(stdout, kWastHelp);
       return 0;
     }
     if (arg == "--verbose" || arg == "-v") {
