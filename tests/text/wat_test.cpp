@@ -88,6 +88,13 @@ TEST(Wat, ImplicitTypesGoAfterExplicitOnesInTextualOrder) {
   EXPECT_EQ(m.func_types, (std::vector<std::uint32_t>{1, 0, 2, 2}));
 }
 
+TEST(Wat, ImplicitTypeUsesTheSmallestEqualIndex) {
+  const Module m = decoded("(type (func (param i32))) (type (func)) (type (func)) (func) (func (param i32)) "
+                           "(func (result i32) unreachable) (func (result i32) unreachable)");
+  ASSERT_EQ(m.types.size(), 4u);
+  EXPECT_EQ(m.func_types, (std::vector<std::uint32_t>{1, 0, 3, 3}));
+}
+
 TEST(Wat, NamedIndicesResolveForwardAndLocalsCountParams) {
   const Bytes b = wat("(func $a (call $b (i32.const 1))) (func $b (param $p i32) (local $l i64) (local.set $l (i64.const 0)) "
                       "(drop (local.get $p)) (global.set $g (global.get $g))) (global $g (mut i32) (i32.const 0))");

@@ -204,6 +204,34 @@ using Result = std::expected<T, TextError>;
 
 // ------------------------------------------------------------------ pass 1: parsing
 
+// The enclosing labels of the instruction being parsed, innermost last. Lookups by name are
+// O(1) so that a deep nest of named blocks cannot make parsing quadratic.
+class LabelStack {
+ public:
+  void push(std::string_view name) {
+    if (!name.empty()) by_name_[name].push_back(names_.size());
+    names_.push_back(name);
+  }
+  void pop() {
+    if (!names_.back().empty()) by_name_[names_.back()].pop_back();
+    names_.pop_back();
+  }
+  void clear() {
+    names_.clear();
+    by_name_.clear();
+  }
+  // The relative depth (0 = innermost) of the innermost label called `name`.
+  [[nodiscard]] std::optional<std::uint32_t> depth_of(std::string_view name) const {
+    const auto it = by_name_.find(name);
+    if (it == by_name_.end() || it->second.empty()) return std::nullopt;
+    return static_cast<std::uint32_t>(names_.size() - 1 - it->second.back());
+  }
+
+ private:
+  std::vector<std::string_view> names_;
+  std::unordered_map<std::string_view, std::vector<std::size_t>> by_name_;
+};
+
 class FieldParser {
  public:
   explicit FieldParser(Cursor& cursor) : c_(cursor) {}
@@ -828,7 +856,7 @@ class FieldParser {
         // An empty else branch is left out, as wabt does: `if … end` means the same.
         if (top.else_at && *top.else_at + 1 == e.instrs.size()) e.instrs.pop_back();
         e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
-        labels_.pop_back();
+        labels_.pop();
         open.pop_back();
         continue;
       }
@@ -846,7 +874,7 @@ class FieldParser {
         const std::string_view label = take_id();
         if (auto r = block_type(e, in); !r) return r;
         e.instrs.push_back(in);
-        labels_.push_back(label);
+        labels_.push(label);
         open.push_back(Open{label, op == Opcode::If, std::nullopt});
         continue;
       }
@@ -859,9 +887,7 @@ class FieldParser {
     const Token& t = c_.peek();
     if (t.kind == TokenKind::Id) {
       c_.next();
-      for (std::size_t i = labels_.size(); i-- > 0;) {
-        if (labels_[i] == t.text) return static_cast<std::uint32_t>(labels_.size() - 1 - i);
-      }
+      if (auto depth = labels_.depth_of(t.text)) return *depth;
       return std::unexpected(error_at(t, "unknown label " + std::string(t.text)));
     }
     return take_u32("a label");
@@ -917,9 +943,9 @@ class FieldParser {
       const std::string_view label = take_id();
       if (auto r = block_type(e, in); !r) return r;
       e.instrs.push_back(in);
-      labels_.push_back(label);
+      labels_.push(label);
       if (auto r = instrs(e); !r) return r;
-      labels_.pop_back();
+      labels_.pop();
       if (auto r = expect_rparen(); !r) return r;
       e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
       return {};
@@ -931,7 +957,7 @@ class FieldParser {
         if (auto r = folded(e); !r) return r;
       }
       e.instrs.push_back(in);
-      labels_.push_back(label);
+      labels_.push(label);
       if (!c_.at_form("then")) return std::unexpected(unexpected(c_.peek(), "'(then'"));
       c_.next();
       c_.next();
@@ -943,7 +969,7 @@ class FieldParser {
         if (auto r = else_branch(e); !r) return r;
         if (auto r = expect_rparen(); !r) return r;
       }
-      labels_.pop_back();
+      labels_.pop();
       if (auto r = expect_rparen(); !r) return r;
       e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
       return {};
@@ -1145,7 +1171,7 @@ class FieldParser {
   ModuleAst m_;
   std::size_t folded_depth_ = 0;
   std::optional<ExternKind> first_definition_;
-  std::vector<std::string_view> labels_;
+  LabelStack labels_;
 };
 
 // ------------------------------------------------------------------ pass 2: encoding
@@ -1440,12 +1466,25 @@ class Encoder {
     return it->second;
   }
 
+  // The signature's bytes as a map key (params, a separator no value type uses, results).
+  static std::string type_key(const FuncType& sig) {
+    std::string key;
+    key.reserve(sig.params.size() + sig.results.size() + 1);
+    for (auto v : sig.params) key.push_back(static_cast<char>(v));
+    key.push_back('\0');
+    for (auto v : sig.results) key.push_back(static_cast<char>(v));
+    return key;
+  }
+
+  // The smallest index of an equal type, or a new implicit type at the end. Indexed, so a
+  // module with many distinct signatures does not make this quadratic.
   std::uint32_t find_or_add_type(const FuncType& sig) {
-    for (std::size_t i = 0; i < types_.size(); ++i) {
-      if (types_[i] == sig) return static_cast<std::uint32_t>(i);
+    if (type_index_.empty()) {
+      for (std::size_t i = 0; i < types_.size(); ++i) type_index_.emplace(type_key(types_[i]), static_cast<std::uint32_t>(i));
     }
-    types_.push_back(sig);
-    return static_cast<std::uint32_t>(types_.size() - 1);
+    const auto [it, added] = type_index_.emplace(type_key(sig), static_cast<std::uint32_t>(types_.size()));
+    if (added) types_.push_back(sig);
+    return it->second;
   }
 
   // The explicit type of a type use, checked against its inline part, if it names one that exists.
@@ -1728,6 +1767,7 @@ class Encoder {
   const WatOptions& options_;
   std::string_view module_id_;
   std::vector<FuncType> types_;  // explicit, then implicit ones as they are met
+  std::unordered_map<std::string, std::uint32_t> type_index_;  // type_key → smallest index, built on first use
   bool uses_data_index_ = false;
 };
 
