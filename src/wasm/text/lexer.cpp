@@ -54,7 +54,7 @@ class Lexer {
 
   std::expected<std::vector<Token>, TextError> run() {
     std::vector<Token> tokens;
-    tokens.reserve(src_.size() / 4 + 1);
+    tokens.reserve(src_.size() / 16 + 16);  // typical text has a token per 8-20 bytes; growth covers the rest
     for (;;) {
       if (auto err = skip_space(); !err.message.empty()) return std::unexpected(std::move(err));
       Token tok;

@@ -96,13 +96,12 @@ struct TypeUse {
   Pos pos;
 };
 
-// One instruction; immediates by kind (see encode_expr).
+// One instruction; immediates by kind (see encode_expr). Kept small: a big module has millions.
 struct Instr {
   Opcode op = Opcode::Nop;
-  std::uint64_t value = 0;  // constant bits | memarg offset | label depth | ref.null type | side-table index
   std::uint32_t align = 0;  // memarg alignment exponent
-  Ref a;                    // first index immediate
-  Ref b;                    // second index immediate
+  std::uint64_t value = 0;  // constant bits | memarg offset | label depth | ref.null type | side-table index
+  Ref a;                    // the index immediate (table.init/table.copy: the first one)
 };
 
 struct Expr {
@@ -110,6 +109,7 @@ struct Expr {
   std::vector<TypeUse> type_uses;                        // block/loop/if/call_indirect
   std::vector<std::vector<std::uint32_t>> label_lists;   // br_table
   std::vector<std::vector<ValType>> select_types;        // typed select
+  std::vector<Ref> second_refs;                          // table.init's elem, table.copy's source
 };
 
 struct ImportName {
@@ -618,7 +618,7 @@ class FieldParser {
       ElemDef seg;
       seg.mode = SegmentMode::Active;
       seg.table = numeric_ref(index);
-      seg.offset.instrs.push_back(Instr{Opcode::I32Const, 0, 0, {}, {}});
+      seg.offset.instrs.push_back(Instr{Opcode::I32Const, 0, 0, {}});
       seg.type = rt;
       if (auto r = elem_items(seg, /*bare_indices=*/true); !r) return r;
       if (auto r = expect_rparen(); !r) return r;
@@ -649,7 +649,7 @@ class FieldParser {
       DataDef seg;
       seg.mode = SegmentMode::Active;
       seg.memory = numeric_ref(index);
-      seg.offset.instrs.push_back(Instr{Opcode::I32Const, 0, 0, {}, {}});
+      seg.offset.instrs.push_back(Instr{Opcode::I32Const, 0, 0, {}});
       while (c_.at(TokenKind::String)) seg.bytes += string_bytes(c_.next());
       if (auto r = expect_rparen(); !r) return r;
       const auto pages = static_cast<std::uint32_t>((seg.bytes.size() + kPageSize - 1) / kPageSize);
@@ -732,7 +732,7 @@ class FieldParser {
         auto ref = take_index("a function index");
         if (!ref) return std::unexpected(ref.error());
         Expr item;
-        item.instrs.push_back(Instr{Opcode::RefFunc, 0, 0, *ref, {}});
+        item.instrs.push_back(Instr{Opcode::RefFunc, 0, 0, *ref});
         seg.items.push_back(std::move(item));
       }
       return {};
@@ -849,13 +849,13 @@ class FieldParser {
           if (!top.is_if || top.else_at) return std::unexpected(unexpected(t, "'end'"));
           if (auto r = end_label(top.label); !r) return r;
           top.else_at = e.instrs.size();
-          e.instrs.push_back(Instr{Opcode::Else, 0, 0, {}, {}});
+          e.instrs.push_back(Instr{Opcode::Else, 0, 0, {}});
           continue;
         }
         if (auto r = end_label(top.label); !r) return r;
         // An empty else branch is left out, as wabt does: `if … end` means the same.
         if (top.else_at && *top.else_at + 1 == e.instrs.size()) e.instrs.pop_back();
-        e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
+        e.instrs.push_back(Instr{Opcode::End, 0, 0, {}});
         labels_.pop();
         open.pop_back();
         continue;
@@ -869,7 +869,7 @@ class FieldParser {
       if (it == opcode_names().end()) return std::unexpected(unexpected(t, "an instruction"));
       const Opcode op = it->second;
       c_.next();
-      Instr in{op, 0, 0, {}, {}};
+      Instr in{op, 0, 0, {}};
       if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::If) {
         const std::string_view label = take_id();
         if (auto r = block_type(e, in); !r) return r;
@@ -912,7 +912,7 @@ class FieldParser {
   // An empty else branch is left out, as wabt does: `if … end` means the same.
   Result<void> else_branch(Expr& e) {
     const std::size_t at = e.instrs.size();
-    e.instrs.push_back(Instr{Opcode::Else, 0, 0, {}, {}});
+    e.instrs.push_back(Instr{Opcode::Else, 0, 0, {}});
     if (auto r = instrs(e); !r) return r;
     if (e.instrs.size() == at + 1) e.instrs.pop_back();
     return {};
@@ -938,7 +938,7 @@ class FieldParser {
     const Opcode op = it->second;
     if (op == Opcode::Else || op == Opcode::End) return std::unexpected(unexpected(kw, "an instruction"));
     c_.next();
-    Instr in{op, 0, 0, {}, {}};
+    Instr in{op, 0, 0, {}};
     if (op == Opcode::Block || op == Opcode::Loop) {
       const std::string_view label = take_id();
       if (auto r = block_type(e, in); !r) return r;
@@ -947,7 +947,7 @@ class FieldParser {
       if (auto r = instrs(e); !r) return r;
       labels_.pop();
       if (auto r = expect_rparen(); !r) return r;
-      e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
+      e.instrs.push_back(Instr{Opcode::End, 0, 0, {}});
       return {};
     }
     if (op == Opcode::If) {
@@ -971,7 +971,7 @@ class FieldParser {
       }
       labels_.pop();
       if (auto r = expect_rparen(); !r) return r;
-      e.instrs.push_back(Instr{Opcode::End, 0, 0, {}, {}});
+      e.instrs.push_back(Instr{Opcode::End, 0, 0, {}});
       return {};
     }
     if (auto r = immediates(e, in); !r) return r;
@@ -1112,24 +1112,28 @@ class FieldParser {
           auto second = take_index("an element index");
           if (!second) return std::unexpected(second.error());
           in.a = *first;
-          in.b = *second;
+          in.value = e.second_refs.size();
+          e.second_refs.push_back(*second);
         } else {
           in.a = numeric_ref(0);
-          in.b = *first;
+          in.value = e.second_refs.size();
+          e.second_refs.push_back(*first);
         }
         return {};
       }
       case ImmKind::TableCopy: {
         in.a = numeric_ref(0);
-        in.b = numeric_ref(0);
+        Ref src_ref = numeric_ref(0);
         if (at_index()) {
           auto dst = take_index("a table index");
           if (!dst) return std::unexpected(dst.error());
           auto src = take_index("a table index");
           if (!src) return std::unexpected(src.error());
           in.a = *dst;
-          in.b = *src;
+          src_ref = *src;
         }
+        in.value = e.second_refs.size();
+        e.second_refs.push_back(src_ref);
         return {};
       }
       case ImmKind::MemIdx:
@@ -1734,7 +1738,7 @@ class Encoder {
           break;
         }
         case ImmKind::TableInit: {
-          auto elem = resolve(Space::Elem, in.b);
+          auto elem = resolve(Space::Elem, e.second_refs[in.value]);
           if (!elem) return std::unexpected(elem.error());
           auto table = resolve(Space::Table, in.a);
           if (!table) return std::unexpected(table.error());
@@ -1745,7 +1749,7 @@ class Encoder {
         case ImmKind::TableCopy: {
           auto dst = resolve(Space::Table, in.a);
           if (!dst) return std::unexpected(dst.error());
-          auto src = resolve(Space::Table, in.b);
+          auto src = resolve(Space::Table, e.second_refs[in.value]);
           if (!src) return std::unexpected(src.error());
           put_u32(b, *dst);
           put_u32(b, *src);
