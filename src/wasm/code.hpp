@@ -57,6 +57,12 @@ namespace sprawling::wasm {
   X(I64Load8S) X(I64Load8U) X(I64Load16S) X(I64Load16U) X(I64Load32S) X(I64Load32U)                    \
   /* stores [addr val offset] */                                                                      \
   X(I32Store) X(I64Store) X(I32Store8) X(I32Store16) X(I64Store8) X(I64Store16) X(I64Store32)         \
+  /* the same with the address u32(slot base + imm) folded in (the translator's lazy i32.add of a */   \
+  /* constant): loads [dst base imm offset], stores [base imm val offset]; order as above */        \
+  X(I32LoadAdd) X(I64LoadAdd) X(I32Load8SAdd) X(I32Load8UAdd) X(I32Load16SAdd) X(I32Load16UAdd)        \
+  X(I64Load8SAdd) X(I64Load8UAdd) X(I64Load16SAdd) X(I64Load16UAdd) X(I64Load32SAdd) X(I64Load32UAdd)  \
+  X(I32StoreAdd) X(I64StoreAdd) X(I32Store8Add) X(I32Store16Add) X(I64Store8Add) X(I64Store16Add)      \
+  X(I64Store32Add)                                                                                    \
   /* fused compare + branch: [a b off] and [a imm off]; Z: [a off] on a == 0 / a != 0 */             \
   SPRAWLING_FUSED_BRANCHES(X)
 

@@ -457,6 +457,44 @@ L_RefFunc:
   STORE(I64Store16, std::uint16_t)
   STORE(I64Store32, std::uint32_t)
 #undef STORE
+#define LOAD_ADD(Name, T, Convert)                                                       \
+  L_##Name##Add : {                                                                     \
+    const u64 ea = static_cast<u64>(static_cast<u32>(SLOT(2)) + ip[3]) + ip[4];         \
+    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
+    T v;                                                                                \
+    std::memcpy(&v, mem + ea, sizeof(T));                                               \
+    SLOT(1) = Convert(v);                                                               \
+    NEXT(5);                                                                            \
+  }
+  LOAD_ADD(I32Load, u32, ZX32)
+  LOAD_ADD(I64Load, u64, ZX64)
+  LOAD_ADD(I32Load8S, std::int8_t, SX32)
+  LOAD_ADD(I32Load8U, std::uint8_t, ZX32)
+  LOAD_ADD(I32Load16S, std::int16_t, SX32)
+  LOAD_ADD(I32Load16U, std::uint16_t, ZX32)
+  LOAD_ADD(I64Load8S, std::int8_t, SX64)
+  LOAD_ADD(I64Load8U, std::uint8_t, ZX64)
+  LOAD_ADD(I64Load16S, std::int16_t, SX64)
+  LOAD_ADD(I64Load16U, std::uint16_t, ZX64)
+  LOAD_ADD(I64Load32S, std::int32_t, SX64)
+  LOAD_ADD(I64Load32U, std::uint32_t, ZX64)
+#undef LOAD_ADD
+#define STORE_ADD(Name, T)                                                               \
+  L_##Name##Add : {                                                                     \
+    const u64 ea = static_cast<u64>(static_cast<u32>(SLOT(1)) + ip[2]) + ip[4];         \
+    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
+    const T v = static_cast<T>(SLOT(3));                                                \
+    std::memcpy(mem + ea, &v, sizeof(T));                                               \
+    NEXT(5);                                                                            \
+  }
+  STORE_ADD(I32Store, u32)
+  STORE_ADD(I64Store, u64)
+  STORE_ADD(I32Store8, std::uint8_t)
+  STORE_ADD(I32Store16, std::uint16_t)
+  STORE_ADD(I64Store8, std::uint8_t)
+  STORE_ADD(I64Store16, std::uint16_t)
+  STORE_ADD(I64Store32, std::uint32_t)
+#undef STORE_ADD
 
 #define FUSED(Cmp, OPER, T)                                                                     \
   L_BrIfI32##Cmp : if (static_cast<T>(SLOT(1)) OPER static_cast<T>(SLOT(2))) JUMP(ip[3]);         \

@@ -104,8 +104,12 @@ struct Reader {
   }
 };
 
+// An operand-stack entry. Temp: in its own slot. Local: lazily the local's slot. Const: a
+// constant not yet placed. AddImm: u32(slot `local` + `value`) not yet computed, where the slot is
+// a local or this entry's own temp slot (an i32.add of a constant, folded into a later
+// load/store address or add).
 struct Operand {
-  enum Kind : std::uint8_t { Temp, Local, Const };
+  enum Kind : std::uint8_t { Temp, Local, Const, AddImm };
   Kind kind = Temp;
   u32 local = 0;
   u64 value = 0;
@@ -272,11 +276,20 @@ class Translator {
       w(static_cast<u32>(v >> 32));
     }
   }
+  void emit_add_imm(u32 dst, u32 base, u32 imm) {
+    const u32 at = op(Op::NumI32AddImm);
+    w(dst);
+    w(base);
+    w(imm);
+    mark_producer(at + 1);
+  }
   // Makes entry k live in its own temp slot.
   void materialize(u32 k) {
     Operand& o = vs_[k];
     if (o.kind == Operand::Const) {
       emit_const(temp_slot(k), o.value);
+    } else if (o.kind == Operand::AddImm) {
+      emit_add_imm(temp_slot(k), o.local, static_cast<u32>(o.value));
     } else if (o.kind == Operand::Local) {
       op(Op::Copy);
       w(temp_slot(k));
@@ -292,19 +305,22 @@ class Translator {
   u32 slot(u32 k) {
     Operand& o = vs_[k];
     if (o.kind == Operand::Local) return o.local;
-    if (o.kind == Operand::Const) materialize(k);
+    if (o.kind == Operand::Const || o.kind == Operand::AddImm) materialize(k);
     return temp_slot(k);
   }
   u32 top_slot() { return slot(height() - 1); }
   void pop(u32 n = 1) { vs_.resize(vs_.size() - n); }
   // Before local x is written: entries that still read it lazily must take a copy now.
+  static bool reads_local(const Operand& o, u32 x) {
+    return (o.kind == Operand::Local || o.kind == Operand::AddImm) && o.local == x;
+  }
   void protect_local(u32 x, u32 below) {
     for (u32 k = 0; k < below; ++k)
-      if (vs_[k].kind == Operand::Local && vs_[k].local == x) materialize(k);
+      if (reads_local(vs_[k], x)) materialize(k);
   }
   bool local_pending(u32 x, u32 below) const {
     for (u32 k = 0; k < below; ++k)
-      if (vs_[k].kind == Operand::Local && vs_[k].local == x) return true;
+      if (reads_local(vs_[k], x)) return true;
     return false;
   }
   // Writes entry k's value into slot dst (dst not read lazily by anything).
@@ -312,6 +328,8 @@ class Translator {
     const Operand& o = vs_[k];
     if (o.kind == Operand::Const) {
       emit_const(dst, o.value);
+    } else if (o.kind == Operand::AddImm) {
+      emit_add_imm(dst, o.local, static_cast<u32>(o.value));
     } else {
       const u32 src = o.kind == Operand::Local ? o.local : temp_slot(k);
       if (src != dst) {
@@ -353,7 +371,7 @@ class Translator {
     bool clobber = false;
     for (u32 i = 0; i < n; ++i) {
       const Operand& o = vs_[height() - n + i];
-      if (o.kind == Operand::Local && o.local < i) clobber = true;
+      if ((o.kind == Operand::Local || o.kind == Operand::AddImm) && o.local < i) clobber = true;
     }
     if (clobber) {
       // Through the (otherwise unused) temp slots, leaving the operand model untouched: this
@@ -536,6 +554,7 @@ class Translator {
     }
     const u32 kb = height() - 1;
     const u32 ka = kb - 1;
+    if ((opc == Opcode::I32Add || opc == Opcode::I32Sub) && lazy_add(opc, ka, kb)) return;
     bool use_imm = false;
     u32 a_slot = 0;
     u32 imm = 0;
@@ -583,15 +602,70 @@ class Translator {
     }
   }
 
+  // i32.add / i32.sub with a constant stays lazy as AddImm (folded into a later memory access);
+  // an add of an AddImm and a value reassociates, (x + c) + y = (x + y) + c mod 2^32.
+  bool lazy_add(Opcode opc, u32 ka, u32 kb) {
+    const Operand a = vs_[ka];
+    const Operand b = vs_[kb];
+    Operand r;
+    r.kind = Operand::AddImm;
+    if (b.kind == Operand::Const && a.kind != Operand::Const) {
+      const u32 c = opc == Opcode::I32Sub ? 0u - static_cast<u32>(b.value) : static_cast<u32>(b.value);
+      if (a.kind == Operand::AddImm) {
+        r.local = a.local;
+        r.value = static_cast<u32>(a.value + c);
+      } else {
+        r.local = a.kind == Operand::Local ? a.local : temp_slot(ka);
+        r.value = c;
+      }
+    } else if (opc == Opcode::I32Add && a.kind == Operand::Const && b.kind == Operand::Local) {
+      r.local = b.local;
+      r.value = static_cast<u32>(a.value);
+    } else if (opc == Opcode::I32Add && a.kind == Operand::AddImm && b.kind != Operand::Const) {
+      const u32 y = slot(kb);
+      const u32 at = op(Op::NumI32Add);
+      w(temp_slot(ka));
+      w(a.local);
+      w(y);
+      (void)at;
+      r.local = temp_slot(ka);
+      r.value = a.value;
+    } else if (opc == Opcode::I32Add && b.kind == Operand::AddImm && a.kind != Operand::Const) {
+      const u32 x = slot(ka);
+      const u32 at = op(Op::NumI32Add);
+      w(temp_slot(ka));
+      w(x);
+      w(b.local);
+      (void)at;
+      r.local = temp_slot(ka);
+      r.value = b.value;
+    } else {
+      return false;
+    }
+    pop(2);
+    push(r);
+    return true;
+  }
+
   void load(Op o, Reader& r) {
     r.u32leb();
     const u32 offset = r.u32leb();
     const u32 k = height() - 1;
-    const u32 addr = slot(k);
-    pop();
-    const u32 at = op(o);
-    w(temp_slot(k));
-    w(addr);
+    u32 at;
+    if (vs_[k].kind == Operand::AddImm) {
+      const Operand a = vs_[k];
+      pop();
+      at = op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Load) + static_cast<u32>(Op::I32LoadAdd)));
+      w(temp_slot(k));
+      w(a.local);
+      w(static_cast<u32>(a.value));
+    } else {
+      const u32 addr = slot(k);
+      pop();
+      at = op(o);
+      w(temp_slot(k));
+      w(addr);
+    }
     w(offset);
     trapping();
     push_temp();
@@ -602,10 +676,18 @@ class Translator {
     const u32 offset = r.u32leb();
     const u32 kv = height() - 1;
     const u32 val = slot(kv);
-    const u32 addr = slot(kv - 1);
-    pop(2);
-    op(o);
-    w(addr);
+    if (vs_[kv - 1].kind == Operand::AddImm) {
+      const Operand a = vs_[kv - 1];
+      pop(2);
+      op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Store) + static_cast<u32>(Op::I32StoreAdd)));
+      w(a.local);
+      w(static_cast<u32>(a.value));
+    } else {
+      const u32 addr = slot(kv - 1);
+      pop(2);
+      op(o);
+      w(addr);
+    }
     w(val);
     w(offset);
     trapping();
@@ -886,7 +968,8 @@ class Translator {
         protect_local(x, k);
         move_to(x, k);
         if (tee) {
-          if (vs_[k].kind == Operand::Temp) {
+          // x now holds the value; an AddImm reading x itself would be stale, so name x instead.
+          if (vs_[k].kind == Operand::Temp || vs_[k].kind == Operand::AddImm) {
             vs_[k].kind = Operand::Local;
             vs_[k].local = x;
           }
