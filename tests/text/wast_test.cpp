@@ -129,6 +129,12 @@ TEST(Wast, ScriptErrors) {
   EXPECT_EQ(r.error().column, 39u);
   EXPECT_EQ(r.error().message.rfind("unexpected token", 0), 0u) << r.error().message;
 
+  // A module that does not compile and never closes is a script error, at the module's error.
+  r = parse_wast("(module (func (bogus)) (func", "x.wast");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "unknown operator \"bogus\"");
+  EXPECT_EQ(r.error().column, 16u);
+
   r = parse_wast("(frobnicate)", "x.wast");
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().message, "unknown operator \"frobnicate\"");

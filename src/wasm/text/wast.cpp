@@ -5,6 +5,7 @@
 #include "wasm/text/module_parser.hpp"
 #include "wasm/text/numbers.hpp"
 
+#include <optional>
 
 namespace sprawling::wasm::text {
 
@@ -60,8 +61,9 @@ class WastParser {
     return {};
   }
 
-  // Skips a balanced parenthesised form starting at its '('; returns its source text.
-  std::string_view skip_form(std::size_t start) {
+  // Skips the parenthesised form starting at its '(' (token index `start`); its source text,
+  // or nothing when the input ends before it closes.
+  std::optional<std::string_view> skip_form(std::size_t start) {
     c_.reset(start);
     const Token& open = c_.next();
     int depth = 1;
@@ -71,6 +73,7 @@ class WastParser {
       if (last->kind == TokenKind::LParen) ++depth;
       if (last->kind == TokenKind::RParen) --depth;
     }
+    if (depth > 0) return std::nullopt;
     const auto begin = static_cast<std::size_t>(open.text.data() - source_.data());
     const auto end = static_cast<std::size_t>(last->text.data() + last->text.size() - source_.data());
     return source_.substr(begin, end - begin);
@@ -84,16 +87,15 @@ class WastParser {
     if (!m) {
       // Not compilable as written: hand the text to the runner, which judges it (an
       // assert_malformed passes on the right message; anything else fails with the error).
-      const std::string_view text = skip_form(start);
-      if (c_.at(TokenKind::Eof) && text.back() != ')') return std::unexpected(std::move(m.error()));
-      cmd.module.kind = ModuleSource::Kind::Text;
-      cmd.module.text = std::string(text);
       // The name, if any, is the token after `(module`.
       c_.reset(start);
       c_.next();
       c_.next();
       if (c_.at(TokenKind::Id)) cmd.name = std::string(c_.peek().text);
-      skip_form(start);
+      const auto text = skip_form(start);
+      if (!text) return std::unexpected(std::move(m.error()));
+      cmd.module.kind = ModuleSource::Kind::Text;
+      cmd.module.text = std::string(*text);
       return {};
     }
     if (!m->id.empty()) cmd.name = m->id;
