@@ -223,6 +223,12 @@ TEST_P(SpecRun, File) {
   std::cout << "[ run        ] " << GetParam() << ": " << counts.passed << " passed, " << counts.failed << " failed\n";
 }
 
+// Says so when the per-file tests below have nothing to run on.
+TEST(TestsuiteFiles, Found) {
+  if (!fs::is_directory(kCore)) GTEST_SKIP() << "no spec testsuite at " << kCore << " (set SPRAWLING_TESTSUITE_DIR)";
+  EXPECT_FALSE(wast_stems().empty()) << "no .wast files in " << kCore;
+}
+
 // Test names are C identifiers: "binary-leb128" → "binary_leb128".
 std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = info.param;
