@@ -163,6 +163,14 @@ TEST_F(Escape, escape_symlink_to_dotdot) {
   EXPECT_EQ(guest->path_call("path_unlink_file", kRwFd, "to_root/"), e::notdir);
   EXPECT_EQ(guest->path_call("path_create_directory", kRwFd, "dangling_out/"), e::exist);
   EXPECT_FALSE(world.exists("outside/created"));
+  EXPECT_EQ(two_paths("path_rename", kRwFd, "up2/", kRwFd, "moved"), e::notdir);
+  EXPECT_EQ(two_paths("path_rename", kRwFd, "a.txt", kRwFd, "to_root/"), e::notdir);
+  EXPECT_EQ(two_paths("path_link", kRwFd, "up2/", kRwFd, "alias"), e::notdir);
+  EXPECT_EQ(two_paths("path_link", kRwFd, "a.txt", kRwFd, "dangling_out/"), e::exist);
+  EXPECT_EQ(symlink("x", kRwFd, "dangling_out/"), e::exist);
+  EXPECT_EQ(stat(kRwFd, "up2/", 0), e::perm);
+  EXPECT_EQ(set_times(kRwFd, "to_root/"), e::perm);
+  EXPECT_FALSE(world.exists("outside/created"));
   expect_unchanged();
 }
 
