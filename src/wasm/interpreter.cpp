@@ -52,7 +52,7 @@ struct Refuelled {
 }
 
 template <bool Metered>
-[[gnu::noinline]] void run(Store::Impl* S, FuncInst* func, ExecOutcome* out, std::int32_t* offsets_out) {
+[[gnu::noinline]] void run(Store::Impl* store, FuncInst* entry_func, ExecOutcome* out_arg, std::int32_t* offsets_out) {
   static const void* const kLabels[] = {
 #define X(Name) &&L_##Name,
       SPRAWLING_INTERNAL_OPS(X)
@@ -75,14 +75,19 @@ template <bool Metered>
     return;
   }
 
+  // The current function is needed only by calls, returns and traps: kept in memory (volatile)
+  // so that the registers go to the hot state.
+  FuncInst* volatile func = entry_func;
+  Store::Impl* volatile const S = store;
+  ExecOutcome* volatile const out = out_arg;
   // Hot state.
-  const u32* ip = func->entry[Metered ? 1 : 0];
+  const u32* ip = entry_func->entry[Metered ? 1 : 0];
   u64* fp = S->stack;
   u64* const stack_end = S->stack + S->limits.max_value_stack_slots;
   Frame* const fr_base = S->frames;
   Frame* const fr_end = S->frames + S->limits.max_call_depth;
   Frame* fr = fr_base;
-  InstanceImpl* inst = func->instance;
+  InstanceImpl* inst = entry_func->instance;
   std::uint8_t* mem = inst->memory0->base;
   u64 memsize = inst->memory0->size;
   i64 fuel = S->counter;
@@ -151,17 +156,17 @@ template <bool Metered>
     }                                                                                \
   } while (0)
 
-  if (fp + func->frame_slots > stack_end) {
+  if (fp + entry_func->frame_slots > stack_end) {
     trap = TrapKind::CallStackExhausted;
     out->func = func;
     out->ip = ip;
     out->trap = trap;
     return;
   }
-  for (u32 i = func->num_params; i < func->num_locals; ++i) fp[i] = 0;
+  for (u32 i = entry_func->num_params; i < entry_func->num_locals; ++i) fp[i] = 0;
   if constexpr (Metered) {
     if (fuel <= 1) [[unlikely]] REFUEL(1);
-    fuel -= func->entry_fuel;
+    fuel -= entry_func->entry_fuel;
   }
   DISPATCH();
 
@@ -266,18 +271,20 @@ do_call:
   }
   ip = callee->entry[Metered ? 1 : 0];
   DISPATCH();
-L_Return:
+L_Return: {
   if (fr == fr_base) goto L_done;
   --fr;
   ip = fr->ip;
   fp = fr->fp;
-  func = fr->func;
+  FuncInst* const caller = fr->func;
+  func = caller;
   // Same instance: mem/memsize are already current (a memory.grow in the callee updated them).
-  if (func->instance != inst) [[unlikely]] {
-    inst = func->instance;
+  if (caller->instance != inst) [[unlikely]] {
+    inst = caller->instance;
     RELOAD_MEMORY();
   }
   DISPATCH();
+}
 L_Fuel:
   if constexpr (Metered) fuel -= ip[1];
   NEXT(2);
