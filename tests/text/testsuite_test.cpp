@@ -121,6 +121,26 @@ std::string same_structure(const Module& a, const Module& b) {
   return {};
 }
 
+// The structural comparison the round trip falls back on: blind to encoding, not to content.
+TEST(RoundTripComparison, SeesContentNotEncoding) {
+  const Bytes a = *wat_to_binary("(func (export \"f\") (result i32) i32.const 1)");
+  // The same module with the type section's size as a two-byte LEB (0x85 0x00 for 5).
+  ASSERT_EQ(a[8], 0x01);
+  ASSERT_EQ(a[9], 0x05);
+  Bytes padded(a.begin(), a.begin() + 9);
+  padded.push_back(0x85);
+  padded.push_back(0x00);
+  padded.insert(padded.end(), a.begin() + 10, a.end());
+  const Bytes other = *wat_to_binary("(func (export \"f\") (result i32) i32.const 2)");
+  auto ma = decode_and_validate(a);
+  auto mp = decode_and_validate(padded);
+  auto mo = decode_and_validate(other);
+  ASSERT_TRUE(ma && mp && mo);
+  EXPECT_NE(a, padded);
+  EXPECT_EQ(same_structure(*ma, *mp), "");
+  EXPECT_EQ(same_structure(*ma, *mo), "code of function 0");
+}
+
 class Testsuite : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
