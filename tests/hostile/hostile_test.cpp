@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <string>
 
 namespace sprawling::hostile {
@@ -505,6 +506,35 @@ TEST(Hostile, CountsLargerThanTheModuleAreMalformedWithoutAllocating) {
   }
 }
 
+// Fuzz finding (fuzz_run, UBSan): a 9-byte signed LEB whose last byte carries the sign made the
+// translator negate INT64_MIN (translator.cpp sleb). The value must come out right, and the asan
+// preset must see no undefined behaviour on the way.
+TEST(Hostile, NineByteSignedLebConstants) {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  // i64.const -1 in nine bytes, i64.const -1 canonical, i64.ne, if unreachable end
+  start.code.insert(start.code.end(), {0x42, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f});
+  ww::i64_const(start.code, -1);
+  start.code.insert(start.code.end(), {0x52, 0x04, 0x40, 0x00, 0x0b});
+  // i64.const INT64_MIN in ten bytes against the canonical form
+  start.code.insert(start.code.end(), {0x42, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f});
+  ww::i64_const(start.code, INT64_MIN);
+  start.code.insert(start.code.end(), {0x52, 0x04, 0x40, 0x00, 0x0b});
+  // i32.const -1 in five bytes
+  start.code.insert(start.code.end(), {0x41, 0xff, 0xff, 0xff, 0xff, 0x7f});
+  ww::i32_const(start.code, -1);
+  start.code.insert(start.code.end(), {0x47, 0x04, 0x40, 0x00, 0x0b});
+  m.functions.push_back(std::move(start));
+  export_start(m, 0);
+  Scratch dir;
+  const auto wasm = dir.write("leb.wasm", m.build());
+  WasmSandbox sandbox;
+  auto outcome = sandbox.run(job(wasm, 1'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}});
+}
+
 TEST(Hostile, TableOfTenMillionElements) {
   Scratch dir;
   const auto wasm = dir.write("table.wat", guest(R"(
@@ -563,6 +593,9 @@ TEST(Hostile, MemoryFillOfFourGigabytesRunsOutOfFuelFirst) {
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
   EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}});
   EXPECT_EQ(outcome->stats->peak_memory_bytes, std::uint64_t{4} << 30);
+  // Fuel exhausted means the budget was spent, never more (fuzz finding: the bulk charge was
+  // reported in full, ~4 billion on a budget of 10,000).
+  EXPECT_EQ(outcome->stats->fuel_consumed, 10'000u);
   bounds.check();
 }
 
@@ -574,6 +607,25 @@ TEST(Hostile, MemoryCopyOfFourGigabytesRunsOutOfFuelFirst) {
   auto outcome = sandbox.run(job(wasm, 10'000));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
   EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}});
+  EXPECT_EQ(outcome->stats->fuel_consumed, 10'000u);
+  bounds.check();
+}
+
+// Fuzz finding (fuzz_run, crash-43923e98): table.grow charges one unit per requested element;
+// a request far past the budget must end as FuelExhausted with exactly the budget consumed.
+TEST(Hostile, TableGrowPastTheBudgetConsumesExactlyTheBudget) {
+  Scratch dir;
+  const auto wasm = dir.write("tgrow.wat", guest(R"(
+  (memory (export "memory") 1)
+  (table $t 0 externref)
+  (func (export "_start") (drop (table.grow $t (ref.null extern) (i32.const 134676480))))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(10.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 200'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}});
+  EXPECT_EQ(outcome->stats->fuel_consumed, 200'000u);
   bounds.check();
 }
 
