@@ -87,7 +87,9 @@ template <bool Metered>
   Frame* const fr_base = S->frames;
   Frame* const fr_end = S->frames + S->limits.max_call_depth;
   Frame* fr = fr_base;
-  InstanceImpl* inst = entry_func->instance;
+  // Metered code also keeps the fuel counter in a register; the instance (globals, tables,
+  // calls) then yields its register to the memory base and size.
+  std::conditional_t<Metered, InstanceImpl* volatile, InstanceImpl*> inst = entry_func->instance;
   std::uint8_t* mem = inst->memory0->base;
   u64 memsize = inst->memory0->size;
   i64 fuel = S->counter;
