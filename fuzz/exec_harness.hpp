@@ -1,0 +1,39 @@
+// Shared by the run and diff fuzz targets: instantiate a compiled module without imports and call
+// each exported function under a fresh fuel budget, recording a printable result per call in the
+// form wabt's `wasm-interp --run-all-exports` prints (so the diff target can compare lines).
+#pragma once
+
+#include "wasm/runtime.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sprawling::fuzz {
+
+struct CallRecord {
+  std::string name;
+  bool has_params = false;
+  std::optional<wasm::TrapKind> trap;  // empty: returned
+  std::vector<wasm::Value> results;
+  std::uint64_t fuel_consumed = 0;
+};
+
+struct ExecLimits {
+  std::uint64_t fuel_per_call;
+  std::uint64_t max_memory_bytes;
+  std::uint32_t max_table_elements;
+};
+
+// nullopt when the module cannot be instantiated (imports, link limits, a trapping start).
+// `args_for` supplies the arguments of functions with parameters (nullptr: they are skipped).
+std::optional<std::vector<CallRecord>> run_exports(
+    const std::shared_ptr<const wasm::CompiledModule>& compiled, const ExecLimits& limits,
+    const std::function<std::vector<wasm::Value>(const wasm::FuncType&)>& args_for);
+
+// "i32:4294967291", "f32:nan", "f64:-0.100000" — wasm-interp's spelling of a value.
+std::string value_text(const wasm::Value& v);
+
+}  // namespace sprawling::fuzz

@@ -1,0 +1,160 @@
+// Fuzz target (e): differential against wabt's `wasm-interp`. Generated modules (with nothing
+// whose result may legitimately differ between engines) run in our engine and in wasm-interp
+// --run-all-exports; every exported function without parameters must give the same values
+// (floats as wasm-interp prints them, NaNs as "nan") or the same trap kind.
+#include "exec_harness.hpp"
+#include "module_gen.hpp"
+
+#include <sys/wait.h>
+#include <cerrno>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace sprawling;
+
+// The trap kinds both engines distinguish, in words common to both.
+std::string trap_class(wasm::TrapKind kind) {
+  switch (kind) {
+    case wasm::TrapKind::Unreachable: return "unreachable";
+    case wasm::TrapKind::IntegerDivideByZero: return "integer divide by zero";
+    case wasm::TrapKind::IntegerOverflow: return "integer overflow";
+    case wasm::TrapKind::InvalidConversionToInteger: return "invalid conversion to integer";
+    case wasm::TrapKind::OutOfBoundsMemoryAccess: return "out of bounds memory access";
+    case wasm::TrapKind::OutOfBoundsTableAccess:
+    case wasm::TrapKind::UndefinedElement: return "undefined table element";
+    case wasm::TrapKind::UninitializedElement: return "uninitialized element";
+    case wasm::TrapKind::IndirectCallTypeMismatch: return "indirect call type mismatch";
+    default: return "other: " + std::string(wasm::trap_message(kind));
+  }
+}
+
+std::string wabt_trap_class(const std::string& message) {
+  auto has = [&](const char* s) { return message.find(s) != std::string::npos; };
+  if (has("unreachable")) return "unreachable";
+  if (has("divide by zero")) return "integer divide by zero";
+  if (has("integer overflow")) return "integer overflow";
+  if (has("invalid conversion")) return "invalid conversion to integer";
+  if (has("out of bounds memory")) return "out of bounds memory access";
+  if (has("undefined table index") || has("out of bounds table")) return "undefined table element";
+  if (has("uninitialized")) return "uninitialized element";
+  if (has("signature mismatch")) return "indirect call type mismatch";
+  return "other: " + message;
+}
+
+std::string our_line(const fuzz::CallRecord& r) {
+  std::string line = r.name + "() =>";
+  if (r.trap) return line + " error: " + trap_class(*r.trap);
+  for (std::size_t i = 0; i < r.results.size(); ++i) line += (i == 0 ? " " : ", ") + fuzz::value_text(r.results[i]);
+  return line;
+}
+
+// wasm-interp's line with trap messages classified and NaNs spelled "nan".
+std::string normalise_wabt(const std::string& line) {
+  const auto arrow = line.find("() =>");
+  if (arrow == std::string::npos) return line;
+  const std::string head = line.substr(0, arrow + 5);
+  std::string rest = line.substr(arrow + 5);
+  if (rest.empty()) return head;
+  rest.erase(0, 1);  // the space after "=>"
+  if (rest.rfind("error: ", 0) == 0) return head + " error: " + wabt_trap_class(rest.substr(7));
+  std::string out = head;
+  std::size_t pos = 0;
+  for (bool first = true;; first = false) {
+    const auto next = rest.find(", ", pos);
+    std::string token = rest.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    if ((token.rfind("f32:", 0) == 0 || token.rfind("f64:", 0) == 0) && token.find("nan") != std::string::npos) {
+      token = token.substr(0, 4) + "nan";
+    }
+    out += (first ? " " : ", ") + token;
+    if (next == std::string::npos) break;
+    pos = next + 2;
+  }
+  return out;
+}
+
+std::vector<std::string> run_wabt(const std::vector<std::uint8_t>& binary, const std::string& path, int& status) {
+  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(binary.data(), 1, binary.size(), f);
+    std::fclose(f);
+  }
+  const std::string command = "timeout 20 " SPRAWLING_WASM_INTERP " --run-all-exports " + path + " 2>&1";
+  std::vector<std::string> lines;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    status = -1;
+    return lines;
+  }
+  // libFuzzer's timers interrupt reads (EINTR); giving up on one would SIGPIPE wasm-interp.
+  std::string output;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(::fileno(pipe), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    output.append(buffer, static_cast<std::size_t>(n));
+  }
+  std::size_t start = 0;
+  while (start < output.size()) {
+    const auto end = output.find('\n', start);
+    lines.push_back(output.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  status = ::pclose(pipe);
+  return lines;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const auto generated = fuzz::generate_module(std::span<const std::uint8_t>(data, size), {.deterministic_only = true});
+  auto compiled = wasm::compile(generated.binary);
+  if (!compiled) {
+    std::fprintf(stderr, "a generated module was rejected: %s\n", compiled.error().message.c_str());
+    std::abort();
+  }
+  auto records = fuzz::run_exports(*compiled,
+                                   fuzz::ExecLimits{.fuel_per_call = fuzz::kFuelPerCall,
+                                                    .max_memory_bytes = fuzz::kMemoryCapBytes,
+                                                    .max_table_elements = 1'000'000},
+                                   nullptr);
+  if (!records) return 0;
+  std::vector<std::string> ours;
+  for (const auto& r : *records) {
+    if (r.trap == wasm::TrapKind::OutOfFuel || r.trap == wasm::TrapKind::CallStackExhausted) {
+      return 0;  // wasm-interp has neither our fuel nor our stack depth: nothing to compare
+    }
+    if (!r.has_params) ours.push_back(our_line(r));
+  }
+  const std::string path = "/tmp/sprawl-fuzz-diff-" + std::to_string(::getpid()) + ".wasm";
+  int status = 0;
+  auto theirs = run_wabt(generated.binary, path, status);
+  ::unlink(path.c_str());
+  for (const auto& line : theirs) {
+    // wasm-interp's stacks are smaller than ours: where it runs out first there is nothing to compare.
+    if (line.find("stack exhausted") != std::string::npos) return 0;
+  }
+  bool same = WIFEXITED(status) && WEXITSTATUS(status) == 0 && theirs.size() == ours.size();
+  for (std::size_t i = 0; same && i < ours.size(); ++i) same = normalise_wabt(theirs[i]) == ours[i];
+  if (!same) {
+    std::fprintf(stderr, "DIFFERENCE with wasm-interp (exit status %d)\nours:\n", status);
+    for (const auto& l : ours) std::fprintf(stderr, "  %s\n", l.c_str());
+    std::fprintf(stderr, "wasm-interp:\n");
+    for (const auto& l : theirs) std::fprintf(stderr, "  %s\n", l.c_str());
+    const std::string kept = "/tmp/sprawl-fuzz-diff-module-" + std::to_string(::getpid()) + ".wasm";
+    if (std::FILE* f = std::fopen(kept.c_str(), "wb")) {
+      std::fwrite(generated.binary.data(), 1, generated.binary.size(), f);
+      std::fclose(f);
+      std::fprintf(stderr, "module written to %s\n", kept.c_str());
+    }
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,69 @@
+// Fuzz target (c): instantiate and run. Inputs starting with "\0asm" are modules run as they are
+// (the testsuite seeds); any other input drives the generator (module_gen.hpp), whose modules
+// must validate — a rejection is a generator or validator bug and stops the run.
+#include "exec_harness.hpp"
+#include "module_gen.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <unistd.h>
+
+namespace {
+
+void dump(const std::vector<std::uint8_t>& binary) {
+  const std::string kept = "/tmp/sprawl-fuzz-run-rejected-" + std::to_string(::getpid()) + ".wasm";
+  if (std::FILE* f = std::fopen(kept.c_str(), "wb")) {
+    std::fwrite(binary.data(), 1, binary.size(), f);
+    std::fclose(f);
+    std::fprintf(stderr, "module written to %s\n", kept.c_str());
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace sprawling;
+  const std::span<const std::uint8_t> input(data, size);
+  const bool is_module = size >= 4 && std::memcmp(data, "\0asm", 4) == 0;
+  std::vector<std::uint8_t> binary =
+      is_module ? std::vector<std::uint8_t>(input.begin(), input.end()) : fuzz::generate_module(input, {}).binary;
+  auto compiled = wasm::compile(binary);
+  if (!compiled) {
+    if (!is_module) {
+      std::fprintf(stderr, "a generated module was rejected: %s at 0x%zx\n", compiled.error().message.c_str(),
+                   compiled.error().offset);
+      dump(binary);
+      std::abort();
+    }
+    return 0;
+  }
+  // Arguments come from the tail of the input, so the fuzzer steers them too.
+  std::size_t arg_pos = size / 2;
+  auto next = [&](int n) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= std::uint64_t{arg_pos < size ? data[arg_pos++] : std::uint8_t{0}} << (8 * i);
+    return v;
+  };
+  auto args_for = [&](const wasm::FuncType& type) {
+    std::vector<wasm::Value> args;
+    for (auto t : type.params) {
+      switch (t) {
+        case wasm::ValType::I32: args.push_back(wasm::Value::i32(static_cast<std::uint32_t>(next(4)))); break;
+        case wasm::ValType::I64: args.push_back(wasm::Value::i64(next(8))); break;
+        case wasm::ValType::F32: args.push_back(wasm::Value::f32_bits(static_cast<std::uint32_t>(next(4)))); break;
+        case wasm::ValType::F64: args.push_back(wasm::Value::f64_bits(next(8))); break;
+        default: args.push_back(wasm::Value::null(t)); break;  // null references are always valid
+      }
+    }
+    return args;
+  };
+  (void)fuzz::run_exports(*compiled,
+                          fuzz::ExecLimits{.fuel_per_call = fuzz::kFuelPerCall,
+                                           .max_memory_bytes = is_module ? std::uint64_t{64} << 20 : fuzz::kMemoryCapBytes,
+                                           .max_table_elements = 1'000'000},
+                          args_for);
+  return 0;
+}

@@ -1,0 +1,581 @@
+// The fuzz module generator (module_gen.hpp): every choice reads one input byte, and when the
+// input runs out every choice falls to its smallest valid form, so any input gives a valid module.
+#include "module_gen.hpp"
+
+#include "hostile/wasm_writer.hpp"
+
+#include <array>
+#include <cstring>
+#include <string>
+
+namespace sprawling::fuzz {
+
+namespace {
+
+namespace ww = test::wasm_writer;
+using ww::Bytes;
+
+class Source {
+ public:
+  explicit Source(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+  [[nodiscard]] bool empty() const { return pos_ >= bytes_.size(); }
+  std::uint8_t byte() { return empty() ? 0 : bytes_[pos_++]; }
+  std::uint32_t below(std::uint32_t n) { return n == 0 ? 0 : byte() % n; }
+  std::uint64_t raw(int n) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= std::uint64_t{byte()} << (8 * i);
+    return v;
+  }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  std::size_t pos_ = 0;
+};
+
+constexpr std::array<std::uint8_t, 4> kValTypes{ww::type::i32, ww::type::i64, ww::type::f32, ww::type::f64};
+constexpr int kMaxExprDepth = 6;
+constexpr int kMaxLoopDepth = 3;
+constexpr std::uint32_t kLocalsPerType = 2;
+
+// Edge values that make arithmetic and addressing interesting.
+constexpr std::array<std::int64_t, 12> kInteresting{0, 1, -1, 2, 7, 8, 31, 32, 63, 64, 65535, 65536};
+
+class Generator {
+ public:
+  Generator(std::span<const std::uint8_t> input, const GenOptions& options) : in_(input), options_(options) {}
+
+  GeneratedModule run() {
+    const std::uint32_t nfuncs = 1 + in_.below(5);
+    for (std::uint32_t i = 0; i < nfuncs; ++i) {
+      ww::FuncType t;
+      const std::uint32_t nparams = in_.below(4);
+      for (std::uint32_t p = 0; p < nparams; ++p) t.params.push_back(kValTypes[in_.below(4)]);
+      const std::uint32_t nresults = in_.below(3);
+      for (std::uint32_t r = 0; r < nresults; ++r) t.results.push_back(kValTypes[in_.below(4)]);
+      func_types_.push_back(module_.add_type(t));
+    }
+    module_.memory = ww::Limits{1, 4};
+    module_.table = ww::Limits{nfuncs + 2, nfuncs + 2};
+    ww::ElemSegment elem;
+    for (std::uint32_t i = 0; i < nfuncs; ++i) elem.funcs.push_back(i);
+    module_.elems.push_back(elem);
+    module_.globals = {constant_global(ww::type::i32), constant_global(ww::type::i32), constant_global(ww::type::i64),
+                       constant_global(ww::type::f64)};
+    Bytes data;
+    for (int i = 0, n = static_cast<int>(in_.below(16)); i < n; ++i) data.push_back(in_.byte());
+    module_.datas.push_back(ww::DataSegment{.passive = false, .offset = static_cast<std::int32_t>(in_.below(64)), .bytes = data});
+
+    for (std::uint32_t i = 0; i < nfuncs; ++i) module_.functions.push_back(function(func_types_[i]));
+    for (std::uint32_t i = 0; i < nfuncs; ++i) module_.exports.push_back(ww::Export{"f" + std::to_string(i), 0, i});
+    return GeneratedModule{module_.build(), nfuncs};
+  }
+
+ private:
+  ww::Global constant_global(std::uint8_t t) {
+    ww::Global g{.type = t, .mutable_ = true, .init = {}};
+    constant(g.init, t);
+    return g;
+  }
+
+  void constant(Bytes& code, std::uint8_t t) {
+    const bool pick = in_.below(2) == 0;
+    const std::int64_t v = pick ? kInteresting[in_.below(kInteresting.size())] * (in_.below(2) ? -1 : 1) : 0;
+    switch (t) {
+      case ww::type::i32: ww::i32_const(code, pick ? static_cast<std::int32_t>(v) : static_cast<std::int32_t>(in_.raw(4))); break;
+      case ww::type::i64: ww::i64_const(code, pick ? v : static_cast<std::int64_t>(in_.raw(8))); break;
+      case ww::type::f32: {
+        code.push_back(0x43);
+        std::uint32_t bits = static_cast<std::uint32_t>(in_.raw(4));
+        if (pick) {
+          const float f = static_cast<float>(v);
+          std::memcpy(&bits, &f, 4);
+        }
+        for (int i = 0; i < 4; ++i) code.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
+        break;
+      }
+      default: {
+        code.push_back(0x44);
+        std::uint64_t bits = in_.raw(8);
+        if (pick) {
+          const double d = static_cast<double>(v);
+          std::memcpy(&bits, &d, 8);
+        }
+        for (int i = 0; i < 8; ++i) code.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
+        break;
+      }
+    }
+  }
+
+  ww::Function function(std::uint32_t type_index) {
+    const ww::FuncType& type = module_.types[type_index];
+    locals_.assign(type.params.begin(), type.params.end());
+    ww::Function f{.type_index = type_index, .locals = {}, .code = {}};
+    for (auto t : kValTypes) {
+      f.locals.emplace_back(kLocalsPerType, t);
+      for (std::uint32_t i = 0; i < kLocalsPerType; ++i) locals_.push_back(t);
+    }
+    counter_base_ = static_cast<std::uint32_t>(locals_.size());
+    f.locals.emplace_back(kMaxLoopDepth, ww::type::i32);  // loop counters, never touched by local.set
+    results_ = type.results;
+    loop_depth_ = 0;
+    Bytes& code = f.code;
+    statements(code, 0);
+    for (auto t : type.results) expr(code, t, 0);
+    return f;
+  }
+
+  void statements(Bytes& code, int depth) {
+    const std::uint32_t n = depth > 3 ? in_.below(2) : in_.below(5);
+    for (std::uint32_t i = 0; i < n && !in_.empty(); ++i) statement(code, depth);
+  }
+
+  void local_of(std::uint8_t t, std::uint32_t& index, bool& found) {
+    found = false;
+    std::uint32_t matches = 0;
+    for (std::uint32_t i = 0; i < counter_base_; ++i) matches += locals_[i] == t;
+    if (matches == 0) return;
+    std::uint32_t pick = in_.below(matches);
+    for (std::uint32_t i = 0; i < counter_base_; ++i) {
+      if (locals_[i] == t && pick-- == 0) {
+        index = i;
+        found = true;
+        return;
+      }
+    }
+  }
+
+  std::uint32_t global_of(std::uint8_t t) {
+    for (std::uint32_t i = 0; i < module_.globals.size(); ++i) {
+      if (module_.globals[i].type == t && (t != ww::type::i32 || in_.below(2) == 0)) return i;
+    }
+    for (std::uint32_t i = 0; i < module_.globals.size(); ++i) {
+      if (module_.globals[i].type == t) return i;
+    }
+    return 0;
+  }
+
+  bool has_global(std::uint8_t t) const {
+    for (const auto& g : module_.globals) {
+      if (g.type == t) return true;
+    }
+    return false;
+  }
+
+  void address(Bytes& code, int depth) {
+    // Mostly in range, sometimes anything (out-of-bounds traps are the point too).
+    if (in_.below(4) != 0) {
+      ww::i32_const(code, static_cast<std::int32_t>(in_.raw(2) % 70000));
+    } else {
+      expr(code, ww::type::i32, depth + 1);
+    }
+  }
+
+  void memarg(Bytes& code, std::uint8_t op, std::uint32_t natural_align) {
+    const std::uint32_t offset = in_.below(8) == 0 ? static_cast<std::uint32_t>(in_.raw(3)) : in_.below(32);
+    ww::memarg(code, op, in_.below(natural_align + 1), offset);
+  }
+
+  void call_args(Bytes& code, std::uint32_t type_index, int depth) {
+    for (auto p : module_.types[type_index].params) expr(code, p, depth + 1);
+  }
+
+  void statement(Bytes& code, int depth) {
+    switch (in_.below(14)) {
+      case 0:
+      case 1: {  // local.set
+        const std::uint8_t t = kValTypes[in_.below(4)];
+        std::uint32_t l = 0;
+        bool found = false;
+        local_of(t, l, found);
+        if (!found) return;
+        expr(code, t, depth + 1);
+        ww::op_index(code, 0x21, l);
+        return;
+      }
+      case 2: {  // global.set
+        const std::uint8_t t = kValTypes[in_.below(4)];
+        if (!has_global(t)) return;
+        expr(code, t, depth + 1);
+        ww::op_index(code, 0x24, global_of(t));
+        return;
+      }
+      case 3: {  // store
+        address(code, depth);
+        const std::uint32_t which = in_.below(options_.deterministic_only ? 7 : 9);
+        static constexpr std::array<std::uint8_t, 9> ops{0x36, 0x37, 0x3a, 0x3b, 0x3c, 0x3d, 0x3e, 0x38, 0x39};
+        static constexpr std::array<std::uint8_t, 9> types{ww::type::i32, ww::type::i64, ww::type::i32,
+                                                           ww::type::i32, ww::type::i64, ww::type::i64,
+                                                           ww::type::i64, ww::type::f32, ww::type::f64};
+        static constexpr std::array<std::uint32_t, 9> aligns{2, 3, 0, 1, 0, 1, 2, 2, 3};
+        expr(code, types[which], depth + 1);
+        memarg(code, ops[which], aligns[which]);
+        return;
+      }
+      case 4: {  // drop
+        expr(code, kValTypes[in_.below(4)], depth + 1);
+        code.push_back(0x1a);
+        return;
+      }
+      case 5: {  // if / else
+        expr(code, ww::type::i32, depth + 1);
+        code.push_back(0x04);
+        code.push_back(0x40);
+        statements(code, depth + 1);
+        if (in_.below(2)) {
+          code.push_back(0x05);
+          statements(code, depth + 1);
+        }
+        code.push_back(0x0b);
+        return;
+      }
+      case 6: {  // bounded loop
+        if (loop_depth_ >= kMaxLoopDepth) return;
+        const std::uint32_t counter = counter_base_ + loop_depth_;
+        ww::i32_const(code, static_cast<std::int32_t>(1 + in_.below(8)));
+        ww::op_index(code, 0x21, counter);
+        code.push_back(0x03);
+        code.push_back(0x40);
+        ++loop_depth_;
+        statements(code, depth + 1);
+        --loop_depth_;
+        ww::op_index(code, 0x20, counter);
+        ww::i32_const(code, 1);
+        code.push_back(0x6b);  // i32.sub
+        ww::op_index(code, 0x22, counter);
+        ww::op_index(code, 0x0d, 0);  // br_if 0: round again while the counter is non-zero
+        code.push_back(0x0b);
+        return;
+      }
+      case 7: {  // block left early by br_if
+        code.push_back(0x02);
+        code.push_back(0x40);
+        statements(code, depth + 1);
+        expr(code, ww::type::i32, depth + 1);
+        ww::op_index(code, 0x0d, 0);
+        statements(code, depth + 1);
+        code.push_back(0x0b);
+        return;
+      }
+      case 8: {  // memory.fill / memory.copy
+        const bool fill = in_.below(2) == 0;
+        address(code, depth);
+        if (fill) {
+          expr(code, ww::type::i32, depth + 1);
+        } else {
+          address(code, depth);
+        }
+        if (in_.below(4) == 0) {
+          expr(code, ww::type::i32, depth + 1);
+        } else {
+          ww::i32_const(code, static_cast<std::int32_t>(in_.raw(2)));
+        }
+        ww::prefixed(code, fill ? 11 : 10);
+        code.push_back(0x00);
+        if (!fill) code.push_back(0x00);
+        return;
+      }
+      case 9: {  // call, results dropped
+        const std::uint32_t f = in_.below(static_cast<std::uint32_t>(func_types_.size()));
+        call_args(code, func_types_[f], depth);
+        ww::op_index(code, 0x10, f);
+        for (std::size_t i = 0; i < module_.types[func_types_[f]].results.size(); ++i) code.push_back(0x1a);
+        return;
+      }
+      case 10: {  // call_indirect, results dropped
+        const std::uint32_t t = func_types_[in_.below(static_cast<std::uint32_t>(func_types_.size()))];
+        call_args(code, t, depth);
+        table_index(code, depth);
+        ww::op_index(code, 0x11, t);
+        code.push_back(0x00);
+        for (std::size_t i = 0; i < module_.types[t].results.size(); ++i) code.push_back(0x1a);
+        return;
+      }
+      case 11: {  // return (rare)
+        if (in_.below(4) != 0) return;
+        for (auto t : results_) expr(code, t, depth + 1);
+        code.push_back(0x0f);
+        return;
+      }
+      case 12: {  // unreachable (rare)
+        if (in_.below(8) == 0) code.push_back(0x00);
+        return;
+      }
+      default: {  // memory.grow, result dropped
+        expr(code, ww::type::i32, depth + 1);
+        code.push_back(0x40);
+        code.push_back(0x00);
+        code.push_back(0x1a);
+        return;
+      }
+    }
+  }
+
+  void table_index(Bytes& code, int depth) {
+    if (in_.below(4) != 0) {
+      ww::i32_const(code, static_cast<std::int32_t>(in_.below(static_cast<std::uint32_t>(func_types_.size()) + 3)));
+    } else {
+      expr(code, ww::type::i32, depth + 1);
+    }
+  }
+
+  void leaf(Bytes& code, std::uint8_t t) {
+    switch (in_.below(3)) {
+      case 0: {
+        std::uint32_t l = 0;
+        bool found = false;
+        local_of(t, l, found);
+        if (found) {
+          ww::op_index(code, 0x20, l);
+          return;
+        }
+        break;
+      }
+      case 1:
+        if (has_global(t)) {
+          ww::op_index(code, 0x23, global_of(t));
+          return;
+        }
+        break;
+      default: break;
+    }
+    constant(code, t);
+  }
+
+  // Pushes exactly one value of type t.
+  void expr(Bytes& code, std::uint8_t t, int depth) {
+    if (depth >= kMaxExprDepth || in_.empty()) {
+      leaf(code, t);
+      return;
+    }
+    const std::uint32_t choice = in_.below(16);
+    switch (choice) {
+      case 0:
+      case 1: leaf(code, t); return;
+      case 2: {  // select
+        expr(code, t, depth + 1);
+        expr(code, t, depth + 1);
+        expr(code, ww::type::i32, depth + 1);
+        code.push_back(0x1b);
+        return;
+      }
+      case 3: {  // block with a result
+        code.push_back(0x02);
+        code.push_back(t);
+        statements(code, depth + 1);
+        expr(code, t, depth + 1);
+        code.push_back(0x0b);
+        return;
+      }
+      case 4: {  // if with a result
+        expr(code, ww::type::i32, depth + 1);
+        code.push_back(0x04);
+        code.push_back(t);
+        expr(code, t, depth + 1);
+        code.push_back(0x05);
+        expr(code, t, depth + 1);
+        code.push_back(0x0b);
+        return;
+      }
+      case 5: {  // call of a function returning exactly t
+        for (std::uint32_t f = 0; f < func_types_.size(); ++f) {
+          const auto& ft = module_.types[func_types_[f]];
+          if (ft.results.size() == 1 && ft.results[0] == t && in_.below(2) == 0) {
+            call_args(code, func_types_[f], depth);
+            if (in_.below(2) == 0) {
+              ww::op_index(code, 0x10, f);
+            } else {  // the same type through the table, whatever the slot holds
+              table_index(code, depth);
+              ww::op_index(code, 0x11, func_types_[f]);
+              code.push_back(0x00);
+            }
+            return;
+          }
+        }
+        leaf(code, t);
+        return;
+      }
+      case 6: {  // load
+        address(code, depth);
+        load(code, t);
+        return;
+      }
+      default: break;
+    }
+    switch (t) {
+      case ww::type::i32: i32_expr(code, depth); return;
+      case ww::type::i64: i64_expr(code, depth); return;
+      case ww::type::f32: float_expr(code, depth, ww::type::f32); return;
+      default: float_expr(code, depth, ww::type::f64); return;
+    }
+  }
+
+  void load(Bytes& code, std::uint8_t t) {
+    switch (t) {
+      case ww::type::i32: {
+        static constexpr std::array<std::uint8_t, 5> ops{0x28, 0x2c, 0x2d, 0x2e, 0x2f};
+        static constexpr std::array<std::uint32_t, 5> aligns{2, 0, 0, 1, 1};
+        const auto i = in_.below(5);
+        memarg(code, ops[i], aligns[i]);
+        return;
+      }
+      case ww::type::i64: {
+        static constexpr std::array<std::uint8_t, 7> ops{0x29, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35};
+        static constexpr std::array<std::uint32_t, 7> aligns{3, 0, 0, 1, 1, 2, 2};
+        const auto i = in_.below(7);
+        memarg(code, ops[i], aligns[i]);
+        return;
+      }
+      case ww::type::f32: memarg(code, 0x2a, 2); return;
+      default: memarg(code, 0x2b, 3); return;
+    }
+  }
+
+  void i32_expr(Bytes& code, int depth) {
+    switch (in_.below(9)) {
+      case 0:
+      case 1:
+      case 2: {  // binary
+        expr(code, ww::type::i32, depth + 1);
+        expr(code, ww::type::i32, depth + 1);
+        code.push_back(static_cast<std::uint8_t>(0x6a + in_.below(15)));
+        return;
+      }
+      case 3: {  // comparison of any type
+        const std::uint8_t t = kValTypes[in_.below(4)];
+        expr(code, t, depth + 1);
+        expr(code, t, depth + 1);
+        switch (t) {
+          case ww::type::i32: code.push_back(static_cast<std::uint8_t>(0x46 + in_.below(10))); return;
+          case ww::type::i64: code.push_back(static_cast<std::uint8_t>(0x51 + in_.below(10))); return;
+          case ww::type::f32: code.push_back(static_cast<std::uint8_t>(0x5b + in_.below(6))); return;
+          default: code.push_back(static_cast<std::uint8_t>(0x61 + in_.below(6))); return;
+        }
+      }
+      case 4: {  // unary
+        static constexpr std::array<std::uint8_t, 5> ops{0x67, 0x68, 0x69, 0x45, 0xc0};
+        expr(code, ww::type::i32, depth + 1);
+        const auto op = ops[in_.below(5)];
+        code.push_back(op == 0xc0 && in_.below(2) ? 0xc1 : op);
+        return;
+      }
+      case 5: {  // from i64
+        expr(code, ww::type::i64, depth + 1);
+        code.push_back(in_.below(2) ? 0xa7 : 0x50);  // wrap / eqz
+        return;
+      }
+      case 6: {  // float → int (trapping or saturating)
+        const bool f64 = in_.below(2);
+        expr(code, f64 ? ww::type::f64 : ww::type::f32, depth + 1);
+        if (in_.below(2)) {
+          code.push_back(static_cast<std::uint8_t>((f64 ? 0xaa : 0xa8) + in_.below(2)));
+        } else {
+          ww::prefixed(code, (f64 ? 2 : 0) + in_.below(2));
+        }
+        return;
+      }
+      case 7: {
+        if (!options_.deterministic_only) {  // reinterpret exposes NaN payloads
+          expr(code, ww::type::f32, depth + 1);
+          code.push_back(0xbc);
+          return;
+        }
+        code.push_back(0x3f);  // memory.size
+        code.push_back(0x00);
+        return;
+      }
+      default: {  // memory.grow
+        expr(code, ww::type::i32, depth + 1);
+        code.push_back(0x40);
+        code.push_back(0x00);
+        return;
+      }
+    }
+  }
+
+  void i64_expr(Bytes& code, int depth) {
+    switch (in_.below(6)) {
+      case 0:
+      case 1:
+      case 2: {
+        expr(code, ww::type::i64, depth + 1);
+        expr(code, ww::type::i64, depth + 1);
+        code.push_back(static_cast<std::uint8_t>(0x7c + in_.below(15)));
+        return;
+      }
+      case 3: {
+        static constexpr std::array<std::uint8_t, 6> ops{0x79, 0x7a, 0x7b, 0xc2, 0xc3, 0xc4};
+        expr(code, ww::type::i64, depth + 1);
+        code.push_back(ops[in_.below(6)]);
+        return;
+      }
+      case 4: {
+        expr(code, ww::type::i32, depth + 1);
+        code.push_back(in_.below(2) ? 0xac : 0xad);
+        return;
+      }
+      default: {
+        const bool f64 = in_.below(2);
+        expr(code, f64 ? ww::type::f64 : ww::type::f32, depth + 1);
+        if (f64 && !options_.deterministic_only && in_.below(4) == 0) {
+          code.push_back(0xbd);  // i64.reinterpret_f64
+        } else if (in_.below(2)) {
+          code.push_back(static_cast<std::uint8_t>((f64 ? 0xb0 : 0xae) + in_.below(2)));
+        } else {
+          ww::prefixed(code, (f64 ? 6 : 4) + in_.below(2));
+        }
+        return;
+      }
+    }
+  }
+
+  void float_expr(Bytes& code, int depth, std::uint8_t t) {
+    const bool is64 = t == ww::type::f64;
+    switch (in_.below(5)) {
+      case 0:
+      case 1: {
+        expr(code, t, depth + 1);
+        expr(code, t, depth + 1);
+        code.push_back(static_cast<std::uint8_t>((is64 ? 0xa0 : 0x92) + in_.below(7)));
+        return;
+      }
+      case 2: {
+        expr(code, t, depth + 1);
+        code.push_back(static_cast<std::uint8_t>((is64 ? 0x99 : 0x8b) + in_.below(7)));
+        return;
+      }
+      case 3: {  // from integers
+        const bool from64 = in_.below(2);
+        expr(code, from64 ? ww::type::i64 : ww::type::i32, depth + 1);
+        code.push_back(static_cast<std::uint8_t>((is64 ? 0xb7 : 0xb2) + (from64 ? 2 : 0) + in_.below(2)));
+        return;
+      }
+      default: {  // from the other float type, or reinterpreted bits
+        if (in_.below(3) == 0) {
+          expr(code, is64 ? ww::type::i64 : ww::type::i32, depth + 1);
+          code.push_back(is64 ? 0xbf : 0xbe);
+          return;
+        }
+        expr(code, is64 ? ww::type::f32 : ww::type::f64, depth + 1);
+        code.push_back(is64 ? 0xbb : 0xb6);
+        return;
+      }
+    }
+  }
+
+  Source in_;
+  GenOptions options_;
+  ww::Module module_;
+  std::vector<std::uint32_t> func_types_;
+  std::vector<std::uint8_t> locals_;
+  std::uint32_t counter_base_ = 0;
+  std::uint32_t loop_depth_ = 0;
+  ww::Bytes results_;
+};
+
+}  // namespace
+
+GeneratedModule generate_module(std::span<const std::uint8_t> input, const GenOptions& options) {
+  return Generator(input, options).run();
+}
+
+}  // namespace sprawling::fuzz

@@ -1,0 +1,30 @@
+// The fuzz module generator: turns arbitrary input bytes into a *valid* WebAssembly module
+// (typed expression trees, bounded loops, calls, call_indirect, memory and bulk ops), so the
+// run and differential targets reach execution instead of stopping at the validator.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace sprawling::fuzz {
+
+struct GenOptions {
+  // For differential runs: no operation whose result may legitimately differ between engines
+  // (NaN payloads leaking into integers or memory through reinterpret or float stores).
+  bool deterministic_only = false;
+};
+
+struct GeneratedModule {
+  std::vector<std::uint8_t> binary;
+  std::uint32_t function_count = 0;  // every function is exported as "f<index>", in order
+};
+
+[[nodiscard]] GeneratedModule generate_module(std::span<const std::uint8_t> input, const GenOptions& options);
+
+// The fuel given to each exported-function call by the run and diff targets.
+inline constexpr std::uint64_t kFuelPerCall = 200'000;
+// Memory bounds of generated modules: 1 page initially, at most 4 (and a 1 MiB store cap).
+inline constexpr std::uint64_t kMemoryCapBytes = std::uint64_t{1} << 20;
+
+}  // namespace sprawling::fuzz
