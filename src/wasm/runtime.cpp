@@ -122,17 +122,26 @@ constexpr std::uint64_t kDeadlineChunk = 65536;
 }  // namespace
 
 Store::Impl::~Impl() {
-  if (stack != nullptr) munmap(stack, stack_bytes);
-  if (frames != nullptr) munmap(frames, frames_bytes);
+  if (stack == nullptr) return;
+  if (pool && pool->impl().give_stack(StackBlock{stack, stack_bytes, frames, frames_bytes})) return;
+  munmap(stack, stack_bytes);
+  munmap(frames, frames_bytes);
 }
 
 bool Store::Impl::ensure_stack() {
   if (stack != nullptr) return true;
   stack_bytes = static_cast<std::size_t>(limits.max_value_stack_slots) * sizeof(std::uint64_t);
-  frames_bytes = static_cast<std::size_t>(limits.max_call_depth) * sizeof(Frame);
+  frames_bytes = std::max<std::size_t>(static_cast<std::size_t>(limits.max_call_depth) * sizeof(Frame), 1);
+  if (pool) {
+    if (auto b = pool->impl().take_stack(stack_bytes, frames_bytes)) {
+      stack = b->stack;
+      frames = b->frames;
+      return true;
+    }
+  }
   void* s = mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (s == MAP_FAILED) return false;
-  void* f = mmap(nullptr, std::max<std::size_t>(frames_bytes, 1), PROT_READ | PROT_WRITE,
+  void* f = mmap(nullptr, frames_bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (f == MAP_FAILED) {
     munmap(s, stack_bytes);
@@ -172,7 +181,8 @@ void Store::Impl::ensure_metered_code() {
   all_metered_ready = true;
 }
 
-Store::Store(StoreLimits limits) : impl_(std::make_unique<Impl>(limits)) {
+Store::Store(StoreLimits limits, std::shared_ptr<ResourcePool> pool)
+    : impl_(std::make_unique<Impl>(limits, std::move(pool))) {
 #ifdef SPRAWLING_WASM_FORCE_METERED
   // Test hook: a build with this defined runs everything (the spec suite) on the metered code.
   set_budget({kUnboundedFuel, std::nullopt});
@@ -230,7 +240,7 @@ TableInst* Store::add_table(TableType type, Value init) {
 
 MemoryInst* Store::add_memory(MemoryType type) {
   MemoryInst& m = impl_->memories.emplace_back();
-  if (!m.create(type, impl_->limits.max_memory_bytes)) {
+  if (!m.create(type, impl_->limits.max_memory_bytes, impl_->pool)) {
     impl_->memories.pop_back();
     return nullptr;
   }

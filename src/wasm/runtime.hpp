@@ -150,9 +150,27 @@ struct InstantiationError {
   std::optional<Trap> trap;
 };
 
+// Keeps the value stacks and linear-memory reservations of destroyed Stores for reuse by later
+// ones (memories are zeroed before reuse), so that a short job pays no mmap/munmap and no fresh
+// page faults. Optional; thread-safe; share one among the Stores of many jobs and threads.
+class ResourcePool {
+ public:
+  // At most `max_cached` stacks and `max_cached` memory reservations are kept.
+  explicit ResourcePool(std::size_t max_cached = 64);
+  ~ResourcePool();
+  ResourcePool(const ResourcePool&) = delete;
+  ResourcePool& operator=(const ResourcePool&) = delete;
+
+  struct Impl;
+  [[nodiscard]] Impl& impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 class Store {
  public:
-  explicit Store(StoreLimits limits = {});
+  explicit Store(StoreLimits limits = {}, std::shared_ptr<ResourcePool> pool = nullptr);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;

@@ -55,6 +55,33 @@ struct TableInst {
   std::uint32_t max_elements = 0;       // the declared max clamped by StoreLimits
 };
 
+// What a ResourcePool recycles: a value stack + frame array, or a memory reservation whose
+// first `committed` bytes are read-write and zero.
+struct StackBlock {
+  std::uint64_t* stack = nullptr;
+  std::size_t stack_bytes = 0;
+  struct Frame* frames = nullptr;
+  std::size_t frames_bytes = 0;
+};
+struct MemoryBlock {
+  std::uint8_t* base = nullptr;
+  std::uint64_t reserved = 0;
+  std::uint64_t committed = 0;
+};
+
+struct ResourcePool::Impl {
+  std::size_t max_cached = 0;
+  std::mutex mutex;
+  std::vector<StackBlock> stacks;
+  std::vector<MemoryBlock> memories;
+  ~Impl();
+  [[nodiscard]] std::optional<StackBlock> take_stack(std::size_t stack_bytes, std::size_t frames_bytes);
+  [[nodiscard]] bool give_stack(const StackBlock& b);
+  [[nodiscard]] std::optional<MemoryBlock> take_memory(std::uint64_t reserved);
+  // Zeroes the first `dirty` bytes (or drops them from memory when large) before keeping it.
+  [[nodiscard]] bool give_memory(MemoryBlock b, std::uint64_t dirty);
+};
+
 // Linear memory: one reservation of `reserved` bytes made at creation, committed read-write up
 // to `size` as it grows, so `base` never moves.
 struct MemoryInst {
@@ -64,13 +91,17 @@ struct MemoryInst {
   std::uint64_t peak = 0;
   std::uint64_t reserved = 0;
   std::uint32_t max_pages = 0;  // the declared max clamped by StoreLimits
+  std::uint64_t committed = 0;  // read-write bytes from base (>= size when recycled)
+  std::shared_ptr<ResourcePool> pool;  // where the reservation goes back to, if any
 
   MemoryInst() = default;
   MemoryInst(const MemoryInst&) = delete;
   MemoryInst& operator=(const MemoryInst&) = delete;
   ~MemoryInst();
   // Reserves and commits the initial pages; false when the minimum is over the cap or mmap fails.
-  [[nodiscard]] bool create(MemoryType t, std::uint64_t max_bytes);
+  [[nodiscard]] bool create(MemoryType t, std::uint64_t max_bytes, std::shared_ptr<ResourcePool> from = nullptr);
+  // Makes [0, bytes) read-write.
+  [[nodiscard]] bool commit(std::uint64_t bytes);
   // memory.grow: the old size in pages, or -1.
   [[nodiscard]] std::int64_t grow(std::uint32_t delta_pages);
 };
@@ -113,6 +144,7 @@ struct Frame {
 };
 
 struct Store::Impl {
+  std::shared_ptr<ResourcePool> pool;  // first member: outlives the memories that return to it
   StoreLimits limits;
   std::deque<FuncInst> funcs;
   std::deque<GlobalInst> globals;
@@ -136,7 +168,7 @@ struct Store::Impl {
   std::uint64_t reserve = 0;
   std::uint64_t total = 0;  // everything handed out or reserved since set_budget
 
-  explicit Impl(StoreLimits l) : limits(l) {}
+  Impl(StoreLimits l, std::shared_ptr<ResourcePool> p) : pool(std::move(p)), limits(l) {}
   ~Impl();
   [[nodiscard]] bool ensure_stack();
   // The out-of-fuel slow path: refills `counter` from the reserve (checking the deadline)

@@ -2,6 +2,7 @@
 // trap or exit, linking errors, and one CompiledModule shared by instances, stores and threads.
 #include "engine_fixtures.hpp"
 
+#include <cstring>
 #include <thread>
 
 namespace sprawling::wasm {
@@ -209,6 +210,63 @@ TEST(Globals, HostGlobalsAreShared) {
   global_set(g, Value::i64(9));
   EXPECT_EQ(global_get(g), Value::i64(9));
   EXPECT_EQ(global_type(g).type, ValType::I64);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
+
+namespace sprawling::wasm {
+namespace {
+
+TEST(ResourcePoolTest, RecycledMemoryIsZeroAndReused) {
+  auto module = testing::compile_fixture("limits");
+  auto pool = std::make_shared<ResourcePool>();
+  std::uint8_t* first_base = nullptr;
+  {
+    Store store({}, pool);
+    auto inst = store.instantiate(module, {});
+    ASSERT_TRUE(inst.has_value());
+    FuncInst* grow = testing::export_func(**inst, "grow");
+    ASSERT_EQ((*store.invoke(grow, std::vector{Value::i32(2)}))[0].bits, 1u);
+    MemoryInst* mem = (*inst)->memory(0);
+    first_base = memory_data(mem);
+    std::memset(first_base, 0xAB, memory_size_bytes(mem));
+    // Run deep once so the value stack that goes back to the pool has been used.
+    EXPECT_FALSE(store.invoke(testing::export_func(**inst, "recurse"), std::vector{Value::i32(0)}).has_value());
+  }
+  Store store({}, pool);
+  auto inst = store.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  MemoryInst* mem = (*inst)->memory(0);
+  EXPECT_EQ(memory_data(mem), first_base);  // the same reservation came back
+  EXPECT_EQ(memory_size_bytes(mem), kPageSize);
+  // Grown again within the previously committed range: still zero, still bounded by size.
+  FuncInst* grow = testing::export_func(**inst, "grow");
+  ASSERT_EQ((*store.invoke(grow, std::vector{Value::i32(2)}))[0].bits, 1u);
+  const std::uint8_t* data = memory_data(mem);
+  std::uint64_t nonzero = 0;
+  for (std::uint64_t i = 0; i < memory_size_bytes(mem); ++i) nonzero += data[i] != 0;
+  EXPECT_EQ(nonzero, 0u);
+}
+
+TEST(ResourcePoolTest, StoresOnSeveralThreadsShareOnePool) {
+  auto module = testing::compile_fixture("limits");
+  auto pool = std::make_shared<ResourcePool>(4);
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round) {
+        Store store({}, pool);
+        auto inst = store.instantiate(module, {});
+        if (!inst) return;
+        auto r = store.invoke(testing::export_func(**inst, "size"), {});
+        if (r && (*r)[0].bits == 1u) ++ok[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(ok[t], 20) << t;
 }
 
 }  // namespace
