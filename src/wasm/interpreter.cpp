@@ -82,9 +82,9 @@ template <bool Metered>
   ExecOutcome* volatile const out = out_arg;
   // Hot state.
   const u32* ip = entry_func->entry[Metered ? 1 : 0];
-  u64* fp = S->stack;
+  u64* fp = S->entry_fp;
   u64* const stack_end = S->stack + S->limits.max_value_stack_slots;
-  Frame* const fr_base = S->frames;
+  Frame* const fr_base = S->entry_frame;
   Frame* const fr_end = S->frames + S->limits.max_call_depth;
   Frame* fr = fr_base;
   // Metered code also keeps the fuel counter in a register; the instance (globals, tables,
@@ -241,7 +241,13 @@ do_call:
     }
     HostCall hc{std::span<const u64>(nfp, callee->num_params), std::span<u64>(results, callee->num_results),
                 MemoryView{mem, memsize}, callee->host_context, {}, 0};
+    // A host function may call back into the store: that run starts above this frame, and
+    // sees (and leaves) the fuel counter in the store.
+    S->entry_fp = nfp + std::max(callee->num_params, callee->num_results);
+    S->entry_frame = fr;
+    if constexpr (Metered) S->counter = fuel;
     const HostStatus st = callee->host(hc);
+    if constexpr (Metered) fuel = S->counter;
     if (st != HostStatus::Ok) [[unlikely]] {
       out->host_message = std::move(hc.trap_message);
       out->exit_code = hc.exit_code;

@@ -474,18 +474,32 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
     t.message = std::string(trap_message(t.kind));
     return std::unexpected(std::move(t));
   }
-  for (std::size_t i = 0; i < args.size(); ++i) s.stack[i] = slot_of(args[i]);
+  // Nested (a host function calling back): start above the host call in progress.
+  if (s.active_runs == 0) {
+    s.entry_fp = s.stack;
+    s.entry_frame = s.frames;
+  }
+  std::uint64_t* const base = s.entry_fp;
+  if (base + std::max(args.size(), type.results.size()) > s.stack + s.limits.max_value_stack_slots) {
+    Trap t;
+    t.kind = TrapKind::CallStackExhausted;
+    t.message = std::string(trap_message(t.kind));
+    return std::unexpected(std::move(t));
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) base[i] = slot_of(args[i]);
   ExecOutcome out;
   const int variant = s.metered ? kMetered : kUnmetered;
+  ++s.active_runs;
   if (s.metered) {
     s.ensure_metered_code();
     execute<true>(s, func, out);
   } else {
     execute<false>(s, func, out);
   }
+  --s.active_runs;
   if (out.trap != TrapKind::None) return std::unexpected(make_trap(out, variant));
   for (std::size_t i = 0; i < type.results.size(); ++i) {
-    std::uint64_t bits = s.stack[i];
+    std::uint64_t bits = base[i];
     if (type.results[i] == ValType::I32 || type.results[i] == ValType::F32) bits &= 0xFFFFFFFFu;
     results.push_back(Value{type.results[i], bits, 0});
   }

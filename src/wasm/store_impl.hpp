@@ -159,6 +159,12 @@ struct Store::Impl {
   Frame* frames = nullptr;
   std::size_t frames_bytes = 0;
   bool all_metered_ready = true;
+  // Where the next run starts: the stack bottom, or — when a host function calls back into the
+  // store — just above the frame and the frame record of the host call in progress.
+  // (The interpreter records both before every host call.)
+  std::uint64_t* entry_fp = nullptr;
+  Frame* entry_frame = nullptr;
+  int active_runs = 0;
 
   // Fuel: the interpreter works on `counter` (remaining in the current chunk, may go negative
   // after the last check); `reserve` is what has not been handed out yet.

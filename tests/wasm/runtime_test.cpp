@@ -271,3 +271,51 @@ TEST(ResourcePoolTest, StoresOnSeveralThreadsShareOnePool) {
 
 }  // namespace
 }  // namespace sprawling::wasm
+
+namespace sprawling::wasm {
+namespace {
+
+struct Reentry {
+  Store* store = nullptr;
+  FuncInst* fib = nullptr;
+};
+
+HostStatus call_back(HostCall& call) {
+  auto* r = static_cast<Reentry*>(call.context);
+  auto out = r->store->invoke(r->fib, std::vector{Value::i32(static_cast<std::uint32_t>(call.args[0]))});
+  if (!out) {
+    call.trap_message = out.error().message;
+    return HostStatus::Trap;
+  }
+  call.results[0] = (*out)[0].bits;
+  return HostStatus::Ok;
+}
+
+TEST(Reentry, HostFunctionMayCallBackIntoTheStore) {
+  auto module = testing::compile_fixture("reenter");
+  for (bool metered : {false, true}) {
+    Store store;
+    Reentry ctx{&store, nullptr};
+    Linker linker;
+    linker.define("env", "callback",
+                  store.add_host_function(FuncType{{ValType::I32}, {ValType::I32}}, call_back, &ctx, "callback"));
+    auto inst = store.instantiate(module, *linker.resolve(module->module()));
+    ASSERT_TRUE(inst.has_value());
+    ctx.fib = testing::export_func(**inst, "fib");
+    if (metered) store.set_budget(ExecutionBudget{1'000'000, std::nullopt});
+    auto r = store.invoke(testing::export_func(**inst, "outer"), std::vector{Value::i32(15)});
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ((*r)[0].bits, 45u + 1000u + 610u);
+    if (metered) {
+      const std::uint64_t with_callback = store.fuel_consumed();
+      store.set_budget(ExecutionBudget{1'000'000, std::nullopt});
+      ASSERT_TRUE(store.invoke(ctx.fib, std::vector{Value::i32(15)}).has_value());
+      // outer: entry 1 + 3 (local.get, i32.const, i32.mul) + local.set 1 + local.get, i32.const,
+      // local.get, call, i32.add, i32.add = 11; the nested fib is charged to the same budget.
+      EXPECT_EQ(with_callback, store.fuel_consumed() + 11);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
