@@ -5,6 +5,7 @@
 #include "wasm/runtime.hpp"
 #include "wasm/text/wat.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -176,6 +177,45 @@ TEST(WasiGuests, EscapeAttemptsThroughLibcAreAllRefused) {
   EXPECT_NE(run.out.find("0 leaks"), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find("LEAK"), std::string::npos) << run.out;
   EXPECT_EQ(tree_fingerprint(tree.path("outside")), outside_before);
+}
+
+TEST(WasiGuests, LargeDirectoryListsCompletelyAcrossManyReaddirCalls) {
+  TempTree tree;
+  tree.dir("big");
+  unsigned long name_bytes = 3;  // "." and ".."
+  for (int i = 0; i < 700; ++i) {
+    const std::string name = "entry-" + std::to_string(i) + "-" + std::string(40, 'x');
+    tree.file("big/" + name, "");
+    name_bytes += name.size();
+  }
+  WasiConfig config;
+  config.args = {"listdir", "/data/big"};
+  config.preopens.push_back({tree.root(), "/data", false});
+  GuestRun run = run_guest("listdir", std::move(config));
+  EXPECT_EQ(run.exit_code, 0u) << run.out << run.err;
+  EXPECT_EQ(run.out, "total=702 entries=700 dot=1 dotdot=1 name_bytes=" + std::to_string(name_bytes) + "\n");
+}
+
+TEST(WasiGuests, DeterministicModeReproducesARunByteForByte) {
+  auto run_with_seed = [](std::uint64_t seed) {
+    WasiConfig config;
+    config.args = {"determinism"};
+    config.stdin_bytes = {'x'};
+    config.deterministic = true;
+    config.random_seed = seed;
+    return run_guest("determinism", std::move(config));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  GuestRun a = run_with_seed(42);
+  GuestRun b = run_with_seed(42);
+  GuestRun c = run_with_seed(43);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));  // the 1 s sleeps are virtual
+  EXPECT_EQ(a.exit_code, 0u);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  EXPECT_NE(a.out.find("realtime=946684800000000000 monotonic=1000000\n"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("slept=1001000000\n"), std::string::npos) << a.out;  // the sleep, plus one clock step
+  EXPECT_NE(a.out.find("poll=1 revents=1\n"), std::string::npos) << a.out;
 }
 
 // ---------------------------------------------------------------- WAT guests (finer control)
