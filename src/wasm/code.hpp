@@ -17,7 +17,8 @@ namespace sprawling::wasm {
 
 // Internal operations. The simple numeric ones are generated from opcodes.def (every row with
 // no immediate and a plain signature): `Name` takes slots [dst a b] / [dst a]; the integer
-// binary ones also have `NameImm` with [dst a imm32] (i64: imm sign-extended).
+// binary ones also have `NameImm` with [dst a imm32] (i64: imm sign-extended), the float
+// arithmetic ones `NameImm` with [dst a bits] (f64: two words, low first).
 #define SPRAWLING_INTERNAL_OPS(X)                                                                     \
   X(Unreachable)   /* [] */                                                                           \
   X(Br)            /* [off] */                                                                        \
@@ -86,7 +87,9 @@ enum class Op : std::uint16_t {
 #define SPRAWLING_ENUM_Un(Name) Num##Name,
 #define SPRAWLING_ENUM_Bin(Name) Num##Name,
 #define SPRAWLING_ENUM_BinImm(Name) Num##Name, Num##Name##Imm,
+#define SPRAWLING_ENUM_BinFImm(Name) Num##Name, Num##Name##Imm,
 #include "wasm/simple_ops.inc"
+#undef SPRAWLING_ENUM_BinFImm
 #undef SPRAWLING_ENUM_Un
 #undef SPRAWLING_ENUM_Bin
 #undef SPRAWLING_ENUM_BinImm

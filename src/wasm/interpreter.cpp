@@ -51,6 +51,12 @@ struct Refuelled {
   return {fuel, k};
 }
 
+template <class T>
+inline T fimm(const u32* w) noexcept {
+  if constexpr (std::is_same_v<T, float>) return std::bit_cast<float>(w[0]);
+  else return std::bit_cast<double>(static_cast<u64>(w[0]) | (static_cast<u64>(w[1]) << 32));
+}
+
 template <bool Metered>
 [[gnu::noinline]] void run(Store::Impl* store, FuncInst* entry_func, ExecOutcome* out_arg, std::int32_t* offsets_out) {
   static const void* const kLabels[] = {
@@ -60,12 +66,14 @@ template <bool Metered>
 #define SPRAWLING_LABEL_Un(Name) &&L_Num##Name,
 #define SPRAWLING_LABEL_Bin(Name) &&L_Num##Name,
 #define SPRAWLING_LABEL_BinImm(Name) &&L_Num##Name, &&L_Num##Name##Imm,
+#define SPRAWLING_LABEL_BinFImm(Name) &&L_Num##Name, &&L_Num##Name##Imm,
 #define SPRAWLING_SIMPLE_OP(Name, A, R, Form) SPRAWLING_LABEL_##Form(Name)
 #include "wasm/simple_ops.inc"
 #undef SPRAWLING_SIMPLE_OP
 #undef SPRAWLING_LABEL_Un
 #undef SPRAWLING_LABEL_Bin
 #undef SPRAWLING_LABEL_BinImm
+#undef SPRAWLING_LABEL_BinFImm
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == kOpCount);
   char* const base = static_cast<char*>(&&L_Unreachable);
@@ -555,6 +563,13 @@ L_RefFunc:
       [[unlikely]] TRAP(k);                                                                        \
     SLOT(1) = put<R>(r);                                                                           \
     NEXT(4);                                                                                       \
+  }
+#define SPRAWLING_HANDLER_BinFImm(Name, A, R)                                               \
+  SPRAWLING_HANDLER_Bin(Name, A, R) L_Num##Name##Imm : {                                   \
+    R r{};                                                                                 \
+    (void)num::bin<Opcode::Name, A, R>(get<A>(SLOT(2)), fimm<A>(ip + 3), r);               \
+    SLOT(1) = put<R>(r);                                                                   \
+    NEXT(sizeof(A) == 8 ? 5 : 4);                                                          \
   }
 #define SPRAWLING_SIMPLE_OP(Name, A, R, Form) SPRAWLING_HANDLER_##Form(Name, A, R)
 #include "wasm/simple_ops.inc"

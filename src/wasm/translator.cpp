@@ -16,7 +16,7 @@ namespace {
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 
-enum class Form : std::uint8_t { None, Un, Bin, BinImm };
+enum class Form : std::uint8_t { None, Un, Bin, BinImm, BinFImm };
 
 struct SimpleInfo {
   Op op = Op::Count_;
@@ -29,6 +29,7 @@ constexpr std::array<SimpleInfo, kOpcodeSpace> make_simple_table() {
 #define SPRAWLING_FORM_IMM_Un(Name) Op::Count_
 #define SPRAWLING_FORM_IMM_Bin(Name) Op::Count_
 #define SPRAWLING_FORM_IMM_BinImm(Name) Op::Num##Name##Imm
+#define SPRAWLING_FORM_IMM_BinFImm(Name) Op::Num##Name##Imm
 #define SPRAWLING_SIMPLE_OP(Name, A, R, F) \
   t[static_cast<std::size_t>(Opcode::Name)] = SimpleInfo{Op::Num##Name, SPRAWLING_FORM_IMM_##F(Name), Form::F};
 #include "wasm/simple_ops.inc"
@@ -36,6 +37,7 @@ constexpr std::array<SimpleInfo, kOpcodeSpace> make_simple_table() {
 #undef SPRAWLING_FORM_IMM_Un
 #undef SPRAWLING_FORM_IMM_Bin
 #undef SPRAWLING_FORM_IMM_BinImm
+#undef SPRAWLING_FORM_IMM_BinFImm
   return t;
 }
 constexpr auto kSimple = make_simple_table();
@@ -572,6 +574,25 @@ class Translator {
         use_imm = true;
         imm = static_cast<u32>(vs_[ka].value);
         a_slot = slot(kb);
+      }
+    }
+    if (info.form == Form::BinFImm) {
+      // A constant operand rides in the instruction (f64: two words).
+      const bool f64 = static_cast<u32>(opc) >= 0xA0;
+      const bool swap = vs_[ka].kind == Operand::Const && vs_[kb].kind != Operand::Const &&
+                        (opc == Opcode::F32Add || opc == Opcode::F32Mul || opc == Opcode::F64Add || opc == Opcode::F64Mul);
+      if (vs_[kb].kind == Operand::Const || swap) {
+        const u64 bits = swap ? vs_[ka].value : vs_[kb].value;
+        const u32 a = slot(swap ? kb : ka);
+        pop(2);
+        const u32 at = op(info.imm);
+        w(temp_slot(ka));
+        w(a);
+        w(static_cast<u32>(bits));
+        if (f64) w(static_cast<u32>(bits >> 32));
+        push_temp();
+        mark_producer(at + 1);
+        return;
       }
     }
     u32 at;
