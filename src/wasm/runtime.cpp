@@ -207,7 +207,10 @@ void Store::set_budget(ExecutionBudget budget) {
 std::uint64_t Store::fuel_consumed() const noexcept {
   const Impl& s = *impl_;
   if (!s.metered) return 0;
-  return static_cast<std::uint64_t>(static_cast<std::int64_t>(s.total - s.reserve) - s.counter);
+  const auto consumed = static_cast<std::uint64_t>(static_cast<std::int64_t>(s.total - s.reserve) - s.counter);
+  // Like Wasmtime's get_fuel, which saturates at 0: a run that ends overdrawn (charges are made
+  // per segment, checks only at entries, loop headers and bulk operations) reports the budget.
+  return s.budget.fuel ? std::min(consumed, *s.budget.fuel) : consumed;
 }
 
 FuncInst* Store::add_host_function(const FuncType& type, HostFn fn, void* context, std::string debug_name) {

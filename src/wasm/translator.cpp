@@ -81,22 +81,23 @@ struct Reader {
     std::uint8_t b;
     do {
       b = *p++;
-      r |= static_cast<u32>(b & 0x7F) << shift;
+      if (shift < 32) r |= static_cast<u32>(b & 0x7F) << shift;
       shift += 7;
     } while (b & 0x80);
     return r;
   }
+  // Unsigned arithmetic throughout: a 9- or 10-byte LEB shifts into (and past) the sign bit.
   std::int64_t sleb() {
-    std::int64_t r = 0;
+    u64 r = 0;
     int shift = 0;
     std::uint8_t b;
     do {
       b = *p++;
-      r |= static_cast<std::int64_t>(b & 0x7F) << shift;
+      if (shift < 64) r |= static_cast<u64>(b & 0x7F) << shift;
       shift += 7;
     } while (b & 0x80);
-    if (shift < 64 && (b & 0x40)) r |= -(std::int64_t{1} << shift);
-    return r;
+    if (shift < 64 && (b & 0x40)) r |= ~u64{0} << shift;
+    return static_cast<std::int64_t>(r);
   }
   u64 fixed(int n) {
     u64 v = 0;

@@ -92,3 +92,30 @@ INSTANTIATE_TEST_SUITE_P(Variants, TranslatorTest, ::testing::Values(false, true
 
 }  // namespace
 }  // namespace sprawling::wasm
+
+namespace sprawling::wasm {
+namespace {
+
+// i64.const -1 in 9 and 10 bytes and INT64_MIN in 10: the translator's LEB reader must shift in
+// unsigned arithmetic (a fuzz finding: negating INT64_MIN while sign-extending).
+TEST(TranslatorLeb, LongSignedLebConstants) {
+  const std::vector<std::uint8_t> bytes = {
+      0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00,        // header
+      0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7E,              // type: [] -> [i64]
+      0x03, 0x03, 0x02, 0x00, 0x00,                          // two functions
+      0x07, 0x09, 0x02, 0x01, 'a', 0x00, 0x00, 0x01, 'b', 0x00, 0x01,  // exports a, b
+      0x0A, 0x1C, 0x02,                                      // code
+      0x0C, 0x00, 0x42, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 0x0B,        // -1, 9 bytes
+      0x0D, 0x00, 0x42, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7F, 0x0B,  // INT64_MIN
+  };
+  auto compiled = compile(bytes);
+  ASSERT_TRUE(compiled.has_value()) << compiled.error().message;
+  Store store;
+  auto inst = store.instantiate(*compiled, {});
+  ASSERT_TRUE(inst.has_value());
+  EXPECT_EQ((*store.invoke(testing::export_func(**inst, "a"), {}))[0].bits, ~std::uint64_t{0});
+  EXPECT_EQ((*store.invoke(testing::export_func(**inst, "b"), {}))[0].bits, std::uint64_t{1} << 63);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
