@@ -166,7 +166,7 @@ template <bool Metered>
     }                                                                                \
   } while (0)
 
-  if (fp + entry_func->frame_slots > stack_end) {
+  if (static_cast<u64>(stack_end - fp) < entry_func->frame_slots) {
     trap = TrapKind::CallStackExhausted;
     out->func = func;
     out->ip = ip;
@@ -273,7 +273,7 @@ do_call:
     ip = ret_ip;
     DISPATCH();
   }
-  if (fr == fr_end || nfp + callee->frame_slots > stack_end) [[unlikely]] TRAP(TrapKind::CallStackExhausted);
+  if (fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]] TRAP(TrapKind::CallStackExhausted);
   fr->ip = ret_ip;
   fr->fp = fp;
   fr->func = func;
