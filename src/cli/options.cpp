@@ -132,7 +132,10 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
   std::size_t i = 0;
   auto take_value = [&](std::string_view flag, std::string_view arg) -> std::expected<std::string_view, UsageError> {
     if (auto eq = arg.find('='); eq != std::string_view::npos && arg.starts_with("--")) return arg.substr(eq + 1);
-    if (i + 1 >= args.size()) return std::unexpected(UsageError{std::string(flag) + " needs a value"});
+    // A following option is not taken as the value: `--json -c` must not write a file named "-c".
+    if (i + 1 >= args.size() || (args[i + 1].starts_with("-") && args[i + 1] != "-")) {
+      return std::unexpected(UsageError{std::string(flag) + " needs a value"});
+    }
     return args[++i];
   };
   for (; i < args.size(); ++i) {

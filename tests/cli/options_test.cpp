@@ -52,6 +52,16 @@ TEST(Options, UnknownWasmOptionIsRefusedNamingTheSupportedOnes) {
   EXPECT_NE(r.error().message.find("supported: fuel, max-memory-size, timeout"), std::string::npos);
 }
 
+TEST(Options, AFlagsValueIsNeverTheNextOption) {
+  auto r = parse({"--json", "-c", "m.wasm"});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("--json needs a value"), std::string::npos);
+  auto dash = parse({"--json", "-", "m.wasm"});
+  ASSERT_TRUE(dash.has_value());
+  EXPECT_EQ(dash->json_path, "-");
+  EXPECT_FALSE(parse({"m.wasm", "--fuel"}).value().fuel.has_value());  // after MODULE it is the guest's
+}
+
 TEST(Options, DurationsAndSizes) {
   EXPECT_EQ(parse_duration("500ms"), std::chrono::milliseconds(500));
   EXPECT_EQ(parse_duration("1m"), std::chrono::minutes(1));
