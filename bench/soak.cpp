@@ -15,10 +15,11 @@ bool report(const char* name, const sprawling::hostile::soak::Figures& f) {
   const double end = static_cast<double>(f.rss_end) / 1048576.0;
   const bool rss_ok = f.rss_end <= f.rss_warm + f.rss_warm / 20;
   const bool fds_ok = f.fds_end == f.fds_warm;
-  std::printf("%s: %zu jobs in %.2f s (%.0f jobs/s); wrong outcomes %zu; RSS after warm-up %.2f MiB, at end %.2f MiB "
-              "(%+.2f%%)%s; fds %zu -> %zu%s\n",
+  std::printf("%s: %zu jobs in %.2f s (%.0f jobs/s); wrong outcomes %zu; memory after warm-up %.2f MiB, at end %.2f MiB "
+              "(%+.2f%%)%s; fds %zu -> %zu%s\n  (memory figure: %s)\n",
               name, f.jobs, f.seconds, static_cast<double>(f.jobs) / f.seconds, f.wrong, warm, end,
-              (end - warm) / warm * 100.0, rss_ok ? "" : " OVER 5%", f.fds_warm, f.fds_end, fds_ok ? "" : " LEAK");
+              (end - warm) / warm * 100.0, rss_ok ? "" : " OVER 5%", f.fds_warm, f.fds_end, fds_ok ? "" : " LEAK",
+              sprawling::hostile::kMemoryFigureName);
   if (f.wrong != 0) std::printf("  first wrong: %s\n", f.first_wrong.c_str());
   return f.wrong == 0 && rss_ok && fds_ok;
 }

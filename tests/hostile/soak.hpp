@@ -21,7 +21,7 @@ struct Figures {
   std::size_t jobs = 0;        // all jobs, warm-up included
   std::size_t wrong = 0;       // jobs whose outcome was not the expected one
   std::string first_wrong;     // what the first wrong one was
-  std::uint64_t rss_warm = 0;  // resident bytes after the warm-up
+  std::uint64_t rss_warm = 0;  // memory_figure() after the warm-up: resident bytes (heap in use under sanitizers)
   std::uint64_t rss_end = 0;
   std::size_t fds_warm = 0;
   std::size_t fds_end = 0;
@@ -158,11 +158,11 @@ inline Figures run(std::size_t threads, std::size_t jobs_per_thread) {
   std::vector<std::thread> pool;
   for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker, t);
   warm.arrive_and_wait();
-  f.rss_warm = resident_bytes();
+  f.rss_warm = memory_figure();
   f.fds_warm = open_fds();
   measured.arrive_and_wait();
   for (auto& th : pool) th.join();
-  f.rss_end = resident_bytes();
+  f.rss_end = memory_figure();
   f.fds_end = open_fds();
   f.jobs = threads * jobs_per_thread;
   f.seconds = seconds_since(start);
