@@ -269,7 +269,11 @@ do_call:
       }
       TRAP(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
     }
-    std::copy_n(results, callee->num_results, nfp);
+    // i32/f32 slots keep their upper half zero (i64.extend_i32_u relies on it), whatever the host wrote.
+    for (u32 i = 0; i < callee->num_results; ++i) {
+      const ValType t = callee->type->results[i];
+      nfp[i] = (t == ValType::I32 || t == ValType::F32) ? static_cast<u32>(results[i]) : results[i];
+    }
     ip = ret_ip;
     DISPATCH();
   }

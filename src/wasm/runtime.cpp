@@ -84,7 +84,8 @@ const FuncType& func_type(const FuncInst* f) noexcept { return *f->type; }
 GlobalType global_type(const GlobalInst* g) noexcept { return g->type; }
 Value global_get(const GlobalInst* g) noexcept { return Value{g->type.type, g->bits, g->bits_hi}; }
 void global_set(GlobalInst* g, Value v) noexcept {
-  g->bits = v.bits;
+  const bool narrow = g->type.type == ValType::I32 || g->type.type == ValType::F32;
+  g->bits = narrow ? (v.bits & 0xFFFFFFFFu) : v.bits;
   g->bits_hi = v.bits_hi;
 }
 TableType table_type(const TableInst* t) noexcept {
@@ -228,7 +229,7 @@ FuncInst* Store::add_host_function(const FuncType& type, HostFn fn, void* contex
 GlobalInst* Store::add_global(GlobalType type, Value init) {
   GlobalInst& g = impl_->globals.emplace_back();
   g.type = type;
-  g.bits = init.bits;
+  g.bits = (type.type == ValType::I32 || type.type == ValType::F32) ? (init.bits & 0xFFFFFFFFu) : init.bits;
   g.bits_hi = init.bits_hi;
   return &g;
 }
@@ -468,7 +469,10 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
       t.exit_code = hc.exit_code;
       return std::unexpected(std::move(t));
     }
-    for (std::size_t i = 0; i < res.size(); ++i) results.push_back(Value{type.results[i], res[i], 0});
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      const bool narrow = type.results[i] == ValType::I32 || type.results[i] == ValType::F32;
+      results.push_back(Value{type.results[i], narrow ? (res[i] & 0xFFFFFFFFu) : res[i], 0});
+    }
     return results;
   }
   if (!s.ensure_stack()) {

@@ -85,8 +85,9 @@ HostStatus host_exit(HostCall& call) {
   return HostStatus::Exit;
 }
 HostStatus host_add(HostCall& call) {
-  static_cast<HostLog*>(call.context)->memory_size = call.memory.size;
-  call.results[0] = static_cast<std::uint32_t>(call.args[0] + call.args[1]);
+  if (call.context != nullptr) static_cast<HostLog*>(call.context)->memory_size = call.memory.size;
+  // Garbage in the upper half of an i32 result must not leak into the guest.
+  call.results[0] = (std::uint64_t{0xDEAD} << 32) | static_cast<std::uint32_t>(call.args[0] + call.args[1]);
   return HostStatus::Ok;
 }
 
@@ -118,6 +119,9 @@ TEST_F(HostTest, HostResultsAndCallerMemory) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ((*r)[0].bits, 42u);
   EXPECT_EQ(log_.memory_size, kPageSize);
+  auto wide = store.invoke(export_func(*inst, "calls_add_wide"), std::vector{Value::i32(40), Value::i32(2)});
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_EQ((*wide)[0].bits, 42u);
 }
 
 TEST_F(HostTest, HostTrapBecomesAGuestTrapWithItsMessage) {
