@@ -78,6 +78,7 @@ class FakeGuest {
   void set_u32(std::uint32_t ptr, std::uint32_t v);
   void set_bytes(std::uint32_t ptr, std::string_view bytes);
   [[nodiscard]] std::uint32_t memory_size() const { return static_cast<std::uint32_t>(memory_.size()); }
+  [[nodiscard]] wasm::MemoryView view() { return wasm::MemoryView{memory_.data(), memory_.size()}; }
 
   // Conveniences over path_open / fd_write / fd_read. They return the errno; *fd_out / the
   // text are only meaningful on success.
