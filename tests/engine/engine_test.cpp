@@ -280,6 +280,25 @@ TEST(Resources, DeadlineStopsAnUnmeteredInfiniteLoop) {
   EXPECT_LT(took, std::chrono::seconds(10));
 }
 
+TEST(Resources, DeadlineStopsAGuestSleepingInPollOneoff) {
+  TempDir dir;
+  // One relative monotonic-clock subscription of 60 s.
+  const auto wasm = dir.write("sleep.wat", R"((module
+    (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (func (export "_start")
+      (i32.store8 (i32.const 8) (i32.const 0))
+      (i32.store (i32.const 16) (i32.const 1))
+      (i64.store (i32.const 24) (i64.const 60000000000))
+      (drop (call $poll (i32.const 0) (i32.const 64) (i32.const 1) (i32.const 200))))))");
+  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(100)});
+  const auto before = std::chrono::steady_clock::now();
+  auto outcome = sandbox.run(job_for(wasm));
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->exit, SandboxExit{Trap{"deadline exceeded"}});
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10));
+}
+
 TEST(Resources, OutputFloodIsCutAtTheCapAndTheGuestSeesTheWriteFail) {
   TempDir dir;
   // Writes 4 KiB blocks to stdout until fd_write fails, then exits 5.
