@@ -41,6 +41,11 @@ std::expected<runtime::Mount, UsageError> parse_dir(std::string_view spec) {
   } else {
     guest = spec;
   }
+  // DESIGN.md's spelling HOST::GUEST:ro (one colon) means the same as HOST::GUEST::ro.
+  if (guest.ends_with(":ro") || guest.ends_with(":rw")) {
+    writable = guest.ends_with(":rw");
+    guest.remove_suffix(3);
+  }
   if (host.empty() || guest.empty()) {
     return std::unexpected(UsageError{"--dir '" + std::string(spec) + "': empty host or guest path; " + form});
   }

@@ -28,7 +28,7 @@ with argv = [MODULE's file name, ARGS...]. The guest sees only the directories g
 Options:
   --dir HOST::GUEST        mount host directory HOST at guest path GUEST, writable
   --dir HOST::GUEST::ro    the same, read-only (no create, write, truncate, rename, link,
-                           unlink, mkdir, rmdir or set-times inside it)
+                           unlink, mkdir, rmdir or set-times inside it); HOST::GUEST:ro too
   --dir HOST               mount HOST at /HOST (relative paths are anchored at /), writable
   --env NAME=VALUE         set a guest environment variable (nothing is inherited otherwise)
   --env NAME               pass the host's NAME through (skipped when unset)

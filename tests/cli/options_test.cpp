@@ -24,6 +24,16 @@ TEST(Options, DirFormsFollowWasmtimeSpellingPlusReadOnly) {
   EXPECT_EQ(r->module, "m.wasm");
 }
 
+TEST(Options, DirAcceptsTheSingleColonReadOnlySpellingToo) {
+  const std::string tmp = std::filesystem::temp_directory_path().string();
+  auto r = parse({"--dir", tmp + "::/data:ro", "--dir", tmp + "::/w:rw", "m.wasm"});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->mounts[0].guest, "/data");
+  EXPECT_FALSE(r->mounts[0].writable);
+  EXPECT_EQ(r->mounts[1].guest, "/w");
+  EXPECT_TRUE(r->mounts[1].writable);
+}
+
 TEST(Options, DirWithOnlyAHostMountsItUnderItsOwnNameAnchoredAtRoot) {
   auto r = parse({"--dir", ".", "m.wasm"});
   ASSERT_TRUE(r.has_value());
