@@ -64,6 +64,12 @@ namespace sprawling::wasm {
   X(I64Load8SAdd) X(I64Load8UAdd) X(I64Load16SAdd) X(I64Load16UAdd) X(I64Load32SAdd) X(I64Load32UAdd)  \
   X(I32StoreAdd) X(I64StoreAdd) X(I32Store8Add) X(I32Store16Add) X(I64Store8Add) X(I64Store16Add)      \
   X(I64Store32Add)                                                                                    \
+  /* the same with a constant address (clang's `i32.const 0; load offset=G` for globals): */        \
+  /* loads [dst addr offset], stores [addr val offset] with addr an immediate; order as above */     \
+  X(I32LoadAbs) X(I64LoadAbs) X(I32Load8SAbs) X(I32Load8UAbs) X(I32Load16SAbs) X(I32Load16UAbs)        \
+  X(I64Load8SAbs) X(I64Load8UAbs) X(I64Load16SAbs) X(I64Load16UAbs) X(I64Load32SAbs) X(I64Load32UAbs)  \
+  X(I32StoreAbs) X(I64StoreAbs) X(I32Store8Abs) X(I32Store16Abs) X(I64Store8Abs) X(I64Store16Abs)      \
+  X(I64Store32Abs)                                                                                    \
   /* fused compare + branch: [a b off] and [a imm off]; Z: [a off] on a == 0 / a != 0 */             \
   SPRAWLING_FUSED_BRANCHES(X)
 

@@ -522,6 +522,44 @@ L_RefFunc:
   STORE_ADD(I64Store16, std::uint16_t)
   STORE_ADD(I64Store32, std::uint32_t)
 #undef STORE_ADD
+#define LOAD_ABS(Name, T, Convert)                                                       \
+  L_##Name##Abs : {                                                                     \
+    const u64 ea = static_cast<u64>(ip[2]) + ip[3];                                     \
+    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
+    T v;                                                                                \
+    std::memcpy(&v, mem + ea, sizeof(T));                                               \
+    SLOT(1) = Convert(v);                                                               \
+    NEXT(4);                                                                            \
+  }
+  LOAD_ABS(I32Load, u32, ZX32)
+  LOAD_ABS(I64Load, u64, ZX64)
+  LOAD_ABS(I32Load8S, std::int8_t, SX32)
+  LOAD_ABS(I32Load8U, std::uint8_t, ZX32)
+  LOAD_ABS(I32Load16S, std::int16_t, SX32)
+  LOAD_ABS(I32Load16U, std::uint16_t, ZX32)
+  LOAD_ABS(I64Load8S, std::int8_t, SX64)
+  LOAD_ABS(I64Load8U, std::uint8_t, ZX64)
+  LOAD_ABS(I64Load16S, std::int16_t, SX64)
+  LOAD_ABS(I64Load16U, std::uint16_t, ZX64)
+  LOAD_ABS(I64Load32S, std::int32_t, SX64)
+  LOAD_ABS(I64Load32U, std::uint32_t, ZX64)
+#undef LOAD_ABS
+#define STORE_ABS(Name, T)                                                               \
+  L_##Name##Abs : {                                                                     \
+    const u64 ea = static_cast<u64>(ip[1]) + ip[3];                                     \
+    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
+    const T v = static_cast<T>(SLOT(2));                                                \
+    std::memcpy(mem + ea, &v, sizeof(T));                                               \
+    NEXT(4);                                                                            \
+  }
+  STORE_ABS(I32Store, u32)
+  STORE_ABS(I64Store, u64)
+  STORE_ABS(I32Store8, std::uint8_t)
+  STORE_ABS(I32Store16, std::uint16_t)
+  STORE_ABS(I64Store8, std::uint8_t)
+  STORE_ABS(I64Store16, std::uint16_t)
+  STORE_ABS(I64Store32, std::uint32_t)
+#undef STORE_ABS
 
 #define FUSED(Cmp, OPER, T)                                                                     \
   L_BrIfI32##Cmp : if (static_cast<T>(SLOT(1)) OPER static_cast<T>(SLOT(2))) JUMP(ip[3]);         \

@@ -681,6 +681,12 @@ class Translator {
       w(temp_slot(k));
       w(a.local);
       w(static_cast<u32>(a.value));
+    } else if (vs_[k].kind == Operand::Const) {
+      const auto addr = static_cast<u32>(vs_[k].value);
+      pop();
+      at = op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Load) + static_cast<u32>(Op::I32LoadAbs)));
+      w(temp_slot(k));
+      w(addr);
     } else {
       const u32 addr = slot(k);
       pop();
@@ -704,6 +710,11 @@ class Translator {
       op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Store) + static_cast<u32>(Op::I32StoreAdd)));
       w(a.local);
       w(static_cast<u32>(a.value));
+    } else if (vs_[kv - 1].kind == Operand::Const) {
+      const auto addr = static_cast<u32>(vs_[kv - 1].value);
+      pop(2);
+      op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Store) + static_cast<u32>(Op::I32StoreAbs)));
+      w(addr);
     } else {
       const u32 addr = slot(kv - 1);
       pop(2);

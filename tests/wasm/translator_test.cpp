@@ -45,6 +45,13 @@ TEST_P(TranslatorTest, FoldedAddressAddStillWraps) {
   EXPECT_EQ(oob.error().kind, TrapKind::OutOfBoundsMemoryAccess);
 }
 
+TEST_P(TranslatorTest, ConstantAddresses) {
+  EXPECT_EQ(call1("abs_load", {}), 6u);
+  auto oob = store_.invoke(export_func(*instance_, "abs_store_oob"), std::vector{Value::i32(1)});
+  ASSERT_FALSE(oob.has_value());
+  EXPECT_EQ(oob.error().kind, TrapKind::OutOfBoundsMemoryAccess);
+}
+
 TEST_P(TranslatorTest, ReassociatedAddress) {
   EXPECT_EQ(call1("load_reassoc", {Value::i32(1), Value::i32(2)}), 8u);
   EXPECT_EQ(call1("load_reassoc", {Value::i32(0xFFFFFFFCu), Value::i32(0)}), 1u);
