@@ -71,6 +71,24 @@ inline std::uint64_t resident_bytes() {
   return 0;
 }
 
+// Peak resident set since the last reset_peak_resident() (VmHWM), in bytes.
+inline std::uint64_t peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// Resets VmHWM to the current resident set (Linux ≥ 4.0: "5" to /proc/self/clear_refs).
+inline bool reset_peak_resident() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
 // The memory figure the suite bounds. Normally the resident set. Under ASan/TSan the resident
 // set is no measure (freed blocks sit in the sanitizer's quarantine, shadow memory comes and
 // goes), so the figure is the heap bytes in use — which still catches anything a run keeps.
