@@ -76,11 +76,8 @@ std::optional<std::vector<CallRecord>> run_exports(
     store.set_budget(wasm::ExecutionBudget{.fuel = limits.fuel_per_call, .deadline = std::nullopt});
     auto result = store.invoke(*func, args);
     record.fuel_consumed = store.fuel_consumed();
-    // Open finding F1 (docs/hostile.md): bulk operations that exhaust the fuel report their whole
-    // charge. SPRAWLING_FUZZ_ALLOW_FUEL_OVERSHOOT=1 lets a campaign look past it until it is fixed.
-    static const bool allow_overshoot = std::getenv("SPRAWLING_FUZZ_ALLOW_FUEL_OVERSHOOT") != nullptr;
-    const bool known_overshoot = allow_overshoot && !result && result.error().kind == wasm::TrapKind::OutOfFuel;
-    if (record.fuel_consumed > limits.fuel_per_call && !known_overshoot) {
+    // Finding F1 (docs/hostile.md) was this check failing after bulk operations.
+    if (record.fuel_consumed > limits.fuel_per_call) {
       std::fprintf(stderr, "`%s` consumed %" PRIu64 " fuel on a budget of %" PRIu64 "\n", e.name.c_str(),
                    record.fuel_consumed, limits.fuel_per_call);
       std::abort();
