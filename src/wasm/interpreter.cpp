@@ -91,10 +91,18 @@ template <bool Metered>
   // Hot state.
   const u32* ip = entry_func->entry[Metered ? 1 : 0];
   u64* fp = S->entry_fp;
-  u64* const stack_end = S->stack + S->limits.max_value_stack_slots;
-  Frame* const fr_base = S->entry_frame;
-  Frame* const fr_end = S->frames + S->limits.max_call_depth;
-  Frame* fr = fr_base;
+  // Call-path state, also kept in memory: only calls and returns touch it.
+  struct CallState {
+    u64* stack_end;
+    Frame* fr_base;
+    Frame* fr_end;
+    Frame* fr;
+  };
+  volatile CallState cs{S->stack + S->limits.max_value_stack_slots, S->entry_frame,
+                        S->frames + S->limits.max_call_depth, S->entry_frame};
+#define stack_end (cs.stack_end)
+#define fr_base (cs.fr_base)
+#define fr_end (cs.fr_end)
   // Metered code also keeps the fuel counter in a register; the instance (globals, tables,
   // calls) then yields its register to the memory base and size.
   std::conditional_t<Metered, InstanceImpl* volatile, InstanceImpl*> inst = entry_func->instance;
@@ -252,7 +260,7 @@ do_call:
     // A host function may call back into the store: that run starts above this frame, and
     // sees (and leaves) the fuel counter in the store.
     S->entry_fp = nfp + std::max(callee->num_params, callee->num_results);
-    S->entry_frame = fr;
+    S->entry_frame = cs.fr;
     if constexpr (Metered) S->counter = fuel;
     const HostStatus st = callee->host(hc);
     if constexpr (Metered) fuel = S->counter;
@@ -264,7 +272,7 @@ do_call:
         // charged ahead by this call and every call still on the frame stack.
         if (st == HostStatus::Exit) {
           fuel += ret_ip[-1];
-          for (Frame* f = fr; f != fr_base; --f) fuel += (f - 1)->ip[-1];
+          for (Frame* f = cs.fr; f != fr_base; --f) fuel += (f - 1)->ip[-1];
         }
       }
       TRAP(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
@@ -277,11 +285,15 @@ do_call:
     ip = ret_ip;
     DISPATCH();
   }
-  if (fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]] TRAP(TrapKind::CallStackExhausted);
-  fr->ip = ret_ip;
-  fr->fp = fp;
-  fr->func = func;
-  ++fr;
+  if (cs.fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]]
+    TRAP(TrapKind::CallStackExhausted);
+  {
+    Frame* const f = cs.fr;
+    f->ip = ret_ip;
+    f->fp = fp;
+    f->func = func;
+    cs.fr = f + 1;
+  }
   for (u32 i = callee->num_params; i < callee->num_locals; ++i) nfp[i] = 0;
   fp = nfp;
   func = callee;
@@ -292,11 +304,13 @@ do_call:
   ip = callee->entry[Metered ? 1 : 0];
   DISPATCH();
 L_Return: {
-  if (fr == fr_base) goto L_done;
-  --fr;
-  ip = fr->ip;
-  fp = fr->fp;
-  FuncInst* const caller = fr->func;
+  Frame* f = cs.fr;
+  if (f == fr_base) goto L_done;
+  --f;
+  cs.fr = f;
+  ip = f->ip;
+  fp = f->fp;
+  FuncInst* const caller = f->func;
   func = caller;
   // Same instance: mem/memsize are already current (a memory.grow in the callee updated them).
   if (caller->instance != inst) [[unlikely]] {
@@ -632,6 +646,9 @@ L_done:
 #undef DISPATCH
 #undef NEXT
 #undef SLOT
+#undef stack_end
+#undef fr_base
+#undef fr_end
 #undef FALLTHROUGH
 #undef JUMP
 #undef TRAP
