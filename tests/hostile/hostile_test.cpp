@@ -469,6 +469,42 @@ TEST(Hostile, MillionNestedBlocks) {
   bounds.check();
 }
 
+// Text guests that nest without end: the WAT front end must answer without exhausting the native
+// stack. Flat `block … end` nesting is legal at any depth (an explicit stack); folded nesting is
+// bounded (E_INVALID_MODULE, "nesting too deep"); a million open parentheses are a syntax error.
+TEST(Hostile, DeeplyNestedTextIsAnsweredNotACrash) {
+  Scratch dir;
+  WasmSandbox sandbox;
+  constexpr std::size_t kDepth = 200'000;
+  const std::string head = "(module (memory (export \"memory\") 1) (func (export \"_start\")";
+  std::string flat = head;
+  for (std::size_t i = 0; i < kDepth; ++i) flat += " block";
+  for (std::size_t i = 0; i < kDepth; ++i) flat += " end";
+  flat += "))";
+  std::string folded = head;
+  for (std::size_t i = 0; i < kDepth; ++i) folded += " (block";
+  folded += std::string(kDepth, ')') + "))";
+  const std::string parens = "(module " + std::string(1'000'000, '(');
+  struct Case {
+    const char* name;
+    const std::string& source;
+    bool runs;
+  };
+  for (const Case& c : {Case{"flat.wat", flat, true}, Case{"folded.wat", folded, false}, Case{"parens.wat", parens, false}}) {
+    const auto wasm = dir.write(c.name, c.source);
+    Bounds bounds(60.0, 512 * kMiB);
+    auto outcome = sandbox.run(job(wasm, 1'000'000));
+    if (c.runs) {
+      ASSERT_TRUE(outcome.has_value()) << c.name << ": " << outcome.error().to_string();
+      EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << c.name;
+    } else {
+      ASSERT_FALSE(outcome.has_value()) << c.name;
+      EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule) << c.name << ": " << outcome.error().to_string();
+    }
+    bounds.check();
+  }
+}
+
 // Counts that promise far more than the bytes that follow: nothing may be reserved on their word.
 TEST(Hostile, CountsLargerThanTheModuleAreMalformedWithoutAllocating) {
   const ww::Bytes magic{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00};
