@@ -62,8 +62,11 @@ class Decoder {
     if (!invalid_) invalid_ = CompileError{CompileError::Kind::Invalid, std::move(message), at};
   }
   bool validating() const { return !invalid_; }
+  // Records a function as referenced (C.refs). Only known functions are recorded: an unknown
+  // index is reported on its own, and must never size the vector (2^32-1 + 1 wraps to 0).
   void declare_ref(std::uint32_t funcidx) {
-    if (funcidx >= context_.declared_refs.size()) context_.declared_refs.resize(funcidx + 1, false);
+    if (funcidx >= module_.func_types.size()) return;
+    if (funcidx >= context_.declared_refs.size()) context_.declared_refs.resize(module_.func_types.size(), false);
     context_.declared_refs[funcidx] = true;
   }
 
