@@ -157,7 +157,10 @@ TrapKind Store::Impl::refuel(std::int64_t& counter_io, std::int64_t visible) {
   for (;;) {
     if (budget.deadline && std::chrono::steady_clock::now() >= *budget.deadline) return TrapKind::DeadlineExceeded;
     if (counter_io - visible > 0) return TrapKind::None;
-    if (reserve == 0) return TrapKind::OutOfFuel;
+    if (reserve == 0) {
+      out_of_fuel = true;
+      return TrapKind::OutOfFuel;
+    }
     const std::uint64_t chunk = budget.deadline ? std::min(reserve, kDeadlineChunk) : reserve;
     counter_io += static_cast<std::int64_t>(chunk);
     reserve -= chunk;
@@ -203,15 +206,18 @@ void Store::set_budget(ExecutionBudget budget) {
   const std::uint64_t first = budget.deadline ? std::min(s.total, kDeadlineChunk) : s.total;
   s.counter = static_cast<std::int64_t>(first);
   s.reserve = s.total - first;
+  s.out_of_fuel = false;
 }
 
 std::uint64_t Store::fuel_consumed() const noexcept {
   const Impl& s = *impl_;
   if (!s.metered) return 0;
   const auto consumed = static_cast<std::uint64_t>(static_cast<std::int64_t>(s.total - s.reserve) - s.counter);
-  // Like Wasmtime's get_fuel, which saturates at 0: a run that ends overdrawn (charges are made
-  // per segment, checks only at entries, loop headers and bulk operations) reports the budget.
-  return s.budget.fuel ? std::min(consumed, *s.budget.fuel) : consumed;
+  // After an OutOfFuel stop the figure is the budget: a bulk operation charges its whole count
+  // before the check that stops it, and that work never ran. After a normal finish the figure is
+  // exact even when the run ended overdrawn (charges are per segment; checks only at entries,
+  // loop headers and bulk operations), where Wasmtime's get_fuel can only say 0 left.
+  return s.budget.fuel && s.out_of_fuel ? std::min(consumed, *s.budget.fuel) : consumed;
 }
 
 FuncInst* Store::add_host_function(const FuncType& type, HostFn fn, void* context, std::string debug_name) {

@@ -173,6 +173,7 @@ struct Store::Impl {
   std::int64_t counter = 0;
   std::uint64_t reserve = 0;
   std::uint64_t total = 0;  // everything handed out or reserved since set_budget
+  bool out_of_fuel = false;  // a check found the budget spent since set_budget
 
   Impl(StoreLimits l, std::shared_ptr<ResourcePool> p) : pool(std::move(p)), limits(l) {}
   ~Impl();
