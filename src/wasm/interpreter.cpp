@@ -57,6 +57,33 @@ inline T fimm(const u32* w) noexcept {
   else return std::bit_cast<double>(static_cast<u64>(w[0]) | (static_cast<u64>(w[1]) << 32));
 }
 
+// Calls a host function whose arguments sit at nfp and writes its results back there. Kept out
+// of the dispatch function so that nothing with a destructor lives in the computed-goto scope
+// (an indirect goto out of it would skip the destructor; clang rejects it, GCC leaks).
+[[gnu::noinline]] HostStatus call_host(const FuncInst& callee, u64* nfp, MemoryView memory, ExecOutcome& out) {
+  u64 result_buffer[16];
+  std::vector<u64> big;
+  u64* results = result_buffer;
+  if (callee.num_results > 16) {
+    big.resize(callee.num_results);
+    results = big.data();
+  }
+  HostCall hc{std::span<const u64>(nfp, callee.num_params), std::span<u64>(results, callee.num_results), memory,
+              callee.host_context, {}, 0};
+  const HostStatus st = callee.host(hc);
+  if (st != HostStatus::Ok) {
+    out.host_message = std::move(hc.trap_message);
+    out.exit_code = hc.exit_code;
+    return st;
+  }
+  // i32/f32 slots keep their upper half zero (i64.extend_i32_u relies on it), whatever the host wrote.
+  for (u32 i = 0; i < callee.num_results; ++i) {
+    const ValType t = callee.type->results[i];
+    nfp[i] = (t == ValType::I32 || t == ValType::F32) ? static_cast<u32>(results[i]) : results[i];
+  }
+  return HostStatus::Ok;
+}
+
 template <bool Metered>
 [[gnu::noinline]] void run(Store::Impl* store, FuncInst* entry_func, ExecOutcome* out_arg, std::int32_t* offsets_out) {
   static const void* const kLabels[] = {
@@ -248,25 +275,14 @@ do_call:
     fuel -= static_cast<i64>(ret_ip[-1]) + callee->entry_fuel;
   }
   if (callee->host != nullptr) [[unlikely]] {
-    u64 result_buffer[16];
-    std::vector<u64> big;
-    u64* results = result_buffer;
-    if (callee->num_results > 16) {
-      big.resize(callee->num_results);
-      results = big.data();
-    }
-    HostCall hc{std::span<const u64>(nfp, callee->num_params), std::span<u64>(results, callee->num_results),
-                MemoryView{mem, memsize}, callee->host_context, {}, 0};
     // A host function may call back into the store: that run starts above this frame, and
     // sees (and leaves) the fuel counter in the store.
     S->entry_fp = nfp + std::max(callee->num_params, callee->num_results);
     S->entry_frame = cs.fr;
     if constexpr (Metered) S->counter = fuel;
-    const HostStatus st = callee->host(hc);
+    const HostStatus st = call_host(*callee, nfp, MemoryView{mem, memsize}, *out);
     if constexpr (Metered) fuel = S->counter;
     if (st != HostStatus::Ok) [[unlikely]] {
-      out->host_message = std::move(hc.trap_message);
-      out->exit_code = hc.exit_code;
       if constexpr (Metered) {
         // An exit ends the run normally as far as fuel goes: refund the post-call segments
         // charged ahead by this call and every call still on the frame stack.
@@ -276,11 +292,6 @@ do_call:
         }
       }
       TRAP(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
-    }
-    // i32/f32 slots keep their upper half zero (i64.extend_i32_u relies on it), whatever the host wrote.
-    for (u32 i = 0; i < callee->num_results; ++i) {
-      const ValType t = callee->type->results[i];
-      nfp[i] = (t == ValType::I32 || t == ValType::F32) ? static_cast<u32>(results[i]) : results[i];
     }
     ip = ret_ip;
     DISPATCH();
