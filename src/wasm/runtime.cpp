@@ -315,9 +315,9 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
 
   auto owned = std::make_unique<InstanceImpl>();
   InstanceImpl& inst = *owned;
-  inst.compiled_module = compiled;
+  inst.compiled_module = std::move(compiled);
   inst.module = &m;
-  const auto& ci = compiled->impl();
+  const auto& ci = inst.compiled_module->impl();
   inst.types.resize(m.types.size());
   for (std::size_t i = 0; i < m.types.size(); ++i) inst.types[i] = &m.types[ci.canonical_type[i]];
 
