@@ -125,6 +125,13 @@ Tally tally;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto generated = fuzz::generate_module(std::span<const std::uint8_t>(data, size), {.deterministic_only = true});
+  if (const char* keep = std::getenv("SPRAWLING_FUZZ_KEEP_MODULE"); keep != nullptr) {
+    // Triage: the module a generator input stands for (fuzz/README.md, "Reproduce a finding").
+    if (std::FILE* f = std::fopen(keep, "wb")) {
+      std::fwrite(generated.binary.data(), 1, generated.binary.size(), f);
+      std::fclose(f);
+    }
+  }
   auto compiled = wasm::compile(generated.binary);
   if (!compiled) {
     std::fprintf(stderr, "a generated module was rejected: %s\n", compiled.error().message.c_str());

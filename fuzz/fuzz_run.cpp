@@ -30,6 +30,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool is_module = size >= 4 && std::memcmp(data, "\0asm", 4) == 0;
   std::vector<std::uint8_t> binary =
       is_module ? std::vector<std::uint8_t>(input.begin(), input.end()) : fuzz::generate_module(input, {}).binary;
+  if (const char* keep = std::getenv("SPRAWLING_FUZZ_KEEP_MODULE"); keep != nullptr && !is_module) {
+    // Triage: the module a generator input stands for (fuzz/README.md, "Reproduce a finding").
+    if (std::FILE* f = std::fopen(keep, "wb")) {
+      std::fwrite(binary.data(), 1, binary.size(), f);
+      std::fclose(f);
+    }
+  }
   auto compiled = wasm::compile(binary);
   if (!compiled) {
     if (!is_module) {

@@ -266,13 +266,16 @@ L_CallIndirect: {
   goto do_call;
 }
 do_call:
-  // Metered: the call charges the caller's next segment (ret_ip[-1]) and the callee's first one,
-  // after the callee's entry check, which sees only what ran plus the entry's own 1.
+  // Metered: the call charges the callee's first segment, after the callee's entry check, which
+  // sees only what ran plus the entry's own 1. The caller's next segment (ret_ip[-1], the `post`
+  // word) is charged when the call returns, as Wasmtime adds the costs of the operators after a
+  // call once it has returned: charged ahead, a deep recursion would see the costs of code that
+  // has not run at its entry checks (and run out of fuel early), and a trap would count them.
   if constexpr (Metered) {
     if (fuel <= 1) [[unlikely]] {
       if (callee->host == nullptr) REFUEL(1);
     }
-    fuel -= static_cast<i64>(ret_ip[-1]) + callee->entry_fuel;
+    fuel -= callee->entry_fuel;
   }
   if (callee->host != nullptr) [[unlikely]] {
     // A host function may call back into the store: that run starts above this frame, and
@@ -282,22 +285,15 @@ do_call:
     if constexpr (Metered) S->counter = fuel;
     const HostStatus st = call_host(*callee, nfp, MemoryView{mem, memsize}, *out);
     if constexpr (Metered) fuel = S->counter;
-    if (st != HostStatus::Ok) [[unlikely]] {
-      if constexpr (Metered) {
-        // An exit ends the run normally as far as fuel goes: refund the post-call segments
-        // charged ahead by this call and every call still on the frame stack.
-        if (st == HostStatus::Exit) {
-          fuel += ret_ip[-1];
-          for (Frame* f = cs.fr; f != fr_base; --f) fuel += (f - 1)->ip[-1];
-        }
-      }
-      TRAP(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
-    }
+    if (st != HostStatus::Ok) [[unlikely]] TRAP(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
     ip = ret_ip;
+    if constexpr (Metered) fuel -= ip[-1];
     DISPATCH();
   }
-  if (cs.fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]]
+  if (cs.fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]] {
+    if constexpr (Metered) fuel += callee->entry_fuel;  // the callee never starts
     TRAP(TrapKind::CallStackExhausted);
+  }
   {
     Frame* const f = cs.fr;
     f->ip = ret_ip;
@@ -320,6 +316,7 @@ L_Return: {
   --f;
   cs.fr = f;
   ip = f->ip;
+  if constexpr (Metered) fuel -= ip[-1];  // the caller's segment after the call (do_call)
   fp = f->fp;
   FuncInst* const caller = f->func;
   func = caller;

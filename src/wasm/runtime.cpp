@@ -213,11 +213,12 @@ std::uint64_t Store::fuel_consumed() const noexcept {
   const Impl& s = *impl_;
   if (!s.metered) return 0;
   const auto consumed = static_cast<std::uint64_t>(static_cast<std::int64_t>(s.total - s.reserve) - s.counter);
-  // After an OutOfFuel stop the figure is the budget: a bulk operation charges its whole count
-  // before the check that stops it, and that work never ran. After a normal finish the figure is
-  // exact even when the run ended overdrawn (charges are per segment; checks only at entries,
+  // After an OutOfFuel stop the figure is the budget, as Wasmtime's get_fuel says 0 left: a bulk
+  // operation charges its whole count before the check that stops it (that work never ran), and
+  // an entry check stops with the entry's own 1 not yet charged. After a normal finish the figure
+  // is exact even when the run ended overdrawn (charges are per segment; checks only at entries,
   // loop headers and bulk operations), where Wasmtime's get_fuel can only say 0 left.
-  return s.budget.fuel && s.out_of_fuel ? std::min(consumed, *s.budget.fuel) : consumed;
+  return s.budget.fuel && s.out_of_fuel ? *s.budget.fuel : consumed;
 }
 
 FuncInst* Store::add_host_function(const FuncType& type, HostFn fn, void* context, std::string debug_name) {

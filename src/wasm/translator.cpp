@@ -245,8 +245,8 @@ class Translator {
     fuel_pos_ = kNone;
   }
   void begin_segment() { end_segment(); }
-  // The segment after a call is charged by the call itself (its `post` word), saving a dispatch;
-  // the interpreter refunds it if the callee exits instead of returning.
+  // The segment after a call is charged as the call returns (its `post` word), saving a dispatch;
+  // a callee that exits or traps never returns, so that segment is never charged.
   void begin_post_call_segment(u32 post_word) {
     end_segment();
     if (metered_) fuel_pos_ = post_word;

@@ -109,6 +109,40 @@ TEST_F(FuelTest, BulkOperationChecksItsCharge) {
   EXPECT_EQ(oob.error().kind, TrapKind::OutOfBoundsMemoryAccess);
 }
 
+TEST_F(FuelTest, RecursionChargesTheCodeAfterACallWhenItReturns) {
+  EXPECT_EQ(run("down", {Value::i32(0)}, kPlenty).value(), 5u);
+  EXPECT_EQ(run("down", {Value::i32(1000)}, kPlenty).value(), 10005u);
+}
+
+TEST_F(FuelTest, RecursionEntryChecksSeeOnlyWhatRan) {
+  // Finding F4: the code after each call was charged ahead, by the call, so the entry check of
+  // level k saw 10k + 1 instead of the 8k + 1 that had run, and down(1000) ran out of fuel at
+  // level 801. As in Wasmtime, the deepest check sees 8001: budget 8001 stops there, 8002 lets
+  // the run finish, overdrawn, with the exact 10005.
+  auto stop = run("down", {Value::i32(1000)}, 8001);
+  ASSERT_FALSE(stop.has_value());
+  EXPECT_EQ(stop.error().kind, TrapKind::OutOfFuel);
+  EXPECT_EQ(store_.fuel_consumed(), 8001u);
+  EXPECT_EQ(run("down", {Value::i32(1000)}, 8002).value(), 10005u);
+}
+
+TEST(FuelTrap, CallStackExhaustedReportsOnlyWhatRan) {
+  // Finding F4: after the trap, 20,000 charged-ahead post-call segments that never ran were
+  // reported as consumed (200,008 on a budget of 200,000, fuzz_run). Depth 100: the entry level
+  // and 100 nested ones each run 8 before their call; the 102nd call never starts.
+  auto module = compile_fixture("fuel");
+  Store store(StoreLimits{.max_call_depth = 100});
+  Linker linker;
+  linker.define("env", "host", store.add_host_function(FuncType{}, testing::host_nop, nullptr, "host"));
+  auto inst = store.instantiate(module, *linker.resolve(module->module()));
+  ASSERT_TRUE(inst.has_value());
+  store.set_budget(ExecutionBudget{1'000'000, std::nullopt});
+  auto r = store.invoke(export_func(**inst, "down"), std::vector{Value::i32(1000)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::CallStackExhausted);
+  EXPECT_EQ(store.fuel_consumed(), 101u * 8u);
+}
+
 TEST_F(FuelTest, UnmeteredRunsReportNothing) {
   store_.set_budget({});
   ASSERT_TRUE(store_.invoke(export_func(*instance_, "countdown"), std::vector{Value::i32(10)}).has_value());
