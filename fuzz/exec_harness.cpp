@@ -49,6 +49,9 @@ std::optional<std::vector<CallRecord>> run_exports(
                                       .max_table_elements = limits.max_table_elements,
                                       .max_call_depth = kMaxCallDepth,
                                       .max_value_stack_slots = 4u << 20});
+  auto budget_for = [&](std::size_t call) -> std::optional<std::uint64_t> {
+    return call < limits.fuel_by_call.size() ? std::optional(limits.fuel_by_call[call]) : limits.fuel_per_call;
+  };
   store.set_budget(wasm::ExecutionBudget{.fuel = limits.fuel_per_call, .deadline = std::nullopt});
   auto instance = store.instantiate(compiled, {});
   if (!instance) {
@@ -80,7 +83,8 @@ std::optional<std::vector<CallRecord>> run_exports(
       }
       args = args_for(type);
     }
-    store.set_budget(wasm::ExecutionBudget{.fuel = limits.fuel_per_call, .deadline = std::nullopt});
+    const std::optional<std::uint64_t> budget = budget_for(records.size());
+    store.set_budget(wasm::ExecutionBudget{.fuel = budget, .deadline = std::nullopt});
     auto result = store.invoke(*func, args);
     record.fuel_consumed = store.fuel_consumed();
     // The engine's fuel promises (docs/interpreter.md, "Fuel"): an OutOfFuel stop reports exactly
@@ -92,11 +96,14 @@ std::optional<std::vector<CallRecord>> run_exports(
     // reporting the costs of 20,000 post-call segments that never ran.
     const bool out_of_fuel = !result && result.error().kind == wasm::TrapKind::OutOfFuel;
     const std::uint64_t overdraw = (std::uint64_t{kMaxCallDepth} + 1) * max_body_bytes;
-    if (out_of_fuel ? record.fuel_consumed != limits.fuel_per_call
-                    : record.fuel_consumed > limits.fuel_per_call + overdraw) {
+    if (!budget ? record.fuel_consumed != 0 || out_of_fuel
+        : out_of_fuel ? record.fuel_consumed != *budget
+                      : record.fuel_consumed > *budget + overdraw) {
       std::fprintf(stderr, "`%s` consumed %" PRIu64 " fuel on a budget of %" PRIu64 " (%s)\n", e.name.c_str(),
-                   record.fuel_consumed, limits.fuel_per_call,
-                   out_of_fuel ? "out of fuel: must be the budget" : "more than any run could overdraw");
+                   record.fuel_consumed, budget.value_or(0),
+                   !budget       ? "unmetered: must be 0 and never out of fuel"
+                   : out_of_fuel ? "out of fuel: must be the budget"
+                                 : "more than any run could overdraw");
       std::abort();
     }
     if (result) {

@@ -22,9 +22,11 @@ struct CallRecord {
 };
 
 struct ExecLimits {
-  std::uint64_t fuel_per_call;
+  std::optional<std::uint64_t> fuel_per_call;  // nullopt: unmetered (the engine's other code variant)
   std::uint64_t max_memory_bytes;
   std::uint32_t max_table_elements;
+  // When not empty: the budget of call i (the i-th function export, in export order) instead.
+  std::vector<std::uint64_t> fuel_by_call = {};
 };
 
 // nullopt when the module cannot be instantiated (imports, link limits, a trapping start).

@@ -1,7 +1,8 @@
 // Fuzz target (e): differential against wabt's `wasm-interp`. Generated modules (with nothing
 // whose result may legitimately differ between engines) run in our engine and in wasm-interp
 // --run-all-exports; every exported function without parameters must give the same values
-// (floats as wasm-interp prints them, NaNs as "nan") or the same trap kind.
+// (floats as wasm-interp prints them, NaNs as "nan") or the same trap kind. Before that, our
+// metered run must agree with our unmetered run and with a rerun at budget = consumed + 1.
 #include "exec_harness.hpp"
 #include "module_gen.hpp"
 
@@ -12,13 +13,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cinttypes>
 #include <chrono>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -144,12 +148,24 @@ std::vector<std::string> run_wabt(const std::vector<std::uint8_t>& binary, const
   return lines;
 }
 
+[[noreturn]] void keep_and_abort(const std::vector<std::uint8_t>& binary) {
+  const std::string kept = "/tmp/sprawl-fuzz-diff-module-" + std::to_string(::getpid()) + ".wasm";
+  if (std::FILE* f = std::fopen(kept.c_str(), "wb")) {
+    std::fwrite(binary.data(), 1, binary.size(), f);
+    std::fclose(f);
+    std::fprintf(stderr, "module written to %s\n", kept.c_str());
+  }
+  std::abort();
+}
+
 // How much was really compared (printed at exit: skipped modules are not evidence).
 struct Tally {
-  std::size_t modules = 0, functions = 0, skipped = 0;
+  std::size_t modules = 0, functions = 0, skipped = 0, self_checked = 0;
   ~Tally() {
-    std::fprintf(stderr, "diff: %zu modules compared with wasm-interp (%zu function results), %zu skipped\n", modules,
-                 functions, skipped);
+    std::fprintf(stderr,
+                 "diff: %zu modules compared with wasm-interp (%zu function results), %zu skipped; %zu checked "
+                 "unmetered and at budget = consumed + 1\n",
+                 modules, functions, skipped, self_checked);
   }
 };
 Tally tally;
@@ -179,6 +195,44 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ++tally.skipped;
     return 0;
   }
+  // Our own two promises first (both cheap beside the wasm-interp process), unless a call ran out
+  // of fuel (without a budget it might run for a long time):
+  // 1. the unmetered code (no budget: no fuel operations at all) computes what the metered code did;
+  // 2. fuel is exact: a call that finished (or trapped) having consumed C does the same, reporting
+  //    C again, under a budget of C + 1 (every check it passed saw less than C + 1 spent).
+  const fuzz::ExecLimits unmetered_limits{.fuel_per_call = std::nullopt,
+                                          .max_memory_bytes = fuzz::kMemoryCapBytes,
+                                          .max_table_elements = 1'000'000};
+  fuzz::ExecLimits exact_limits{.fuel_per_call = fuzz::kFuelPerCall,
+                                .max_memory_bytes = fuzz::kMemoryCapBytes,
+                                .max_table_elements = 1'000'000};
+  for (const auto& r : *records) exact_limits.fuel_by_call.push_back(r.fuel_consumed + 1);
+  const bool out_of_fuel = std::any_of(records->begin(), records->end(),
+                                       [](const auto& r) { return r.trap == wasm::TrapKind::OutOfFuel; });
+  for (const auto& [limits, what, compare_fuel] :
+       {std::tuple{&unmetered_limits, "unmetered", false}, std::tuple{static_cast<const fuzz::ExecLimits*>(&exact_limits), "budget = consumed + 1", true}}) {
+    if (out_of_fuel) break;
+    auto again = fuzz::run_exports(*compiled, *limits, nullptr);
+    const bool same = again && again->size() == records->size() &&
+                      std::equal(records->begin(), records->end(), again->begin(), [&](const auto& a, const auto& b) {
+                        return a.trap == b.trap && a.results == b.results &&
+                               (!compare_fuel || a.fuel_consumed == b.fuel_consumed);
+                      });
+    if (!same) {
+      std::fprintf(stderr, "DIFFERENCE between our metered run (budget %" PRIu64 ") and our run with %s\n",
+                   fuzz::kFuelPerCall, what);
+      auto print = [](const std::vector<fuzz::CallRecord>& rs) {
+        for (const auto& r : rs) std::fprintf(stderr, "  %s  [fuel %" PRIu64 "]\n", our_line(r).c_str(), r.fuel_consumed);
+      };
+      std::fprintf(stderr, "metered:\n");
+      print(*records);
+      std::fprintf(stderr, "%s:\n", what);
+      if (again) print(*again);
+      else std::fprintf(stderr, "  (did not instantiate)\n");
+      keep_and_abort(generated.binary);
+    }
+  }
+  if (!out_of_fuel) ++tally.self_checked;
   std::vector<std::string> ours;
   for (const auto& r : *records) {
     if (r.trap == wasm::TrapKind::OutOfFuel || r.trap == wasm::TrapKind::CallStackExhausted) {
@@ -205,13 +259,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& l : ours) std::fprintf(stderr, "  %s\n", l.c_str());
     std::fprintf(stderr, "wasm-interp:\n");
     for (const auto& l : theirs) std::fprintf(stderr, "  %s\n", l.c_str());
-    const std::string kept = "/tmp/sprawl-fuzz-diff-module-" + std::to_string(::getpid()) + ".wasm";
-    if (std::FILE* f = std::fopen(kept.c_str(), "wb")) {
-      std::fwrite(generated.binary.data(), 1, generated.binary.size(), f);
-      std::fclose(f);
-      std::fprintf(stderr, "module written to %s\n", kept.c_str());
-    }
-    std::abort();
+    keep_and_abort(generated.binary);
   }
   ++tally.modules;
   tally.functions += ours.size();
