@@ -266,20 +266,9 @@ L_CallIndirect: {
   goto do_call;
 }
 do_call:
-  // Metered: the call charges the callee's first segment, after the callee's entry check, which
-  // sees only what ran plus the entry's own 1. The caller's next segment (ret_ip[-1], the `post`
-  // word) is charged when the call returns, as Wasmtime adds the costs of the operators after a
-  // call once it has returned: charged ahead, a deep recursion would see the costs of code that
-  // has not run at its entry checks (and run out of fuel early), and a trap would count them.
-  if constexpr (Metered) {
-    if (fuel <= 1) [[unlikely]] {
-      if (callee->host == nullptr) REFUEL(1);
-    }
-    fuel -= callee->entry_fuel;
-  }
   if (callee->host != nullptr) [[unlikely]] {
     // A host function may call back into the store: that run starts above this frame, and
-    // sees (and leaves) the fuel counter in the store.
+    // sees (and leaves) the fuel counter in the store. Only the `call` itself costs fuel.
     S->entry_fp = nfp + std::max(callee->num_params, callee->num_results);
     S->entry_frame = cs.fr;
     if constexpr (Metered) S->counter = fuel;
@@ -290,9 +279,18 @@ do_call:
     if constexpr (Metered) fuel -= ip[-1];
     DISPATCH();
   }
-  if (cs.fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]] {
-    if constexpr (Metered) fuel += callee->entry_fuel;  // the callee never starts
+  // The stack check comes first, as Wasmtime's prologue stack check precedes its fuel entry
+  // check: a call that cannot start is CallStackExhausted whatever the balance, and charges nothing.
+  if (cs.fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]]
     TRAP(TrapKind::CallStackExhausted);
+  // Metered: the call charges the callee's first segment, after the callee's entry check, which
+  // sees only what ran plus the entry's own 1. The caller's next segment (ret_ip[-1], the `post`
+  // word) is charged when the call returns, as Wasmtime adds the costs of the operators after a
+  // call once it has returned: charged ahead, a deep recursion would see the costs of code that
+  // has not run at its entry checks (and run out of fuel early), and a trap would count them.
+  if constexpr (Metered) {
+    if (fuel <= 1) [[unlikely]] REFUEL(1);
+    fuel -= callee->entry_fuel;
   }
   {
     Frame* const f = cs.fr;

@@ -141,6 +141,14 @@ TEST(FuelTrap, CallStackExhaustedReportsOnlyWhatRan) {
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().kind, TrapKind::CallStackExhausted);
   EXPECT_EQ(store.fuel_consumed(), 101u * 8u);
+  // The stack check precedes the entry's fuel check (as Wasmtime's prologue): with just what ran
+  // + 1 the call that cannot start is still CallStackExhausted, not OutOfFuel (fuzz_diff's
+  // budget = consumed + 1 rerun found them in the other order).
+  store.set_budget(ExecutionBudget{101u * 8u + 1u, std::nullopt});
+  auto tight = store.invoke(export_func(**inst, "down"), std::vector{Value::i32(1000)});
+  ASSERT_FALSE(tight.has_value());
+  EXPECT_EQ(tight.error().kind, TrapKind::CallStackExhausted);
+  EXPECT_EQ(store.fuel_consumed(), 101u * 8u);
 }
 
 TEST_F(FuelTest, UnmeteredRunsReportNothing) {
