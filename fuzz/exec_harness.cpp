@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 
 namespace sprawling::fuzz {
 
@@ -42,7 +43,7 @@ std::string value_text(const wasm::Value& v) {
 
 std::optional<std::vector<CallRecord>> run_exports(
     const std::shared_ptr<const wasm::CompiledModule>& compiled, const ExecLimits& limits,
-    const std::function<std::vector<wasm::Value>(const wasm::FuncType&)>& args_for) {
+    const ArgsFor& args_for) {
   const wasm::Module& module = compiled->module();
   if (!module.imports.empty()) return std::nullopt;
   wasm::Store store(wasm::StoreLimits{.max_memory_bytes = limits.max_memory_bytes,
@@ -130,6 +131,43 @@ std::optional<std::vector<CallRecord>> run_exports(
     records.push_back(std::move(record));
   }
   return records;
+}
+
+std::optional<std::string> check_reruns(const std::shared_ptr<const wasm::CompiledModule>& compiled,
+                                        const std::vector<CallRecord>& first, const ExecLimits& limits,
+                                        const std::function<ArgsFor()>& fresh_args) {
+  if (std::any_of(first.begin(), first.end(), [](const auto& r) { return r.trap == wasm::TrapKind::OutOfFuel; }))
+    return std::nullopt;
+  ExecLimits unmetered = limits;
+  unmetered.fuel_per_call = std::nullopt;
+  unmetered.fuel_by_call.clear();
+  ExecLimits exact = limits;
+  exact.fuel_by_call.clear();
+  for (const auto& r : first) exact.fuel_by_call.push_back(r.fuel_consumed + 1);
+  auto line = [](const CallRecord& r) {
+    std::string text = r.name + "() =>";
+    if (r.trap) text += " trap: " + std::string(wasm::trap_message(*r.trap));
+    for (std::size_t i = 0; i < r.results.size(); ++i) text += (i == 0 ? " " : ", ") + value_text(r.results[i]);
+    return text + "  [fuel " + std::to_string(r.fuel_consumed) + "]";
+  };
+  for (const auto& [rerun_limits, what, compare_fuel] :
+       {std::tuple{&unmetered, "unmetered", false}, std::tuple{&exact, "budget = consumed + 1", true}}) {
+    auto again = run_exports(compiled, *rerun_limits, fresh_args ? fresh_args() : ArgsFor{});
+    const bool same = again && again->size() == first.size() &&
+                      std::equal(first.begin(), first.end(), again->begin(), [&](const auto& a, const auto& b) {
+                        return a.trap == b.trap && a.results == b.results &&
+                               (!compare_fuel || a.fuel_consumed == b.fuel_consumed);
+                      });
+    if (same) continue;
+    std::string report = std::string("the metered run and the run with ") + what + " differ\nmetered:\n";
+    for (const auto& r : first) report += "  " + line(r) + "\n";
+    report += std::string(what) + ":\n";
+    if (!again) report += "  (did not instantiate)\n";
+    else
+      for (const auto& r : *again) report += "  " + line(r) + "\n";
+    return report;
+  }
+  return std::nullopt;
 }
 
 }  // namespace sprawling::fuzz

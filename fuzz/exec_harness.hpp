@@ -29,11 +29,25 @@ struct ExecLimits {
   std::vector<std::uint64_t> fuel_by_call = {};
 };
 
+using ArgsFor = std::function<std::vector<wasm::Value>(const wasm::FuncType&)>;
+
 // nullopt when the module cannot be instantiated (imports, link limits, a trapping start).
 // `args_for` supplies the arguments of functions with parameters (nullptr: they are skipped).
 std::optional<std::vector<CallRecord>> run_exports(
     const std::shared_ptr<const wasm::CompiledModule>& compiled, const ExecLimits& limits,
-    const std::function<std::vector<wasm::Value>(const wasm::FuncType&)>& args_for);
+    const ArgsFor& args_for);
+
+// The engine's promises about its own two code variants and its fuel figure, checked by running
+// the calls of `first` (made under `limits`) again on fresh instances:
+// 1. unmetered (no budget: the code variant without fuel operations): the same results and traps;
+// 2. each call's budget set to the fuel it consumed + 1: the same results, traps and consumed
+//    figures (a finished or trapped run's figure is exact, and every check it passed saw less).
+// `fresh_args` gives an `args_for` that replays the arguments of the first run (or nullptr).
+// Returns a report of the first disagreement; nothing when all agree or when a call ran out of
+// fuel (then an unmetered rerun could run for long, and there is nothing exact to compare).
+std::optional<std::string> check_reruns(const std::shared_ptr<const wasm::CompiledModule>& compiled,
+                                        const std::vector<CallRecord>& first, const ExecLimits& limits,
+                                        const std::function<ArgsFor()>& fresh_args);
 
 // "i32:4294967291", "f32:nan", "f64:-0.100000" — wasm-interp's spelling of a value.
 std::string value_text(const wasm::Value& v);

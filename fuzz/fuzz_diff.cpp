@@ -22,7 +22,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace {
@@ -186,51 +185,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::fprintf(stderr, "a generated module was rejected: %s\n", compiled.error().message.c_str());
     std::abort();
   }
-  auto records = fuzz::run_exports(*compiled,
-                                   fuzz::ExecLimits{.fuel_per_call = fuzz::kFuelPerCall,
-                                                    .max_memory_bytes = fuzz::kMemoryCapBytes,
-                                                    .max_table_elements = 1'000'000},
-                                   nullptr);
+  const fuzz::ExecLimits limits{
+      .fuel_per_call = fuzz::kFuelPerCall, .max_memory_bytes = fuzz::kMemoryCapBytes, .max_table_elements = 1'000'000};
+  auto records = fuzz::run_exports(*compiled, limits, nullptr);
   if (!records) {
     ++tally.skipped;
     return 0;
   }
-  // Our own two promises first (both cheap beside the wasm-interp process), unless a call ran out
-  // of fuel (without a budget it might run for a long time):
-  // 1. the unmetered code (no budget: no fuel operations at all) computes what the metered code did;
-  // 2. fuel is exact: a call that finished (or trapped) having consumed C does the same, reporting
-  //    C again, under a budget of C + 1 (every check it passed saw less than C + 1 spent).
-  const fuzz::ExecLimits unmetered_limits{.fuel_per_call = std::nullopt,
-                                          .max_memory_bytes = fuzz::kMemoryCapBytes,
-                                          .max_table_elements = 1'000'000};
-  fuzz::ExecLimits exact_limits{.fuel_per_call = fuzz::kFuelPerCall,
-                                .max_memory_bytes = fuzz::kMemoryCapBytes,
-                                .max_table_elements = 1'000'000};
-  for (const auto& r : *records) exact_limits.fuel_by_call.push_back(r.fuel_consumed + 1);
+  // Our own promises first (fuzz::check_reruns; cheap beside the wasm-interp process).
   const bool out_of_fuel = std::any_of(records->begin(), records->end(),
                                        [](const auto& r) { return r.trap == wasm::TrapKind::OutOfFuel; });
-  for (const auto& [limits, what, compare_fuel] :
-       {std::tuple{&unmetered_limits, "unmetered", false}, std::tuple{static_cast<const fuzz::ExecLimits*>(&exact_limits), "budget = consumed + 1", true}}) {
-    if (out_of_fuel) break;
-    auto again = fuzz::run_exports(*compiled, *limits, nullptr);
-    const bool same = again && again->size() == records->size() &&
-                      std::equal(records->begin(), records->end(), again->begin(), [&](const auto& a, const auto& b) {
-                        return a.trap == b.trap && a.results == b.results &&
-                               (!compare_fuel || a.fuel_consumed == b.fuel_consumed);
-                      });
-    if (!same) {
-      std::fprintf(stderr, "DIFFERENCE between our metered run (budget %" PRIu64 ") and our run with %s\n",
-                   fuzz::kFuelPerCall, what);
-      auto print = [](const std::vector<fuzz::CallRecord>& rs) {
-        for (const auto& r : rs) std::fprintf(stderr, "  %s  [fuel %" PRIu64 "]\n", our_line(r).c_str(), r.fuel_consumed);
-      };
-      std::fprintf(stderr, "metered:\n");
-      print(*records);
-      std::fprintf(stderr, "%s:\n", what);
-      if (again) print(*again);
-      else std::fprintf(stderr, "  (did not instantiate)\n");
-      keep_and_abort(generated.binary);
-    }
+  if (auto report = fuzz::check_reruns(*compiled, *records, limits, nullptr)) {
+    std::fprintf(stderr, "DIFFERENCE: %s", report->c_str());
+    keep_and_abort(generated.binary);
   }
   if (!out_of_fuel) ++tally.self_checked;
   std::vector<std::string> ours;
