@@ -55,6 +55,25 @@ TEST(Wat, EmptyModuleForms) {
   EXPECT_EQ(wat(R"wat((module quote "(func)"))wat"), wat("(func)"));
 }
 
+TEST(Wat, TheFormSaysWhetherTheParserEncodedTheBytes) {
+  // `(module binary …)` strings pass through as written, even malformed (an empty module here:
+  // the decoder reports "unexpected end"); fuzz_wat holds only encoded modules to well-formedness.
+  auto binary = wat_to_module_bytes("(module  binary) \n");
+  ASSERT_TRUE(binary.has_value());
+  EXPECT_EQ(binary->form, WatForm::Binary);
+  EXPECT_TRUE(binary->bytes.empty());
+  auto quoted = wat_to_module_bytes(R"wat((module quote "(module \62inary \"\\00asm\")"))wat");
+  ASSERT_TRUE(quoted.has_value()) << quoted.error().to_string();
+  EXPECT_EQ(quoted->form, WatForm::Binary);
+  EXPECT_EQ(quoted->bytes, (Bytes{0x00, 'a', 's', 'm'}));
+  for (const char* fields : {"(module (func))", "(func)", R"wat((module quote "(func)"))wat"}) {
+    auto encoded = wat_to_module_bytes(fields);
+    ASSERT_TRUE(encoded.has_value()) << fields;
+    EXPECT_EQ(encoded->form, WatForm::Fields) << fields;
+    EXPECT_EQ(encoded->bytes, wat(fields)) << fields;
+  }
+}
+
 TEST(Wat, ExportedConstantFunction) {
   EXPECT_EQ(wat(R"wat((module (func (export "f") (result i32) i32.const 42)))wat"),
             with_header({0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7F,         // type [] -> [i32]

@@ -12,7 +12,7 @@ std::string TextError::to_string() const {
   return message + " at " + std::to_string(line) + ":" + std::to_string(column);
 }
 
-std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_view source, const WatOptions& options) {
+std::expected<WatModuleBytes, TextError> wat_to_module_bytes(std::string_view source, const WatOptions& options) {
   auto tokens = tokenize(source);
   if (!tokens) return std::unexpected(std::move(tokens.error()));
   Cursor cursor(*tokens);
@@ -20,10 +20,19 @@ std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_vi
     auto module = parse_module_form(cursor, options);
     if (!module) return std::unexpected(std::move(module.error()));
     if (!cursor.at(TokenKind::Eof)) return std::unexpected(unexpected(cursor.peek(), "end of input"));
-    if (module->form == ModuleText::Form::Quote) return wat_to_binary(module->quote, options);
-    return std::move(module->bytes);
+    if (module->form == ModuleText::Form::Quote) return wat_to_module_bytes(module->quote, options);
+    return WatModuleBytes{.bytes = std::move(module->bytes),
+                          .form = module->form == ModuleText::Form::Binary ? WatForm::Binary : WatForm::Fields};
   }
-  return compile_fields(cursor, /*bare=*/true, options, {});
+  auto bytes = compile_fields(cursor, /*bare=*/true, options, {});
+  if (!bytes) return std::unexpected(std::move(bytes.error()));
+  return WatModuleBytes{.bytes = std::move(*bytes), .form = WatForm::Fields};
+}
+
+std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_view source, const WatOptions& options) {
+  auto module = wat_to_module_bytes(source, options);
+  if (!module) return std::unexpected(std::move(module.error()));
+  return std::move(module->bytes);
 }
 
 bool looks_like_wat(std::span<const std::uint8_t> bytes) noexcept {

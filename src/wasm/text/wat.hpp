@@ -39,6 +39,18 @@ struct WatOptions {
 [[nodiscard]] std::expected<std::vector<std::uint8_t>, TextError> wat_to_binary(std::string_view source,
                                                                               const WatOptions& options = {});
 
+// How the bytes came to be: encoded by this parser from module fields, or given as the strings
+// of `(module binary "…")` (directly or inside `(module quote …)`), which pass through as they
+// are — those may be anything, malformed included; the decoder judges them.
+enum class WatForm { Fields, Binary };
+struct WatModuleBytes {
+  std::vector<std::uint8_t> bytes;
+  WatForm form = WatForm::Fields;
+};
+// wat_to_binary, also saying which form the module had.
+[[nodiscard]] std::expected<WatModuleBytes, TextError> wat_to_module_bytes(std::string_view source,
+                                                                        const WatOptions& options = {});
+
 // True if `bytes` is not a binary module (no "\0asm" magic) and its first token after
 // whitespace and comments is '('.
 [[nodiscard]] bool looks_like_wat(std::span<const std::uint8_t> bytes) noexcept;
