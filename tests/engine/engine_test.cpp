@@ -85,7 +85,7 @@ TEST(A10, FuelExhaustionInterruptsAndIsAnOutcomeNotAnError) {
   ASSERT_TRUE(outcome.has_value());
   EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}});
   ASSERT_TRUE(outcome->stats.has_value());
-  EXPECT_GE(outcome->stats->fuel_consumed, 10'000U);
+  EXPECT_EQ(outcome->stats->fuel_consumed, 10'000U);  // after exhaustion: exactly the budget
 }
 
 // --------------------------------------------------------------------- stats
@@ -119,6 +119,7 @@ TEST(Stats, FuelIsCheckedAtEntryAndLoopHeadersSoAStraightLineRunMayOverdrawAsInW
     auto none = sandbox.run(job_for(wasm, budget));
     ASSERT_TRUE(none.has_value());
     EXPECT_EQ(none->exit, SandboxExit{FuelExhausted{}}) << budget;
+    EXPECT_EQ(none->stats->fuel_consumed, budget);  // the budget, not the entry charge's 1 (F4's fix)
     EXPECT_TRUE(none->stdout_bytes.empty());
   }
 }
