@@ -68,7 +68,7 @@ std::string our_line(const fuzz::CallRecord& r) {
 std::string normalise_wabt(const std::string& line) {
   const auto arrow = line.find("() =>");
   if (arrow == std::string::npos) return line;
-  const std::string head = line.substr(0, arrow + 5);
+  std::string head = line.substr(0, arrow + 5);
   std::string rest = line.substr(arrow + 5);
   if (rest.empty()) return head;
   rest.erase(0, 1);  // the space after "=>"

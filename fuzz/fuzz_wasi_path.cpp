@@ -285,7 +285,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         case 4: guest.call("path_create_directory", {base, kPathA, alen}); break;
         case 5: guest.call(in.below(2) ? "path_unlink_file" : "path_remove_directory", {base, kPathA, alen}); break;
         case 6: {  // path_symlink: any target text is allowed; following it later must stay inside
-          const std::string t = targets[in.below(targets.size())];
+          const std::string& t = targets[in.below(targets.size())];
           const std::uint32_t tlen = guest.put(t, kPathB);
           guest.call("path_symlink", {kPathB, tlen, base, kPathA, alen});
           break;
