@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sprawling::test {
 
@@ -33,6 +35,12 @@ class TempDir {
   std::filesystem::path write(const std::string& name, std::string_view content) const {
     const auto file = path_ / name;
     std::ofstream(file, std::ios::binary) << content;
+    return file;
+  }
+  std::filesystem::path write(const std::string& name, const std::vector<std::uint8_t>& bytes) const {
+    const auto file = path_ / name;
+    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                 static_cast<std::streamsize>(bytes.size()));
     return file;
   }
 

@@ -2,6 +2,8 @@
 // measurements (resident memory, open fds, wall time) the tests bound.
 #pragma once
 
+#include "engine/guest.hpp"
+
 #include <sprawling/runtime/sandbox.hpp>
 
 #include <dirent.h>
@@ -24,37 +26,8 @@ extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 
 namespace sprawling::hostile {
 
-class Scratch {
- public:
-  Scratch() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("sprawl-hostile-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-  std::filesystem::path write(const std::string& name, std::string_view content) const {
-    const auto file = path_ / name;
-    std::ofstream(file, std::ios::binary) << content;
-    return file;
-  }
-  std::filesystem::path write(const std::string& name, const std::vector<std::uint8_t>& bytes) const {
-    const auto file = path_ / name;
-    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                 static_cast<std::streamsize>(bytes.size()));
-    return file;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+// A scratch folder removed with everything in it (the tests' one TempDir).
+using Scratch = test::TempDir;
 
 inline runtime::SandboxJob job(const std::filesystem::path& wasm, std::uint64_t fuel) {
   return runtime::SandboxJob{.wasm = wasm, .argv = {"guest"}, .env = {}, .stdin_bytes = {}, .mounts = {},
