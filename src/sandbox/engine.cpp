@@ -344,6 +344,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
                                .stderr_cap = config_.max_stderr_bytes,
                                .stdout_sink = config_.stdout_sink,
                                .stderr_sink = config_.stderr_sink,
+                               .hostcall_copy_limit = config_.hostcall_copy_limit,
                                .deterministic = config_.deterministic,
                                .random_seed = config_.random_seed,
                                .deadline = deadline};

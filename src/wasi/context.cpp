@@ -36,6 +36,7 @@ std::expected<std::unique_ptr<WasiContext>, WasiSetupError> WasiContext::create(
   state->clock_step_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(config.clock_step.count(), 0));
   state->realtime_start_ns = config.deterministic_realtime_start_ns;
   state->deadline = config.deadline;
+  state->hostcall_copy_limit = config.hostcall_copy_limit;
   seed_deterministic(state->rng, config.random_seed);
 
   auto table_full = [&] {

@@ -88,8 +88,11 @@ Result<std::uint32_t> write_output(OutputStream& out, std::span<const std::uint8
 namespace {
 
 // The first non-empty buffer of an iovec array (Wasmtime reads and writes only that one; libc
-// loops on short counts). Each iovec record is checked as it is read; all empty → empty span.
+// loops on short counts). The whole array counts against the copy limit first (so 2^29 empty
+// iovecs are ENOMEM, not a long scan); each record is checked as it is read; all empty → empty.
 Result<std::span<std::uint8_t>> first_buffer(Call& c, std::uint32_t iovs, std::uint32_t iovs_len) {
+  if (auto taken = take_copy(c, std::uint64_t{iovs_len} * L::iovec_size); !taken)
+    return std::unexpected(std::move(taken).error());
   for (std::uint32_t i = 0; i < iovs_len; ++i) {
     const std::uint64_t at = std::uint64_t{iovs} + std::uint64_t{i} * L::iovec_size;
     if (at > UINT32_MAX) return trap("out of bounds memory access in a WASI function");
@@ -151,6 +154,7 @@ Result<std::uint32_t> read_impl(Call& c, std::optional<std::uint64_t> offset) {
 Result<std::uint32_t> write_impl(Call& c, std::optional<std::uint64_t> offset) {
   auto buffer = first_buffer(c, c.u32(1), c.u32(2));
   if (!buffer) return std::unexpected(std::move(buffer).error());
+  if (auto taken = take_copy(c, buffer->size()); !taken) return std::unexpected(std::move(taken).error());
   auto entry = any_fd(c, c.u32(0));
   if (!entry) return std::unexpected(std::move(entry).error());
   switch ((*entry)->kind) {

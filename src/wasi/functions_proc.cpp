@@ -166,6 +166,7 @@ Result<void> clock_time_get(Call& c) {
 
 // random_get(buf*, buf_len)
 Result<void> random_get(Call& c) {
+  if (auto taken = take_copy(c, c.u32(1)); !taken) return std::unexpected(std::move(taken).error());
   auto out = c.memory.bytes(c.u32(0), c.u32(1));
   if (!out) return std::unexpected(std::move(out).error());
   if (c.state.deterministic) {
@@ -190,6 +191,8 @@ Result<void> random_get(Call& c) {
 Result<void> poll_oneoff(Call& c) {
   const std::uint32_t count = c.u32(2);
   if (count == 0) return fail(e::inval);
+  if (auto taken = take_copy(c, std::uint64_t{count} * L::subscription_size); !taken)
+    return std::unexpected(std::move(taken).error());
   auto subs = c.memory.array(c.u32(0), count, L::subscription_size, L::subscription_align);
   if (!subs) return std::unexpected(std::move(subs).error());
   auto events = c.memory.array(c.u32(1), count, L::event_size, L::event_align);

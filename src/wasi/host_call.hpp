@@ -24,6 +24,7 @@ struct Call {
   wasm::HostCall& host;
   WasiState& state;
   GuestMemory memory;
+  std::uint64_t copy_left = 0;  // of WasiState::hostcall_copy_limit, for this call
 
   // i32 arguments travel in the low 32 bits of their slot; i64 ones fill it.
   [[nodiscard]] std::uint32_t u32(std::size_t index) const noexcept { return static_cast<std::uint32_t>(host.args[index]); }
@@ -41,7 +42,7 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
     call.trap_message = "WASI function called without its WasiContext";
     return wasm::HostStatus::Trap;
   }
-  Call c{call, context->state(), GuestMemory(call.memory)};
+  Call c{call, context->state(), GuestMemory(call.memory), context->state().hostcall_copy_limit};
   Result<void> result = F(c);
   if (result) {
     if (!call.results.empty()) call.results[0] = abi::errno_::success;
@@ -90,8 +91,18 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
   return entry;
 }
 
-// A guest path string: bounds (trap), then NUL / UTF-8 / length (errno).
+// Takes `bytes` of this call's hostcall copy limit (WasiConfig::hostcall_copy_limit): ENOMEM, as
+// Wasmtime's hostcall fuel, when they are not left.
+[[nodiscard]] inline Result<void> take_copy(Call& c, std::uint64_t bytes) {
+  if (bytes > c.copy_left) return fail(abi::errno_::nomem);
+  c.copy_left -= bytes;
+  return {};
+}
+
+// A guest path string: the copy limit (ENOMEM), bounds (trap), then length / NUL / UTF-8 (errno).
+// The length comes first so that a path of gigabytes is refused without being scanned.
 [[nodiscard]] inline Result<std::string> read_path(Call& c, std::uint32_t ptr, std::uint32_t len) {
+  if (auto taken = take_copy(c, len); !taken) return std::unexpected(std::move(taken).error());
   auto bytes = c.memory.bytes(ptr, len);
   if (!bytes) return std::unexpected(std::move(bytes).error());
   return checked_guest_path(*bytes);

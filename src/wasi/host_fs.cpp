@@ -138,11 +138,11 @@ bool valid_utf8(std::span<const std::uint8_t> s) noexcept {
 }  // namespace
 
 Result<std::string> checked_guest_path(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() >= PATH_MAX) return fail(abi::errno_::nametoolong);  // before any scan
   for (std::uint8_t b : bytes) {
     if (b == 0) return fail(abi::errno_::inval);
   }
   if (!valid_utf8(bytes)) return fail(abi::errno_::ilseq);
-  if (bytes.size() >= PATH_MAX) return fail(abi::errno_::nametoolong);
   return std::string(bytes.begin(), bytes.end());
 }
 

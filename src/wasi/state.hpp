@@ -108,6 +108,7 @@ struct WasiState {
   OutputStream err;
 
   FdTable fds;
+  std::uint64_t hostcall_copy_limit = 0;  // WasiConfig::hostcall_copy_limit
 
   // Clocks. Host mode: monotonic counts from the context's creation (as Wasmtime's does).
   std::chrono::steady_clock::time_point monotonic_origin = std::chrono::steady_clock::now();

@@ -46,6 +46,13 @@ struct WasiConfig {
   // Guest fd table size, stdio and preopens included; opening past it gives EMFILE.
   std::uint32_t max_fds = 1024;
 
+  // Wasmtime's "hostcall fuel": the bytes one WASI call may take from guest memory — iovec
+  // arrays, the buffer fd_write/fd_pwrite write, path strings, poll_oneoff subscriptions, and
+  // (beyond Wasmtime) the bytes random_get fills. A call that would take more fails with ENOMEM
+  // before doing anything, so no single call makes the host scan, copy or generate gigabytes
+  // for the price of one `call`.
+  std::uint64_t hostcall_copy_limit = std::uint64_t{128} << 20;
+
   // Reproducible runs: clocks start at fixed values and advance by `clock_step` on every read
   // (and by the full timeout of a poll_oneoff sleep, without sleeping); random_get is a
   // generator seeded with `random_seed` (reproducible, not secret).

@@ -29,6 +29,10 @@ struct SandboxConfig {
   // Reproducible runs: fixed clocks and seeded randomness.
   bool deterministic = false;
   std::uint64_t random_seed = 0;
+  // What one WASI call may take from guest memory (Wasmtime's "hostcall fuel", same default):
+  // iovec arrays, written buffers, paths, poll subscriptions, random_get's buffer; past it the
+  // call fails with ENOMEM. Bounds the host work a single `call` can cost.
+  std::uint64_t hostcall_copy_limit = std::uint64_t{128} << 20;
 };
 
 class WasmSandbox final : public Sandbox {
