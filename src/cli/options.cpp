@@ -92,6 +92,36 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   return {};
 }
 
+// One KEY=VALUE of -S (Wasmtime's WASI options); only hostcall-fuel is ours.
+std::expected<void, UsageError> apply_wasi_option(RunRequest& request, std::string_view option) {
+  const auto eq = option.find('=');
+  const std::string_view key = option.substr(0, eq);
+  const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
+  if (key != "hostcall-fuel") {
+    return std::unexpected(UsageError{"-S '" + std::string(key) +
+                                      "': unknown option (supported: hostcall-fuel; the guest never inherits the "
+                                      "host's environment, network or other resources)"});
+  }
+  auto n = value.empty() ? std::nullopt : parse_size(value);
+  if (!n) {
+    return std::unexpected(UsageError{"-S hostcall-fuel='" + std::string(value) +
+                                      "': expected bytes, e.g. 134217728 or 128M"});
+  }
+  request.hostcall_copy_limit = n;
+  return {};
+}
+
+// "-W a=1,b=2" / "-Wa=1": each item of the comma-separated list through `apply`.
+template <class Apply>
+std::expected<void, UsageError> apply_list(std::string_view list, Apply apply) {
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    if (auto r = apply(list.substr(0, comma)); !r) return r;
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
@@ -186,6 +216,12 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
       if (auto r = apply_wasm_option(request, "timeout=" + std::string(*value)); !r) return std::unexpected(r.error());
+    } else if (flag == "--hostcall-fuel") {
+      auto value = take_value(flag, arg);
+      if (!value) return std::unexpected(value.error());
+      if (auto r = apply_wasi_option(request, "hostcall-fuel=" + std::string(*value)); !r) {
+        return std::unexpected(r.error());
+      }
     } else if (flag == "--json") {
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
@@ -194,20 +230,19 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
       request.stdin_path = std::string(*value);
-    } else if (module_required && (arg == "-W" || arg.starts_with("-W"))) {
+    } else if (module_required && (arg.starts_with("-W") || arg.starts_with("-S"))) {
+      const bool wasm = arg.starts_with("-W");
       std::string_view list;
-      if (arg == "-W") {
-        if (i + 1 >= args.size()) return std::unexpected(UsageError{"-W needs KEY=VALUE"});
+      if (arg.size() == 2) {
+        if (i + 1 >= args.size()) return std::unexpected(UsageError{std::string(arg) + " needs KEY=VALUE"});
         list = args[++i];
       } else {
         list = arg.substr(2);
       }
-      // -W takes a comma-separated list, as in Wasmtime: -W fuel=100,timeout=1s
-      while (!list.empty()) {
-        const auto comma = list.find(',');
-        if (auto r = apply_wasm_option(request, list.substr(0, comma)); !r) return std::unexpected(r.error());
-        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-      }
+      // -W and -S take comma-separated lists, as in Wasmtime: -W fuel=100,timeout=1s
+      auto r = wasm ? apply_list(list, [&](std::string_view o) { return apply_wasm_option(request, o); })
+                    : apply_list(list, [&](std::string_view o) { return apply_wasi_option(request, o); });
+      if (!r) return std::unexpected(r.error());
     } else if (!module_required) {
       break;  // python mode: the first option that is not ours starts the interpreter's arguments
     } else {

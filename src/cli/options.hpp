@@ -23,6 +23,7 @@ struct RunRequest {
   std::optional<std::uint64_t> fuel;              // empty: fuel not metered
   std::optional<std::uint64_t> max_memory_bytes;  // empty: the engine's default (4 GiB)
   std::optional<std::chrono::nanoseconds> timeout;
+  std::optional<std::uint64_t> hostcall_copy_limit;  // empty: the sandbox's default (128 MiB)
   std::optional<std::string> json_path;           // "-" = stderr
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
 };

@@ -39,6 +39,10 @@ Options:
                            fails; default 4G (wasm32's limit)
   --timeout DURATION, -W timeout=DURATION
                            wall-clock limit (500ms, 2s, 1m); default: none
+  --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
+                           what one WASI call may take from guest memory (iovecs, written
+                           buffers, paths, poll subscriptions, random_get's buffer); past
+                           it the call fails with ENOMEM; default 128M (as Wasmtime)
   --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
                            when it is a pipe or file; empty when it is a terminal)
   --json FILE              write a JSON outcome report to FILE ('-' = stderr): exit kind, code,
@@ -106,6 +110,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   runtime::SandboxConfig config;
   if (request.max_memory_bytes) config.max_memory_bytes = *request.max_memory_bytes;
   config.timeout = request.timeout;
+  if (request.hostcall_copy_limit) config.hostcall_copy_limit = *request.hostcall_copy_limit;
   config.meter_fuel = request.fuel.has_value();
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };

@@ -97,7 +97,7 @@ TEST(Cli, RunHelpDocumentsEveryFlagAndStatus) {
   auto help = sprawl({"run", "--help"});
   EXPECT_EQ(help.status, 0);
   for (const char* word : {"--dir HOST::GUEST::ro", "--env NAME=VALUE", "--fuel", "-W fuel=N", "--max-memory-size",
-                           "--timeout", "--json", "--stdin", "134", "135", "136", "133", "132", "131", "128", "126"}) {
+                           "--timeout", "--hostcall-fuel", "-S hostcall-fuel=BYTES", "--json", "--stdin", "134", "135", "136", "133", "132", "131", "128", "126"}) {
     EXPECT_TRUE(contains(help.out, word)) << word;
   }
   for (const char* sub : {"wast", "validate", "python"}) {
@@ -261,6 +261,26 @@ TEST(Cli, MaxMemorySizeCapsGrowth) {
   EXPECT_EQ(result.status, 3);
   EXPECT_TRUE(contains(result.err, R"("peak_memory_bytes":2097152)")) << result.err;
   EXPECT_EQ(sprawl({"run", "-W", "max-memory-size=2097152", wasm}).status, 3);
+}
+
+TEST(Cli, HostcallFuelLimitsWhatOneWasiCallTakes) {
+  // Writes 100 bytes to stdout in one fd_write and exits with its errno.
+  TempDir dir;
+  const auto wasm = dir.write("write100.wat", R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32)))
+    (memory (export "memory") 1)
+    (func (export "_start")
+      (i32.store (i32.const 0) (i32.const 1024))
+      (i32.store (i32.const 4) (i32.const 100))
+      (call $e (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))))").string();
+  auto fits = sprawl({"run", wasm});
+  EXPECT_EQ(fits.status, 0);
+  EXPECT_EQ(fits.out.size(), 100u);
+  auto refused = sprawl({"run", "-S", "hostcall-fuel=100", wasm});  // 8 (the iovec) + 100 > 100
+  EXPECT_EQ(refused.status, 48);  // ENOMEM
+  EXPECT_TRUE(refused.out.empty());
+  EXPECT_EQ(sprawl({"run", "--hostcall-fuel", "108", wasm}).status, 0);
 }
 
 TEST(Cli, ValidateSaysOkOrTheFirstErrorWithItsOffset) {

@@ -62,6 +62,21 @@ TEST(Options, UnknownWasmOptionIsRefusedNamingTheSupportedOnes) {
   EXPECT_NE(r.error().message.find("supported: fuel, max-memory-size, timeout"), std::string::npos);
 }
 
+TEST(Options, WasiOptionHostcallFuelInBothSpellings) {
+  EXPECT_FALSE(parse({"m.wasm"}).value().hostcall_copy_limit.has_value());
+  EXPECT_EQ(parse({"-S", "hostcall-fuel=64K", "m.wasm"}).value().hostcall_copy_limit, 65536U);
+  EXPECT_EQ(parse({"-Shostcall-fuel=1M", "m.wasm"}).value().hostcall_copy_limit, std::uint64_t{1} << 20);
+  EXPECT_EQ(parse({"--hostcall-fuel", "100", "m.wasm"}).value().hostcall_copy_limit, 100U);
+  auto bad = parse({"-S", "hostcall-fuel=lots", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("expected bytes"), std::string::npos);
+  // Wasmtime's other -S options grant the guest host resources: refused, naming what is supported.
+  auto inherit = parse({"-S", "inherit-env", "m.wasm"});
+  ASSERT_FALSE(inherit.has_value());
+  EXPECT_NE(inherit.error().message.find("supported: hostcall-fuel"), std::string::npos);
+  EXPECT_FALSE(parse({"-S"}).has_value());
+}
+
 TEST(Options, AFlagsValueIsNeverTheNextOption) {
   auto r = parse({"--json", "-c", "m.wasm"});
   ASSERT_FALSE(r.has_value());
