@@ -535,7 +535,13 @@ class Generator {
       case 1: {
         expr(code, t, depth + 1);
         expr(code, t, depth + 1);
-        code.push_back(static_cast<std::uint8_t>((is64 ? 0xa0 : 0x92) + in_.below(7)));
+        // add sub mul div min max copysign. copysign copies the sign of a NaN, which the spec
+        // leaves to the engine for arithmetic NaNs (x86 makes 0/0 negative, wabt positive): in
+        // differential mode it becomes an add (same input bytes consumed, so corpora keep their
+        // modules otherwise).
+        std::uint32_t op = in_.below(7);
+        if (op == 6 && options_.deterministic_only) op = 0;
+        code.push_back(static_cast<std::uint8_t>((is64 ? 0xa0 : 0x92) + op));
         return;
       }
       case 2: {
