@@ -10,6 +10,8 @@
 #include <cstring>
 #include <tuple>
 
+#include <unistd.h>
+
 namespace sprawling::fuzz {
 
 namespace {
@@ -133,11 +135,31 @@ std::optional<std::vector<CallRecord>> run_exports(
   return records;
 }
 
+bool write_file(const std::string& path, std::span<const std::uint8_t> bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+bool any_out_of_fuel(const std::vector<CallRecord>& records) {
+  return std::any_of(records.begin(), records.end(), [](const auto& r) { return r.trap == wasm::TrapKind::OutOfFuel; });
+}
+
+void keep_module_if_asked(std::span<const std::uint8_t> binary) {
+  if (const char* keep = std::getenv("SPRAWLING_FUZZ_KEEP_MODULE"); keep != nullptr) (void)write_file(keep, binary);
+}
+
+void keep_module_and_abort(const char* target, std::span<const std::uint8_t> binary) {
+  const std::string kept = std::string("/tmp/sprawl-fuzz-") + target + "-module-" + std::to_string(::getpid()) + ".wasm";
+  if (write_file(kept, binary)) std::fprintf(stderr, "module written to %s\n", kept.c_str());
+  std::abort();
+}
+
 std::optional<std::string> check_reruns(const std::shared_ptr<const wasm::CompiledModule>& compiled,
                                         const std::vector<CallRecord>& first, const ExecLimits& limits,
                                         const std::function<ArgsFor()>& fresh_args) {
-  if (std::any_of(first.begin(), first.end(), [](const auto& r) { return r.trap == wasm::TrapKind::OutOfFuel; }))
-    return std::nullopt;
+  if (any_out_of_fuel(first)) return std::nullopt;
   ExecLimits unmetered = limits;
   unmetered.fuel_per_call = std::nullopt;
   unmetered.fuel_by_call.clear();

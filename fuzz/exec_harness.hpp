@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,18 @@ std::optional<std::vector<CallRecord>> run_exports(
 std::optional<std::string> check_reruns(const std::shared_ptr<const wasm::CompiledModule>& compiled,
                                         const std::vector<CallRecord>& first, const ExecLimits& limits,
                                         const std::function<ArgsFor()>& fresh_args);
+
+// True when some call ran out of fuel (then check_reruns has nothing to check).
+[[nodiscard]] bool any_out_of_fuel(const std::vector<CallRecord>& records);
+
+// Writes `bytes` to `path`; false if any step failed.
+bool write_file(const std::string& path, std::span<const std::uint8_t> bytes);
+
+// Triage: writes the module a generator input stands for to $SPRAWLING_FUZZ_KEEP_MODULE, when set
+// (fuzz/README.md, "Reproduce a finding").
+void keep_module_if_asked(std::span<const std::uint8_t> binary);
+// A finding: writes the module to /tmp/sprawl-fuzz-TARGET-module-PID.wasm, says so, and aborts.
+[[noreturn]] void keep_module_and_abort(const char* target, std::span<const std::uint8_t> binary);
 
 // "i32:4294967291", "f32:nan", "f64:-0.100000" — wasm-interp's spelling of a value.
 std::string value_text(const wasm::Value& v);

@@ -93,12 +93,7 @@ std::string normalise_wabt(const std::string& line) {
 std::vector<std::string> run_wabt(const std::vector<std::uint8_t>& binary, const std::string& path, int& status) {
   std::vector<std::string> lines;
   status = -1;
-  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(binary.data(), 1, binary.size(), f);
-    std::fclose(f);
-  } else {
-    return lines;
-  }
+  if (!fuzz::write_file(path, binary)) return lines;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return lines;
   posix_spawn_file_actions_t actions;
@@ -147,16 +142,6 @@ std::vector<std::string> run_wabt(const std::vector<std::uint8_t>& binary, const
   return lines;
 }
 
-[[noreturn]] void keep_and_abort(const std::vector<std::uint8_t>& binary) {
-  const std::string kept = "/tmp/sprawl-fuzz-diff-module-" + std::to_string(::getpid()) + ".wasm";
-  if (std::FILE* f = std::fopen(kept.c_str(), "wb")) {
-    std::fwrite(binary.data(), 1, binary.size(), f);
-    std::fclose(f);
-    std::fprintf(stderr, "module written to %s\n", kept.c_str());
-  }
-  std::abort();
-}
-
 // How much was really compared (printed at exit: skipped modules are not evidence).
 struct Tally {
   std::size_t modules = 0, functions = 0, skipped = 0, self_checked = 0;
@@ -173,13 +158,7 @@ Tally tally;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto generated = fuzz::generate_module(std::span<const std::uint8_t>(data, size), {.deterministic_only = true});
-  if (const char* keep = std::getenv("SPRAWLING_FUZZ_KEEP_MODULE"); keep != nullptr) {
-    // Triage: the module a generator input stands for (fuzz/README.md, "Reproduce a finding").
-    if (std::FILE* f = std::fopen(keep, "wb")) {
-      std::fwrite(generated.binary.data(), 1, generated.binary.size(), f);
-      std::fclose(f);
-    }
-  }
+  fuzz::keep_module_if_asked(generated.binary);
   auto compiled = wasm::compile(generated.binary);
   if (!compiled) {
     std::fprintf(stderr, "a generated module was rejected: %s\n", compiled.error().message.c_str());
@@ -193,13 +172,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   // Our own promises first (fuzz::check_reruns; cheap beside the wasm-interp process).
-  const bool out_of_fuel = std::any_of(records->begin(), records->end(),
-                                       [](const auto& r) { return r.trap == wasm::TrapKind::OutOfFuel; });
   if (auto report = fuzz::check_reruns(*compiled, *records, limits, nullptr)) {
     std::fprintf(stderr, "DIFFERENCE: %s", report->c_str());
-    keep_and_abort(generated.binary);
+    fuzz::keep_module_and_abort("diff", generated.binary);
   }
-  if (!out_of_fuel) ++tally.self_checked;
+  if (!fuzz::any_out_of_fuel(*records)) ++tally.self_checked;
   std::vector<std::string> ours;
   for (const auto& r : *records) {
     if (r.trap == wasm::TrapKind::OutOfFuel || r.trap == wasm::TrapKind::CallStackExhausted) {
@@ -226,7 +203,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& l : ours) std::fprintf(stderr, "  %s\n", l.c_str());
     std::fprintf(stderr, "wasm-interp:\n");
     for (const auto& l : theirs) std::fprintf(stderr, "  %s\n", l.c_str());
-    keep_and_abort(generated.binary);
+    fuzz::keep_module_and_abort("diff", generated.binary);
   }
   ++tally.modules;
   tally.functions += ours.size();

@@ -10,20 +10,6 @@
 #include <memory>
 #include <string>
 
-#include <unistd.h>
-
-namespace {
-
-void dump(const std::vector<std::uint8_t>& binary) {
-  const std::string kept = "/tmp/sprawl-fuzz-run-rejected-" + std::to_string(::getpid()) + ".wasm";
-  if (std::FILE* f = std::fopen(kept.c_str(), "wb")) {
-    std::fwrite(binary.data(), 1, binary.size(), f);
-    std::fclose(f);
-    std::fprintf(stderr, "module written to %s\n", kept.c_str());
-  }
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sprawling;
@@ -31,20 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool is_module = size >= 4 && std::memcmp(data, "\0asm", 4) == 0;
   std::vector<std::uint8_t> binary =
       is_module ? std::vector<std::uint8_t>(input.begin(), input.end()) : fuzz::generate_module(input, {}).binary;
-  if (const char* keep = std::getenv("SPRAWLING_FUZZ_KEEP_MODULE"); keep != nullptr && !is_module) {
-    // Triage: the module a generator input stands for (fuzz/README.md, "Reproduce a finding").
-    if (std::FILE* f = std::fopen(keep, "wb")) {
-      std::fwrite(binary.data(), 1, binary.size(), f);
-      std::fclose(f);
-    }
-  }
+  if (!is_module) fuzz::keep_module_if_asked(binary);
   auto compiled = wasm::compile(binary);
   if (!compiled) {
     if (!is_module) {
       std::fprintf(stderr, "a generated module was rejected: %s at 0x%zx\n", compiled.error().message.c_str(),
                    compiled.error().offset);
-      dump(binary);
-      std::abort();
+      fuzz::keep_module_and_abort("run", binary);
     }
     return 0;
   }
@@ -78,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!records) return 0;
   if (auto report = fuzz::check_reruns(*compiled, *records, limits, fresh_args)) {
     std::fprintf(stderr, "%s", report->c_str());
-    if (!is_module) dump(binary);
+    if (!is_module) fuzz::keep_module_and_abort("run", binary);
     std::abort();
   }
   return 0;

@@ -25,8 +25,9 @@ Runs CPython 3.11 built for WASI in the sandbox: the standard library is mounted
   sprawl python --dir ./work::/work /work/script.py
 
 Options: the long options of `sprawl run` (--dir, --env, --fuel, --max-memory-size, --timeout,
---hostcall-fuel, --stdin, --json), before the Python arguments; the first argument that is not one of them (-c,
-a script, -W …, or anything after --) starts Python's own. Exit statuses: as `sprawl run`.
+--hostcall-fuel, --stdin, --json), before the Python arguments; the first argument that is not
+one of them (-c, a script, -W …, -S, or anything after --) starts Python's own. Exit statuses:
+as `sprawl run`.
 
 The interpreter is found through SPRAWLING_PYTHON_WASM (python.wasm) and SPRAWLING_PYTHON_LIB
 (the folder holding python3.11/), or else in .artifacts/python-wasi/ of the source tree. When
