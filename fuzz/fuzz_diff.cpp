@@ -23,7 +23,6 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -161,7 +160,9 @@ Tally tally;
 // bytes it does not reach). wasm-interp is deterministic on these modules, so its lines for that
 // module are known: they are kept (module hash -> hash of the agreed lines) and our lines are
 // checked against them again, without a process. A hash collision could only skip a comparison,
-// never report a false difference (a mismatch reruns wasm-interp). Bounded: cleared when full.
+// never report a false difference (a mismatch reruns wasm-interp). The table is direct-mapped and
+// allocated once: an allocation that outlives the input would make libFuzzer suspect a leak and
+// rerun the input under LeakSanitizer.
 std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ULL) {
   for (const unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
   return h;
@@ -171,8 +172,14 @@ std::uint64_t lines_hash(const std::vector<std::string>& lines) {
   for (const auto& l : lines) h = fnv1a(std::string_view(l.data(), l.size() + 1), h);  // with its NUL
   return h;
 }
-std::unordered_map<std::uint64_t, std::uint64_t> agreed;
-constexpr std::size_t kAgreedMax = std::size_t{1} << 22;
+struct Agreed {
+  std::uint64_t module = 0, lines = 0;
+};
+constexpr std::size_t kAgreedSlots = std::size_t{1} << 22;  // 64 MiB
+Agreed& agreed_slot(std::uint64_t module_hash) {
+  static std::vector<Agreed> table(kAgreedSlots);
+  return table[module_hash & (kAgreedSlots - 1)];
+}
 
 }  // namespace
 
@@ -207,7 +214,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::uint64_t module_hash =
       fnv1a(std::string_view(reinterpret_cast<const char*>(generated.binary.data()), generated.binary.size()));
-  if (const auto known = agreed.find(module_hash); known != agreed.end() && known->second == lines_hash(ours)) {
+  if (const Agreed& known = agreed_slot(module_hash); known.module == module_hash && known.lines == lines_hash(ours)) {
     ++tally.modules;
     ++tally.remembered;
     tally.functions += ours.size();
@@ -237,7 +244,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   ++tally.modules;
   tally.functions += ours.size();
-  if (agreed.size() >= kAgreedMax) agreed.clear();
-  agreed[module_hash] = lines_hash(ours);
+  agreed_slot(module_hash) = {.module = module_hash, .lines = lines_hash(ours)};
   return 0;
 }
