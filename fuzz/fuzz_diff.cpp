@@ -214,7 +214,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::uint64_t module_hash =
       fnv1a(std::string_view(reinterpret_cast<const char*>(generated.binary.data()), generated.binary.size()));
-  if (const Agreed& known = agreed_slot(module_hash); known.module == module_hash && known.lines == lines_hash(ours)) {
+  const std::uint64_t ours_hash = lines_hash(ours);
+  if (const Agreed& known = agreed_slot(module_hash); known.module == module_hash && known.lines == ours_hash) {
     ++tally.modules;
     ++tally.remembered;
     tally.functions += ours.size();
@@ -244,6 +245,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   ++tally.modules;
   tally.functions += ours.size();
-  agreed_slot(module_hash) = {.module = module_hash, .lines = lines_hash(ours)};
+  agreed_slot(module_hash) = {.module = module_hash, .lines = ours_hash};
   return 0;
 }
