@@ -9,6 +9,7 @@
 #include <array>
 #include <cassert>
 #include <cstring>
+#include <unordered_map>
 
 namespace sprawling::wasm {
 namespace {
@@ -891,7 +892,9 @@ class Translator {
         w(idx);
         w(n);
         for (u32 i = 0; i <= n; ++i) w(0);
-        std::vector<std::pair<u32, u32>> trampolines;  // depth -> code position
+        // One trampoline per distinct target depth, found in O(1): a br_table of n targets into
+        // d nested labels must translate in O(n + d), not O(n * d) (the resources issue).
+        std::unordered_map<u32, u32> trampolines;  // depth -> code position
         for (u32 i = 0; i <= n; ++i) {
           Ctrl& t = label(depths[i]);
           const u32 word = at + 3 + i;
@@ -899,13 +902,8 @@ class Translator {
             add_jump(t, at, word);
             continue;
           }
-          auto it = std::find_if(trampolines.begin(), trampolines.end(),
-                                 [&](const auto& p) { return p.first == depths[i]; });
-          if (it == trampolines.end()) {
-            trampolines.emplace_back(depths[i], pos());
-            emit_br(depths[i]);
-            it = trampolines.end() - 1;
-          }
+          auto [it, fresh] = trampolines.try_emplace(depths[i], pos());
+          if (fresh) emit_br(depths[i]);
           out_.code[word] = it->second - at;
         }
         set_unreachable();
