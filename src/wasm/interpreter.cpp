@@ -86,21 +86,11 @@ inline T fimm(const u32* w) noexcept {
 
 template <bool Metered>
 [[gnu::noinline]] void run(Store::Impl* store, FuncInst* entry_func, ExecOutcome* out_arg, std::int32_t* offsets_out) {
+  // One label per op, in Op order (both generated from internal_ops.def).
   static const void* const kLabels[] = {
-#define X(Name) &&L_##Name,
-      SPRAWLING_INTERNAL_OPS(X)
-#undef X
-#define SPRAWLING_LABEL_Un(Name) &&L_Num##Name,
-#define SPRAWLING_LABEL_Bin(Name) &&L_Num##Name,
-#define SPRAWLING_LABEL_BinImm(Name) &&L_Num##Name, &&L_Num##Name##Imm,
-#define SPRAWLING_LABEL_BinFImm(Name) &&L_Num##Name, &&L_Num##Name##Imm,
-#define SPRAWLING_SIMPLE_OP(Name, A, R, Form) SPRAWLING_LABEL_##Form(Name)
-#include "wasm/simple_ops.inc"
-#undef SPRAWLING_SIMPLE_OP
-#undef SPRAWLING_LABEL_Un
-#undef SPRAWLING_LABEL_Bin
-#undef SPRAWLING_LABEL_BinImm
-#undef SPRAWLING_LABEL_BinFImm
+#define SPRAWLING_OP(Name, Layout, Family, Variant, Trap, Segment) &&L_##Name,
+#include "wasm/internal_ops.def"
+#undef SPRAWLING_OP
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == kOpCount);
   char* const base = static_cast<char*>(&&L_Unreachable);
@@ -161,19 +151,24 @@ template <bool Metered>
     }                             \
   } while (0)
   // A taken branch. Metered code: every backward branch lands on a loop header's FuelCheck
-  // [cost visible=0]; when the balance is positive it is done here, saving a dispatch.
+  // [cost visible=0] (the verifier checks it); when the balance is positive it is done here,
+  // saving a dispatch.
 #define JUMP(off)                                                    \
   do {                                                               \
     const i32 off_ = static_cast<i32>(off);                          \
     ip += off_;                                                      \
     if constexpr (Metered) {                                         \
       if (off_ < 0 && fuel > 0) {                                    \
-        fuel -= ip[1];                                               \
-        ip += 3;                                                     \
+        fuel -= ip[layout::FuelCheck::cost];                         \
+        ip += layout::FuelCheck::kWords;                             \
       }                                                              \
     }                                                                \
     DISPATCH();                                                      \
   } while (0)
+  // The `post` word of the call (Call or CallIndirect, both with it last) that returns to ip.
+  static_assert(layout::Call::post == layout::Call::kWords - 1 &&
+                layout::CallIndirect::post == layout::CallIndirect::kWords - 1);
+#define POST_CALL_FUEL(ret) (ret)[-1]
 #define TRAP(k)        \
   do {                 \
     trap = (k);        \
@@ -218,51 +213,54 @@ template <bool Metered>
 L_Unreachable:
   TRAP(TrapKind::Unreachable);
 L_Br:
-  JUMP(ip[1]);
+  JUMP(ip[layout::Jump::off]);
 L_BrIf:
-  if (static_cast<u32>(SLOT(1)) != 0) JUMP(ip[2]);
-  FALLTHROUGH(3);
+  if (static_cast<u32>(SLOT(layout::CondJump::cond)) != 0) JUMP(ip[layout::CondJump::off]);
+  FALLTHROUGH(layout::CondJump::fall);
 L_BrUnless:
-  if (static_cast<u32>(SLOT(1)) == 0) JUMP(ip[2]);
-  FALLTHROUGH(3);
+  if (static_cast<u32>(SLOT(layout::CondJump::cond)) == 0) JUMP(ip[layout::CondJump::off]);
+  FALLTHROUGH(layout::CondJump::fall);
 L_BrTable: {
-  u32 i = static_cast<u32>(SLOT(1));
-  const u32 n = ip[2];
+  using L = layout::JumpTable;
+  u32 i = static_cast<u32>(SLOT(L::idx));
+  const u32 n = ip[L::n];
   if (i > n) i = n;
-  ip += static_cast<i32>(ip[3 + i]);
+  ip += static_cast<i32>(ip[L::targets + i]);
   DISPATCH();
 }
 L_Copy:
-  SLOT(1) = SLOT(2);
-  NEXT(3);
+  SLOT(layout::Copy::dst) = SLOT(layout::Copy::src);
+  NEXT(layout::Copy::kWords);
 L_Copy2:
-  SLOT(1) = SLOT(2);
-  SLOT(3) = SLOT(4);
-  NEXT(5);
+  SLOT(layout::Copy2::dst0) = SLOT(layout::Copy2::src0);
+  SLOT(layout::Copy2::dst1) = SLOT(layout::Copy2::src1);
+  NEXT(layout::Copy2::kWords);
 L_Const32:
-  SLOT(1) = ip[2];
-  NEXT(3);
+  SLOT(layout::Const32::dst) = ip[layout::Const32::imm];
+  NEXT(layout::Const32::kWords);
 L_Const64:
-  SLOT(1) = static_cast<u64>(ip[2]) | (static_cast<u64>(ip[3]) << 32);
-  NEXT(4);
+  SLOT(layout::Const64::dst) =
+      static_cast<u64>(ip[layout::Const64::value]) | (static_cast<u64>(ip[layout::Const64::value_hi_]) << 32);
+  NEXT(layout::Const64::kWords);
 L_Call:
-  callee = inst->funcs[ip[1]];
-  nfp = fp + ip[2];
-  ret_ip = ip + 4;
+  callee = inst->funcs[ip[layout::Call::func]];
+  nfp = fp + ip[layout::Call::base];
+  ret_ip = ip + layout::Call::kWords;
   goto do_call;
 L_CallIndirect: {
-  TableInst* t = inst->tables[ip[2]];
-  const u32 i = static_cast<u32>(SLOT(4));
+  using L = layout::CallIndirect;
+  TableInst* t = inst->tables[ip[L::table]];
+  const u32 i = static_cast<u32>(SLOT(L::idx));
   if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::UndefinedElement);
   callee = reinterpret_cast<FuncInst*>(t->elements[i]);
   if (callee == nullptr) [[unlikely]] {
     out->element_index = i;
     TRAP(TrapKind::UninitializedElement);
   }
-  const FuncType* want = inst->types[ip[1]];
+  const FuncType* want = inst->types[ip[L::type]];
   if (callee->type != want && !(*callee->type == *want)) [[unlikely]] TRAP(TrapKind::IndirectCallTypeMismatch);
-  nfp = fp + ip[3];
-  ret_ip = ip + 6;
+  nfp = fp + ip[L::base];
+  ret_ip = ip + L::kWords;
   goto do_call;
 }
 do_call:
@@ -276,7 +274,7 @@ do_call:
     if constexpr (Metered) fuel = S->counter;
     if (st != HostStatus::Ok) [[unlikely]] TRAP(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
     ip = ret_ip;
-    if constexpr (Metered) fuel -= ip[-1];
+    if constexpr (Metered) fuel -= POST_CALL_FUEL(ip);
     DISPATCH();
   }
   // The stack check comes first, as Wasmtime's prologue stack check precedes its fuel entry
@@ -284,10 +282,11 @@ do_call:
   if (cs.fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]]
     TRAP(TrapKind::CallStackExhausted);
   // Metered: the call charges the callee's first segment, after the callee's entry check, which
-  // sees only what ran plus the entry's own 1. The caller's next segment (ret_ip[-1], the `post`
-  // word) is charged when the call returns, as Wasmtime adds the costs of the operators after a
-  // call once it has returned: charged ahead, a deep recursion would see the costs of code that
-  // has not run at its entry checks (and run out of fuel early), and a trap would count them.
+  // sees only what ran plus the entry's own 1. The caller's next segment (the call's `post`
+  // word, the last before ret_ip) is charged when the call returns, as Wasmtime adds the costs of
+  // the operators after a call once it has returned: charged ahead, a deep recursion would see
+  // the costs of code that has not run at its entry checks (and run out of fuel early), and a
+  // trap would count them.
   if constexpr (Metered) {
     if (fuel <= 1) [[unlikely]] REFUEL(1);
     fuel -= callee->entry_fuel;
@@ -314,7 +313,7 @@ L_Return: {
   --f;
   cs.fr = f;
   ip = f->ip;
-  if constexpr (Metered) fuel -= ip[-1];  // the caller's segment after the call (do_call)
+  if constexpr (Metered) fuel -= POST_CALL_FUEL(ip);  // the caller's segment after the call (do_call)
   fp = f->fp;
   FuncInst* const caller = f->func;
   func = caller;
@@ -326,314 +325,283 @@ L_Return: {
   DISPATCH();
 }
 L_Fuel:
-  if constexpr (Metered) fuel -= ip[1];
-  NEXT(2);
+  if constexpr (Metered) fuel -= ip[layout::Fuel::cost];
+  NEXT(layout::Fuel::kWords);
 L_FuelCheck:
   if constexpr (Metered) {
-    if (fuel - static_cast<i64>(ip[2]) <= 0) [[unlikely]] {
-      REFUEL(ip[2]);
+    if (fuel - static_cast<i64>(ip[layout::FuelCheck::visible]) <= 0) [[unlikely]] {
+      REFUEL(ip[layout::FuelCheck::visible]);
     }
-    fuel -= ip[1];
+    fuel -= ip[layout::FuelCheck::cost];
   }
-  NEXT(3);
-L_Select:
-  SLOT(1) = static_cast<u32>(SLOT(4)) != 0 ? SLOT(2) : SLOT(3);
-  NEXT(5);
+  NEXT(layout::FuelCheck::kWords);
+L_Select: {
+  using L = layout::Select;
+  SLOT(L::dst) = static_cast<u32>(SLOT(L::cond)) != 0 ? SLOT(L::a) : SLOT(L::b);
+  NEXT(L::kWords);
+}
 L_GlobalGet:
-  SLOT(1) = inst->globals[ip[2]]->bits;
-  NEXT(3);
+  SLOT(layout::GlobalGet::dst) = inst->globals[ip[layout::GlobalGet::global]]->bits;
+  NEXT(layout::GlobalGet::kWords);
 L_GlobalSet:
-  inst->globals[ip[1]]->bits = SLOT(2);
-  NEXT(3);
+  inst->globals[ip[layout::GlobalSet::global]]->bits = SLOT(layout::GlobalSet::src);
+  NEXT(layout::GlobalSet::kWords);
 L_TableGet: {
-  TableInst* t = inst->tables[ip[2]];
-  const u32 i = static_cast<u32>(SLOT(3));
+  using L = layout::TableGet;
+  TableInst* t = inst->tables[ip[L::table]];
+  const u32 i = static_cast<u32>(SLOT(L::idx));
   if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
-  SLOT(1) = t->elements[i];
-  NEXT(4);
+  SLOT(L::dst) = t->elements[i];
+  NEXT(L::kWords);
 }
 L_TableSet: {
-  TableInst* t = inst->tables[ip[1]];
-  const u32 i = static_cast<u32>(SLOT(2));
+  using L = layout::TableSet;
+  TableInst* t = inst->tables[ip[L::table]];
+  const u32 i = static_cast<u32>(SLOT(L::idx));
   if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
-  t->elements[i] = SLOT(3);
-  NEXT(4);
+  t->elements[i] = SLOT(L::val);
+  NEXT(L::kWords);
 }
 L_TableSize:
-  SLOT(1) = static_cast<u32>(inst->tables[ip[2]]->elements.size());
-  NEXT(3);
+  SLOT(layout::TableSize::dst) = static_cast<u32>(inst->tables[ip[layout::TableSize::table]]->elements.size());
+  NEXT(layout::TableSize::kWords);
 L_TableGrow: {
-  TableInst* t = inst->tables[ip[2]];
-  const u64 init = SLOT(3);
-  const u32 n = static_cast<u32>(SLOT(4));
+  using L = layout::TableGrow;
+  TableInst* t = inst->tables[ip[L::table]];
+  const u64 init = SLOT(L::init);
+  const u32 n = static_cast<u32>(SLOT(L::n));
   CHARGE_UNITS(n);
   const u64 old = t->elements.size();
   if (old + n > t->max_elements) {
-    SLOT(1) = 0xFFFFFFFFu;
+    SLOT(L::dst) = 0xFFFFFFFFu;
   } else {
     t->elements.resize(old + n, init);
-    SLOT(1) = static_cast<u32>(old);
+    SLOT(L::dst) = static_cast<u32>(old);
   }
-  NEXT(5);
+  NEXT(L::kWords);
 }
 L_TableFill: {
-  TableInst* t = inst->tables[ip[1]];
-  const u32 i = static_cast<u32>(SLOT(2));
-  const u64 v = SLOT(3);
-  const u32 n = static_cast<u32>(SLOT(4));
+  using L = layout::TableFill;
+  TableInst* t = inst->tables[ip[L::table]];
+  const u32 i = static_cast<u32>(SLOT(L::i));
+  const u64 v = SLOT(L::val);
+  const u32 n = static_cast<u32>(SLOT(L::n));
   if (static_cast<u64>(i) + n > t->elements.size()) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
   CHARGE_UNITS(n);
   std::fill_n(t->elements.begin() + i, n, v);
-  NEXT(5);
+  NEXT(L::kWords);
 }
 L_TableCopy: {
-  TableInst* dt = inst->tables[ip[1]];
-  TableInst* st = inst->tables[ip[2]];
-  const u32 d = static_cast<u32>(SLOT(3));
-  const u32 s = static_cast<u32>(SLOT(4));
-  const u32 n = static_cast<u32>(SLOT(5));
+  using L = layout::TableCopy;
+  TableInst* dt = inst->tables[ip[L::dst_table]];
+  TableInst* st = inst->tables[ip[L::src_table]];
+  const u32 d = static_cast<u32>(SLOT(L::d));
+  const u32 s = static_cast<u32>(SLOT(L::s));
+  const u32 n = static_cast<u32>(SLOT(L::n));
   if (static_cast<u64>(d) + n > dt->elements.size() || static_cast<u64>(s) + n > st->elements.size()) [[unlikely]]
     TRAP(TrapKind::OutOfBoundsTableAccess);
   CHARGE_UNITS(n);
   if (n != 0) std::memmove(dt->elements.data() + d, st->elements.data() + s, n * sizeof(u64));
-  NEXT(6);
+  NEXT(L::kWords);
 }
 L_TableInit: {
-  const std::vector<u64>& seg = inst->elements[ip[1]];
-  TableInst* t = inst->tables[ip[2]];
-  const u32 d = static_cast<u32>(SLOT(3));
-  const u32 s = static_cast<u32>(SLOT(4));
-  const u32 n = static_cast<u32>(SLOT(5));
+  using L = layout::TableInit;
+  const std::vector<u64>& seg = inst->elements[ip[L::elem]];
+  TableInst* t = inst->tables[ip[L::table]];
+  const u32 d = static_cast<u32>(SLOT(L::d));
+  const u32 s = static_cast<u32>(SLOT(L::s));
+  const u32 n = static_cast<u32>(SLOT(L::n));
   if (static_cast<u64>(s) + n > seg.size() || static_cast<u64>(d) + n > t->elements.size()) [[unlikely]]
     TRAP(TrapKind::OutOfBoundsTableAccess);
   CHARGE_UNITS(n);
   if (n != 0) std::memcpy(t->elements.data() + d, seg.data() + s, n * sizeof(u64));
-  NEXT(6);
+  NEXT(L::kWords);
 }
 L_ElemDrop:
-  inst->elements[ip[1]].clear();
-  NEXT(2);
+  inst->elements[ip[layout::ElemDrop::elem]].clear();
+  NEXT(layout::ElemDrop::kWords);
 L_MemorySize:
-  SLOT(1) = static_cast<u32>(memsize / kPageSize);
-  NEXT(2);
+  SLOT(layout::MemorySize::dst) = static_cast<u32>(memsize / kPageSize);
+  NEXT(layout::MemorySize::kWords);
 L_MemoryGrow: {
-  const std::int64_t r = inst->memory0->grow(static_cast<u32>(SLOT(2)));
-  SLOT(1) = static_cast<u32>(r);
+  using L = layout::MemoryGrow;
+  const std::int64_t r = inst->memory0->grow(static_cast<u32>(SLOT(L::delta)));
+  SLOT(L::dst) = static_cast<u32>(r);
   RELOAD_MEMORY();
-  NEXT(3);
+  NEXT(L::kWords);
 }
 L_MemoryFill: {
-  const u32 d = static_cast<u32>(SLOT(1));
-  const auto v = static_cast<std::uint8_t>(SLOT(2));
-  const u32 n = static_cast<u32>(SLOT(3));
+  using L = layout::MemoryFill;
+  const u32 d = static_cast<u32>(SLOT(L::d));
+  const auto v = static_cast<std::uint8_t>(SLOT(L::val));
+  const u32 n = static_cast<u32>(SLOT(L::n));
   if (static_cast<u64>(d) + n > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);
   CHARGE_UNITS(n);
   if (n != 0) std::memset(mem + d, v, n);
-  NEXT(4);
+  NEXT(L::kWords);
 }
 L_MemoryCopy: {
-  const u32 d = static_cast<u32>(SLOT(1));
-  const u32 s = static_cast<u32>(SLOT(2));
-  const u32 n = static_cast<u32>(SLOT(3));
+  using L = layout::MemoryCopy;
+  const u32 d = static_cast<u32>(SLOT(L::d));
+  const u32 s = static_cast<u32>(SLOT(L::s));
+  const u32 n = static_cast<u32>(SLOT(L::n));
   if (static_cast<u64>(d) + n > memsize || static_cast<u64>(s) + n > memsize) [[unlikely]]
     TRAP(TrapKind::OutOfBoundsMemoryAccess);
   CHARGE_UNITS(n);
   if (n != 0) std::memmove(mem + d, mem + s, n);
-  NEXT(4);
+  NEXT(L::kWords);
 }
 L_MemoryInit: {
-  const std::span<const std::uint8_t> seg = inst->datas[ip[1]];
-  const u32 d = static_cast<u32>(SLOT(2));
-  const u32 s = static_cast<u32>(SLOT(3));
-  const u32 n = static_cast<u32>(SLOT(4));
+  using L = layout::MemoryInit;
+  const std::span<const std::uint8_t> seg = inst->datas[ip[L::data]];
+  const u32 d = static_cast<u32>(SLOT(L::d));
+  const u32 s = static_cast<u32>(SLOT(L::s));
+  const u32 n = static_cast<u32>(SLOT(L::n));
   if (static_cast<u64>(s) + n > seg.size() || static_cast<u64>(d) + n > memsize) [[unlikely]]
     TRAP(TrapKind::OutOfBoundsMemoryAccess);
   CHARGE_UNITS(n);
   if (n != 0) std::memcpy(mem + d, seg.data() + s, n);
-  NEXT(5);
+  NEXT(L::kWords);
 }
 L_DataDrop:
-  inst->datas[ip[1]] = {};
-  NEXT(2);
+  inst->datas[ip[layout::DataDrop::data]] = {};
+  NEXT(layout::DataDrop::kWords);
 L_RefIsNull:
-  SLOT(1) = SLOT(2) == 0 ? 1u : 0u;
-  NEXT(3);
+  SLOT(layout::Unary::dst) = SLOT(layout::Unary::a) == 0 ? 1u : 0u;
+  NEXT(layout::Unary::kWords);
 L_RefFunc:
-  SLOT(1) = reinterpret_cast<u64>(inst->funcs[ip[2]]);
-  NEXT(3);
+  SLOT(layout::RefFunc::dst) = reinterpret_cast<u64>(inst->funcs[ip[layout::RefFunc::func]]);
+  NEXT(layout::RefFunc::kWords);
 
-#define LOAD(Name, T, Convert)                                                          \
-  L_##Name : {                                                                          \
-    const u64 ea = static_cast<u64>(static_cast<u32>(SLOT(2))) + ip[3];                 \
+  // Loads and stores, in their three address modes (internal_ops.def's VMEM): EA_* is the
+  // effective address u64(u32 address) + offset.
+#define EA_Plain(L) static_cast<u64>(static_cast<u32>(SLOT(L::addr))) + ip[L::offset]
+#define EA_Add(L) static_cast<u64>(static_cast<u32>(SLOT(L::base)) + ip[L::imm]) + ip[L::offset]
+#define EA_Abs(L) static_cast<u64>(ip[L::addr]) + ip[L::offset]
+#define LOAD(Label, Layout, Mode, T, Convert)                                           \
+  L_##Label : {                                                                         \
+    using L = layout::Layout;                                                           \
+    const u64 ea = EA_##Mode(L);                                                        \
     if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
     T v;                                                                                \
     std::memcpy(&v, mem + ea, sizeof(T));                                               \
-    SLOT(1) = Convert(v);                                                               \
-    NEXT(4);                                                                            \
+    SLOT(L::dst) = Convert(v);                                                          \
+    NEXT(L::kWords);                                                                    \
+  }
+#define STORE(Label, Layout, Mode, T)                                                   \
+  L_##Label : {                                                                         \
+    using L = layout::Layout;                                                           \
+    const u64 ea = EA_##Mode(L);                                                        \
+    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
+    const T v = static_cast<T>(SLOT(L::val));                                           \
+    std::memcpy(mem + ea, &v, sizeof(T));                                               \
+    NEXT(L::kWords);                                                                    \
   }
 #define ZX32(v) static_cast<u64>(static_cast<u32>(v))
 #define SX32(v) static_cast<u64>(static_cast<u32>(static_cast<i32>(v)))
 #define ZX64(v) static_cast<u64>(v)
 #define SX64(v) static_cast<u64>(static_cast<i64>(v))
-  LOAD(I32Load, u32, ZX32)
-  LOAD(I64Load, u64, ZX64)
-  LOAD(I32Load8S, std::int8_t, SX32)
-  LOAD(I32Load8U, std::uint8_t, ZX32)
-  LOAD(I32Load16S, std::int16_t, SX32)
-  LOAD(I32Load16U, std::uint16_t, ZX32)
-  LOAD(I64Load8S, std::int8_t, SX64)
-  LOAD(I64Load8U, std::uint8_t, ZX64)
-  LOAD(I64Load16S, std::int16_t, SX64)
-  LOAD(I64Load16U, std::uint16_t, ZX64)
-  LOAD(I64Load32S, std::int32_t, SX64)
-  LOAD(I64Load32U, std::uint32_t, ZX64)
+#define LOADS(Suffix, Layout, Mode)                                       \
+  LOAD(I32Load##Suffix, Layout, Mode, u32, ZX32)                          \
+  LOAD(I64Load##Suffix, Layout, Mode, u64, ZX64)                          \
+  LOAD(I32Load8S##Suffix, Layout, Mode, std::int8_t, SX32)                \
+  LOAD(I32Load8U##Suffix, Layout, Mode, std::uint8_t, ZX32)               \
+  LOAD(I32Load16S##Suffix, Layout, Mode, std::int16_t, SX32)              \
+  LOAD(I32Load16U##Suffix, Layout, Mode, std::uint16_t, ZX32)             \
+  LOAD(I64Load8S##Suffix, Layout, Mode, std::int8_t, SX64)                \
+  LOAD(I64Load8U##Suffix, Layout, Mode, std::uint8_t, ZX64)               \
+  LOAD(I64Load16S##Suffix, Layout, Mode, std::int16_t, SX64)              \
+  LOAD(I64Load16U##Suffix, Layout, Mode, std::uint16_t, ZX64)             \
+  LOAD(I64Load32S##Suffix, Layout, Mode, std::int32_t, SX64)              \
+  LOAD(I64Load32U##Suffix, Layout, Mode, std::uint32_t, ZX64)
+#define STORES(Suffix, Layout, Mode)                          \
+  STORE(I32Store##Suffix, Layout, Mode, u32)                  \
+  STORE(I64Store##Suffix, Layout, Mode, u64)                  \
+  STORE(I32Store8##Suffix, Layout, Mode, std::uint8_t)        \
+  STORE(I32Store16##Suffix, Layout, Mode, std::uint16_t)      \
+  STORE(I64Store8##Suffix, Layout, Mode, std::uint8_t)        \
+  STORE(I64Store16##Suffix, Layout, Mode, std::uint16_t)      \
+  STORE(I64Store32##Suffix, Layout, Mode, std::uint32_t)
+  LOADS(, Load, Plain)
+  STORES(, Store, Plain)
+  LOADS(Add, LoadAdd, Add)
+  STORES(Add, StoreAdd, Add)
+  LOADS(Abs, LoadAbs, Abs)
+  STORES(Abs, StoreAbs, Abs)
+#undef LOADS
+#undef STORES
 #undef LOAD
-#define STORE(Name, T)                                                                  \
-  L_##Name : {                                                                          \
-    const u64 ea = static_cast<u64>(static_cast<u32>(SLOT(1))) + ip[3];                 \
-    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
-    const T v = static_cast<T>(SLOT(2));                                                \
-    std::memcpy(mem + ea, &v, sizeof(T));                                               \
-    NEXT(4);                                                                            \
-  }
-  STORE(I32Store, u32)
-  STORE(I64Store, u64)
-  STORE(I32Store8, std::uint8_t)
-  STORE(I32Store16, std::uint16_t)
-  STORE(I64Store8, std::uint8_t)
-  STORE(I64Store16, std::uint16_t)
-  STORE(I64Store32, std::uint32_t)
 #undef STORE
-#define LOAD_ADD(Name, T, Convert)                                                       \
-  L_##Name##Add : {                                                                     \
-    const u64 ea = static_cast<u64>(static_cast<u32>(SLOT(2)) + ip[3]) + ip[4];         \
-    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
-    T v;                                                                                \
-    std::memcpy(&v, mem + ea, sizeof(T));                                               \
-    SLOT(1) = Convert(v);                                                               \
-    NEXT(5);                                                                            \
-  }
-  LOAD_ADD(I32Load, u32, ZX32)
-  LOAD_ADD(I64Load, u64, ZX64)
-  LOAD_ADD(I32Load8S, std::int8_t, SX32)
-  LOAD_ADD(I32Load8U, std::uint8_t, ZX32)
-  LOAD_ADD(I32Load16S, std::int16_t, SX32)
-  LOAD_ADD(I32Load16U, std::uint16_t, ZX32)
-  LOAD_ADD(I64Load8S, std::int8_t, SX64)
-  LOAD_ADD(I64Load8U, std::uint8_t, ZX64)
-  LOAD_ADD(I64Load16S, std::int16_t, SX64)
-  LOAD_ADD(I64Load16U, std::uint16_t, ZX64)
-  LOAD_ADD(I64Load32S, std::int32_t, SX64)
-  LOAD_ADD(I64Load32U, std::uint32_t, ZX64)
-#undef LOAD_ADD
-#define STORE_ADD(Name, T)                                                               \
-  L_##Name##Add : {                                                                     \
-    const u64 ea = static_cast<u64>(static_cast<u32>(SLOT(1)) + ip[2]) + ip[4];         \
-    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
-    const T v = static_cast<T>(SLOT(3));                                                \
-    std::memcpy(mem + ea, &v, sizeof(T));                                               \
-    NEXT(5);                                                                            \
-  }
-  STORE_ADD(I32Store, u32)
-  STORE_ADD(I64Store, u64)
-  STORE_ADD(I32Store8, std::uint8_t)
-  STORE_ADD(I32Store16, std::uint16_t)
-  STORE_ADD(I64Store8, std::uint8_t)
-  STORE_ADD(I64Store16, std::uint16_t)
-  STORE_ADD(I64Store32, std::uint32_t)
-#undef STORE_ADD
-#define LOAD_ABS(Name, T, Convert)                                                       \
-  L_##Name##Abs : {                                                                     \
-    const u64 ea = static_cast<u64>(ip[2]) + ip[3];                                     \
-    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
-    T v;                                                                                \
-    std::memcpy(&v, mem + ea, sizeof(T));                                               \
-    SLOT(1) = Convert(v);                                                               \
-    NEXT(4);                                                                            \
-  }
-  LOAD_ABS(I32Load, u32, ZX32)
-  LOAD_ABS(I64Load, u64, ZX64)
-  LOAD_ABS(I32Load8S, std::int8_t, SX32)
-  LOAD_ABS(I32Load8U, std::uint8_t, ZX32)
-  LOAD_ABS(I32Load16S, std::int16_t, SX32)
-  LOAD_ABS(I32Load16U, std::uint16_t, ZX32)
-  LOAD_ABS(I64Load8S, std::int8_t, SX64)
-  LOAD_ABS(I64Load8U, std::uint8_t, ZX64)
-  LOAD_ABS(I64Load16S, std::int16_t, SX64)
-  LOAD_ABS(I64Load16U, std::uint16_t, ZX64)
-  LOAD_ABS(I64Load32S, std::int32_t, SX64)
-  LOAD_ABS(I64Load32U, std::uint32_t, ZX64)
-#undef LOAD_ABS
-#define STORE_ABS(Name, T)                                                               \
-  L_##Name##Abs : {                                                                     \
-    const u64 ea = static_cast<u64>(ip[1]) + ip[3];                                     \
-    if (ea + sizeof(T) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess); \
-    const T v = static_cast<T>(SLOT(2));                                                \
-    std::memcpy(mem + ea, &v, sizeof(T));                                               \
-    NEXT(4);                                                                            \
-  }
-  STORE_ABS(I32Store, u32)
-  STORE_ABS(I64Store, u64)
-  STORE_ABS(I32Store8, std::uint8_t)
-  STORE_ABS(I32Store16, std::uint16_t)
-  STORE_ABS(I64Store8, std::uint8_t)
-  STORE_ABS(I64Store16, std::uint16_t)
-  STORE_ABS(I64Store32, std::uint32_t)
-#undef STORE_ABS
+#undef EA_Plain
+#undef EA_Add
+#undef EA_Abs
 
-#define FUSED(Cmp, OPER, T)                                                                     \
-  L_BrIfI32##Cmp : if (static_cast<T>(SLOT(1)) OPER static_cast<T>(SLOT(2))) JUMP(ip[3]);         \
-  FALLTHROUGH(4);                                                                                      \
-  L_BrIfI32##Cmp##Imm : if (static_cast<T>(SLOT(1)) OPER static_cast<T>(ip[2])) JUMP(ip[3]);      \
-  FALLTHROUGH(4);                                                                                      \
-  L_BrUnlessI32##Cmp : if (!(static_cast<T>(SLOT(1)) OPER static_cast<T>(SLOT(2)))) JUMP(ip[3]);  \
-  FALLTHROUGH(4);                                                                                      \
-  L_BrUnlessI32##Cmp##Imm : if (!(static_cast<T>(SLOT(1)) OPER static_cast<T>(ip[2]))) JUMP(ip[3]); \
-  FALLTHROUGH(4);
-  FUSED(Eq, ==, u32)
-  FUSED(Ne, !=, u32)
-  FUSED(LtS, <, i32)
-  FUSED(LtU, <, u32)
-  FUSED(GtS, >, i32)
-  FUSED(GtU, >, u32)
-  FUSED(LeS, <=, i32)
-  FUSED(LeU, <=, u32)
-  FUSED(GeS, >=, i32)
-  FUSED(GeU, >=, u32)
+#define FUSED(Cmp, OPER, T)                                                                                  \
+  L_BrIfI32##Cmp : if (static_cast<T>(SLOT(CB::a)) OPER static_cast<T>(SLOT(CB::b))) JUMP(ip[CB::off]);       \
+  FALLTHROUGH(CB::fall);                                                                                     \
+  L_BrIfI32##Cmp##Imm : if (static_cast<T>(SLOT(CIB::a)) OPER static_cast<T>(ip[CIB::imm])) JUMP(ip[CIB::off]); \
+  FALLTHROUGH(CIB::fall);                                                                                    \
+  L_BrUnlessI32##Cmp : if (!(static_cast<T>(SLOT(CB::a)) OPER static_cast<T>(SLOT(CB::b)))) JUMP(ip[CB::off]); \
+  FALLTHROUGH(CB::fall);                                                                                     \
+  L_BrUnlessI32##Cmp##Imm : if (!(static_cast<T>(SLOT(CIB::a)) OPER static_cast<T>(ip[CIB::imm])))             \
+                                JUMP(ip[CIB::off]);                                                          \
+  FALLTHROUGH(CIB::fall);
+  {
+    using CB = layout::CmpBranch;
+    using CIB = layout::CmpImmBranch;
+    FUSED(Eq, ==, u32)
+    FUSED(Ne, !=, u32)
+    FUSED(LtS, <, i32)
+    FUSED(LtU, <, u32)
+    FUSED(GtS, >, i32)
+    FUSED(GtU, >, u32)
+    FUSED(LeS, <=, i32)
+    FUSED(LeU, <=, u32)
+    FUSED(GeS, >=, i32)
+    FUSED(GeU, >=, u32)
+  }
 #undef FUSED
 
-#define SPRAWLING_HANDLER_Un(Name, A, R)                                                     \
-  L_Num##Name : {                                                                           \
-    R r{};                                                                                  \
-    if (const TrapKind k = num::un<Opcode::Name, A, R>(get<A>(SLOT(2)), r); k != TrapKind::None) \
-      [[unlikely]] TRAP(k);                                                                 \
-    SLOT(1) = put<R>(r);                                                                    \
-    NEXT(3);                                                                                \
+#define SPRAWLING_HANDLER_Un(Name, A, R)                                                                \
+  L_Num##Name : {                                                                                      \
+    using L = layout::Unary;                                                                           \
+    R r{};                                                                                             \
+    if (const TrapKind k = num::un<Opcode::Name, A, R>(get<A>(SLOT(L::a)), r); k != TrapKind::None)     \
+      [[unlikely]] TRAP(k);                                                                            \
+    SLOT(L::dst) = put<R>(r);                                                                          \
+    NEXT(L::kWords);                                                                                   \
   }
 #define SPRAWLING_HANDLER_Bin(Name, A, R)                                                               \
   L_Num##Name : {                                                                                      \
+    using L = layout::Binary;                                                                          \
     R r{};                                                                                             \
-    if (const TrapKind k = num::bin<Opcode::Name, A, R>(get<A>(SLOT(2)), get<A>(SLOT(3)), r); k != TrapKind::None) \
-      [[unlikely]] TRAP(k);                                                                            \
-    SLOT(1) = put<R>(r);                                                                               \
-    NEXT(4);                                                                                           \
+    if (const TrapKind k = num::bin<Opcode::Name, A, R>(get<A>(SLOT(L::a)), get<A>(SLOT(L::b)), r);   \
+        k != TrapKind::None) [[unlikely]]                                                              \
+      TRAP(k);                                                                                         \
+    SLOT(L::dst) = put<R>(r);                                                                          \
+    NEXT(L::kWords);                                                                                   \
   }
-#define SPRAWLING_HANDLER_BinImm(Name, A, R)                                                        \
-  SPRAWLING_HANDLER_Bin(Name, A, R) L_Num##Name##Imm : {                                           \
-    R r{};                                                                                         \
-    if (const TrapKind k = num::bin<Opcode::Name, A, R>(get<A>(SLOT(2)), imm<A>(ip[3]), r); k != TrapKind::None) \
-      [[unlikely]] TRAP(k);                                                                        \
-    SLOT(1) = put<R>(r);                                                                           \
-    NEXT(4);                                                                                       \
+#define SPRAWLING_HANDLER_BinImm(Name, A, R)                                                            \
+  SPRAWLING_HANDLER_Bin(Name, A, R) L_Num##Name##Imm : {                                               \
+    using L = layout::BinaryImm;                                                                       \
+    R r{};                                                                                             \
+    if (const TrapKind k = num::bin<Opcode::Name, A, R>(get<A>(SLOT(L::a)), imm<A>(ip[L::imm]), r);   \
+        k != TrapKind::None) [[unlikely]]                                                              \
+      TRAP(k);                                                                                         \
+    SLOT(L::dst) = put<R>(r);                                                                          \
+    NEXT(L::kWords);                                                                                   \
   }
-#define SPRAWLING_HANDLER_BinFImm(Name, A, R)                                               \
-  SPRAWLING_HANDLER_Bin(Name, A, R) L_Num##Name##Imm : {                                   \
-    R r{};                                                                                 \
-    (void)num::bin<Opcode::Name, A, R>(get<A>(SLOT(2)), fimm<A>(ip + 3), r);               \
-    SLOT(1) = put<R>(r);                                                                   \
-    NEXT(sizeof(A) == 8 ? 5 : 4);                                                          \
+#define SPRAWLING_HANDLER_BinFImm(Name, A, R, Layout)                                                   \
+  SPRAWLING_HANDLER_Bin(Name, A, R) L_Num##Name##Imm : {                                               \
+    using L = layout::Layout;                                                                          \
+    R r{};                                                                                             \
+    (void)num::bin<Opcode::Name, A, R>(get<A>(SLOT(L::a)), fimm<A>(ip + L::value), r);                 \
+    SLOT(L::dst) = put<R>(r);                                                                          \
+    NEXT(L::kWords);                                                                                   \
   }
-#define SPRAWLING_SIMPLE_OP(Name, A, R, Form) SPRAWLING_HANDLER_##Form(Name, A, R)
+#define SPRAWLING_HANDLER_BinF32Imm(Name, A, R) SPRAWLING_HANDLER_BinFImm(Name, A, R, BinaryF32Imm)
+#define SPRAWLING_HANDLER_BinF64Imm(Name, A, R) SPRAWLING_HANDLER_BinFImm(Name, A, R, BinaryF64Imm)
+#define SPRAWLING_SIMPLE_OP(Name, A, R, Form, Trap) SPRAWLING_HANDLER_##Form(Name, A, R)
 #include "wasm/simple_ops.inc"
 #undef SPRAWLING_SIMPLE_OP
 
@@ -650,6 +618,7 @@ L_done:
 }
 
 #undef DISPATCH
+#undef POST_CALL_FUEL
 #undef NEXT
 #undef SLOT
 #undef stack_end

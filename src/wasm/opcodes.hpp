@@ -85,7 +85,7 @@ inline constexpr std::uint8_t kPrefixSimd = 0xFD;
 // Enumerator value: the opcode byte, or 0x100 + sub-opcode for the 0xFC-prefixed ones,
 // so one 512-entry table covers both spaces.
 enum class Opcode : std::uint16_t {
-#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel) Name = ((prefix) == 0xFC ? 0x100 : 0) + (code),
+#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm) Name = ((prefix) == 0xFC ? 0x100 : 0) + (code),
 #include "wasm/opcodes.def"
 #undef WASM_OPCODE
 };
@@ -99,15 +99,24 @@ struct OpcodeInfo {
   ImmKind imm = ImmKind::None;
   OpSig sig = OpSig::Special;
   std::uint8_t fuel = 0;
+  bool can_trap = false;
+  bool commutative = false;
 };
 
 namespace detail {
 constexpr std::array<OpcodeInfo, kOpcodeSpace> make_opcode_table() {
   std::array<OpcodeInfo, kOpcodeSpace> table{};
-#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel) \
-  table[static_cast<std::size_t>(Opcode::Name)] = OpcodeInfo{text, prefix, code, ImmKind::imm, OpSig::sig, fuel};
+#define SPRAWLING_OPCODE_FLAG_T true
+#define SPRAWLING_OPCODE_FLAG_C true
+#define SPRAWLING_OPCODE_FLAG__ false
+#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm)                                    \
+  table[static_cast<std::size_t>(Opcode::Name)] = OpcodeInfo{text, prefix, code, ImmKind::imm, OpSig::sig, fuel, \
+                                                             SPRAWLING_OPCODE_FLAG_##trap, SPRAWLING_OPCODE_FLAG_##comm};
 #include "wasm/opcodes.def"
 #undef WASM_OPCODE
+#undef SPRAWLING_OPCODE_FLAG_T
+#undef SPRAWLING_OPCODE_FLAG_C
+#undef SPRAWLING_OPCODE_FLAG__
   return table;
 }
 }  // namespace detail
@@ -122,6 +131,12 @@ inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::mak
 }
 [[nodiscard]] constexpr std::uint8_t fuel_cost(Opcode op) noexcept {
   return info(op).fuel;
+}
+[[nodiscard]] constexpr bool can_trap(Opcode op) noexcept {
+  return info(op).can_trap;
+}
+[[nodiscard]] constexpr bool commutative(Opcode op) noexcept {
+  return info(op).commutative;
 }
 
 // The opcode a single byte denotes (not 0xFC/0xFD themselves), if any.
@@ -217,5 +232,6 @@ static_assert(static_cast<std::uint16_t>(Opcode::I32Add) == 0x6A);
 static_assert(static_cast<std::uint16_t>(Opcode::TableFill) == 0x111);
 static_assert(sig_types(OpSig::il_v).params[1] == ValType::I64);
 static_assert(fuel_cost(Opcode::Block) == 0 && fuel_cost(Opcode::If) == 1);
+static_assert(can_trap(Opcode::I32DivS) && !can_trap(Opcode::I32Add) && commutative(Opcode::I64Xor));
 
 }  // namespace sprawling::wasm

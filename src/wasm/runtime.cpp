@@ -177,8 +177,8 @@ void Store::Impl::ensure_metered_code() {
       FuncInst* f = inst->funcs[imported + i];
       f->code[kMetered] = &mc[i];
       // Word 0 is the entry FuelCheck [cost visible=1]; callers charge and check it instead.
-      f->entry[kMetered] = mc[i].code.data() + 3;
-      f->entry_fuel = mc[i].code[1];
+      f->entry[kMetered] = mc[i].code.data() + layout::FuelCheck::kWords;
+      f->entry_fuel = mc[i].code[layout::FuelCheck::cost];
     }
     inst->metered_ready = true;
   }

@@ -17,6 +17,8 @@ namespace {
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 
+// How an immediate-free numeric opcode translates: its op, and the op with the second operand
+// inline (Op::Count_ if none), both from the declaration (internal_ops.def).
 enum class Form : std::uint8_t { None, Un, Bin, BinImm, BinFImm };
 
 struct SimpleInfo {
@@ -27,48 +29,24 @@ struct SimpleInfo {
 
 constexpr std::array<SimpleInfo, kOpcodeSpace> make_simple_table() {
   std::array<SimpleInfo, kOpcodeSpace> t{};
-#define SPRAWLING_FORM_IMM_Un(Name) Op::Count_
-#define SPRAWLING_FORM_IMM_Bin(Name) Op::Count_
-#define SPRAWLING_FORM_IMM_BinImm(Name) Op::Num##Name##Imm
-#define SPRAWLING_FORM_IMM_BinFImm(Name) Op::Num##Name##Imm
-#define SPRAWLING_SIMPLE_OP(Name, A, R, F) \
-  t[static_cast<std::size_t>(Opcode::Name)] = SimpleInfo{Op::Num##Name, SPRAWLING_FORM_IMM_##F(Name), Form::F};
-#include "wasm/simple_ops.inc"
-#undef SPRAWLING_SIMPLE_OP
-#undef SPRAWLING_FORM_IMM_Un
-#undef SPRAWLING_FORM_IMM_Bin
-#undef SPRAWLING_FORM_IMM_BinImm
-#undef SPRAWLING_FORM_IMM_BinFImm
+  for (std::size_t i = 0; i < kOpcodeSpace; ++i) {
+    const auto opc = static_cast<Opcode>(i);
+    SimpleInfo& e = t[i];
+    e.op = numeric_op(opc, SecondOperand::Slot);
+    e.imm = numeric_op(opc, SecondOperand::Imm);
+    if (e.op == Op::Count_) continue;
+    if (info(e.op).layout == Layout::Unary) e.form = Form::Un;
+    else if (e.imm == Op::Count_) e.form = Form::Bin;
+    else if (info(e.imm).layout == Layout::BinaryImm) e.form = Form::BinImm;
+    else e.form = Form::BinFImm;
+  }
   return t;
 }
 constexpr auto kSimple = make_simple_table();
-
-constexpr bool can_trap(Opcode op) {
-  switch (op) {
-    case Opcode::I32DivS: case Opcode::I32DivU: case Opcode::I32RemS: case Opcode::I32RemU:
-    case Opcode::I64DivS: case Opcode::I64DivU: case Opcode::I64RemS: case Opcode::I64RemU:
-    case Opcode::I32TruncF32S: case Opcode::I32TruncF32U: case Opcode::I32TruncF64S: case Opcode::I32TruncF64U:
-    case Opcode::I64TruncF32S: case Opcode::I64TruncF32U: case Opcode::I64TruncF64S: case Opcode::I64TruncF64U:
-      return true;
-    default:
-      return false;
-  }
-}
-constexpr bool commutative(Opcode op) {
-  switch (op) {
-    case Opcode::I32Add: case Opcode::I32Mul: case Opcode::I32And: case Opcode::I32Or: case Opcode::I32Xor:
-    case Opcode::I32Eq: case Opcode::I32Ne:
-    case Opcode::I64Add: case Opcode::I64Mul: case Opcode::I64And: case Opcode::I64Or: case Opcode::I64Xor:
-    case Opcode::I64Eq: case Opcode::I64Ne:
-      return true;
-    default:
-      return false;
-  }
-}
-constexpr bool is_i64_binop(Opcode op) {
-  const auto v = static_cast<unsigned>(op);
-  return (v >= 0x51 && v <= 0x5A) || (v >= 0x7C && v <= 0x8A);
-}
+static_assert(kSimple[static_cast<std::size_t>(Opcode::F64Mul)].form == Form::BinFImm &&
+              kSimple[static_cast<std::size_t>(Opcode::I64Shl)].form == Form::BinImm &&
+              kSimple[static_cast<std::size_t>(Opcode::F32Lt)].form == Form::Bin &&
+              kSimple[static_cast<std::size_t>(Opcode::I32Load)].form == Form::None);
 
 // Reads immediates of a validated body: no error checks (validation proved them well-formed).
 struct Reader {
@@ -141,7 +119,7 @@ struct Cond {
   Kind kind = Slot;
   u32 a = 0;
   u32 b = 0;
-  u32 cmp = 0;  // 0..9: eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u
+  Opcode cmp = Opcode::I32Eq;  // Cmp / CmpImm: the i32 comparison (fused_branch)
 };
 
 constexpr u32 kNone = ~u32{0};
@@ -166,11 +144,8 @@ class Translator {
     ctrl_.push_back(std::move(f));
     if (metered_) {
       seg_cost_ = 1;  // the function-entry charge
-      fuel_pos_ = pos() + 1;
       cur_offset_ = static_cast<u32>(body_.code_offset);
-      op(Op::FuelCheck);
-      w(0);
-      w(1);
+      fuel_pos_ = emit<Op::FuelCheck>({.cost = 0, .visible = 1}) + layout::FuelCheck::cost;
       trapping();
     }
     while (r.p < end && !ctrl_.empty()) step(r);
@@ -207,27 +182,33 @@ class Translator {
 
   // ---------------------------------------------------------------- emission
   u32 pos() const { return static_cast<u32>(out_.code.size()); }
-  void w(u32 x) { out_.code.push_back(x); }
-  void fuel_touch() {
-    if (metered_ && fuel_pos_ == kNone) {
-      out_.code.push_back(static_cast<u32>(handlers_[static_cast<std::size_t>(Op::Fuel)]));
-      fuel_pos_ = pos();
-      w(0);
-    }
-  }
-  u32 emit_op(Op op) {
-    if (op != Op::FuelCheck) fuel_touch();
+  // Appends instruction o (layout L) as the declaration lays it out, nothing else; returns its
+  // first word. The FALL word of metered code is left 0, TARGETS entries are the caller's.
+  template <class L>
+  u32 put(Op o, const typename L::Args& a) {
+    assert(info(o).layout == L::kLayout);
     const u32 at = pos();
-    out_.code.push_back(static_cast<u32>(handlers_[static_cast<std::size_t>(op)]));
-    producer_end_ = kNone;
-    cmp_end_ = kNone;
+    out_.code.resize(at + L::fixed_words(metered_));
+    out_.code[at] = static_cast<u32>(handlers_[static_cast<std::size_t>(o)]);
+    L::write(out_.code.data() + at, a);
     return at;
   }
-  u32 last_instr_ = 0;
-  u32 op(Op o) {
-    last_instr_ = emit_op(o);
+  void fuel_touch() {
+    if (metered_ && fuel_pos_ == kNone) fuel_pos_ = put<layout::Fuel>(Op::Fuel, {.cost = 0}) + layout::Fuel::cost;
+  }
+  // Emits an instruction of the wasm code (charged to the current segment, ending the peepholes).
+  template <class L>
+  u32 emit_as(Op o, const typename L::Args& a) {
+    if (o != Op::FuelCheck) fuel_touch();
+    invalidate_peepholes();
+    last_instr_ = put<L>(o, a);
     return last_instr_;
   }
+  template <Op O>
+  u32 emit(const typename LayoutOf<O>::type::Args& a) {
+    return emit_as<typename LayoutOf<O>::type>(O, a);
+  }
+  u32 last_instr_ = 0;
   void trapping() { out_.trap_sites.emplace_back(last_instr_, cur_offset_); }
   void mark_producer(u32 dst_word) {
     producer_end_ = pos();
@@ -239,8 +220,7 @@ class Translator {
     if (fuel_pos_ != kNone) {
       out_.code[fuel_pos_] = static_cast<u32>(seg_cost_);
     } else if (seg_cost_ > 0) {
-      out_.code.push_back(static_cast<u32>(handlers_[static_cast<std::size_t>(Op::Fuel)]));
-      w(static_cast<u32>(seg_cost_));
+      put<layout::Fuel>(Op::Fuel, {.cost = static_cast<u32>(seg_cost_)});
     }
     seg_cost_ = 0;
     fuel_pos_ = kNone;
@@ -270,22 +250,14 @@ class Translator {
   }
   void emit_const(u32 dst, u64 v) {
     if (v <= 0xFFFFFFFFu) {
-      op(Op::Const32);
-      w(dst);
-      w(static_cast<u32>(v));
+      emit<Op::Const32>({.dst = dst, .imm = static_cast<u32>(v)});
     } else {
-      op(Op::Const64);
-      w(dst);
-      w(static_cast<u32>(v));
-      w(static_cast<u32>(v >> 32));
+      emit<Op::Const64>({.dst = dst, .value = v});
     }
   }
   void emit_add_imm(u32 dst, u32 base, u32 imm) {
-    const u32 at = op(Op::NumI32AddImm);
-    w(dst);
-    w(base);
-    w(imm);
-    mark_producer(at + 1);
+    const u32 at = emit<Op::NumI32AddImm>({.dst = dst, .a = base, .imm = imm});
+    mark_producer(at + layout::BinaryImm::dst);
   }
   // Makes entry k live in its own temp slot.
   void materialize(u32 k) {
@@ -295,9 +267,7 @@ class Translator {
     } else if (o.kind == Operand::AddImm) {
       emit_add_imm(temp_slot(k), o.local, static_cast<u32>(o.value));
     } else if (o.kind == Operand::Local) {
-      op(Op::Copy);
-      w(temp_slot(k));
-      w(o.local);
+      emit<Op::Copy>({.dst = temp_slot(k), .src = o.local});
     }
     o = Operand{};
   }
@@ -336,11 +306,7 @@ class Translator {
       emit_add_imm(dst, o.local, static_cast<u32>(o.value));
     } else {
       const u32 src = o.kind == Operand::Local ? o.local : temp_slot(k);
-      if (src != dst) {
-        op(Op::Copy);
-        w(dst);
-        w(src);
-      }
+      if (src != dst) emit<Op::Copy>({.dst = dst, .src = src});
     }
   }
 
@@ -369,7 +335,7 @@ class Translator {
     if (n == 1 && vs_.back().kind == Operand::Temp && producer_end_ == pos() &&
         out_.code[producer_dst_word_] == temp_slot(height() - 1)) {
       out_.code[producer_dst_word_] = 0;
-      op(Op::Return);
+      emit<Op::Return>({});
       return;
     }
     bool clobber = false;
@@ -383,16 +349,12 @@ class Translator {
       for (u32 i = 0; i < n; ++i) move_to(temp_slot(height() - n + i), height() - n + i);
       for (u32 i = 0; i < n; ++i) {
         const u32 src = temp_slot(height() - n + i);
-        if (src != i) {
-          op(Op::Copy);
-          w(i);
-          w(src);
-        }
+        if (src != i) emit<Op::Copy>({.dst = i, .src = src});
       }
     } else {
       for (u32 i = 0; i < n; ++i) move_to(i, height() - n + i);
     }
-    op(Op::Return);
+    emit<Op::Return>({});
   }
   void add_jump(Ctrl& c, u32 instr, u32 word) {
     if (c.kind == Ctrl::Loop) {
@@ -409,9 +371,8 @@ class Translator {
       return;
     }
     emit_label_copies(c);
-    const u32 at = op(Op::Br);
-    w(0);
-    add_jump(c, at, at + 1);
+    const u32 at = emit<Op::Br>({.off = 0});
+    add_jump(c, at, at + layout::Jump::off);
   }
   void bind(Fixup f, u32 target) { out_.code[f.word] = target - f.instr; }
 
@@ -436,29 +397,26 @@ class Translator {
     return c;
   }
   // Emits a conditional branch taken when cond (xor negate) holds; returns the branch's first word.
+  // Metered code has one more word, the fuel of the segment that falls through (charged by the
+  // branch when not taken, which saves a Fuel dispatch on that path).
   u32 emit_cond_branch(const Cond& c, bool when_true) {
-    u32 at;
-    if (c.kind == Cond::Slot) {
-      at = op(when_true ? Op::BrIf : Op::BrUnless);
-      w(c.a);
-      w(0);
-    } else {
-      const u32 variant = c.cmp * 4 + (c.kind == Cond::CmpImm ? 1 : 0) + (when_true ? 0 : 2);
-      at = op(static_cast<Op>(static_cast<u32>(Op::BrIfI32Eq) + variant));
-      w(c.a);
-      w(c.b);
-      w(0);
-    }
-    // Metered code: one more word, the fuel of the segment that falls through (charged by the
-    // branch when not taken, which saves a Fuel dispatch on that path).
-    if (metered_) w(0);
-    return at;
+    if (c.kind == Cond::Slot)
+      return emit_as<layout::CondJump>(when_true ? Op::BrIf : Op::BrUnless, {.cond = c.a, .off = 0});
+    const BranchWhen when = when_true ? BranchWhen::True : BranchWhen::False;
+    if (c.kind == Cond::CmpImm)
+      return emit_as<layout::CmpImmBranch>(fused_branch(c.cmp, SecondOperand::Imm, when),
+                                           {.a = c.a, .imm = c.b, .off = 0});
+    return emit_as<layout::CmpBranch>(fused_branch(c.cmp, SecondOperand::Slot, when), {.a = c.a, .b = c.b, .off = 0});
   }
-  u32 cond_offset_word(const Cond& c, u32 at) const { return c.kind == Cond::Slot ? at + 2 : at + 3; }
+  static_assert(u32{layout::CmpBranch::off} == u32{layout::CmpImmBranch::off} &&
+                u32{layout::CmpBranch::fall} == u32{layout::CmpImmBranch::fall});
+  u32 cond_offset_word(const Cond& c, u32 at) const {
+    return at + (c.kind == Cond::Slot ? u32{layout::CondJump::off} : u32{layout::CmpBranch::off});
+  }
   // Starts the fall-through segment of a conditional branch, charged by the branch itself.
   void begin_fallthrough_segment(const Cond& c, u32 at) {
     end_segment();
-    if (metered_) fuel_pos_ = cond_offset_word(c, at) + 1;
+    if (metered_) fuel_pos_ = at + (c.kind == Cond::Slot ? u32{layout::CondJump::fall} : u32{layout::CmpBranch::fall});
   }
 
   // ---------------------------------------------------------------- helpers per instruction
@@ -542,17 +500,15 @@ class Translator {
       const u32 k = height() - 1;
       const u32 a = slot(k);
       pop();
-      const u32 at = op(info.op);
-      w(temp_slot(k));
-      w(a);
+      const u32 at = emit_as<layout::Unary>(info.op, {.dst = temp_slot(k), .a = a});
       push_temp();
       if (can_trap(opc)) trapping();
-      mark_producer(at + 1);
+      mark_producer(at + layout::Unary::dst);
       if (opc == Opcode::I32Eqz) {
         cmp_end_ = pos();
         cmp_start_ = at;
         cmp_is_eqz_ = true;
-        cmp_cond_ = Cond{Cond::Slot, a, 0, 0};
+        cmp_cond_ = Cond{Cond::Slot, a, 0, Opcode::I32Eq};
       }
       return;
     }
@@ -563,7 +519,7 @@ class Translator {
     u32 a_slot = 0;
     u32 imm = 0;
     if (info.form == Form::BinImm) {
-      const bool i64 = is_i64_binop(opc);
+      const bool i64 = sig_types(wasm::info(opc).sig).params[0] == ValType::I64;
       auto fits = [&](const Operand& o) {
         return o.kind == Operand::Const &&
                (!i64 || static_cast<std::int64_t>(o.value) == static_cast<std::int32_t>(o.value));
@@ -580,48 +536,40 @@ class Translator {
     }
     if (info.form == Form::BinFImm) {
       // A constant operand rides in the instruction (f64: two words).
-      const bool f64 = static_cast<u32>(opc) >= 0xA0;
-      const bool swap = vs_[ka].kind == Operand::Const && vs_[kb].kind != Operand::Const &&
-                        (opc == Opcode::F32Add || opc == Opcode::F32Mul || opc == Opcode::F64Add || opc == Opcode::F64Mul);
+      const bool swap = vs_[ka].kind == Operand::Const && vs_[kb].kind != Operand::Const && commutative(opc);
       if (vs_[kb].kind == Operand::Const || swap) {
         const u64 bits = swap ? vs_[ka].value : vs_[kb].value;
         const u32 a = slot(swap ? kb : ka);
         pop(2);
-        const u32 at = op(info.imm);
-        w(temp_slot(ka));
-        w(a);
-        w(static_cast<u32>(bits));
-        if (f64) w(static_cast<u32>(bits >> 32));
+        const u32 at = wasm::info(info.imm).layout == Layout::BinaryF64Imm
+                           ? emit_as<layout::BinaryF64Imm>(info.imm, {.dst = temp_slot(ka), .a = a, .value = bits})
+                           : emit_as<layout::BinaryF32Imm>(info.imm, {.dst = temp_slot(ka), .a = a,
+                                                                      .value = static_cast<u32>(bits)});
+        static_assert(u32{layout::BinaryF64Imm::dst} == u32{layout::BinaryF32Imm::dst});
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::BinaryF32Imm::dst);
         return;
       }
     }
     u32 at;
     u32 b_slot = 0;
     if (use_imm) {
-      at = op(info.imm);
-      w(temp_slot(ka));
-      w(a_slot);
-      w(imm);
+      at = emit_as<layout::BinaryImm>(info.imm, {.dst = temp_slot(ka), .a = a_slot, .imm = imm});
     } else {
       a_slot = slot(ka);
       b_slot = slot(kb);
-      at = op(info.op);
-      w(temp_slot(ka));
-      w(a_slot);
-      w(b_slot);
+      at = emit_as<layout::Binary>(info.op, {.dst = temp_slot(ka), .a = a_slot, .b = b_slot});
     }
+    static_assert(u32{layout::BinaryImm::dst} == u32{layout::Binary::dst});
     pop(2);
     push_temp();
     if (can_trap(opc)) trapping();
-    mark_producer(at + 1);
-    const auto v = static_cast<u32>(opc);
-    if (v >= 0x46 && v <= 0x4F) {
+    mark_producer(at + layout::Binary::dst);
+    if (fused_branch(opc, SecondOperand::Slot, BranchWhen::True) != Op::Count_) {
       cmp_end_ = pos();
       cmp_start_ = at;
       cmp_is_eqz_ = false;
-      cmp_cond_ = Cond{use_imm ? Cond::CmpImm : Cond::Cmp, a_slot, use_imm ? imm : b_slot, v - 0x46};
+      cmp_cond_ = Cond{use_imm ? Cond::CmpImm : Cond::Cmp, a_slot, use_imm ? imm : b_slot, opc};
     }
   }
 
@@ -646,20 +594,12 @@ class Translator {
       r.value = static_cast<u32>(a.value);
     } else if (opc == Opcode::I32Add && a.kind == Operand::AddImm && b.kind != Operand::Const) {
       const u32 y = slot(kb);
-      const u32 at = op(Op::NumI32Add);
-      w(temp_slot(ka));
-      w(a.local);
-      w(y);
-      (void)at;
+      emit<Op::NumI32Add>({.dst = temp_slot(ka), .a = a.local, .b = y});
       r.local = temp_slot(ka);
       r.value = a.value;
     } else if (opc == Opcode::I32Add && b.kind == Operand::AddImm && a.kind != Operand::Const) {
       const u32 x = slot(ka);
-      const u32 at = op(Op::NumI32Add);
-      w(temp_slot(ka));
-      w(x);
-      w(b.local);
-      (void)at;
+      emit<Op::NumI32Add>({.dst = temp_slot(ka), .a = x, .b = b.local});
       r.local = temp_slot(ka);
       r.value = b.value;
     } else {
@@ -670,60 +610,49 @@ class Translator {
     return true;
   }
 
+  // A load (o: its Plain-mode op) whose address is a folded add, a constant, or a slot.
   void load(Op o, Reader& r) {
     r.u32leb();
     const u32 offset = r.u32leb();
     const u32 k = height() - 1;
+    const Operand a = vs_[k];
     u32 at;
-    if (vs_[k].kind == Operand::AddImm) {
-      const Operand a = vs_[k];
+    if (a.kind == Operand::AddImm) {
       pop();
-      at = op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Load) + static_cast<u32>(Op::I32LoadAdd)));
-      w(temp_slot(k));
-      w(a.local);
-      w(static_cast<u32>(a.value));
-    } else if (vs_[k].kind == Operand::Const) {
-      const auto addr = static_cast<u32>(vs_[k].value);
+      at = emit_as<layout::LoadAdd>(mem_variant(o, MemMode::Add),
+                                    {.dst = temp_slot(k), .base = a.local, .imm = static_cast<u32>(a.value), .offset = offset});
+    } else if (a.kind == Operand::Const) {
       pop();
-      at = op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Load) + static_cast<u32>(Op::I32LoadAbs)));
-      w(temp_slot(k));
-      w(addr);
+      at = emit_as<layout::LoadAbs>(mem_variant(o, MemMode::Abs),
+                                    {.dst = temp_slot(k), .addr = static_cast<u32>(a.value), .offset = offset});
     } else {
       const u32 addr = slot(k);
       pop();
-      at = op(o);
-      w(temp_slot(k));
-      w(addr);
+      at = emit_as<layout::Load>(o, {.dst = temp_slot(k), .addr = addr, .offset = offset});
     }
-    w(offset);
+    static_assert(u32{layout::Load::dst} == u32{layout::LoadAdd::dst} && u32{layout::Load::dst} == u32{layout::LoadAbs::dst});
     trapping();
     push_temp();
-    mark_producer(at + 1);
+    mark_producer(at + layout::Load::dst);
   }
   void store(Op o, Reader& r) {
     r.u32leb();
     const u32 offset = r.u32leb();
     const u32 kv = height() - 1;
     const u32 val = slot(kv);
-    if (vs_[kv - 1].kind == Operand::AddImm) {
-      const Operand a = vs_[kv - 1];
+    const Operand a = vs_[kv - 1];
+    if (a.kind == Operand::AddImm) {
       pop(2);
-      op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Store) + static_cast<u32>(Op::I32StoreAdd)));
-      w(a.local);
-      w(static_cast<u32>(a.value));
-    } else if (vs_[kv - 1].kind == Operand::Const) {
-      const auto addr = static_cast<u32>(vs_[kv - 1].value);
+      emit_as<layout::StoreAdd>(mem_variant(o, MemMode::Add),
+                                {.base = a.local, .imm = static_cast<u32>(a.value), .val = val, .offset = offset});
+    } else if (a.kind == Operand::Const) {
       pop(2);
-      op(static_cast<Op>(static_cast<u32>(o) - static_cast<u32>(Op::I32Store) + static_cast<u32>(Op::I32StoreAbs)));
-      w(addr);
+      emit_as<layout::StoreAbs>(mem_variant(o, MemMode::Abs), {.addr = static_cast<u32>(a.value), .val = val, .offset = offset});
     } else {
       const u32 addr = slot(kv - 1);
       pop(2);
-      op(o);
-      w(addr);
+      emit_as<layout::Store>(o, {.addr = addr, .val = val, .offset = offset});
     }
-    w(val);
-    w(offset);
     trapping();
   }
   // Operands of an n-ary instruction (deepest first) as slots, popped.
@@ -772,7 +701,7 @@ class Translator {
 
     switch (opc) {
       case Opcode::Unreachable:
-        op(Op::Unreachable);
+        emit<Op::Unreachable>({});
         trapping();
         set_unreachable();
         break;
@@ -793,10 +722,7 @@ class Translator {
         invalidate_peepholes();
         ctrl_.back().loop_start = pos();
         if (metered_) {
-          fuel_pos_ = pos() + 1;
-          op(Op::FuelCheck);
-          w(0);
-          w(0);
+          fuel_pos_ = emit<Op::FuelCheck>({.cost = 0, .visible = 0}) + layout::FuelCheck::cost;
           trapping();
         }
         break;
@@ -819,9 +745,8 @@ class Translator {
         if (!c.unreachable) {
           for (u32 i = 0; i < c.results; ++i)
             if (vs_[c.base + i].kind != Operand::Temp) materialize(c.base + i);
-          const u32 at = op(Op::Br);
-          w(0);
-          c.fixups.push_back(Fixup{at, at + 1});
+          const u32 at = emit<Op::Br>({.off = 0});
+          c.fixups.push_back(Fixup{at, at + layout::Jump::off});
         }
         begin_segment();
         invalidate_peepholes();
@@ -888,16 +813,14 @@ class Translator {
         for (u32 i = 0; i <= n; ++i) depths[i] = r.u32leb();
         const u32 idx = top_slot();
         pop();
-        const u32 at = op(Op::BrTable);
-        w(idx);
-        w(n);
-        for (u32 i = 0; i <= n; ++i) w(0);
+        const u32 at = emit<Op::BrTable>({.idx = idx, .n = n});
+        out_.code.resize(out_.code.size() + n + 1);  // the TARGETS entries
         // One trampoline per distinct target depth, found in O(1): a br_table of n targets into
         // d nested labels must translate in O(n + d), not O(n * d) (the resources issue).
         std::unordered_map<u32, u32> trampolines;  // depth -> code position
         for (u32 i = 0; i <= n; ++i) {
           Ctrl& t = label(depths[i]);
-          const u32 word = at + 3 + i;
+          const u32 word = at + layout::JumpTable::targets + i;
           if (!needs_copies(t)) {
             add_jump(t, at, word);
             continue;
@@ -920,14 +843,11 @@ class Translator {
         const auto nr = static_cast<u32>(ft.results.size());
         do_call(np);
         const u32 base = temp_slot(height());
-        const u32 at = op(Op::Call);
-        w(f);
-        w(base);
-        w(0);
+        const u32 at = emit<Op::Call>({.func = f, .base = base, .post = 0});
         trapping();
         for (u32 i = 0; i < nr; ++i) push_temp();
         max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
-        begin_post_call_segment(at + 3);
+        begin_post_call_segment(at + layout::Call::post);
         break;
       }
       case Opcode::CallIndirect: {
@@ -940,16 +860,12 @@ class Translator {
         pop();
         do_call(np);
         const u32 base = temp_slot(height());
-        const u32 at = op(Op::CallIndirect);
-        w(canon_[type]);
-        w(table);
-        w(base);
-        w(idx);
-        w(0);
+        const u32 at =
+            emit<Op::CallIndirect>({.type = canon_[type], .table = table, .base = base, .idx = idx, .post = 0});
         trapping();
         for (u32 i = 0; i < nr; ++i) push_temp();
         max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
-        begin_post_call_segment(at + 5);
+        begin_post_call_segment(at + layout::CallIndirect::post);
         break;
       }
       case Opcode::Drop: pop(); break;
@@ -957,13 +873,9 @@ class Translator {
       case Opcode::SelectT: {
         if (opc == Opcode::SelectT) skip_imm(r, ImmKind::SelectT);
         const auto s = operands<3>();
-        const u32 at = op(Op::Select);
-        w(temp_slot(height()));
-        w(s[0]);
-        w(s[1]);
-        w(s[2]);
+        const u32 at = emit<Op::Select>({.dst = temp_slot(height()), .a = s[0], .b = s[1], .cond = s[2]});
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::Select::dst);
         break;
       }
       case Opcode::LocalGet: {
@@ -1011,42 +923,32 @@ class Translator {
       }
       case Opcode::GlobalGet: {
         const u32 g = r.u32leb();
-        const u32 at = op(Op::GlobalGet);
-        w(temp_slot(height()));
-        w(g);
+        const u32 at = emit<Op::GlobalGet>({.dst = temp_slot(height()), .global = g});
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::GlobalGet::dst);
         break;
       }
       case Opcode::GlobalSet: {
         const u32 g = r.u32leb();
         const u32 s = top_slot();
         pop();
-        op(Op::GlobalSet);
-        w(g);
-        w(s);
+        emit<Op::GlobalSet>({.global = g, .src = s});
         break;
       }
       case Opcode::TableGet: {
         const u32 t = r.u32leb();
         const u32 idx = top_slot();
         pop();
-        const u32 at = op(Op::TableGet);
-        w(temp_slot(height()));
-        w(t);
-        w(idx);
+        const u32 at = emit<Op::TableGet>({.dst = temp_slot(height()), .table = t, .idx = idx});
         trapping();
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::TableGet::dst);
         break;
       }
       case Opcode::TableSet: {
         const u32 t = r.u32leb();
         const auto s = operands<2>();
-        op(Op::TableSet);
-        w(t);
-        w(s[0]);
-        w(s[1]);
+        emit<Op::TableSet>({.table = t, .idx = s[0], .val = s[1]});
         trapping();
         break;
       }
@@ -1071,10 +973,9 @@ class Translator {
       case Opcode::I64Store32: store(Op::I64Store32, r); break;
       case Opcode::MemorySize: {
         r.u8();
-        const u32 at = op(Op::MemorySize);
-        w(temp_slot(height()));
+        const u32 at = emit<Op::MemorySize>({.dst = temp_slot(height())});
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::MemorySize::dst);
         break;
       }
       case Opcode::MemoryGrow: {
@@ -1082,11 +983,9 @@ class Translator {
         const u32 k = height() - 1;
         const u32 d = slot(k);
         pop();
-        const u32 at = op(Op::MemoryGrow);
-        w(temp_slot(k));
-        w(d);
+        const u32 at = emit<Op::MemoryGrow>({.dst = temp_slot(k), .delta = d});
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::MemoryGrow::dst);
         break;
       }
       case Opcode::I32Const: push(Operand{Operand::Const, 0, static_cast<u32>(static_cast<std::int32_t>(r.sleb()))}); break;
@@ -1098,44 +997,33 @@ class Translator {
         const u32 k = height() - 1;
         const u32 s = slot(k);
         pop();
-        const u32 at = op(Op::RefIsNull);
-        w(temp_slot(k));
-        w(s);
+        const u32 at = emit<Op::RefIsNull>({.dst = temp_slot(k), .a = s});
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::Unary::dst);
         break;
       }
       case Opcode::RefFunc: {
         const u32 f = r.u32leb();
-        const u32 at = op(Op::RefFunc);
-        w(temp_slot(height()));
-        w(f);
+        const u32 at = emit<Op::RefFunc>({.dst = temp_slot(height()), .func = f});
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::RefFunc::dst);
         break;
       }
       case Opcode::MemoryInit: {
         const u32 seg = r.u32leb();
         r.u8();
         const auto s = operands<3>();
-        op(Op::MemoryInit);
-        w(seg);
-        w(s[0]);
-        w(s[1]);
-        w(s[2]);
+        emit<Op::MemoryInit>({.data = seg, .d = s[0], .s = s[1], .n = s[2]});
         trapping();
         begin_segment();
         break;
       }
-      case Opcode::DataDrop: op(Op::DataDrop); w(r.u32leb()); break;
+      case Opcode::DataDrop: emit<Op::DataDrop>({.data = r.u32leb()}); break;
       case Opcode::MemoryCopy: {
         r.u8();
         r.u8();
         const auto s = operands<3>();
-        op(Op::MemoryCopy);
-        w(s[0]);
-        w(s[1]);
-        w(s[2]);
+        emit<Op::MemoryCopy>({.d = s[0], .s = s[1], .n = s[2]});
         trapping();
         begin_segment();
         break;
@@ -1143,10 +1031,7 @@ class Translator {
       case Opcode::MemoryFill: {
         r.u8();
         const auto s = operands<3>();
-        op(Op::MemoryFill);
-        w(s[0]);
-        w(s[1]);
-        w(s[2]);
+        emit<Op::MemoryFill>({.d = s[0], .val = s[1], .n = s[2]});
         trapping();
         begin_segment();
         break;
@@ -1155,27 +1040,17 @@ class Translator {
         const u32 seg = r.u32leb();
         const u32 t = r.u32leb();
         const auto s = operands<3>();
-        op(Op::TableInit);
-        w(seg);
-        w(t);
-        w(s[0]);
-        w(s[1]);
-        w(s[2]);
+        emit<Op::TableInit>({.elem = seg, .table = t, .d = s[0], .s = s[1], .n = s[2]});
         trapping();
         begin_segment();
         break;
       }
-      case Opcode::ElemDrop: op(Op::ElemDrop); w(r.u32leb()); break;
+      case Opcode::ElemDrop: emit<Op::ElemDrop>({.elem = r.u32leb()}); break;
       case Opcode::TableCopy: {
         const u32 dt = r.u32leb();
         const u32 st = r.u32leb();
         const auto s = operands<3>();
-        op(Op::TableCopy);
-        w(dt);
-        w(st);
-        w(s[0]);
-        w(s[1]);
-        w(s[2]);
+        emit<Op::TableCopy>({.dst_table = dt, .src_table = st, .d = s[0], .s = s[1], .n = s[2]});
         trapping();
         begin_segment();
         break;
@@ -1184,11 +1059,7 @@ class Translator {
         const u32 t = r.u32leb();
         const u32 k = height() - 2;
         const auto s = operands<2>();
-        op(Op::TableGrow);
-        w(temp_slot(k));
-        w(t);
-        w(s[0]);
-        w(s[1]);
+        emit<Op::TableGrow>({.dst = temp_slot(k), .table = t, .init = s[0], .n = s[1]});
         trapping();
         push_temp();
         begin_segment();
@@ -1196,21 +1067,15 @@ class Translator {
       }
       case Opcode::TableSize: {
         const u32 t = r.u32leb();
-        const u32 at = op(Op::TableSize);
-        w(temp_slot(height()));
-        w(t);
+        const u32 at = emit<Op::TableSize>({.dst = temp_slot(height()), .table = t});
         push_temp();
-        mark_producer(at + 1);
+        mark_producer(at + layout::TableSize::dst);
         break;
       }
       case Opcode::TableFill: {
         const u32 t = r.u32leb();
         const auto s = operands<3>();
-        op(Op::TableFill);
-        w(t);
-        w(s[0]);
-        w(s[1]);
-        w(s[2]);
+        emit<Op::TableFill>({.table = t, .i = s[0], .val = s[1], .n = s[2]});
         trapping();
         begin_segment();
         break;
