@@ -1,6 +1,7 @@
 // Fuzz target (a): arbitrary bytes through decode + validate and through compile (which also
 // translates); both must agree on acceptance and never crash, leak or overrun.
 #include "wasm/decoder.hpp"
+#include "wasm/internal_verify.hpp"
 #include "wasm/runtime.hpp"
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <span>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
   const std::span<const std::uint8_t> bytes(data, size);
   auto decoded = sprawling::wasm::decode_and_validate(bytes);
   auto compiled = sprawling::wasm::compile(bytes);

@@ -5,6 +5,7 @@
 // metered run must agree with our unmetered run and with a rerun at budget = consumed + 1.
 #include "exec_harness.hpp"
 #include "module_gen.hpp"
+#include "wasm/internal_verify.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -184,6 +185,7 @@ Agreed& agreed_slot(std::uint64_t module_hash) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
   const auto generated = fuzz::generate_module(std::span<const std::uint8_t>(data, size), {.deterministic_only = true});
   fuzz::keep_module_if_asked(generated.binary);
   auto compiled = wasm::compile(generated.binary);

@@ -3,6 +3,7 @@
 // must validate — a rejection is a generator or validator bug and stops the run.
 #include "exec_harness.hpp"
 #include "module_gen.hpp"
+#include "wasm/internal_verify.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
   using namespace sprawling;
   const std::span<const std::uint8_t> input(data, size);
   const bool is_module = size >= 4 && std::memcmp(data, "\0asm", 4) == 0;

@@ -2,13 +2,17 @@
 // positions become frame slots, local.get/constants stay lazy until consumed, results land in
 // their destination slot, branches are resolved to relative offsets, fuel is charged per block.
 #include "wasm/code.hpp"
+#include "wasm/internal_verify.hpp"
 #include "wasm/opcodes.hpp"
 #include "wasm/store_impl.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <unordered_map>
 
 namespace sprawling::wasm {
@@ -1091,7 +1095,16 @@ class Translator {
 
 CompiledFunc translate_function(const Module& module, std::span<const std::uint32_t> canonical_type,
                                 std::uint32_t defined_index, bool metered) {
-  return Translator(module, canonical_type, defined_index, metered).run();
+  CompiledFunc f = Translator(module, canonical_type, defined_index, metered).run();
+  if (code_verification_enabled()) {
+    // A violation is an engine bug that would corrupt the interpreter's state: stop here, loudly.
+    if (const std::string e = verify_code(f, metered); !e.empty()) {
+      std::fprintf(stderr, "sprawling: internal error: the %s code of defined function %u fails verification: %s\n",
+                   metered ? "metered" : "unmetered", defined_index, e.c_str());
+      std::abort();
+    }
+  }
+  return f;
 }
 
 }  // namespace sprawling::wasm
