@@ -1,5 +1,5 @@
 // `sprawl`: the command line — run a wasip1 module in the sandbox, run spec scripts, validate
-// modules, run the python arm.
+// modules, inspect the internal code, run the python arm.
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
 
@@ -19,6 +19,7 @@ Usage:
   sprawl python [OPTIONS] [PYTHON-ARGS...] run CPython (built for WASI) in the sandbox
   sprawl wast FILE...                      run WebAssembly spec scripts (.wast)
   sprawl validate MODULE...                decode and validate modules
+  sprawl inspect --internal MODULE [FUNC]  print the internal code the engine makes of MODULE
   sprawl help [COMMAND]                    this text, or a command's options
   sprawl --version
 
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     if (rest[0] == "python") return sprawling::cli::python_command(help);
     if (rest[0] == "wast") return sprawling::cli::wast_command(help);
     if (rest[0] == "validate") return sprawling::cli::validate_command(help);
+    if (rest[0] == "inspect") return sprawling::cli::inspect_command(help);
     std::fprintf(stderr, "sprawl: unknown command '%.*s' (see sprawl --help)\n", static_cast<int>(rest[0].size()),
                  rest[0].data());
     return sprawling::cli::status::kUsage;
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
   if (command == "python") return sprawling::cli::python_command(rest);
   if (command == "wast") return sprawling::cli::wast_command(rest);
   if (command == "validate") return sprawling::cli::validate_command(rest);
+  if (command == "inspect") return sprawling::cli::inspect_command(rest);
   std::fprintf(stderr, "sprawl: unknown command '%.*s' (see sprawl --help)\n", static_cast<int>(command.size()),
                command.data());
   return sprawling::cli::status::kUsage;
