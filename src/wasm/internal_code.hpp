@@ -222,7 +222,7 @@ constexpr OpInfo make_op(std::string_view name, Layout l, OpFamily f, OpVariant 
 
 inline constexpr std::array<OpInfo, kOpCount> kOps = {
 #define VNONE detail::OpVariant{}
-#define VMEM(Base, Mode) detail::OpVariant{Op::Base, MemMode::Mode}
+#define VMEM(Base, Mode) detail::OpVariant{Op::Base, MemMode::Mode, true, Opcode::Base}
 #define VCMP(Cmp, Second, When) \
   detail::OpVariant{Op::Count_, MemMode::Plain, true, Opcode::Cmp, SecondOperand::Second, BranchWhen::When}
 #define VNUM(Name, Second) detail::OpVariant{Op::Count_, MemMode::Plain, true, Opcode::Name, SecondOperand::Second}
@@ -281,6 +281,26 @@ inline constexpr auto kFused = make_wasm_variants(OpFamily::FusedBranch);
 inline constexpr auto kNumeric = make_wasm_variants(OpFamily::Numeric);
 }  // namespace detail
 
+namespace detail {
+// Each wasm load/store's Plain-mode op (its VMEM base names the wasm opcode); f32/f64 accesses
+// move raw bits, so they use the i32/i64 ops of their width.
+constexpr std::array<Op, kOpcodeSpace> make_access_ops() {
+  std::array<Op, kOpcodeSpace> t{};
+  t.fill(Op::Count_);
+  for (std::size_t i = 0; i < kOpCount; ++i)
+    if (kOps[i].mem_base == static_cast<Op>(i)) t[static_cast<std::size_t>(kOps[i].wasm)] = static_cast<Op>(i);
+  t[static_cast<std::size_t>(Opcode::F32Load)] = Op::I32Load;
+  t[static_cast<std::size_t>(Opcode::F64Load)] = Op::I64Load;
+  t[static_cast<std::size_t>(Opcode::F32Store)] = Op::I32Store;
+  t[static_cast<std::size_t>(Opcode::F64Store)] = Op::I64Store;
+  return t;
+}
+inline constexpr auto kAccessOps = make_access_ops();
+}  // namespace detail
+
+// The Plain-mode load/store op of a wasm load/store opcode, or Op::Count_.
+[[nodiscard]] constexpr Op access_op(Opcode op) noexcept { return detail::kAccessOps[static_cast<std::size_t>(op)]; }
+
 // The load/store `plain` (a Plain-mode op) with its address found as `mode` says.
 [[nodiscard]] constexpr Op mem_variant(Op plain, MemMode mode) noexcept {
   return detail::kMemVariants[static_cast<std::size_t>(plain)][static_cast<std::size_t>(mode)];
@@ -324,6 +344,8 @@ static_assert(mem_variant(Op::I64Load8U, MemMode::Add) == Op::I64Load8UAdd);
 static_assert(mem_variant(Op::I32Store16, MemMode::Abs) == Op::I32Store16Abs);
 static_assert(fused_branch(Opcode::I32LtS, SecondOperand::Imm, BranchWhen::False) == Op::BrUnlessI32LtSImm);
 static_assert(numeric_op(Opcode::I64Add, SecondOperand::Imm) == Op::NumI64AddImm);
+static_assert(access_op(Opcode::I64Load16S) == Op::I64Load16S && access_op(Opcode::F64Store) == Op::I64Store &&
+              access_op(Opcode::MemoryGrow) == Op::Count_);
 
 // ---------------------------------------------------------------- walking translated code
 // Code words hold handler offsets (interpreter.cpp), which differ between the metered and the

@@ -128,6 +128,49 @@ struct Cond {
 
 constexpr u32 kNone = ~u32{0};
 
+// The peepholes' view of the last instruction emitted, for a later one to rewrite it: one that
+// wrote a fresh temporary (a local.set can retarget its dst word), one that was an i32
+// comparison or eqz (a br_if / if can fuse with it). Any other emission clears it.
+struct Peephole {
+  u32 producer_end = kNone;  // code size just after the producer, if it is the last instruction
+  u32 producer_dst_word = 0;
+  u32 cmp_end = kNone;       // code size just after the comparison, if it is the last instruction
+  u32 cmp_start = 0;
+  Cond cmp;
+  bool cmp_is_eqz = false;
+  void clear() {
+    producer_end = kNone;
+    cmp_end = kNone;
+  }
+};
+
+// The families Translator::step dispatches to, one member function each.
+enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric };
+constexpr Family family_of(Opcode op) {
+  switch (op) {
+    case Opcode::Unreachable: case Opcode::Nop: case Opcode::Block: case Opcode::Loop: case Opcode::If:
+    case Opcode::Else: case Opcode::End: case Opcode::Br: case Opcode::BrIf: case Opcode::BrTable: case Opcode::Return:
+      return Family::Control;
+    case Opcode::Call: case Opcode::CallIndirect: return Family::Call;
+    case Opcode::Drop: case Opcode::Select: case Opcode::SelectT: case Opcode::LocalGet: case Opcode::LocalSet:
+    case Opcode::LocalTee: case Opcode::GlobalGet: case Opcode::GlobalSet:
+      return Family::Variable;
+    case Opcode::MemorySize: case Opcode::MemoryGrow: case Opcode::MemoryInit: case Opcode::DataDrop:
+    case Opcode::MemoryCopy: case Opcode::MemoryFill:
+      return Family::Memory;
+    case Opcode::TableGet: case Opcode::TableSet: case Opcode::TableInit: case Opcode::ElemDrop: case Opcode::TableCopy:
+    case Opcode::TableGrow: case Opcode::TableSize: case Opcode::TableFill: case Opcode::RefNull: case Opcode::RefIsNull:
+    case Opcode::RefFunc:
+      return Family::Table;
+    default: return access_op(op) != Op::Count_ ? Family::Memory : Family::Numeric;
+  }
+}
+constexpr auto kFamilies = [] {
+  std::array<Family, kOpcodeSpace> t{};
+  for (std::size_t i = 0; i < kOpcodeSpace; ++i) t[i] = family_of(static_cast<Opcode>(i));
+  return t;
+}();
+
 class Translator {
  public:
   Translator(const Module& m, std::span<const u32> canon, u32 defined_index, bool metered)
@@ -175,14 +218,7 @@ class Translator {
   // Fuel segment: cost so far, and the word holding it once the segment's fuel op is emitted.
   u64 seg_cost_ = 0;
   u32 fuel_pos_ = kNone;
-  // Peepholes: the last instruction if it wrote a fresh temporary (retargetable), or was an
-  // i32 comparison / eqz (fusable into a following branch).
-  u32 producer_end_ = kNone;
-  u32 producer_dst_word_ = 0;
-  u32 cmp_end_ = kNone;
-  u32 cmp_start_ = 0;
-  Cond cmp_cond_;
-  bool cmp_is_eqz_ = false;
+  Peephole peep_;
 
   // ---------------------------------------------------------------- emission
   u32 pos() const { return static_cast<u32>(out_.code.size()); }
@@ -215,8 +251,8 @@ class Translator {
   u32 last_instr_ = 0;
   void trapping() { out_.trap_sites.emplace_back(last_instr_, cur_offset_); }
   void mark_producer(u32 dst_word) {
-    producer_end_ = pos();
-    producer_dst_word_ = dst_word;
+    peep_.producer_end = pos();
+    peep_.producer_dst_word = dst_word;
   }
 
   void end_segment() {
@@ -236,10 +272,7 @@ class Translator {
     end_segment();
     if (metered_) fuel_pos_ = post_word;
   }
-  void invalidate_peepholes() {
-    producer_end_ = kNone;
-    cmp_end_ = kNone;
-  }
+  void invalidate_peepholes() { peep_.clear(); }
 
   // ---------------------------------------------------------------- operand stack
   u32 height() const { return static_cast<u32>(vs_.size()); }
@@ -336,9 +369,9 @@ class Translator {
   void emit_return() {
     const u32 n = out_.num_results;
     // A single result computed by the instruction just emitted is written straight to slot 0.
-    if (n == 1 && vs_.back().kind == Operand::Temp && producer_end_ == pos() &&
-        out_.code[producer_dst_word_] == temp_slot(height() - 1)) {
-      out_.code[producer_dst_word_] = 0;
+    if (n == 1 && vs_.back().kind == Operand::Temp && peep_.producer_end == pos() &&
+        out_.code[peep_.producer_dst_word] == temp_slot(height() - 1)) {
+      out_.code[peep_.producer_dst_word] = 0;
       emit<Op::Return>({});
       return;
     }
@@ -380,24 +413,25 @@ class Translator {
   }
   void bind(Fixup f, u32 target) { out_.code[f.word] = target - f.instr; }
 
+  // Whether the condition on top is an i32.eqz just emitted (pop_cond then fuses its operand).
+  bool eqz_pending() const { return peep_.cmp_end == pos() && peep_.cmp_is_eqz && vs_.back().kind == Operand::Temp; }
   // Pops the condition of br_if / if, fusing a just-emitted i32 comparison into it.
   Cond pop_cond() {
     const u32 k = height() - 1;
-    if (vs_[k].kind == Operand::Temp && cmp_end_ == pos()) {
-      Cond c = cmp_cond_;
-      out_.code.resize(cmp_start_);
-      if (!out_.trap_sites.empty() && out_.trap_sites.back().first >= cmp_start_) out_.trap_sites.pop_back();
-      cmp_end_ = kNone;
-      producer_end_ = kNone;
+    if (vs_[k].kind == Operand::Temp && peep_.cmp_end == pos()) {
+      Cond c = peep_.cmp;
+      out_.code.resize(peep_.cmp_start);
+      if (!out_.trap_sites.empty() && out_.trap_sites.back().first >= peep_.cmp_start) out_.trap_sites.pop_back();
+      peep_.clear();
       pop();
-      if (cmp_is_eqz_) c.kind = Cond::Slot;  // handled by the caller through the negation flag
+      if (peep_.cmp_is_eqz) c.kind = Cond::Slot;  // handled by the caller through the negation flag
       return c;
     }
     Cond c;
     c.kind = Cond::Slot;
     c.a = slot(k);
     pop();
-    cmp_is_eqz_ = false;
+    peep_.cmp_is_eqz = false;
     return c;
   }
   // Emits a conditional branch taken when cond (xor negate) holds; returns the branch's first word.
@@ -509,10 +543,10 @@ class Translator {
       if (can_trap(opc)) trapping();
       mark_producer(at + layout::Unary::dst);
       if (opc == Opcode::I32Eqz) {
-        cmp_end_ = pos();
-        cmp_start_ = at;
-        cmp_is_eqz_ = true;
-        cmp_cond_ = Cond{Cond::Slot, a, 0, Opcode::I32Eq};
+        peep_.cmp_end = pos();
+        peep_.cmp_start = at;
+        peep_.cmp_is_eqz = true;
+        peep_.cmp = Cond{Cond::Slot, a, 0, Opcode::I32Eq};
       }
       return;
     }
@@ -570,10 +604,10 @@ class Translator {
     if (can_trap(opc)) trapping();
     mark_producer(at + layout::Binary::dst);
     if (fused_branch(opc, SecondOperand::Slot, BranchWhen::True) != Op::Count_) {
-      cmp_end_ = pos();
-      cmp_start_ = at;
-      cmp_is_eqz_ = false;
-      cmp_cond_ = Cond{use_imm ? Cond::CmpImm : Cond::Cmp, a_slot, use_imm ? imm : b_slot, opc};
+      peep_.cmp_end = pos();
+      peep_.cmp_start = at;
+      peep_.cmp_is_eqz = false;
+      peep_.cmp = Cond{use_imm ? Cond::CmpImm : Cond::Cmp, a_slot, use_imm ? imm : b_slot, opc};
     }
   }
 
@@ -702,7 +736,18 @@ class Translator {
       }
     }
     if (metered_) seg_cost_ += fuel_cost(opc);
+    switch (kFamilies[static_cast<std::size_t>(opc)]) {
+      case Family::Control: step_control(opc, r); break;
+      case Family::Call: step_call(opc, r); break;
+      case Family::Variable: step_variable(opc, r); break;
+      case Family::Memory: step_memory(opc, r); break;
+      case Family::Table: step_table(opc, r); break;
+      case Family::Numeric: step_numeric(opc, r); break;
+    }
+  }
 
+  // ---------------------------------------------------------------- control: blocks, branches, return
+  void step_control(Opcode opc, Reader& r) {
     switch (opc) {
       case Opcode::Unreachable:
         emit<Op::Unreachable>({});
@@ -734,7 +779,7 @@ class Translator {
       case Opcode::If: {
         u32 p, q;
         block_type(r, p, q);
-        const bool eqz = cmp_end_ == pos() && cmp_is_eqz_ && vs_.back().kind == Operand::Temp;
+        const bool eqz = eqz_pending();
         Cond c = pop_cond();
         materialize_all();
         enter_block(Ctrl::If, p, q);
@@ -793,7 +838,7 @@ class Translator {
       }
       case Opcode::BrIf: {
         const u32 depth = r.u32leb();
-        const bool eqz = cmp_end_ == pos() && cmp_is_eqz_ && vs_.back().kind == Operand::Temp;
+        const bool eqz = eqz_pending();
         Cond c = pop_cond();
         Ctrl& target = label(depth);
         if (!needs_copies(target)) {
@@ -840,6 +885,13 @@ class Translator {
         emit_return();
         set_unreachable();
         break;
+      default: break;  // not of this family (kFamilies)
+    }
+  }
+
+  // ---------------------------------------------------------------- calls
+  void step_call(Opcode opc, Reader& r) {
+    switch (opc) {
       case Opcode::Call: {
         const u32 f = r.u32leb();
         const FuncType& ft = m_.func_type(f);
@@ -872,6 +924,13 @@ class Translator {
         begin_post_call_segment(at + layout::CallIndirect::post);
         break;
       }
+      default: break;  // not of this family (kFamilies)
+    }
+  }
+
+  // ---------------------------------------------------------------- parametric and variable instructions: drop, select, locals, globals
+  void step_variable(Opcode opc, Reader& r) {
+    switch (opc) {
       case Opcode::Drop: pop(); break;
       case Opcode::Select:
       case Opcode::SelectT: {
@@ -899,11 +958,10 @@ class Translator {
           if (!tee) pop();
           break;
         }
-        if (top.kind == Operand::Temp && producer_end_ == pos() && out_.code[producer_dst_word_] == temp_slot(k) &&
+        if (top.kind == Operand::Temp && peep_.producer_end == pos() && out_.code[peep_.producer_dst_word] == temp_slot(k) &&
             !local_pending(x, k)) {
-          out_.code[producer_dst_word_] = x;
-          producer_end_ = kNone;
-          cmp_end_ = kNone;
+          out_.code[peep_.producer_dst_word] = x;
+          peep_.clear();
           if (tee) {
             top.kind = Operand::Local;
             top.local = x;
@@ -939,42 +997,21 @@ class Translator {
         emit<Op::GlobalSet>({.global = g, .src = s});
         break;
       }
-      case Opcode::TableGet: {
-        const u32 t = r.u32leb();
-        const u32 idx = top_slot();
-        pop();
-        const u32 at = emit<Op::TableGet>({.dst = temp_slot(height()), .table = t, .idx = idx});
-        trapping();
-        push_temp();
-        mark_producer(at + layout::TableGet::dst);
-        break;
+      default: break;  // not of this family (kFamilies)
+    }
+  }
+
+  // ---------------------------------------------------------------- memory: loads, stores, memory.*
+  void step_memory(Opcode opc, Reader& r) {
+    if (const Op o = access_op(opc); o != Op::Count_) {
+      if (info(o).family == OpFamily::Load) {
+        load(o, r);
+      } else {
+        store(o, r);
       }
-      case Opcode::TableSet: {
-        const u32 t = r.u32leb();
-        const auto s = operands<2>();
-        emit<Op::TableSet>({.table = t, .idx = s[0], .val = s[1]});
-        trapping();
-        break;
-      }
-      case Opcode::I32Load: case Opcode::F32Load: load(Op::I32Load, r); break;
-      case Opcode::I64Load: case Opcode::F64Load: load(Op::I64Load, r); break;
-      case Opcode::I32Load8S: load(Op::I32Load8S, r); break;
-      case Opcode::I32Load8U: load(Op::I32Load8U, r); break;
-      case Opcode::I32Load16S: load(Op::I32Load16S, r); break;
-      case Opcode::I32Load16U: load(Op::I32Load16U, r); break;
-      case Opcode::I64Load8S: load(Op::I64Load8S, r); break;
-      case Opcode::I64Load8U: load(Op::I64Load8U, r); break;
-      case Opcode::I64Load16S: load(Op::I64Load16S, r); break;
-      case Opcode::I64Load16U: load(Op::I64Load16U, r); break;
-      case Opcode::I64Load32S: load(Op::I64Load32S, r); break;
-      case Opcode::I64Load32U: load(Op::I64Load32U, r); break;
-      case Opcode::I32Store: case Opcode::F32Store: store(Op::I32Store, r); break;
-      case Opcode::I64Store: case Opcode::F64Store: store(Op::I64Store, r); break;
-      case Opcode::I32Store8: store(Op::I32Store8, r); break;
-      case Opcode::I32Store16: store(Op::I32Store16, r); break;
-      case Opcode::I64Store8: store(Op::I64Store8, r); break;
-      case Opcode::I64Store16: store(Op::I64Store16, r); break;
-      case Opcode::I64Store32: store(Op::I64Store32, r); break;
+      return;
+    }
+    switch (opc) {
       case Opcode::MemorySize: {
         r.u8();
         const u32 at = emit<Op::MemorySize>({.dst = temp_slot(height())});
@@ -990,27 +1027,6 @@ class Translator {
         const u32 at = emit<Op::MemoryGrow>({.dst = temp_slot(k), .delta = d});
         push_temp();
         mark_producer(at + layout::MemoryGrow::dst);
-        break;
-      }
-      case Opcode::I32Const: push(Operand{Operand::Const, 0, static_cast<u32>(static_cast<std::int32_t>(r.sleb()))}); break;
-      case Opcode::I64Const: push(Operand{Operand::Const, 0, static_cast<u64>(r.sleb())}); break;
-      case Opcode::F32Const: push(Operand{Operand::Const, 0, r.fixed(4)}); break;
-      case Opcode::F64Const: push(Operand{Operand::Const, 0, r.fixed(8)}); break;
-      case Opcode::RefNull: r.u8(); push(Operand{Operand::Const, 0, 0}); break;
-      case Opcode::RefIsNull: {
-        const u32 k = height() - 1;
-        const u32 s = slot(k);
-        pop();
-        const u32 at = emit<Op::RefIsNull>({.dst = temp_slot(k), .a = s});
-        push_temp();
-        mark_producer(at + layout::Unary::dst);
-        break;
-      }
-      case Opcode::RefFunc: {
-        const u32 f = r.u32leb();
-        const u32 at = emit<Op::RefFunc>({.dst = temp_slot(height()), .func = f});
-        push_temp();
-        mark_producer(at + layout::RefFunc::dst);
         break;
       }
       case Opcode::MemoryInit: {
@@ -1038,6 +1054,47 @@ class Translator {
         emit<Op::MemoryFill>({.d = s[0], .val = s[1], .n = s[2]});
         trapping();
         begin_segment();
+        break;
+      }
+      default: break;  // not of this family (kFamilies)
+    }
+  }
+
+  // ---------------------------------------------------------------- tables and references
+  void step_table(Opcode opc, Reader& r) {
+    switch (opc) {
+      case Opcode::TableGet: {
+        const u32 t = r.u32leb();
+        const u32 idx = top_slot();
+        pop();
+        const u32 at = emit<Op::TableGet>({.dst = temp_slot(height()), .table = t, .idx = idx});
+        trapping();
+        push_temp();
+        mark_producer(at + layout::TableGet::dst);
+        break;
+      }
+      case Opcode::TableSet: {
+        const u32 t = r.u32leb();
+        const auto s = operands<2>();
+        emit<Op::TableSet>({.table = t, .idx = s[0], .val = s[1]});
+        trapping();
+        break;
+      }
+      case Opcode::RefNull: r.u8(); push(Operand{Operand::Const, 0, 0}); break;
+      case Opcode::RefIsNull: {
+        const u32 k = height() - 1;
+        const u32 s = slot(k);
+        pop();
+        const u32 at = emit<Op::RefIsNull>({.dst = temp_slot(k), .a = s});
+        push_temp();
+        mark_producer(at + layout::Unary::dst);
+        break;
+      }
+      case Opcode::RefFunc: {
+        const u32 f = r.u32leb();
+        const u32 at = emit<Op::RefFunc>({.dst = temp_slot(height()), .func = f});
+        push_temp();
+        mark_producer(at + layout::RefFunc::dst);
         break;
       }
       case Opcode::TableInit: {
@@ -1084,6 +1141,17 @@ class Translator {
         begin_segment();
         break;
       }
+      default: break;  // not of this family (kFamilies)
+    }
+  }
+
+  // ---------------------------------------------------------------- numeric: constants and operators
+  void step_numeric(Opcode opc, Reader& r) {
+    switch (opc) {
+      case Opcode::I32Const: push(Operand{Operand::Const, 0, static_cast<u32>(static_cast<std::int32_t>(r.sleb()))}); break;
+      case Opcode::I64Const: push(Operand{Operand::Const, 0, static_cast<u64>(r.sleb())}); break;
+      case Opcode::F32Const: push(Operand{Operand::Const, 0, r.fixed(4)}); break;
+      case Opcode::F64Const: push(Operand{Operand::Const, 0, r.fixed(8)}); break;
       default:
         simple(opc);
         break;
