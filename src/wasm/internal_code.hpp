@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sprawling::wasm {
@@ -369,6 +370,22 @@ static_assert(access_op(Opcode::I64Load16S) == Op::I64Load16S && access_op(Opcod
       if (l.operands[i].kind == OperandKind::Count) n += ip[l.operands[i].word];
   }
   return n;
+}
+
+// Calls f.template operator()<O>(args) with the instruction's op O as a template argument and its
+// operands read into layout Args (TARGETS entries and the FALL word are read from ip by the
+// caller: layout::JumpTable::targets, layout::CondJump::fall); returns what f returns. A compiled
+// tier's per-op code generator is one such generic lambda: [&]<Op O>(const auto& a) { ... }.
+template <class F>
+decltype(auto) visit_instruction(Op op, const std::uint32_t* ip, F&& f) {
+  switch (op) {
+#define SPRAWLING_OP(Name, L, Family, Variant, Trap, Segment) \
+  case Op::Name: return std::forward<F>(f).template operator()<Op::Name>(layout::L::read(ip));
+#include "wasm/internal_ops.def"
+#undef SPRAWLING_OP
+    case Op::Count_: break;
+  }
+  return std::forward<F>(f).template operator()<Op::Count_>(layout::Nullary::Args{});
 }
 
 struct Instr {

@@ -111,5 +111,25 @@ TEST(InternalCode, TypedWriteAndReadAgree) {
   EXPECT_EQ(layout::Const64::read(c64).value, 0x1234'5678'9ABC'DEF0ull);
 }
 
+TEST(InternalCode, VisitorHandsEachOpItsTypedOperands) {
+  // I32LoadAdd [dst base imm offset], then Return, as the unmetered interpreter's words.
+  const std::uint32_t code[] = {word_of_op(Op::I32LoadAdd, false), 5, 1, 16, 4, word_of_op(Op::Return, false)};
+  const auto d = decode_instructions(code, false);
+  ASSERT_TRUE(d.has_value()) << d.error();
+  ASSERT_EQ(d->size(), 2u);
+  std::vector<std::string> seen;
+  for (const Instr& in : *d) {
+    seen.push_back(visit_instruction(in.op, code + in.at, []<Op O>(const auto& a) -> std::string {
+      if constexpr (O == Op::I32LoadAdd) {
+        return "load t" + std::to_string(a.dst) + " <- [" + std::to_string(a.base) + "+" + std::to_string(a.imm) +
+               "+" + std::to_string(a.offset) + "]";
+      } else {
+        return std::string(info(O).name);
+      }
+    }));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"load t5 <- [1+16+4]", "Return"}));
+}
+
 }  // namespace
 }  // namespace sprawling::wasm
