@@ -188,6 +188,31 @@ inline constexpr std::array<LayoutInfo, kLayoutCount> kLayouts = {
 #undef SPRAWLING_LAYOUT
 #undef SPRAWLING_K
 
+#undef SPRAWLING_WORDS_S
+#undef SPRAWLING_WORDS_D
+#undef SPRAWLING_WORDS_T
+#undef SPRAWLING_WORDS_F
+#undef SPRAWLING_ARGS_S
+#undef SPRAWLING_ARGS_D
+#undef SPRAWLING_ARGS_T
+#undef SPRAWLING_ARGS_F
+#undef SPRAWLING_TAIL_S
+#undef SPRAWLING_TAIL_D
+#undef SPRAWLING_TAIL_T
+#undef SPRAWLING_TAIL_F
+#undef SPRAWLING_PUT_S
+#undef SPRAWLING_PUT_D
+#undef SPRAWLING_PUT_T
+#undef SPRAWLING_PUT_F
+#undef SPRAWLING_GET_S
+#undef SPRAWLING_GET_D
+#undef SPRAWLING_GET_T
+#undef SPRAWLING_GET_F
+#undef SPRAWLING_SHAPE_WORDS_S
+#undef SPRAWLING_SHAPE_WORDS_D
+#undef SPRAWLING_SHAPE_WORDS_T
+#undef SPRAWLING_SHAPE_WORDS_F
+
 [[nodiscard]] constexpr const LayoutInfo& info(Layout l) noexcept { return kLayouts[static_cast<std::size_t>(l)]; }
 
 // ---------------------------------------------------------------- op table
