@@ -14,7 +14,7 @@ function(sprawling_wasi_guest target name)
   cmake_parse_arguments(ARG "" "" "SOURCES;FLAGS" ${ARGN})
   set(out ${CMAKE_CURRENT_BINARY_DIR}/${name}.wasm)
   add_custom_command(OUTPUT ${out}
-    COMMAND ${SPRAWLING_WASI_CC} --target=wasm32-wasi --sysroot=${SPRAWLING_WASI_SYSROOT} -O2 -Wall -Werror
+    COMMAND ${SPRAWLING_WASI_CC} --target=wasm32-wasi --sysroot=${SPRAWLING_WASI_SYSROOT} -O2 -Wall ${SPRAWLING_WERROR_FLAG}
             ${ARG_FLAGS} ${ARG_SOURCES} -o ${out}
     DEPENDS ${ARG_SOURCES}
     WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace sprawling::fuzz {
 
@@ -66,7 +67,11 @@ class Generator {
     module_.datas.push_back(ww::DataSegment{.passive = false, .offset = static_cast<std::int32_t>(in_.below(64)), .bytes = data});
 
     for (std::uint32_t i = 0; i < nfuncs; ++i) module_.functions.push_back(function(func_types_[i]));
-    for (std::uint32_t i = 0; i < nfuncs; ++i) module_.exports.push_back(ww::Export{"f" + std::to_string(i), 0, i});
+    for (std::uint32_t i = 0; i < nfuncs; ++i) {
+      std::string name = "f";  // appended, not "f" + to_string(i): GCC 12's false -Wrestrict at -O3
+      name += std::to_string(i);
+      module_.exports.push_back(ww::Export{std::move(name), 0, i});
+    }
     return GeneratedModule{module_.build(), nfuncs};
   }
 

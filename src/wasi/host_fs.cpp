@@ -2,6 +2,8 @@
 // guest path checks, and the host → WASI errno table.
 #include "wasi/host_fs.hpp"
 
+#include "wasm/utf8.hpp"
+
 #include <cerrno>
 #include <climits>
 #include <fcntl.h>
@@ -99,50 +101,12 @@ abi::Errno errno_from_host(int host_errno) noexcept {
   }
 }
 
-namespace {
-
-bool valid_utf8(std::span<const std::uint8_t> s) noexcept {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const std::uint8_t c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) {
-      n = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    for (std::size_t k = 1; k <= n; ++k) {
-      if (i + k >= s.size() || (s[i + k] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not UTF-8.
-    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000)) return false;
-    if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
-    i += n + 1;
-  }
-  return true;
-}
-
-}  // namespace
-
 Result<std::string> checked_guest_path(std::span<const std::uint8_t> bytes) {
   if (bytes.size() >= PATH_MAX) return fail(abi::errno_::nametoolong);  // before any scan
   for (std::uint8_t b : bytes) {
     if (b == 0) return fail(abi::errno_::inval);
   }
-  if (!valid_utf8(bytes)) return fail(abi::errno_::ilseq);
+  if (!wasm::is_valid_utf8(bytes)) return fail(abi::errno_::ilseq);
   return std::string(bytes.begin(), bytes.end());
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "wasm/decoder.hpp"
+#include "wasm/utf8.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -40,45 +41,6 @@ template <class... Args>
   out += kDigits[(value >> 4) & 0xF];
   out += kDigits[value & 0xF];
   return out;
-}
-
-// True when `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
-// https://webassembly.github.io/spec/core/binary/values.html#names
-[[nodiscard]] constexpr bool is_valid_utf8(std::string_view s) noexcept {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b0 = static_cast<std::uint8_t>(s[i]);
-    if (b0 < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    std::uint32_t min = 0;
-    if ((b0 & 0xE0) == 0xC0) {
-      len = 2;
-      cp = b0 & 0x1F;
-      min = 0x80;
-    } else if ((b0 & 0xF0) == 0xE0) {
-      len = 3;
-      cp = b0 & 0x0F;
-      min = 0x800;
-    } else if ((b0 & 0xF8) == 0xF0) {
-      len = 4;
-      cp = b0 & 0x07;
-      min = 0x10000;
-    } else
-      return false;
-    if (i + len > s.size()) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto b = static_cast<std::uint8_t>(s[i + k]);
-      if ((b & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += len;
-  }
-  return true;
 }
 
 // Reads never throw and never run past the end: a failed read records the first error

@@ -79,16 +79,6 @@ TEST(Lexer, StringEscapes) {
   EXPECT_EQ(bytes, std::string("\t\n\r\"'\\\0\xff" "A" "\xF0\x9F\x98\x80" "\x10", 14));
 }
 
-TEST(Lexer, Utf8Validation) {
-  EXPECT_TRUE(is_valid_utf8("plain"));
-  EXPECT_TRUE(is_valid_utf8("\xC3\xA9\xF0\x9F\x98\x80"));
-  EXPECT_FALSE(is_valid_utf8("\xFE\xFF"));
-  EXPECT_FALSE(is_valid_utf8("\xC0\x80"));          // overlong
-  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate
-  EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_FALSE(is_valid_utf8("\xE2\x82"));          // truncated
-}
-
 TEST(Lexer, Errors) {
   auto e = lex_error("(data\n  \"abc");
   EXPECT_EQ(e.message, "unclosed string");

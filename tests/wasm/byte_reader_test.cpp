@@ -145,21 +145,6 @@ TEST(ByteReader, NamesAreUtf8) {
   EXPECT_EQ(r2.error()->offset, 1u);
 }
 
-TEST(ByteReader, Utf8Rules) {
-  EXPECT_TRUE(is_valid_utf8(""));
-  EXPECT_TRUE(is_valid_utf8("abc"));
-  EXPECT_TRUE(is_valid_utf8("\xC2\x80"));
-  EXPECT_TRUE(is_valid_utf8("\xEF\xBF\xBF"));
-  EXPECT_TRUE(is_valid_utf8("\xF4\x8F\xBF\xBF"));   // U+10FFFF
-  EXPECT_FALSE(is_valid_utf8("\xC1\xBF"));          // overlong
-  EXPECT_FALSE(is_valid_utf8("\xE0\x9F\xBF"));      // overlong
-  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate U+D800
-  EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_FALSE(is_valid_utf8("\x80"));              // stray continuation
-  EXPECT_FALSE(is_valid_utf8("\xE2\x82"));          // truncated
-  EXPECT_FALSE(is_valid_utf8("\xF8\x88\x80\x80\x80"));
-}
-
 TEST(ByteReader, FloatsAreLittleEndianBitPatterns) {
   const Bytes b = {0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF0, 0xBF};
   ByteReader r(b);

@@ -49,13 +49,19 @@ std::string describe(const ExpectedValue& e) {
 
 std::string describe(std::span<const Value> values) {
   std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? " " : "") + describe(values[i]);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ' ';  // two appends: `" " + describe(…)` trips GCC 12's false -Wrestrict at -O3
+    out += describe(values[i]);
+  }
   return out + "]";
 }
 
 std::string describe(std::span<const ExpectedValue> values) {
   std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? " " : "") + describe(values[i]);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ' ';  // two appends: `" " + describe(…)` trips GCC 12's false -Wrestrict at -O3
+    out += describe(values[i]);
+  }
   return out + "]";
 }
 

@@ -39,7 +39,4 @@ struct Token {
 // (tokenize() already checked the escapes).
 [[nodiscard]] std::string string_bytes(const Token& token);
 
-// True when `bytes` is well-formed UTF-8 (names must be; data strings need not be).
-[[nodiscard]] bool is_valid_utf8(std::string_view bytes) noexcept;
-
 }  // namespace sprawling::wasm::text

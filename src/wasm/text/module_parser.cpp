@@ -8,6 +8,7 @@
 #include "wasm/opcodes.hpp"
 #include "wasm/text/numbers.hpp"
 #include "wasm/types.hpp"
+#include "wasm/utf8.hpp"
 
 #include <algorithm>
 #include <array>

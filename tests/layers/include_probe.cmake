@@ -1,0 +1,53 @@
+# One layer's include path against the layer graph (tests/layers/CMakeLists.txt): every header in
+# SEES must preprocess with INCLUDES (|-separated), every header in HIDES must be "not found".
+# cmake -DCXX=… -DINCLUDES=a|b -DSEES=h1;h2 -DHIDES=h3;h4 -DWORK_DIR=… -P include_probe.cmake
+string(REPLACE "|" ";" include_dirs "${INCLUDES}")
+set(flags)
+foreach(dir IN LISTS include_dirs)
+  list(APPEND flags "-I${dir}")
+endforeach()
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+# probe(HEADER OUT_OK OUT_STDERR): preprocesses a file that holds only `#include "HEADER"`. The
+# probe lives in WORK_DIR (build tree), so the quote search of its own folder finds nothing.
+function(probe header out_ok out_err)
+  string(MAKE_C_IDENTIFIER ${header} stem)
+  set(source ${WORK_DIR}/${stem}.cpp)
+  file(WRITE ${source} "#include \"${header}\"\n")
+  execute_process(COMMAND ${CXX} -std=c++23 -E ${flags} ${source} -o ${WORK_DIR}/${stem}.ii
+    RESULT_VARIABLE status ERROR_VARIABLE err)
+  if(status EQUAL 0)
+    set(${out_ok} TRUE PARENT_SCOPE)
+  else()
+    set(${out_ok} FALSE PARENT_SCOPE)
+  endif()
+  set(${out_err} "${err}" PARENT_SCOPE)
+endfunction()
+
+set(failures 0)
+foreach(header IN LISTS SEES)
+  probe(${header} ok err)
+  if(ok)
+    message(STATUS "sees  ${header}")
+  else()
+    message(SEND_ERROR "${header} should be reachable from this layer, but:\n${err}")
+    math(EXPR failures "${failures} + 1")
+  endif()
+endforeach()
+foreach(header IN LISTS HIDES)
+  probe(${header} ok err)
+  # GCC: "x.hpp: No such file or directory"; clang: "'x.hpp' file not found".
+  string(REGEX MATCH "${header}: No such file or directory|'${header}' file not found" not_found "${err}")
+  if(NOT ok AND not_found)
+    message(STATUS "hides ${header}")
+  elseif(ok)
+    message(SEND_ERROR "${header} is above this layer, yet it is reachable from its include path")
+    math(EXPR failures "${failures} + 1")
+  else()
+    message(SEND_ERROR "${header}: the preprocessor failed for another reason than not finding it:\n${err}")
+    math(EXPR failures "${failures} + 1")
+  endif()
+endforeach()
+if(failures GREATER 0)
+  message(FATAL_ERROR "${failures} include-path violation(s); include path: ${INCLUDES}")
+endif()
