@@ -132,10 +132,10 @@ Result<std::uint32_t> host_write(int fd, std::span<const std::uint8_t> buffer, s
   }
 }
 
-Result<std::uint32_t> read_impl(Call& c, std::optional<std::uint64_t> offset) {
-  auto buffer = first_buffer(c, c.u32(1), c.u32(2));
+Result<std::uint32_t> read_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::optional<std::uint64_t> offset) {
+  auto buffer = first_buffer(c, iovs, iovs_len);
   if (!buffer) return std::unexpected(std::move(buffer).error());
-  auto entry = any_fd(c, c.u32(0));
+  auto entry = any_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   switch ((*entry)->kind) {
     case FdKind::Stdin: {
@@ -151,11 +151,11 @@ Result<std::uint32_t> read_impl(Call& c, std::optional<std::uint64_t> offset) {
   }
 }
 
-Result<std::uint32_t> write_impl(Call& c, std::optional<std::uint64_t> offset) {
-  auto buffer = first_buffer(c, c.u32(1), c.u32(2));
+Result<std::uint32_t> write_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::optional<std::uint64_t> offset) {
+  auto buffer = first_buffer(c, iovs, iovs_len);
   if (!buffer) return std::unexpected(std::move(buffer).error());
   if (auto taken = take_copy(c, buffer->size()); !taken) return std::unexpected(std::move(taken).error());
-  auto entry = any_fd(c, c.u32(0));
+  auto entry = any_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   switch ((*entry)->kind) {
     case FdKind::Stdout:
@@ -174,77 +174,75 @@ Result<std::uint32_t> write_impl(Call& c, std::optional<std::uint64_t> offset) {
 namespace fn {
 
 // fd_read(fd, iovs, iovs_len, nread*)
-Result<void> fd_read(Call& c) {
-  auto n = read_impl(c, std::nullopt);
+Result<void> fd_read(Call& c, U32 fd, U32 iovs, U32 iovs_len, U32 nread_out) {
+  auto n = read_impl(c, fd, iovs, iovs_len, std::nullopt);
   if (!n) return std::unexpected(std::move(n).error());
-  return store_size(c, c.u32(3), *n);
+  return store_size(c, nread_out, *n);
 }
 
 // fd_pread(fd, iovs, iovs_len, offset: u64, nread*)
-Result<void> fd_pread(Call& c) {
-  auto n = read_impl(c, c.u64(3));
+Result<void> fd_pread(Call& c, U32 fd, U32 iovs, U32 iovs_len, U64 offset, U32 nread_out) {
+  auto n = read_impl(c, fd, iovs, iovs_len, offset);
   if (!n) return std::unexpected(std::move(n).error());
-  return store_size(c, c.u32(4), *n);
+  return store_size(c, nread_out, *n);
 }
 
 // fd_write(fd, iovs, iovs_len, nwritten*)
-Result<void> fd_write(Call& c) {
-  auto n = write_impl(c, std::nullopt);
+Result<void> fd_write(Call& c, U32 fd, U32 iovs, U32 iovs_len, U32 nwritten_out) {
+  auto n = write_impl(c, fd, iovs, iovs_len, std::nullopt);
   if (!n) return std::unexpected(std::move(n).error());
-  return store_size(c, c.u32(3), *n);
+  return store_size(c, nwritten_out, *n);
 }
 
 // fd_pwrite(fd, iovs, iovs_len, offset: u64, nwritten*)
-Result<void> fd_pwrite(Call& c) {
-  auto n = write_impl(c, c.u64(3));
+Result<void> fd_pwrite(Call& c, U32 fd, U32 iovs, U32 iovs_len, U64 offset, U32 nwritten_out) {
+  auto n = write_impl(c, fd, iovs, iovs_len, offset);
   if (!n) return std::unexpected(std::move(n).error());
-  return store_size(c, c.u32(4), *n);
+  return store_size(c, nwritten_out, *n);
 }
 
 // fd_seek(fd, offset: s64, whence, newoffset*)
-Result<void> fd_seek(Call& c) {
-  const std::uint32_t whence = c.u32(2);
+Result<void> fd_seek(Call& c, U32 fd, U64 offset, U32 whence, U32 newoffset_out) {
   if (whence > abi::whence::end) return fail(e::inval);
-  auto entry = any_fd(c, c.u32(0));
+  auto entry = any_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   const FdKind kind = (*entry)->kind;
   if (kind == FdKind::Stdin || kind == FdKind::Stdout || kind == FdKind::Stderr) return fail(e::spipe);
   if (kind != FdKind::File) return fail(e::badf);
   const int how = whence == abi::whence::set ? SEEK_SET : whence == abi::whence::cur ? SEEK_CUR : SEEK_END;
-  const off_t pos = ::lseek((*entry)->host.get(), static_cast<off_t>(static_cast<std::int64_t>(c.u64(1))), how);
+  const off_t pos = ::lseek((*entry)->host.get(), static_cast<off_t>(static_cast<std::int64_t>(offset)), how);
   if (pos < 0) return fail_host(errno);
-  return c.memory.store<std::uint64_t>(c.u32(3), static_cast<std::uint64_t>(pos));
+  return c.memory.store<std::uint64_t>(newoffset_out, static_cast<std::uint64_t>(pos));
 }
 
 // fd_tell(fd, offset*)
-Result<void> fd_tell(Call& c) {
-  auto entry = any_fd(c, c.u32(0));
+Result<void> fd_tell(Call& c, U32 fd, U32 offset_out) {
+  auto entry = any_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   const FdKind kind = (*entry)->kind;
   if (kind == FdKind::Stdin || kind == FdKind::Stdout || kind == FdKind::Stderr) return fail(e::spipe);
   if (kind != FdKind::File) return fail(e::badf);
   const off_t pos = ::lseek((*entry)->host.get(), 0, SEEK_CUR);
   if (pos < 0) return fail_host(errno);
-  return c.memory.store<std::uint64_t>(c.u32(1), static_cast<std::uint64_t>(pos));
+  return c.memory.store<std::uint64_t>(offset_out, static_cast<std::uint64_t>(pos));
 }
 
 // fd_close(fd)
-Result<void> fd_close(Call& c) {
-  if (!c.state.fds.remove(c.u32(0))) return fail(e::badf);
+Result<void> fd_close(Call& c, U32 fd) {
+  if (!c.state.fds.remove(fd)) return fail(e::badf);
   return {};
 }
 
 // fd_renumber(from, to): `to` must be open too; its host fd is closed (GHSA-3p27-qvp9-27qf).
-Result<void> fd_renumber(Call& c) { return c.state.fds.renumber(c.u32(0), c.u32(1)); }
+Result<void> fd_renumber(Call& c, U32 from, U32 to) {
+  return c.state.fds.renumber(from, to);
+}
 
 // fd_advise(fd, offset: u64, len: u64, advice)
-Result<void> fd_advise(Call& c) {
-  const std::uint32_t advice = c.u32(3);
+Result<void> fd_advise(Call& c, U32 fd, U64 offset, U64 len, U32 advice) {
   if (advice > abi::advice_max) return fail(e::inval);
-  auto entry = file_fd(c, c.u32(0));
+  auto entry = file_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
-  const std::uint64_t offset = c.u64(1);
-  const std::uint64_t len = c.u64(2);
   if (offset > static_cast<std::uint64_t>(INT64_MAX) || len > static_cast<std::uint64_t>(INT64_MAX)) {
     return fail(e::inval);
   }
@@ -257,33 +255,33 @@ Result<void> fd_advise(Call& c) {
 }
 
 // fd_allocate(fd, offset, len): Wasmtime answers ENOTSUP for every file; a read-only mount EPERM.
-Result<void> fd_allocate(Call& c) {
-  auto entry = file_fd(c, c.u32(0));
+Result<void> fd_allocate(Call& c, U32 fd, U64 /*offset*/, U64 /*len*/) {
+  auto entry = file_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if (!(*entry)->mount_writable) return fail(e::perm);
   return fail(e::notsup);
 }
 
 // fd_datasync(fd)
-Result<void> fd_datasync(Call& c) {
-  auto entry = file_fd(c, c.u32(0));
+Result<void> fd_datasync(Call& c, U32 fd) {
+  auto entry = file_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if (::fdatasync((*entry)->host.get()) != 0) return fail_host(errno);
   return {};
 }
 
 // fd_sync(fd)
-Result<void> fd_sync(Call& c) {
-  auto entry = file_fd(c, c.u32(0));
+Result<void> fd_sync(Call& c, U32 fd) {
+  auto entry = file_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if (::fsync((*entry)->host.get()) != 0) return fail_host(errno);
   return {};
 }
 
 // fd_fdstat_get(fd, fdstat*)
-Result<void> fd_fdstat_get(Call& c) {
+Result<void> fd_fdstat_get(Call& c, U32 guest_fd, U32 fdstat_out) {
   namespace r = abi::rights;
-  auto entry = any_fd(c, c.u32(0));
+  auto entry = any_fd(c, guest_fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   const FdEntry& fd = **entry;
   std::uint8_t filetype = abi::filetype::unknown;
@@ -332,7 +330,7 @@ Result<void> fd_fdstat_get(Call& c) {
       break;
     }
   }
-  auto record = c.memory.bytes(c.u32(1), L::fdstat_size, L::fdstat_align);
+  auto record = c.memory.bytes(fdstat_out, L::fdstat_size, L::fdstat_align);
   if (!record) return std::unexpected(std::move(record).error());
   std::memset(record->data(), 0, L::fdstat_size);
   put<std::uint8_t>(*record, L::fdstat_filetype, filetype);
@@ -343,10 +341,9 @@ Result<void> fd_fdstat_get(Call& c) {
 }
 
 // fd_fdstat_set_flags(fd, fdflags): only APPEND and NONBLOCK may change (SYNC kinds → EINVAL).
-Result<void> fd_fdstat_set_flags(Call& c) {
-  const std::uint32_t flags = c.u32(1);
+Result<void> fd_fdstat_set_flags(Call& c, U32 guest_fd, U32 flags) {
   if ((flags & ~std::uint32_t{abi::fdflags::all}) != 0) return fail(e::inval);
-  auto entry = file_fd(c, c.u32(0));
+  auto entry = file_fd(c, guest_fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if ((flags & (abi::fdflags::dsync | abi::fdflags::rsync | abi::fdflags::sync)) != 0) return fail(e::inval);
   const int fd = (*entry)->host.get();
@@ -359,35 +356,34 @@ Result<void> fd_fdstat_set_flags(Call& c) {
 }
 
 // fd_fdstat_set_rights(fd, base, inheriting): not supported (Wasmtime), after validating the fd.
-Result<void> fd_fdstat_set_rights(Call& c) {
-  if ((c.u64(1) & ~abi::rights::all) != 0 || (c.u64(2) & ~abi::rights::all) != 0) return fail(e::inval);
-  auto entry = fs_fd(c, c.u32(0));
+Result<void> fd_fdstat_set_rights(Call& c, U32 fd, U64 base, U64 inheriting) {
+  if ((base & ~abi::rights::all) != 0 || (inheriting & ~abi::rights::all) != 0) return fail(e::inval);
+  auto entry = fs_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   return fail(e::notsup);
 }
 
 // fd_filestat_get(fd, filestat*): stdio reports zeros (filetype unknown: never a terminal here).
-Result<void> fd_filestat_get(Call& c) {
-  auto entry = any_fd(c, c.u32(0));
+Result<void> fd_filestat_get(Call& c, U32 fd, U32 filestat_out) {
+  auto entry = any_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if ((*entry)->kind != FdKind::File && (*entry)->kind != FdKind::Directory) {
-    auto record = c.memory.bytes(c.u32(1), L::filestat_size, L::filestat_align);
+    auto record = c.memory.bytes(filestat_out, L::filestat_size, L::filestat_align);
     if (!record) return std::unexpected(std::move(record).error());
     std::memset(record->data(), 0, L::filestat_size);
     return {};
   }
   struct stat st {};
   if (::fstat((*entry)->host.get(), &st) != 0) return fail_host(errno);
-  return store_filestat(c, c.u32(1), st);
+  return store_filestat(c, filestat_out, st);
 }
 
 // fd_filestat_set_size(fd, size)
-Result<void> fd_filestat_set_size(Call& c) {
-  auto entry = file_fd(c, c.u32(0));
+Result<void> fd_filestat_set_size(Call& c, U32 fd, U64 size) {
+  auto entry = file_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if (!(*entry)->mount_writable) return fail(e::perm);
   if (!(*entry)->writable) return fail(e::badf);
-  const std::uint64_t size = c.u64(1);
   if (size > static_cast<std::uint64_t>(INT64_MAX)) return fail(e::fbig);
   if (::ftruncate((*entry)->host.get(), static_cast<off_t>(size)) != 0) return fail_host(errno);
   return {};
@@ -419,10 +415,10 @@ Result<std::array<struct timespec, 2>> times_from_flags(std::uint64_t atim, std:
 namespace fn {
 
 // fd_filestat_set_times(fd, atim, mtim, fst_flags)
-Result<void> fd_filestat_set_times(Call& c) {
-  auto times = times_from_flags(c.u64(1), c.u64(2), c.u32(3));
+Result<void> fd_filestat_set_times(Call& c, U32 fd, U64 atim, U64 mtim, U32 fst_flags) {
+  auto times = times_from_flags(atim, mtim, fst_flags);
   if (!times) return std::unexpected(std::move(times).error());
-  auto entry = fs_fd(c, c.u32(0));
+  auto entry = fs_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if (!(*entry)->mount_writable) return fail(e::perm);
   if (::futimens((*entry)->host.get(), times->data()) != 0) return fail_host(errno);
@@ -430,11 +426,11 @@ Result<void> fd_filestat_set_times(Call& c) {
 }
 
 // fd_prestat_get(fd, prestat*)
-Result<void> fd_prestat_get(Call& c) {
-  auto entry = any_fd(c, c.u32(0));
+Result<void> fd_prestat_get(Call& c, U32 fd, U32 prestat_out) {
+  auto entry = any_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if (!(*entry)->preopen_name) return fail(e::badf);
-  auto record = c.memory.bytes(c.u32(1), L::prestat_size, L::prestat_align);
+  auto record = c.memory.bytes(prestat_out, L::prestat_size, L::prestat_align);
   if (!record) return std::unexpected(std::move(record).error());
   std::memset(record->data(), 0, L::prestat_size);
   put<std::uint8_t>(*record, 0, abi::preopentype_dir);
@@ -443,24 +439,22 @@ Result<void> fd_prestat_get(Call& c) {
 }
 
 // fd_prestat_dir_name(fd, path*, path_len): the name without NUL; too small a buffer → ENAMETOOLONG.
-Result<void> fd_prestat_dir_name(Call& c) {
-  auto entry = any_fd(c, c.u32(0));
+Result<void> fd_prestat_dir_name(Call& c, U32 fd, U32 path, U32 path_len) {
+  auto entry = any_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   if (!(*entry)->preopen_name) return fail(e::notdir);
   const std::string& name = *(*entry)->preopen_name;
-  if (name.size() > c.u32(2)) return fail(e::nametoolong);
-  return c.memory.write(c.u32(1), std::span(reinterpret_cast<const std::uint8_t*>(name.data()), name.size()));
+  if (name.size() > path_len) return fail(e::nametoolong);
+  return c.memory.write(path, std::span(reinterpret_cast<const std::uint8_t*>(name.data()), name.size()));
 }
 
 // fd_readdir(fd, buf*, buf_len, cookie, bufused*): ".", "..", then the OS order; the cookie of
 // an entry is its index + 1; the last entry is cut to fill the buffer (the guest calls again).
-Result<void> fd_readdir(Call& c) {
-  auto entry = dir_fd(c, c.u32(0));
+Result<void> fd_readdir(Call& c, U32 fd, U32 buf, U32 buf_len, U64 cookie, U32 bufused_out) {
+  auto entry = dir_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
-  const std::uint32_t buf_len = c.u32(2);
-  auto buffer = c.memory.bytes(c.u32(1), buf_len);
+  auto buffer = c.memory.bytes(buf, buf_len);
   if (!buffer) return std::unexpected(std::move(buffer).error());
-  const std::uint64_t cookie = c.u64(3);
 
   struct stat self {};
   if (::fstat((*entry)->host.get(), &self) != 0) return fail_host(errno);
@@ -528,7 +522,7 @@ Result<void> fd_readdir(Call& c) {
       emit(name, d_ino, type);
     }
   }
-  return store_size(c, c.u32(4), used);
+  return store_size(c, bufused_out, used);
 }
 
 }  // namespace fn
