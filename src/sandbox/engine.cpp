@@ -74,14 +74,9 @@ std::expected<SandboxOutcome, AxError> classify(RunRecord record) {
     case wasm::TrapKind::None:
       return std::unexpected(host_error("the engine stopped the guest without a reason (engine fault)"));
     case wasm::TrapKind::DeadlineExceeded:
+      // In wasm code, in a host call (a poll_oneoff sleep, a blocking read) or before the guest
+      // started (compilation): one ending, one wording.
       outcome.exit = Trap{std::string(wasm::trap_message(wasm::TrapKind::DeadlineExceeded))};
-      return outcome;
-    case wasm::TrapKind::Host:
-      // A blocking WASI call (a poll_oneoff sleep) that reaches the deadline stops the guest
-      // with the engine's own deadline wording; it is the same ending as a deadline in wasm code.
-      outcome.exit = Trap{trap.message == wasm::trap_message(wasm::TrapKind::DeadlineExceeded)
-                              ? trap.message
-                              : describe_trap(trap)};
       return outcome;
     default:
       outcome.exit = Trap{describe_trap(trap)};

@@ -266,7 +266,7 @@ Result<void> poll_oneoff(Call& c, U32 subscriptions, U32 events_out, U32 nsubscr
           static_cast<std::int64_t>(std::min<std::uint64_t>(wait, static_cast<std::uint64_t>(INT64_MAX))));
       if (c.state.deadline && (*c.state.deadline <= start || duration > *c.state.deadline - start)) {
         std::this_thread::sleep_until(*c.state.deadline);
-        return trap("deadline exceeded");
+        return deadline_exceeded();
       }
       std::this_thread::sleep_for(duration);
     }

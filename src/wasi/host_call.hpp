@@ -92,6 +92,8 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
     case Failure::Kind::Exit:
       call.exit_code = failure.exit_code;
       return wasm::HostStatus::Exit;
+    case Failure::Kind::Deadline: return wasm::HostStatus::DeadlineExceeded;
+    case Failure::Kind::OutOfFuel: return wasm::HostStatus::OutOfFuel;
   }
   call.trap_message = "WASI host: unknown failure kind";
   return wasm::HostStatus::Trap;

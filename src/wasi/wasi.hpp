@@ -62,7 +62,7 @@ struct WasiConfig {
   std::uint64_t deterministic_realtime_start_ns = 946'684'800'000'000'000ull;  // 2000-01-01T00:00:00Z
 
   // Bounds blocking host calls: a poll_oneoff sleep that would end past it sleeps until the
-  // deadline and then traps with "deadline exceeded" (the engine's own wording for the limit).
+  // deadline and then stops the guest with HostStatus::DeadlineExceeded.
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 

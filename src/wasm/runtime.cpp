@@ -471,8 +471,8 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
     const HostStatus st = func->host(hc);
     if (st != HostStatus::Ok) {
       Trap t;
-      t.kind = st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit;
-      t.message = st == HostStatus::Trap ? hc.trap_message : std::string(trap_message(TrapKind::Exit));
+      t.kind = host_trap_kind(st);
+      t.message = st == HostStatus::Trap ? hc.trap_message : std::string(trap_message(t.kind));
       t.exit_code = hc.exit_code;
       return std::unexpected(std::move(t));
     }

@@ -45,6 +45,18 @@ enum class TrapKind : std::uint8_t {
   Exit,                        // a host function asked to end the run (proc_exit); Trap::exit_code
 };
 
+// The trap a host call's ending stands for (None for HostStatus::Ok).
+[[nodiscard]] constexpr TrapKind host_trap_kind(HostStatus status) noexcept {
+  switch (status) {
+    case HostStatus::Ok: return TrapKind::None;
+    case HostStatus::Trap: return TrapKind::Host;
+    case HostStatus::Exit: return TrapKind::Exit;
+    case HostStatus::DeadlineExceeded: return TrapKind::DeadlineExceeded;
+    case HostStatus::OutOfFuel: return TrapKind::OutOfFuel;
+  }
+  return TrapKind::Host;
+}
+
 // The spec testsuite's wording for each kind (Host/Exit: a generic phrase).
 [[nodiscard]] std::string_view trap_message(TrapKind kind) noexcept;
 
