@@ -290,8 +290,24 @@ WasmSandbox::~WasmSandbox() = default;
 std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   const auto started = std::chrono::steady_clock::now();
   if (auto ok = check_job(job); !ok) return std::unexpected(ok.error());
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (config_.timeout) deadline = started + *config_.timeout;
   auto compiled = load_module(job.wasm);
   if (!compiled) return std::unexpected(compiled.error());
+  // Reading and compiling the module count against the deadline: one that took the whole time
+  // never starts (compilation is linear in the module's size, so its overrun is bounded too).
+  if (deadline && std::chrono::steady_clock::now() >= *deadline) {
+    engine::RunRecord record;
+    record.trap.emplace();
+    record.trap->kind = wasm::TrapKind::DeadlineExceeded;
+    record.trap->message = std::string(wasm::trap_message(wasm::TrapKind::DeadlineExceeded));
+    record.stdout_bytes.emplace();
+    record.stderr_bytes.emplace();
+    record.fuel_consumed = 0;
+    record.fuel_metered = config_.meter_fuel;
+    record.wall_time = std::chrono::steady_clock::now() - started;
+    return engine::classify(std::move(record));
+  }
   const wasm::Module& module = (*compiled)->module();
 
   // Link: every import must be a wasi_snapshot_preview1 function we provide. Anything else —
@@ -327,9 +343,6 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
                                         "export of type [] -> []",
                                         {{"path", job.wasm.string()}}));
   }
-
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (config_.timeout) deadline = started + *config_.timeout;
 
   wasi::WasiConfig wasi_config{.args = job.argv,
                                .env = job.env,

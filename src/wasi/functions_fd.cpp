@@ -2,15 +2,16 @@
 // preopen descriptions, directory listing, renumbering and closing.
 #include "wasi/host_call.hpp"
 
-#include <algorithm>
-#include <cerrno>
-#include <climits>
 #include <dirent.h>
-#include <cstring>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
 
 namespace sprawling::wasi {
 
@@ -85,6 +86,24 @@ Result<std::uint32_t> write_output(OutputStream& out, std::span<const std::uint8
   return static_cast<std::uint32_t>(n);
 }
 
+Result<void> wait_ready(const WasiState& state, int fd, short events) {
+  for (;;) {
+    int timeout_ms = -1;
+    if (state.deadline) {
+      const auto left = *state.deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::nanoseconds::zero()) return deadline_exceeded();
+      timeout_ms =
+          static_cast<int>(std::min<std::int64_t>(std::chrono::ceil<std::chrono::milliseconds>(left).count(), INT_MAX));
+    }
+    struct pollfd p {
+      fd, events, 0
+    };
+    const int ready = ::poll(&p, 1, timeout_ms);
+    if (ready > 0) return {};
+    if (ready < 0 && errno != EINTR) return fail_host(errno);
+  }
+}
+
 namespace {
 
 // The first non-empty buffer of an iovec array (Wasmtime reads and writes only that one; libc
@@ -132,6 +151,22 @@ Result<std::uint32_t> host_write(int fd, std::span<const std::uint8_t> buffer, s
   }
 }
 
+// A read or write on a pollable fd (non-blocking on the host): tries first (a FIFO without a
+// writer reads EOF at once), waits under the deadline while the OS says EAGAIN. A guest that set
+// NONBLOCK gets EAGAIN instead of the wait.
+Result<std::uint32_t> pollable_io(Call& c, const FdEntry& entry, std::span<std::uint8_t> buffer, bool write) {
+  if (buffer.empty()) return 0u;
+  const int fd = entry.host.get();
+  for (;;) {
+    const ssize_t n = write ? ::write(fd, buffer.data(), buffer.size()) : ::read(fd, buffer.data(), buffer.size());
+    if (n >= 0) return static_cast<std::uint32_t>(n);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return fail_host(errno);
+    if (entry.nonblock) return fail(e::again);
+    SPRAWLING_WASI_CHECK(wait_ready(c.state, fd, write ? POLLOUT : POLLIN));
+  }
+}
+
 Result<std::uint32_t> read_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::optional<std::uint64_t> offset) {
   auto buffer = first_buffer(c, iovs, iovs_len);
   if (!buffer) return std::unexpected(std::move(buffer).error());
@@ -146,7 +181,9 @@ Result<std::uint32_t> read_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::op
       c.state.stdin_pos += n;
       return static_cast<std::uint32_t>(n);
     }
-    case FdKind::File: return host_read((*entry)->host.get(), *buffer, offset);
+    case FdKind::File:
+      if ((*entry)->pollable && !offset) return pollable_io(c, **entry, *buffer, false);
+      return host_read((*entry)->host.get(), *buffer, offset);
     default: return fail(e::badf);
   }
 }
@@ -164,6 +201,7 @@ Result<std::uint32_t> write_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::o
       return write_output((*entry)->kind == FdKind::Stdout ? c.state.out : c.state.err, *buffer);
     case FdKind::File:
       if (!(*entry)->mount_writable) return fail(e::perm);
+      if ((*entry)->pollable && !offset) return pollable_io(c, **entry, *buffer, true);
       return host_write((*entry)->host.get(), *buffer, offset);
     default: return fail(e::badf);
   }

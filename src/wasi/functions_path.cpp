@@ -95,8 +95,11 @@ Result<void> path_open(Call& c, U32 dirfd, U32 dirflags, U32 path_ptr, U32 path_
     entry.kind = FdKind::File;
     entry.readable = access != O_WRONLY;
     entry.writable = access != O_RDONLY;
-    const int fl = ::fcntl(entry.host.get(), F_GETFL);
-    if (fl < 0 || ::fcntl(entry.host.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) return fail_host(errno);
+    entry.pollable = S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
+    if (!entry.pollable) {
+      const int fl = ::fcntl(entry.host.get(), F_GETFL);
+      if (fl < 0 || ::fcntl(entry.host.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) return fail_host(errno);
+    }
   }
   auto fd = c.state.fds.insert(std::move(entry));
   if (!fd) return std::unexpected(std::move(fd).error());

@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <span>
@@ -77,6 +78,12 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
   }
   Call c{call, context->state(), GuestMemory(call.memory), context->state().hostcall_copy_limit};
   Result<void> result = BodyTraits<decltype(F)>::template invoke<F>(c);
+  // The deadline is checked after every call (the interpreter checks it only at fuel refills,
+  // every 65,536 units): a guest that spends its time in host calls stops on time too.
+  const bool returns = result || result.error().kind == Failure::Kind::Errno;
+  if (returns && c.state.deadline && std::chrono::steady_clock::now() >= *c.state.deadline) {
+    return wasm::HostStatus::DeadlineExceeded;
+  }
   if (result) {
     if (!call.results.empty()) call.results[0] = abi::errno_::success;
     return wasm::HostStatus::Ok;
@@ -98,6 +105,11 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
   call.trap_message = "WASI host: unknown failure kind";
   return wasm::HostStatus::Trap;
 }
+
+// Waits until `fd` (a pipe, FIFO or character device) is ready for `events` (POLLIN / POLLOUT),
+// at most until the run's deadline: then the call fails with Failure::Kind::Deadline. Without a
+// deadline it waits as long as it takes, as a blocking read would.
+[[nodiscard]] Result<void> wait_ready(const WasiState& state, int fd, short events);
 
 // Any open fd (EBADF otherwise).
 [[nodiscard]] inline Result<FdEntry*> any_fd(Call& c, std::uint32_t fd) {

@@ -28,6 +28,9 @@ struct FdEntry {
   bool readable = false;          // File: the OS access mode
   bool writable = false;
   bool nonblock = false;          // the NONBLOCK fdflag as the guest set it (file I/O always blocks)
+  // File: a pipe, FIFO or character device, kept O_NONBLOCK on the host so that reads and
+  // writes wait in wait_ready, under the deadline, instead of in the kernel.
+  bool pollable = false;
   std::optional<std::string> preopen_name;  // set for preopened directories only
 };
 

@@ -274,7 +274,8 @@ do_call:
     if constexpr (Metered) S->counter = fuel;
     const HostStatus st = call_host(*callee, nfp, MemoryView{mem, memsize}, *out);
     if constexpr (Metered) fuel = S->counter;
-    if (st != HostStatus::Ok) [[unlikely]] TRAP(host_trap_kind(st));
+    if (st != HostStatus::Ok) [[unlikely]]
+      TRAP(host_trap_kind(st));
     ip = ret_ip;
     if constexpr (Metered) fuel -= ip[-1];
     DISPATCH();

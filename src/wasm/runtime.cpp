@@ -506,6 +506,15 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   ++s.active_runs;
   if (s.metered) {
     s.ensure_metered_code();
+    // Entry check of the deadline: what ran before this call (instantiation, the translation of
+    // the metered code just above) counts; the interpreter checks again at every fuel refill.
+    if (s.budget.deadline && std::chrono::steady_clock::now() >= *s.budget.deadline) {
+      --s.active_runs;
+      Trap t;
+      t.kind = TrapKind::DeadlineExceeded;
+      t.message = std::string(trap_message(t.kind));
+      return std::unexpected(std::move(t));
+    }
     execute<true>(s, func, out);
   } else {
     execute<false>(s, func, out);

