@@ -26,6 +26,7 @@ std::expected<std::unique_ptr<WasiContext>, WasiSetupError> WasiContext::create(
   state->args = std::move(config.args);
   state->env = std::move(config.env);
   state->stdin_bytes = std::move(config.stdin_bytes);
+  state->stdin_host_fd = config.stdin_fd.value_or(-1);
   state->out.cap = config.stdout_cap;
   state->out.sink = std::move(config.stdout_sink);
   state->out.keep = !state->out.sink || config.capture_streamed_output;

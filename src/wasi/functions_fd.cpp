@@ -167,6 +167,19 @@ Result<std::uint32_t> pollable_io(Call& c, const FdEntry& entry, std::span<std::
   }
 }
 
+// fd 0 from a host fd (WasiConfig::stdin_fd). The fd is the embedder's — perhaps the CLI's own
+// stdin, whose flags are shared with other processes — so it stays blocking: poll() waits
+// under the deadline, then one read() that cannot block takes what is there.
+Result<std::uint32_t> stream_stdin(Call& c, std::span<std::uint8_t> buffer) {
+  if (buffer.empty()) return 0u;
+  SPRAWLING_WASI_CHECK(wait_ready(c.state, c.state.stdin_host_fd, POLLIN));
+  for (;;) {
+    const ssize_t n = ::read(c.state.stdin_host_fd, buffer.data(), buffer.size());
+    if (n >= 0) return static_cast<std::uint32_t>(n);
+    if (errno != EINTR) return fail_host(errno);
+  }
+}
+
 Result<std::uint32_t> read_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::optional<std::uint64_t> offset) {
   auto buffer = first_buffer(c, iovs, iovs_len);
   if (!buffer) return std::unexpected(std::move(buffer).error());
@@ -175,6 +188,7 @@ Result<std::uint32_t> read_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::op
   switch ((*entry)->kind) {
     case FdKind::Stdin: {
       if (offset) return fail(e::spipe);
+      if (c.state.stdin_host_fd >= 0) return stream_stdin(c, *buffer);
       const std::size_t left = c.state.stdin_bytes.size() - c.state.stdin_pos;
       const std::size_t n = std::min(left, buffer->size());
       if (n > 0) std::memcpy(buffer->data(), c.state.stdin_bytes.data() + c.state.stdin_pos, n);

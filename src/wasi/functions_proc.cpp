@@ -235,7 +235,10 @@ Result<void> poll_oneoff(Call& c, U32 subscriptions, U32 events_out, U32 nsubscr
       if (entry == nullptr) return fail(e::badf);
       if (s.type == abi::eventtype::fd_read) {
         if (entry->kind == FdKind::Stdin) {
-          if (c.state.stdin_pos >= c.state.stdin_bytes.size()) s.rw_flags = abi::eventrwflags_hangup;
+          // A streamed stdin is reported ready; the read that follows waits under the deadline.
+          if (c.state.stdin_host_fd < 0 && c.state.stdin_pos >= c.state.stdin_bytes.size()) {
+            s.rw_flags = abi::eventrwflags_hangup;
+          }
         } else if (entry->kind == FdKind::File) {
           struct stat st {};
           const off_t pos = ::lseek(entry->host.get(), 0, SEEK_CUR);

@@ -107,6 +107,7 @@ struct WasiState {
 
   std::vector<std::uint8_t> stdin_bytes;
   std::size_t stdin_pos = 0;
+  int stdin_host_fd = -1;  // WasiConfig::stdin_fd, or -1: stdin_bytes
   OutputStream out;
   OutputStream err;
 

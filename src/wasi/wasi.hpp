@@ -31,6 +31,10 @@ struct WasiConfig {
   std::vector<std::string> args;  // argv, argv[0] included (nothing is implied)
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::uint8_t> stdin_bytes;  // fd 0 reads these, then EOF forever
+  // When set, fd 0 reads this host fd instead, on demand: each fd_read reads at most the
+  // guest's buffer straight into guest memory (nothing is buffered on the host), after waiting
+  // for data under the deadline. Borrowed: the embedder keeps it open for the run and closes it.
+  std::optional<int> stdin_fd;
   std::vector<Preopen> preopens;
 
   // Output: bytes the guest writes to fd 1 / fd 2 are kept in memory up to the cap. A write that

@@ -95,6 +95,39 @@ TEST(Resources, ReadOfASilentFifoInAMountStopsAtTheDeadline) {
   EXPECT_LT(elapsed, 3.0);
 }
 
+// ---------------------------------------------------------------- stdin
+
+// Streamed stdin (SandboxConfig::stdin_fd): the guest's read of a pipe that stays open and silent
+// waits under the deadline (the 10,000 bytes that were there are read first, as the guest asks).
+TEST(Resources, StreamedStdinThatNeverClosesStopsAtTheDeadline) {
+  Scratch dir;
+  const auto wasm = dir.write("read_stdin.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (loop $more
+      (i32.store (i32.const 0) (i32.const 1024))
+      (i32.store (i32.const 4) (i32.const 4096))
+      (drop (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (br_if $more (i32.load (i32.const 8))))
+    (call $proc_exit (i32.const 4)))
+)"));
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  const std::string some(10'000, 'x');  // read by the guest, then silence
+  ASSERT_EQ(::write(pipe_fds[1], some.data(), some.size()), static_cast<ssize_t>(some.size()));
+  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(300), .stdin_fd = pipe_fds[0]});
+  Bounds bounds(3.0, 16 * kMiB);
+  const auto start = Clock::now();
+  auto outcome = sandbox.run(job(wasm, 10'000'000));
+  const double elapsed = seconds_since(start);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, kDeadline) << trap_message(*outcome);
+  EXPECT_GE(elapsed, 0.25);
+  bounds.check();
+}
+
 // The deadline covers compilation: a module that takes longer than the timeout to compile never
 // starts (its _start would exit with 3).
 TEST(Resources, CompilationPastTheDeadlineNeverStartsTheGuest) {

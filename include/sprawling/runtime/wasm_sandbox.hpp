@@ -33,6 +33,11 @@ struct SandboxConfig {
   // iovec arrays, written buffers, paths, poll subscriptions, random_get's buffer; past it the
   // call fails with ENOMEM. Bounds the host work a single `call` can cost.
   std::uint64_t hostcall_copy_limit = std::uint64_t{128} << 20;
+  // Streamed stdin: when set, the guest's fd 0 reads this host fd on demand (job.stdin_bytes is
+  // then ignored): at most the guest's buffer per read, straight into guest memory, so nothing
+  // is buffered on the host, and a read that waits for data stops at the deadline. Borrowed:
+  // the caller keeps it open during run() (the CLI passes its own stdin).
+  std::optional<int> stdin_fd{};
 };
 
 class WasmSandbox final : public Sandbox {
