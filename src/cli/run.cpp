@@ -38,6 +38,19 @@ Options:
   --max-memory-size BYTES, -W max-memory-size=BYTES
                            cap on linear memory (suffixes K, M, G); memory.grow past it
                            fails; default 4G (wasm32's limit)
+  --max-table-elements N, -W max-table-elements=N
+                           cap on each table's elements; table.grow past it returns -1;
+                           default 10000000
+  --max-tables N, -W max-tables=N
+                           tables the module may define; default 100
+  --max-memories N, -W max-memories=N
+                           memories the module may define; default 100
+  --max-store-size BYTES, -W max-store-size=BYTES
+                           one account of everything the guest makes the host allocate:
+                           linear memory, tables (8 bytes per element), functions, globals,
+                           segments and the compiled code; instantiation past it fails,
+                           memory.grow and table.grow return -1; default max-memory-size
+                           + 256M
   --timeout DURATION, -W timeout=DURATION
                            wall-clock limit (500ms, 2s, 1m); default: none
   --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
@@ -118,6 +131,10 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   if (request.max_memory_bytes) config.max_memory_bytes = *request.max_memory_bytes;
   config.timeout = request.timeout;
   if (request.hostcall_copy_limit) config.hostcall_copy_limit = *request.hostcall_copy_limit;
+  if (request.max_table_elements) config.max_table_elements = *request.max_table_elements;
+  if (request.max_tables) config.max_tables = *request.max_tables;
+  if (request.max_memories) config.max_memories = *request.max_memories;
+  config.max_store_bytes = request.max_store_bytes;
   config.meter_fuel = request.fuel.has_value();
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };

@@ -366,7 +366,16 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
     return std::unexpected(job_error(e.message, {{"host", e.host.string()}, {"guest", e.guest}}));
   }
 
-  wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config_.max_memory_bytes}, resource_pool());
+  constexpr std::uint64_t kStoreOverhead = std::uint64_t{256} << 20;  // max_store_bytes' default beyond memory
+  const std::uint64_t store_bytes = config_.max_store_bytes.value_or(
+      config_.max_memory_bytes > UINT64_MAX - kStoreOverhead ? UINT64_MAX : config_.max_memory_bytes + kStoreOverhead);
+  wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config_.max_memory_bytes,
+                                      .max_table_elements = config_.max_table_elements,
+                                      .max_tables = config_.max_tables,
+                                      .max_memories = config_.max_memories,
+                                      .max_instances = 1,
+                                      .max_store_bytes = store_bytes},
+                    resource_pool());
   std::vector<wasm::Extern> imports;
   imports.reserve(wasi_imports.size());
   for (const auto* def : wasi_imports) {

@@ -368,13 +368,7 @@ L_TableGrow: {
   const u64 init = SLOT(3);
   const u32 n = static_cast<u32>(SLOT(4));
   CHARGE_UNITS(n);
-  const u64 old = t->elements.size();
-  if (old + n > t->max_elements) {
-    SLOT(1) = 0xFFFFFFFFu;
-  } else {
-    t->elements.resize(old + n, init);
-    SLOT(1) = static_cast<u32>(old);
-  }
+  SLOT(1) = static_cast<u32>(t->grow(n, init));  // -1 → 0xFFFFFFFF
   NEXT(5);
 }
 L_TableFill: {

@@ -138,12 +138,21 @@ class Instance {
   [[nodiscard]] virtual const CompiledModule& compiled() const = 0;
 };
 
-// Bounds that keep any guest from exhausting the host.
+// Bounds that keep any guest from exhausting the host (Wasmtime's StoreLimits, plus one account).
 struct StoreLimits {
   std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;  // per memory; memory.grow past it returns -1
   std::uint32_t max_table_elements = 10'000'000;           // per table; table.grow past it returns -1
   std::uint32_t max_call_depth = 20'000;                   // deeper → "call stack exhausted"
   std::uint32_t max_value_stack_slots = 4u << 20;          // 32 MiB of 64-bit slots
+  // Counts of objects in the store (Wasmtime's defaults); instantiating past one fails.
+  std::uint32_t max_tables = 10'000;
+  std::uint32_t max_memories = 10'000;
+  std::uint32_t max_instances = 10'000;
+  // The one account of host bytes a guest makes the store allocate: linear memories (their
+  // current size), tables (8 bytes per element), functions, globals, element segments as
+  // materialised references, data segment records, and the compiled code of each instantiated
+  // module. Instantiating past it fails; memory.grow / table.grow past it return -1.
+  std::uint64_t max_store_bytes = UINT64_MAX;
 };
 
 // What one invoke / instantiate (start function) may spend. Empty = unbounded.
@@ -206,6 +215,9 @@ class Store {
   // Fuel consumed since set_budget: exact after a normal finish (sum of the costs of what ran).
   [[nodiscard]] std::uint64_t fuel_consumed() const noexcept;
   [[nodiscard]] const StoreLimits& limits() const noexcept;
+  // Bytes charged to the account (StoreLimits::max_store_bytes) so far; nothing is given back
+  // before the store dies, so this is also the peak.
+  [[nodiscard]] std::uint64_t store_bytes() const noexcept;
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

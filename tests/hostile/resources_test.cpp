@@ -152,5 +152,68 @@ TEST(Resources, CompilationPastTheDeadlineNeverStartsTheGuest) {
   bounds.check();
 }
 
+// ---------------------------------------------------------------- the resource account
+
+std::string tables_module(int count, std::uint32_t elements) {
+  std::string wat = "(module (memory (export \"memory\") 1)\n";
+  for (int i = 0; i < count; ++i) wat += "  (table " + std::to_string(elements) + " funcref)\n";
+  return wat + "  (func (export \"_start\")))\n";
+}
+
+// A few hundred bytes declaring 100 tables of 10 million elements (8 GB of host memory) under a
+// 1 MiB memory cap: every table counts against the one account (1 MiB + 256 MiB), so
+// instantiation fails before the host allocates any of them.
+TEST(Resources, ManyLargeTablesAreRefusedByTheAccountBeforeAllocation) {
+  Scratch dir;
+  const auto wasm = dir.write("tables.wat", tables_module(100, 10'000'000));
+  WasmSandbox sandbox(SandboxConfig{.max_memory_bytes = kMiB});
+  Bounds bounds(10.0, 32 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000'000));
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code, runtime::ErrorCode::InvalidModule);
+  EXPECT_NE(outcome.error().message.find("max-store-size"), std::string::npos) << outcome.error().message;
+  bounds.check();
+}
+
+TEST(Resources, TablesAndMemoriesPastTheirCountsAreRefusedNamingTheLimit) {
+  Scratch dir;
+  WasmSandbox sandbox;  // max-tables 100
+  auto tables = sandbox.run(job(dir.write("101.wat", tables_module(101, 1)), 1'000'000));
+  ASSERT_FALSE(tables.has_value());
+  EXPECT_NE(tables.error().message.find("101 tables; the store allows 100 in all (max-tables)"), std::string::npos)
+      << tables.error().message;
+  EXPECT_TRUE(sandbox.run(job(dir.write("100.wat", tables_module(100, 1)), 1'000'000)).has_value());
+
+  WasmSandbox no_memories(SandboxConfig{.max_memories = 0});
+  auto memories = no_memories.run(job(dir.write("one.wat", tables_module(0, 0)), 1'000'000));
+  ASSERT_FALSE(memories.has_value());
+  EXPECT_NE(memories.error().message.find("(max-memories)"), std::string::npos) << memories.error().message;
+}
+
+// table.grow charges the account: with no per-table cap, growing by a million elements (8 MB) at
+// a time returns -1 once 64 MiB are spent — eight grows succeed, the ninth is refused — and the
+// guest goes on.
+TEST(Resources, TableGrowPastTheAccountReturnsMinusOne) {
+  Scratch dir;
+  const auto wasm = dir.write("grow.wat", guest(R"(
+  (memory (export "memory") 1)
+  (table 0 funcref)
+  (func (export "_start") (local $grown i32)
+    (block $full
+      (loop $more
+        (br_if $full (i32.eq (table.grow 0 (ref.null func) (i32.const 1000000)) (i32.const -1)))
+        (local.set $grown (i32.add (local.get $grown) (i32.const 1)))
+        (br $more)))
+    (call $proc_exit (local.get $grown)))
+)"));
+  WasmSandbox sandbox(
+      SandboxConfig{.max_table_elements = UINT32_MAX, .max_store_bytes = 64 * kMiB, .meter_fuel = false});
+  Bounds bounds(10.0, 128 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{runtime::Failure{8}});
+  bounds.check();
+}
+
 }  // namespace
 }  // namespace sprawling::hostile

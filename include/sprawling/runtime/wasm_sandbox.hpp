@@ -16,7 +16,20 @@ namespace sprawling::runtime {
 struct SandboxConfig {
   // Cap on each linear memory; memory.grow past it returns -1. Default: wasm32's 4 GiB.
   std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;
-  // Wall-clock limit of one run; hit → Trap{"deadline exceeded"}. Empty: none.
+  // Cap on each table's elements (Wasmtime's max-table-elements); table.grow past it returns -1
+  // and a larger declared minimum refuses instantiation.
+  std::uint32_t max_table_elements = 10'000'000;
+  // Tables and memories the module may define (Wasmtime's max-tables / max-memories; a job has
+  // exactly one instance). Past one, instantiation fails naming the limit.
+  std::uint32_t max_tables = 100;
+  std::uint32_t max_memories = 100;
+  // One account of everything the guest makes the host allocate: linear memories (current size),
+  // tables (8 bytes per element), functions, globals, element segments as materialised
+  // references, data segment records and the module's compiled code (counted twice when fuel is
+  // metered: two variants). Instantiation past it fails; memory.grow / table.grow return -1.
+  // Empty: max_memory_bytes + 256 MiB.
+  std::optional<std::uint64_t> max_store_bytes{};
+  // Wall-clock limit of one run, compilation included; hit → Trap{"deadline exceeded"}. Empty: none.
   std::optional<std::chrono::nanoseconds> timeout{};
   // Caps on captured output; past one the guest's write fails with EIO and stats say so.
   std::uint64_t max_stdout_bytes = std::uint64_t{64} << 20;
