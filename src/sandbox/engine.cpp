@@ -376,6 +376,8 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
                                       .max_instances = 1,
                                       .max_store_bytes = store_bytes},
                     resource_pool());
+  // Host work (bytes moved or produced by WASI calls) is paid from the same fuel budget.
+  (*context)->set_fuel_charger([&store](std::uint64_t units) { return store.charge_fuel(units); });
   std::vector<wasm::Extern> imports;
   imports.reserve(wasi_imports.size());
   for (const auto* def : wasi_imports) {

@@ -96,6 +96,9 @@ std::vector<std::uint8_t> WasiContext::take_stderr() noexcept { return std::exch
 bool WasiContext::stdout_truncated() const noexcept { return state_->out.truncated; }
 bool WasiContext::stderr_truncated() const noexcept { return state_->err.truncated; }
 std::size_t WasiContext::open_fd_count() const noexcept { return state_->fds.size(); }
+void WasiContext::set_fuel_charger(std::function<bool(std::uint64_t)> charge) {
+  state_->charge_fuel = std::move(charge);
+}
 
 namespace {
 

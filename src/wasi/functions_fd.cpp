@@ -125,6 +125,54 @@ Result<std::span<std::uint8_t>> first_buffer(Call& c, std::uint32_t iovs, std::u
   return std::span<std::uint8_t>();
 }
 
+// Appends the next getdents64 chunk of `cursor`'s listing to its pending entries ("." and ".."
+// are left out: the cursor starts with its own); nothing appended at the end of the directory.
+Result<void> read_entries(DirCursor& cursor) {
+  if (cursor.exhausted) return {};
+  alignas(8) char chunk[16384];
+  for (;;) {
+    const long got = ::syscall(SYS_getdents64, cursor.listing.get(), chunk, sizeof chunk);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return fail_host(errno);
+    }
+    if (got == 0) {
+      cursor.exhausted = true;
+      return {};
+    }
+    for (long at = 0; at < got;) {
+      std::uint64_t d_ino = 0;
+      std::uint16_t reclen = 0;
+      std::uint8_t d_type = 0;
+      std::memcpy(&d_ino, chunk + at, 8);
+      std::memcpy(&reclen, chunk + at + 16, 2);
+      std::memcpy(&d_type, chunk + at + 18, 1);
+      const std::string_view name(chunk + at + 19);
+      at += reclen;
+      if (name == "." || name == "..") continue;
+      std::uint8_t type = abi::filetype::unknown;
+      switch (d_type) {
+        case DT_REG: type = abi::filetype::regular_file; break;
+        case DT_DIR: type = abi::filetype::directory; break;
+        case DT_LNK: type = abi::filetype::symbolic_link; break;
+        case DT_CHR: type = abi::filetype::character_device; break;
+        case DT_BLK: type = abi::filetype::block_device; break;
+        case DT_UNKNOWN: {
+          // Filesystems that leave d_type empty: look at the entry itself (a single name, no follow).
+          struct stat st {};
+          if (::fstatat(cursor.listing.get(), std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            type = filetype_of(st.st_mode);
+          }
+          break;
+        }
+        default: break;
+      }
+      cursor.pending.push_back(DirListEntry{std::string(name), d_ino, type});
+    }
+    if (!cursor.pending.empty()) return {};
+  }
+}
+
 Result<void> store_size(Call& c, std::uint32_t ptr, std::uint64_t n) {
   return c.memory.store<std::uint32_t>(ptr, static_cast<std::uint32_t>(n));
 }
@@ -206,6 +254,7 @@ Result<std::uint32_t> write_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::o
   auto buffer = first_buffer(c, iovs, iovs_len);
   if (!buffer) return std::unexpected(std::move(buffer).error());
   if (auto taken = take_copy(c, buffer->size()); !taken) return std::unexpected(std::move(taken).error());
+  SPRAWLING_WASI_CHECK(charge_bytes(c, buffer->size()));
   auto entry = any_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   switch ((*entry)->kind) {
@@ -229,6 +278,7 @@ namespace fn {
 Result<void> fd_read(Call& c, U32 fd, U32 iovs, U32 iovs_len, U32 nread_out) {
   auto n = read_impl(c, fd, iovs, iovs_len, std::nullopt);
   if (!n) return std::unexpected(std::move(n).error());
+  SPRAWLING_WASI_CHECK(charge_bytes(c, *n));
   return store_size(c, nread_out, *n);
 }
 
@@ -236,6 +286,7 @@ Result<void> fd_read(Call& c, U32 fd, U32 iovs, U32 iovs_len, U32 nread_out) {
 Result<void> fd_pread(Call& c, U32 fd, U32 iovs, U32 iovs_len, U64 offset, U32 nread_out) {
   auto n = read_impl(c, fd, iovs, iovs_len, offset);
   if (!n) return std::unexpected(std::move(n).error());
+  SPRAWLING_WASI_CHECK(charge_bytes(c, *n));
   return store_size(c, nread_out, *n);
 }
 
@@ -502,78 +553,64 @@ Result<void> fd_prestat_dir_name(Call& c, U32 fd, U32 path, U32 path_len) {
 
 // fd_readdir(fd, buf*, buf_len, cookie, bufused*): ".", "..", then the OS order; the cookie of
 // an entry is its index + 1; the last entry is cut to fill the buffer (the guest calls again).
+// The fd keeps its listing (DirCursor): a call whose cookie is where the last one stopped reads
+// on, so listing a directory of N entries costs O(N) host work in all, not O(N) per call. Any
+// other cookie starts over and pays, in fuel, for the entries it skips.
 Result<void> fd_readdir(Call& c, U32 fd, U32 buf, U32 buf_len, U64 cookie, U32 bufused_out) {
   auto entry = dir_fd(c, fd);
   if (!entry) return std::unexpected(std::move(entry).error());
   auto buffer = c.memory.bytes(buf, buf_len);
   if (!buffer) return std::unexpected(std::move(buffer).error());
 
-  struct stat self {};
-  if (::fstat((*entry)->host.get(), &self) != 0) return fail_host(errno);
-  // A fresh open description per call: the listing starts at the beginning every time.
-  auto listing = resolve_beneath((*entry)->host.get(), ".", O_RDONLY | O_DIRECTORY);
-  if (!listing) return std::unexpected(std::move(listing).error());
+  std::unique_ptr<DirCursor>& cursor = (*entry)->listing;
+  if (!cursor || cursor->next != cookie) {
+    struct stat self {};
+    if (::fstat((*entry)->host.get(), &self) != 0) return fail_host(errno);
+    // A fresh open description: the listing starts at the beginning.
+    auto listing = resolve_beneath((*entry)->host.get(), ".", O_RDONLY | O_DIRECTORY);
+    if (!listing) return std::unexpected(std::move(listing).error());
+    cursor = std::make_unique<DirCursor>();
+    cursor->listing = std::move(*listing);
+    // ".." reports the directory's own inode: the parent may lie outside the mount.
+    cursor->pending.push_back(DirListEntry{".", self.st_ino, abi::filetype::directory});
+    cursor->pending.push_back(DirListEntry{"..", self.st_ino, abi::filetype::directory});
+    std::uint64_t skipped_bytes = 0;
+    while (cursor->next < cookie) {
+      if (cursor->pending.empty()) {
+        SPRAWLING_WASI_CHECK(read_entries(*cursor));
+        if (cursor->pending.empty()) break;
+        continue;
+      }
+      skipped_bytes += L::dirent_size + cursor->pending.front().name.size();
+      cursor->pending.pop_front();
+      ++cursor->next;
+    }
+    SPRAWLING_WASI_CHECK(charge_bytes(c, skipped_bytes));
+  }
 
   std::uint32_t used = 0;
-  std::uint64_t index = 0;
-  bool full = false;
-  auto emit = [&](std::string_view name, std::uint64_t ino, std::uint8_t type) {
-    if (index++ < cookie || full) return;
+  while (used < buf_len) {
+    if (cursor->pending.empty()) {
+      SPRAWLING_WASI_CHECK(read_entries(*cursor));
+      if (cursor->pending.empty()) break;
+    }
+    const DirListEntry& d = cursor->pending.front();
     std::uint8_t header[L::dirent_size] = {};
-    put<std::uint64_t>(std::span(header), 0, index);  // d_next: the entry after this one
-    put<std::uint64_t>(std::span(header), 8, ino);
-    put<std::uint32_t>(std::span(header), 16, static_cast<std::uint32_t>(name.size()));
-    put<std::uint8_t>(std::span(header), 20, type);
+    put<std::uint64_t>(std::span(header), 0, cursor->next + 1);  // d_next: the entry after this one
+    put<std::uint64_t>(std::span(header), 8, d.ino);
+    put<std::uint32_t>(std::span(header), 16, static_cast<std::uint32_t>(d.name.size()));
+    put<std::uint8_t>(std::span(header), 20, d.type);
     const std::uint32_t h = std::min<std::uint32_t>(L::dirent_size, buf_len - used);
     std::memcpy(buffer->data() + used, header, h);
     used += h;
-    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(name.size(), buf_len - used));
-    std::memcpy(buffer->data() + used, name.data(), n);
+    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(d.name.size(), buf_len - used));
+    std::memcpy(buffer->data() + used, d.name.data(), n);
     used += n;
-    if (used == buf_len) full = true;
-  };
-  // ".." reports the directory's own inode: the parent may lie outside the mount.
-  emit(".", self.st_ino, abi::filetype::directory);
-  emit("..", self.st_ino, abi::filetype::directory);
-
-  alignas(8) char chunk[16384];
-  while (!full) {
-    const long got = ::syscall(SYS_getdents64, listing->get(), chunk, sizeof chunk);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return fail_host(errno);
-    }
-    if (got == 0) break;
-    for (long at = 0; at < got && !full;) {
-      std::uint64_t d_ino = 0;
-      std::uint16_t reclen = 0;
-      std::uint8_t d_type = 0;
-      std::memcpy(&d_ino, chunk + at, 8);
-      std::memcpy(&reclen, chunk + at + 16, 2);
-      std::memcpy(&d_type, chunk + at + 18, 1);
-      const std::string_view name(chunk + at + 19);
-      at += reclen;
-      if (name == "." || name == "..") continue;
-      std::uint8_t type = abi::filetype::unknown;
-      switch (d_type) {
-        case DT_REG: type = abi::filetype::regular_file; break;
-        case DT_DIR: type = abi::filetype::directory; break;
-        case DT_LNK: type = abi::filetype::symbolic_link; break;
-        case DT_CHR: type = abi::filetype::character_device; break;
-        case DT_BLK: type = abi::filetype::block_device; break;
-        case DT_UNKNOWN: {
-          // Filesystems that leave d_type empty: look at the entry itself (a single name, no follow).
-          struct stat st {};
-          if (::fstatat(listing->get(), std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            type = filetype_of(st.st_mode);
-          }
-          break;
-        }
-        default: break;
-      }
-      emit(name, d_ino, type);
-    }
+    if (h < L::dirent_size || n < d.name.size()) break;  // cut: the next call asks for it again
+    cursor->pending.pop_front();
+    ++cursor->next;
   }
+  SPRAWLING_WASI_CHECK(charge_bytes(c, used));
   return store_size(c, bufused_out, used);
 }
 

@@ -65,6 +65,7 @@ namespace {
 Result<void> store_strings(Call& c, const std::vector<std::string>& strings, std::uint32_t ptrs, std::uint32_t buf) {
   std::uint64_t total = 0;
   for (const auto& s : strings) total += s.size() + 1;
+  SPRAWLING_WASI_CHECK(charge_bytes(c, total + strings.size() * 4));
   auto table = c.memory.array(ptrs, static_cast<std::uint32_t>(strings.size()), 4, 4);
   if (!table) return std::unexpected(std::move(table).error());
   auto bytes = c.memory.bytes(buf, total);
@@ -173,6 +174,7 @@ Result<void> clock_time_get(Call& c, U32 id, U64 /*precision*/, U32 time_out) {
 // random_get(buf*, buf_len)
 Result<void> random_get(Call& c, U32 buf, U32 buf_len) {
   if (auto taken = take_copy(c, buf_len); !taken) return std::unexpected(std::move(taken).error());
+  SPRAWLING_WASI_CHECK(charge_bytes(c, buf_len));
   auto out = c.memory.bytes(buf, buf_len);
   if (!out) return std::unexpected(std::move(out).error());
   if (c.state.deterministic) {
@@ -199,6 +201,7 @@ Result<void> poll_oneoff(Call& c, U32 subscriptions, U32 events_out, U32 nsubscr
   if (count == 0) return fail(e::inval);
   if (auto taken = take_copy(c, std::uint64_t{count} * L::subscription_size); !taken)
     return std::unexpected(std::move(taken).error());
+  SPRAWLING_WASI_CHECK(charge_bytes(c, std::uint64_t{count} * L::subscription_size));
   auto subs = c.memory.array(subscriptions, count, L::subscription_size, L::subscription_align);
   if (!subs) return std::unexpected(std::move(subs).error());
   auto events = c.memory.array(events_out, count, L::event_size, L::event_align);

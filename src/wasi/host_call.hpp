@@ -138,6 +138,16 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
   return entry;
 }
 
+// Host work in fuel: one unit per kBytesPerFuel bytes a call moves or produces (rounded down, so a
+// small call costs only its `call`), on top of the wasm cost of the call. Charged before the work
+// when its size is known (writes, random_get, strings, subscriptions), after it otherwise (reads,
+// directory entries); either way one call's work is bounded by the hostcall copy limit.
+inline constexpr std::uint64_t kBytesPerFuel = 64;
+[[nodiscard]] inline Result<void> charge_bytes(Call& c, std::uint64_t bytes) {
+  if (c.state.charge_fuel && !c.state.charge_fuel(bytes / kBytesPerFuel)) return out_of_fuel();
+  return {};
+}
+
 // Takes `bytes` of this call's hostcall copy limit (WasiConfig::hostcall_copy_limit): ENOMEM, as
 // Wasmtime's hostcall fuel, when they are not left.
 [[nodiscard]] inline Result<void> take_copy(Call& c, std::uint64_t bytes) {
@@ -150,6 +160,7 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
 // The length comes first so that a path of gigabytes is refused without being scanned.
 [[nodiscard]] inline Result<std::string> read_path(Call& c, std::uint32_t ptr, std::uint32_t len) {
   if (auto taken = take_copy(c, len); !taken) return std::unexpected(std::move(taken).error());
+  SPRAWLING_WASI_CHECK(charge_bytes(c, len));
   auto bytes = c.memory.bytes(ptr, len);
   if (!bytes) return std::unexpected(std::move(bytes).error());
   return checked_guest_path(*bytes);

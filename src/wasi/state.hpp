@@ -9,8 +9,11 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +23,22 @@
 namespace sprawling::wasi {
 
 enum class FdKind : std::uint8_t { Stdin, Stdout, Stderr, Directory, File };
+
+// An fd_readdir listing in progress on a directory fd: its own open description, the index of
+// the next entry to hand out, and the entries read from the kernel but not yet handed out whole
+// (at most one getdents chunk). A call that continues at `next` reads on from here; any other
+// cookie starts over (paying for the entries it skips).
+struct DirListEntry {
+  std::string name;
+  std::uint64_t ino = 0;
+  std::uint8_t type = 0;
+};
+struct DirCursor {
+  UniqueFd listing;
+  std::uint64_t next = 0;
+  std::deque<DirListEntry> pending;
+  bool exhausted = false;  // the kernel has no more entries
+};
 
 struct FdEntry {
   FdKind kind = FdKind::File;
@@ -32,6 +51,7 @@ struct FdEntry {
   // writes wait in wait_ready, under the deadline, instead of in the kernel.
   bool pollable = false;
   std::optional<std::string> preopen_name;  // set for preopened directories only
+  std::unique_ptr<DirCursor> listing;       // Directory: fd_readdir's position
 };
 
 // Guest fd numbers → entries. New numbers reuse the highest freed one first, else max + 1
@@ -121,6 +141,8 @@ struct WasiState {
   std::uint64_t virtual_elapsed_ns = 0;  // deterministic mode: time passed since start
   std::uint64_t realtime_start_ns = 0;
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Takes fuel for host work (WasiContext::set_fuel_charger); false when the budget cannot pay.
+  std::function<bool(std::uint64_t)> charge_fuel;
 
   // Deterministic random: xoshiro256** seeded through splitmix64.
   std::array<std::uint64_t, 4> rng{};

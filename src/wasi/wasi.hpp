@@ -114,6 +114,10 @@ class WasiContext {
   // Guest fds currently open (stdio and preopens included).
   [[nodiscard]] std::size_t open_fd_count() const noexcept;
 
+  // Host work is paid in fuel: the engine passes a function that takes `units` from the run's
+  // budget (false: not enough left, and the call stops the guest with OutOfFuel). Unset: free.
+  void set_fuel_charger(std::function<bool(std::uint64_t units)> charge);
+
   [[nodiscard]] WasiState& state() noexcept { return *state_; }
 
  private:

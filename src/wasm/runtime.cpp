@@ -216,6 +216,25 @@ void Store::set_budget(ExecutionBudget budget) {
   s.out_of_fuel = false;
 }
 
+bool Store::charge_fuel(std::uint64_t units) noexcept {
+  Impl& s = *impl_;
+  if (!s.metered || !s.budget.fuel || units == 0) return true;
+  // The interpreter keeps `counter` in the store during a host call and reloads it after.
+  const std::int64_t left = s.counter + static_cast<std::int64_t>(s.reserve);  // reserve <= 2^62
+  if (left <= 0 || units > static_cast<std::uint64_t>(left)) {
+    s.out_of_fuel = true;
+    return false;
+  }
+  const auto charge = static_cast<std::int64_t>(units);
+  if (s.counter >= charge) {
+    s.counter -= charge;
+  } else {
+    s.reserve -= static_cast<std::uint64_t>(charge - s.counter);
+    s.counter = 0;
+  }
+  return true;
+}
+
 std::uint64_t Store::fuel_consumed() const noexcept {
   const Impl& s = *impl_;
   if (!s.metered) return 0;

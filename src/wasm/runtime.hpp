@@ -212,6 +212,10 @@ class Store {
 
   // Sets the budget for everything that runs after it and resets the consumed counter.
   void set_budget(ExecutionBudget budget);
+  // Charges host work done for the guest (a host function calls it): false, with nothing
+  // charged and the budget marked spent, when fewer than `units` are left. Always true when no
+  // fuel budget is set.
+  [[nodiscard]] bool charge_fuel(std::uint64_t units) noexcept;
   // Fuel consumed since set_budget: exact after a normal finish (sum of the costs of what ran).
   [[nodiscard]] std::uint64_t fuel_consumed() const noexcept;
   [[nodiscard]] const StoreLimits& limits() const noexcept;

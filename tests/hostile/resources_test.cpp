@@ -37,6 +37,7 @@ constexpr std::string_view kImports = R"(
   (import "wasi_snapshot_preview1" "path_open"
     (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_pwrite" (func $fd_pwrite (param i32 i32 i32 i64 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_readdir" (func $fd_readdir (param i32 i32 i32 i64 i32) (result i32)))
 )";
 
 std::string guest(std::string_view body) {
@@ -212,6 +213,76 @@ TEST(Resources, TableGrowPastTheAccountReturnsMinusOne) {
   auto outcome = sandbox.run(job(wasm, 1));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
   EXPECT_EQ(outcome->exit, SandboxExit{runtime::Failure{8}});
+  bounds.check();
+}
+
+// ---------------------------------------------------------------- host work per fuel
+
+// Each call asks for 1 MiB of randomness: 16,384 units of host work on top of the call, so a
+// budget of a million units stops the loop after ~60 calls (before: ~200,000 calls, 200 GB).
+TEST(Resources, RandomGetLoopIsFuelExhaustedWithinItsBudget) {
+  Scratch dir;
+  const auto wasm = dir.write("random_fuel.wat", guest(R"(
+  (memory (export "memory") 17)
+  (func (export "_start") (loop $again (drop (call $random_get (i32.const 0) (i32.const 1048576))) (br $again)))
+)"));
+  WasmSandbox sandbox;
+  Bounds bounds(10.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{FuelExhausted{}}) << trap_message(*outcome);
+  EXPECT_EQ(outcome->stats->fuel_consumed, 1'000'000u);
+  bounds.check();
+}
+
+// Lists a directory of 30,000 entries with a 4 KiB buffer, following cookies, and writes the
+// number of entries it saw. fd_readdir re-listed the directory from the start on every call
+// (O(N) host work per call, O(N^2) in all); the fd now keeps its listing.
+TEST(Resources, ListingALargeDirectoryIsLinearAndPaidInFuel) {
+  Scratch dir;
+  const auto mount = dir.path() / "many";
+  std::filesystem::create_directory(mount);
+  constexpr int kFiles = 30'000;
+  for (int i = 0; i < kFiles; ++i) {
+    const int fd = ::open((mount / ("entry-" + std::to_string(i))).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+  }
+  const auto wasm = dir.write("list.wat", guest(R"(
+  (memory (export "memory") 1)
+  (func (export "_start") (local $cookie i64) (local $used i32) (local $at i32) (local $count i32) (local $len i32)
+    (block $done
+      (loop $call
+        (if (call $fd_readdir (i32.const 3) (i32.const 1024) (i32.const 4096) (local.get $cookie) (i32.const 16))
+          (then (call $proc_exit (i32.const 3))))
+        (local.set $used (i32.load (i32.const 16)))
+        (local.set $at (i32.const 0))
+        (block $cut
+          (loop $record
+            (br_if $cut (i32.gt_u (i32.add (local.get $at) (i32.const 24)) (local.get $used)))
+            (local.set $len (i32.load (i32.add (i32.const 1040) (local.get $at))))
+            (br_if $cut (i32.gt_u (i32.add (i32.add (local.get $at) (i32.const 24)) (local.get $len)) (local.get $used)))
+            (local.set $cookie (i64.load (i32.add (i32.const 1024) (local.get $at))))
+            (local.set $count (i32.add (local.get $count) (i32.const 1)))
+            (local.set $at (i32.add (i32.add (local.get $at) (i32.const 24)) (local.get $len)))
+            (br $record)))
+        (br_if $done (i32.lt_u (local.get $used) (i32.const 4096)))
+        (br $call)))
+    (i32.store (i32.const 100) (local.get $count))
+    (i32.store (i32.const 0) (i32.const 100))
+    (i32.store (i32.const 4) (i32.const 4))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))
+)"));
+  WasmSandbox sandbox;
+  auto request = job(wasm, 100'000'000);
+  request.mounts.push_back(runtime::Mount{.host = mount, .guest = "/many", .writable = false});
+  Bounds bounds(1.0, 32 * kMiB);  // linear: ~0.05 s here; the quadratic listing took seconds
+  auto outcome = sandbox.run(request);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  ASSERT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  EXPECT_EQ(words(outcome->stdout_bytes), std::vector<std::uint32_t>{kFiles + 2});  // with "." and ".."
+  // About 34 bytes per entry handed out, at one unit per 64 bytes: over 15,000 units of host work.
+  EXPECT_GT(outcome->stats->fuel_consumed, 15'000u);
   bounds.check();
 }
 
