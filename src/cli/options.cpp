@@ -110,15 +110,24 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   return {};
 }
 
-// One KEY=VALUE of -S (Wasmtime's WASI options); only hostcall-fuel is ours.
+// One KEY=VALUE of -S (Wasmtime's WASI options): hostcall-fuel, and our max-disk-write.
 std::expected<void, UsageError> apply_wasi_option(RunRequest& request, std::string_view option) {
   const auto eq = option.find('=');
   const std::string_view key = option.substr(0, eq);
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
+  if (key == "max-disk-write") {
+    auto n = value.empty() ? std::nullopt : parse_size(value);
+    if (!n) {
+      return std::unexpected(
+          UsageError{"-S max-disk-write='" + std::string(value) + "': expected bytes, e.g. 1073741824 or 1G"});
+    }
+    request.max_disk_write_bytes = n;
+    return {};
+  }
   if (key != "hostcall-fuel") {
     return std::unexpected(UsageError{"-S '" + std::string(key) +
-                                      "': unknown option (supported: hostcall-fuel; the guest never inherits the "
-                                      "host's environment, network or other resources)"});
+                                      "': unknown option (supported: hostcall-fuel, max-disk-write; the guest never "
+                                      "inherits the host's environment, network or other resources)"});
   }
   auto n = value.empty() ? std::nullopt : parse_size(value);
   if (!n) {
@@ -229,10 +238,10 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
       if (auto r = apply_wasm_option(request, std::string(flag.substr(2)) + "=" + std::string(*value)); !r) {
         return std::unexpected(r.error());
       }
-    } else if (flag == "--hostcall-fuel") {
+    } else if (flag == "--hostcall-fuel" || flag == "--max-disk-write") {
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
-      if (auto r = apply_wasi_option(request, "hostcall-fuel=" + std::string(*value)); !r) {
+      if (auto r = apply_wasi_option(request, std::string(flag.substr(2)) + "=" + std::string(*value)); !r) {
         return std::unexpected(r.error());
       }
     } else if (flag == "--json") {

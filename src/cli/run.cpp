@@ -57,6 +57,10 @@ Options:
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past
                            it the call fails with ENOMEM; default 128M (as Wasmtime)
+  --max-disk-write BYTES, -S max-disk-write=BYTES
+                           write quota on writable mounts: bytes written plus the size of
+                           any hole a write past the end or a resize adds; past it writes
+                           fail with EDQUOT; default 1G (--json reports disk_write_bytes)
   --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
                            when it is a pipe or file; empty when it is a terminal); read on
                            demand as the guest reads, nothing ahead, and a read waiting for
@@ -135,6 +139,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   if (request.max_tables) config.max_tables = *request.max_tables;
   if (request.max_memories) config.max_memories = *request.max_memories;
   config.max_store_bytes = request.max_store_bytes;
+  if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;
   config.meter_fuel = request.fuel.has_value();
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };

@@ -55,7 +55,8 @@ std::expected<SandboxOutcome, AxError> classify(RunRecord record) {
                                            .wall_time = record.wall_time,
                                            .peak_memory_bytes = record.peak_memory_bytes,
                                            .stdout_truncated = record.stdout_truncated,
-                                           .stderr_truncated = record.stderr_truncated}};
+                                           .stderr_truncated = record.stderr_truncated,
+                                           .disk_write_bytes = record.disk_write_bytes}};
   if (!record.trap) return outcome;  // _start returned
   const wasm::Trap& trap = *record.trap;
   switch (trap.kind) {
@@ -354,6 +355,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
                                .stdout_sink = config_.stdout_sink,
                                .stderr_sink = config_.stderr_sink,
                                .hostcall_copy_limit = config_.hostcall_copy_limit,
+                               .max_disk_write_bytes = config_.max_disk_write_bytes,
                                .deterministic = config_.deterministic,
                                .random_seed = config_.random_seed,
                                .deadline = deadline};
@@ -410,6 +412,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   record.peak_memory_bytes = memory != nullptr ? wasm::memory_peak_bytes(memory) : 0;
   record.stdout_truncated = (*context)->stdout_truncated();
   record.stderr_truncated = (*context)->stderr_truncated();
+  record.disk_write_bytes = (*context)->disk_write_bytes();
   record.stdout_bytes = (*context)->take_stdout();
   record.stderr_bytes = (*context)->take_stderr();
   record.wall_time = std::chrono::steady_clock::now() - started;

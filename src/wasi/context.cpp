@@ -38,6 +38,7 @@ std::expected<std::unique_ptr<WasiContext>, WasiSetupError> WasiContext::create(
   state->realtime_start_ns = config.deterministic_realtime_start_ns;
   state->deadline = config.deadline;
   state->hostcall_copy_limit = config.hostcall_copy_limit;
+  state->disk_quota = config.max_disk_write_bytes;
   seed_deterministic(state->rng, config.random_seed);
 
   auto table_full = [&] {
@@ -96,6 +97,9 @@ std::vector<std::uint8_t> WasiContext::take_stderr() noexcept { return std::exch
 bool WasiContext::stdout_truncated() const noexcept { return state_->out.truncated; }
 bool WasiContext::stderr_truncated() const noexcept { return state_->err.truncated; }
 std::size_t WasiContext::open_fd_count() const noexcept { return state_->fds.size(); }
+std::uint64_t WasiContext::disk_write_bytes() const noexcept {
+  return state_->disk_written;
+}
 void WasiContext::set_fuel_charger(std::function<bool(std::uint64_t)> charge) {
   state_->charge_fuel = std::move(charge);
 }

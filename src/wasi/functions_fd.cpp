@@ -228,6 +228,29 @@ Result<std::uint32_t> stream_stdin(Call& c, std::span<std::uint8_t> buffer) {
   }
 }
 
+// The disk quota's charge for writing `n` bytes at `offset` (or the fd's position; the end with
+// O_APPEND): the bytes, plus the hole between the file's end and where they land.
+Result<void> charge_file_write(Call& c, int fd, std::uint64_t n, std::optional<std::uint64_t> offset) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail_host(errno);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  std::uint64_t at = size;
+  if (offset) {
+    at = *offset;
+  } else {
+    const int fl = ::fcntl(fd, F_GETFL);
+    if (fl < 0) return fail_host(errno);
+    if ((fl & O_APPEND) == 0) {
+      const off_t pos = ::lseek(fd, 0, SEEK_CUR);
+      if (pos < 0) return fail_host(errno);
+      at = static_cast<std::uint64_t>(pos);
+    }
+  }
+  const std::uint64_t hole = at > size ? at - size : 0;
+  if (hole > UINT64_MAX - n) return fail(e::dquot);
+  return charge_disk(c, n + hole);
+}
+
 Result<std::uint32_t> read_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::optional<std::uint64_t> offset) {
   auto buffer = first_buffer(c, iovs, iovs_len);
   if (!buffer) return std::unexpected(std::move(buffer).error());
@@ -265,6 +288,7 @@ Result<std::uint32_t> write_impl(Call& c, U32 fd, U32 iovs, U32 iovs_len, std::o
     case FdKind::File:
       if (!(*entry)->mount_writable) return fail(e::perm);
       if ((*entry)->pollable && !offset) return pollable_io(c, **entry, *buffer, true);
+      SPRAWLING_WASI_CHECK(charge_file_write(c, (*entry)->host.get(), buffer->size(), offset));
       return host_write((*entry)->host.get(), *buffer, offset);
     default: return fail(e::badf);
   }
@@ -488,6 +512,10 @@ Result<void> fd_filestat_set_size(Call& c, U32 fd, U64 size) {
   if (!(*entry)->mount_writable) return fail(e::perm);
   if (!(*entry)->writable) return fail(e::badf);
   if (size > static_cast<std::uint64_t>(INT64_MAX)) return fail(e::fbig);
+  struct stat st {};
+  if (::fstat((*entry)->host.get(), &st) != 0) return fail_host(errno);
+  const auto old_size = static_cast<std::uint64_t>(st.st_size);
+  if (size > old_size) SPRAWLING_WASI_CHECK(charge_disk(c, size - old_size));  // the hole it adds
   if (::ftruncate((*entry)->host.get(), static_cast<off_t>(size)) != 0) return fail_host(errno);
   return {};
 }

@@ -148,6 +148,13 @@ inline constexpr std::uint64_t kBytesPerFuel = 64;
   return {};
 }
 
+// Charges `bytes` to the run's disk write quota: EDQUOT, nothing charged, when they do not fit.
+[[nodiscard]] inline Result<void> charge_disk(Call& c, std::uint64_t bytes) {
+  if (bytes > c.state.disk_quota - c.state.disk_written) return fail(abi::errno_::dquot);
+  c.state.disk_written += bytes;
+  return {};
+}
+
 // Takes `bytes` of this call's hostcall copy limit (WasiConfig::hostcall_copy_limit): ENOMEM, as
 // Wasmtime's hostcall fuel, when they are not left.
 [[nodiscard]] inline Result<void> take_copy(Call& c, std::uint64_t bytes) {

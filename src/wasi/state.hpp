@@ -133,6 +133,8 @@ struct WasiState {
 
   FdTable fds;
   std::uint64_t hostcall_copy_limit = 0;  // WasiConfig::hostcall_copy_limit
+  std::uint64_t disk_quota = UINT64_MAX;  // WasiConfig::max_disk_write_bytes
+  std::uint64_t disk_written = 0;         // charged against it so far
 
   // Clocks. Host mode: monotonic counts from the context's creation (as Wasmtime's does).
   std::chrono::steady_clock::time_point monotonic_origin = std::chrono::steady_clock::now();

@@ -57,6 +57,10 @@ struct WasiConfig {
   // for the price of one `call`.
   std::uint64_t hostcall_copy_limit = std::uint64_t{128} << 20;
 
+  // Write quota on writable mounts for the run: bytes written to files plus the size of every
+  // hole a write past the end or fd_filestat_set_size adds. Past it: EDQUOT, nothing written.
+  std::uint64_t max_disk_write_bytes = UINT64_MAX;
+
   // Reproducible runs: clocks start at fixed values and advance by `clock_step` on every read
   // (and by the full timeout of a poll_oneoff sleep, without sleeping); random_get is a
   // generator seeded with `random_seed` (reproducible, not secret).
@@ -110,6 +114,9 @@ class WasiContext {
   // True once the guest tried to write past the cap.
   [[nodiscard]] bool stdout_truncated() const noexcept;
   [[nodiscard]] bool stderr_truncated() const noexcept;
+
+  // Bytes charged to the disk write quota so far (WasiConfig::max_disk_write_bytes).
+  [[nodiscard]] std::uint64_t disk_write_bytes() const noexcept;
 
   // Guest fds currently open (stdio and preopens included).
   [[nodiscard]] std::size_t open_fd_count() const noexcept;

@@ -79,6 +79,8 @@ TEST(Options, ResourceLimitsInBothSpellings) {
   EXPECT_EQ(l->max_memories, 4U);
   EXPECT_EQ(l->max_store_bytes, std::uint64_t{1} << 30);
   EXPECT_FALSE(parse({"-W", "max-tables=4294967296", "m.wasm"}).has_value());
+  EXPECT_EQ(parse({"-S", "max-disk-write=2M", "m.wasm"}).value().max_disk_write_bytes, std::uint64_t{2} << 20);
+  EXPECT_EQ(parse({"--max-disk-write", "3K", "m.wasm"}).value().max_disk_write_bytes, std::uint64_t{3} << 10);
   EXPECT_FALSE(parse({"-W", "max-store-size=lots", "m.wasm"}).has_value());
 }
 

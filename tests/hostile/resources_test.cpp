@@ -286,5 +286,45 @@ TEST(Resources, ListingALargeDirectoryIsLinearAndPaidInFuel) {
   bounds.check();
 }
 
+// ---------------------------------------------------------------- disk quota
+
+// One fd_pwrite at offset 2^40 made a 1 TiB sparse file; each write call could store 128 MiB. With
+// a 1 MiB quota the sparse write fails with EDQUOT (the hole counts by its size), then 64 KiB
+// writes fill exactly the quota and the next one fails with EDQUOT: exit code 19.
+TEST(Resources, WritesPastTheDiskQuotaFailWithEdquot) {
+  Scratch dir;
+  const auto mount = dir.path() / "out";
+  std::filesystem::create_directory(mount);
+  const auto wasm = dir.write("fill.wat", guest(R"(
+  (memory (export "memory") 2)
+  (data (i32.const 300) "big")
+  (func (export "_start") (local $fd i32) (local $r i32)
+    (if (call $path_open (i32.const 3) (i32.const 0) (i32.const 300) (i32.const 3) (i32.const 1)
+                         (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 200))
+      (then (call $proc_exit (i32.const 5))))
+    (local.set $fd (i32.load (i32.const 200)))
+    (i32.store (i32.const 0) (i32.const 1024))
+    (i32.store (i32.const 4) (i32.const 1))
+    (if (i32.ne (call $fd_pwrite (local.get $fd) (i32.const 0) (i32.const 1) (i64.const 1099511627776) (i32.const 8))
+                (i32.const 19))
+      (then (call $proc_exit (i32.const 60))))
+    (i32.store (i32.const 4) (i32.const 65536))
+    (loop $more
+      (local.set $r (call $fd_write (local.get $fd) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (br_if $more (i32.eqz (local.get $r))))
+    (call $proc_exit (local.get $r)))
+)"));
+  WasmSandbox sandbox(SandboxConfig{.max_disk_write_bytes = kMiB});
+  auto request = job(wasm, 100'000'000);
+  request.mounts.push_back(runtime::Mount{.host = mount, .guest = "/out", .writable = true});
+  Bounds bounds(5.0, 32 * kMiB);
+  auto outcome = sandbox.run(request);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{runtime::Failure{19}}) << trap_message(*outcome);
+  EXPECT_EQ(outcome->stats->disk_write_bytes, kMiB);
+  EXPECT_EQ(std::filesystem::file_size(mount / "big"), kMiB);
+  bounds.check();
+}
+
 }  // namespace
 }  // namespace sprawling::hostile

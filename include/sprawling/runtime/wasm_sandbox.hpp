@@ -46,6 +46,11 @@ struct SandboxConfig {
   // iovec arrays, written buffers, paths, poll subscriptions, random_get's buffer; past it the
   // call fails with ENOMEM. Bounds the host work a single `call` can cost.
   std::uint64_t hostcall_copy_limit = std::uint64_t{128} << 20;
+  // Write quota of the job on its writable mounts: bytes written to files plus the size of every
+  // hole a write past the end or a size increase adds (a sparse extension counts as its size).
+  // A write or resize that would pass it fails with EDQUOT; stats.disk_write_bytes says how
+  // much was charged. Default 1 GiB.
+  std::uint64_t max_disk_write_bytes = std::uint64_t{1} << 30;
   // Streamed stdin: when set, the guest's fd 0 reads this host fd on demand (job.stdin_bytes is
   // then ignored): at most the guest's buffer per read, straight into guest memory, so nothing
   // is buffered on the host, and a read that waits for data stops at the deadline. Borrowed:
