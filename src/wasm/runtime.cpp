@@ -248,14 +248,13 @@ std::uint64_t Store::fuel_consumed() const noexcept {
 }
 
 FuncInst* Store::add_host_function(const FuncType& type, HostFn fn, void* context, std::string debug_name) {
+  HostFuncInfo& info = impl_->host_infos.emplace_back(HostFuncInfo{type, std::move(debug_name)});
   FuncInst& f = impl_->funcs.emplace_back();
-  f.own_type = type;
-  f.type = &f.own_type;
+  f.type = &info.type;
   f.host = fn;
   f.host_context = context;
   f.num_params = static_cast<std::uint32_t>(type.params.size());
   f.num_results = static_cast<std::uint32_t>(type.results.size());
-  f.debug_name = std::move(debug_name);
   return &f;
 }
 

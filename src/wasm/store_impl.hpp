@@ -51,7 +51,13 @@ struct FuncInst {
   // metered entry pointer skips the FuelCheck this replaces. 0 for host functions.
   std::int64_t entry_fuel = 0;
   const std::uint32_t* entry[2] = {nullptr, nullptr};
-  FuncType own_type;                  // host functions: the storage `type` points at
+  // Host functions keep their type and name in Store::Impl::host_infos: a module's million
+  // functions should not each carry an empty FuncType and string (80 bytes apiece).
+};
+
+// What a host function has that a wasm function does not: the storage its `type` points at.
+struct HostFuncInfo {
+  FuncType type;
   std::string debug_name;
 };
 
@@ -166,6 +172,7 @@ struct Store::Impl {
   std::shared_ptr<ResourcePool> pool;  // first member: outlives the memories that return to it
   StoreLimits limits;
   std::deque<FuncInst> funcs;
+  std::deque<HostFuncInfo> host_infos;
   std::deque<GlobalInst> globals;
   std::deque<TableInst> tables;
   std::deque<MemoryInst> memories;

@@ -326,5 +326,111 @@ TEST(Resources, WritesPastTheDiskQuotaFailWithEdquot) {
   bounds.check();
 }
 
+// ---------------------------------------------------------------- linear compilation
+
+// Time and host memory of compiling and running a generated module, bounded per byte of wasm.
+void expect_linear(const std::string& name, const std::vector<std::uint8_t>& wasm_bytes, double seconds_per_mib,
+                   std::uint64_t memory_per_byte, std::uint64_t fuel = 1'000'000) {
+  Scratch dir;
+  const auto wasm = dir.write(name, wasm_bytes);
+  const double mib = static_cast<double>(wasm_bytes.size()) / static_cast<double>(kMiB);
+  WasmSandbox sandbox;
+  Bounds bounds(1.0 + seconds_per_mib * mib, 16 * kMiB + memory_per_byte * wasm_bytes.size());
+  auto outcome = sandbox.run(job(wasm, fuel));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  std::printf("  %s: %.2f MiB of wasm\n", name.c_str(), mib);
+  bounds.check();
+}
+
+ww::Module start_only_module() {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  m.exports.push_back(ww::Export{"memory", 2, 0});
+  return m;
+}
+
+TEST(Compile, AMillionTinyFunctions) {
+  ww::Module m = start_only_module();
+  const std::uint32_t returns_i32 = m.add_type({.params = {}, .results = {ww::type::i32}});
+  for (std::int32_t i = 0; i < 1'000'000; ++i) {
+    ww::Function f{.type_index = returns_i32, .locals = {}, .code = {}};
+    ww::i32_const(f.code, i & 63);
+    m.functions.push_back(std::move(f));
+  }
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  m.functions.push_back(start);
+  m.exports.push_back(ww::Export{"_start", 0, 1'000'000});
+  // ~70 bytes of host memory per byte of wasm here (~400 bytes per function: its body record,
+  // its compiled code, its FuncInst); it was 478 MiB before FuncInst lost its host-only fields.
+  expect_linear("million_functions.wasm", m.build(), 20.0, 128);
+}
+
+// br_table of 200,000 targets spread over 20,000 nested blocks: a per-target search of the label
+// stack made this O(targets x depth).
+TEST(Compile, BrTableWithManyTargetsIntoDeepNesting) {
+  ww::Module m = start_only_module();
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  constexpr std::uint32_t kDepth = 20'000, kTargets = 200'000;
+  for (std::uint32_t i = 0; i < kDepth; ++i) start.code.insert(start.code.end(), {0x02, 0x40});
+  ww::i32_const(start.code, 0);
+  start.code.push_back(0x0e);  // br_table
+  ww::uleb(start.code, kTargets);
+  for (std::uint32_t i = 0; i < kTargets; ++i) ww::uleb(start.code, (i * 7919) % kDepth);
+  ww::uleb(start.code, kDepth - 1);
+  start.code.insert(start.code.end(), kDepth, 0x0b);
+  m.functions.push_back(std::move(start));
+  m.exports.push_back(ww::Export{"_start", 0, 0});
+  expect_linear("br_table.wasm", m.build(), 20.0, 256);
+}
+
+TEST(Compile, DeepNesting) {
+  ww::Module m = start_only_module();
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  constexpr std::size_t kDepth = 500'000;
+  for (std::size_t i = 0; i < kDepth; ++i) start.code.insert(start.code.end(), {0x02, 0x40, 0x03, 0x40});
+  start.code.insert(start.code.end(), 2 * kDepth, 0x0b);
+  m.functions.push_back(std::move(start));
+  m.exports.push_back(ww::Export{"_start", 0, 0});
+  expect_linear("nesting.wasm", m.build(), 20.0, 256);
+}
+
+// 50,000 locals (the most a function may declare), each read and written once.
+TEST(Compile, ManyLocals) {
+  ww::Module m = start_only_module();
+  constexpr std::uint32_t kLocals = 50'000;
+  ww::Function start{.type_index = m.add_type({}), .locals = {{kLocals, ww::type::i32}}, .code = {}};
+  for (std::uint32_t i = 0; i < kLocals; ++i) {
+    ww::op_index(start.code, 0x20, i);                  // local.get i
+    ww::op_index(start.code, 0x21, (i + 1) % kLocals);  // local.set i+1
+  }
+  m.functions.push_back(std::move(start));
+  m.exports.push_back(ww::Export{"_start", 0, 0});
+  expect_linear("locals.wasm", m.build(), 20.0, 256);
+}
+
+// One 32 MiB data segment: copied into linear memory, never duplicated beyond the module's
+// own copies (the cached source and the decoded module).
+TEST(Compile, HugeDataSegment) {
+  ww::Module m = start_only_module();
+  m.memory = ww::Limits{512, 512};
+  m.datas.push_back(ww::DataSegment{.passive = false, .offset = 0, .bytes = ww::Bytes(32 * kMiB, 0x5a)});
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  m.functions.push_back(std::move(start));
+  m.exports.push_back(ww::Export{"_start", 0, 0});
+  expect_linear("data.wasm", m.build(), 20.0, 6);
+}
+
+// One element segment of a million references into a table of a million elements.
+TEST(Compile, HugeElementSegment) {
+  ww::Module m = start_only_module();
+  m.table = ww::Limits{1'000'000, 1'000'000};
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  m.functions.push_back(std::move(start));
+  m.elems.push_back(ww::ElemSegment{.offset = 0, .funcs = std::vector<std::uint32_t>(1'000'000, 0)});
+  m.exports.push_back(ww::Export{"_start", 0, 0});
+  expect_linear("elem.wasm", m.build(), 20.0, 128);
+}
+
 }  // namespace
 }  // namespace sprawling::hostile
