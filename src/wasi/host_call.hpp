@@ -66,6 +66,15 @@ struct BodyTraits<Result<void> (*)(Call&, P...)> {
   }
 };
 
+// steady_clock's time read from CLOCK_MONOTONIC_COARSE (the same clock, at the kernel tick's
+// resolution, a few ms): the check after every host call costs ~5 ns instead of ~40 ns, and a
+// deadline is at most one tick late.
+[[nodiscard]] inline std::chrono::steady_clock::time_point coarse_now() noexcept {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return std::chrono::steady_clock::time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+}
+
 // Runs a body and reports its ending the way the engine expects: errno in result 0 (functions
 // that have it), a trap with its message, or proc_exit's code. The engine checked the argument
 // count against the signature BodyTraits derived from the same body.
@@ -81,7 +90,7 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
   // The deadline is checked after every call (the interpreter checks it only at fuel refills,
   // every 65,536 units): a guest that spends its time in host calls stops on time too.
   const bool returns = result || result.error().kind == Failure::Kind::Errno;
-  if (returns && c.state.deadline && std::chrono::steady_clock::now() >= *c.state.deadline) {
+  if (returns && c.state.deadline && coarse_now() >= *c.state.deadline) {
     return wasm::HostStatus::DeadlineExceeded;
   }
   if (result) {
