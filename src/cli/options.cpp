@@ -85,22 +85,49 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
       return std::unexpected(UsageError{"-W timeout='" + std::string(value) + "': expected a duration, e.g. 500ms, 2s, 1m"});
     }
     request.timeout = d;
+  } else if (key == "max-table-elements" || key == "max-tables" || key == "max-memories") {
+    auto n = parse_u64(value);
+    if (!n || *n > UINT32_MAX) {
+      return std::unexpected(UsageError{"-W " + std::string(key) + "='" + std::string(value) +
+                                        "': expected a whole number up to 4294967295"});
+    }
+    const auto count = static_cast<std::uint32_t>(*n);
+    (key == "max-table-elements" ? request.max_table_elements
+     : key == "max-tables"       ? request.max_tables
+                                 : request.max_memories) = count;
+  } else if (key == "max-store-size") {
+    auto n = parse_size(value);
+    if (!n) {
+      return std::unexpected(
+          UsageError{"-W max-store-size='" + std::string(value) + "': expected bytes, e.g. 1073741824 or 1G"});
+    }
+    request.max_store_bytes = n;
   } else {
-    return std::unexpected(
-        UsageError{"-W '" + std::string(key) + "': unknown option (supported: fuel, max-memory-size, timeout)"});
+    return std::unexpected(UsageError{"-W '" + std::string(key) +
+                                      "': unknown option (supported: fuel, max-memory-size, max-table-elements, "
+                                      "max-tables, max-memories, max-store-size, timeout)"});
   }
   return {};
 }
 
-// One KEY=VALUE of -S (Wasmtime's WASI options); only hostcall-fuel is ours.
+// One KEY=VALUE of -S (Wasmtime's WASI options): hostcall-fuel, and our max-disk-write.
 std::expected<void, UsageError> apply_wasi_option(RunRequest& request, std::string_view option) {
   const auto eq = option.find('=');
   const std::string_view key = option.substr(0, eq);
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
+  if (key == "max-disk-write") {
+    auto n = value.empty() ? std::nullopt : parse_size(value);
+    if (!n) {
+      return std::unexpected(
+          UsageError{"-S max-disk-write='" + std::string(value) + "': expected bytes, e.g. 1073741824 or 1G"});
+    }
+    request.max_disk_write_bytes = n;
+    return {};
+  }
   if (key != "hostcall-fuel") {
     return std::unexpected(UsageError{"-S '" + std::string(key) +
-                                      "': unknown option (supported: hostcall-fuel; the guest never inherits the "
-                                      "host's environment, network or other resources)"});
+                                      "': unknown option (supported: hostcall-fuel, max-disk-write; the guest never "
+                                      "inherits the host's environment, network or other resources)"});
   }
   auto n = value.empty() ? std::nullopt : parse_size(value);
   if (!n) {
@@ -202,24 +229,19 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
       } else {
         request.env.emplace_back(std::string(value->substr(0, eq)), std::string(value->substr(eq + 1)));
       }
-    } else if (flag == "--fuel") {
+    } else if (flag == "--fuel" || flag == "--max-memory-size" || flag == "--timeout" ||
+               flag == "--max-table-elements" || flag == "--max-tables" || flag == "--max-memories" ||
+               flag == "--max-store-size") {
+      // The long form of a -W option: --KEY VALUE is -W KEY=VALUE.
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
-      if (auto r = apply_wasm_option(request, "fuel=" + std::string(*value)); !r) return std::unexpected(r.error());
-    } else if (flag == "--max-memory-size") {
-      auto value = take_value(flag, arg);
-      if (!value) return std::unexpected(value.error());
-      if (auto r = apply_wasm_option(request, "max-memory-size=" + std::string(*value)); !r) {
+      if (auto r = apply_wasm_option(request, std::string(flag.substr(2)) + "=" + std::string(*value)); !r) {
         return std::unexpected(r.error());
       }
-    } else if (flag == "--timeout") {
+    } else if (flag == "--hostcall-fuel" || flag == "--max-disk-write") {
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
-      if (auto r = apply_wasm_option(request, "timeout=" + std::string(*value)); !r) return std::unexpected(r.error());
-    } else if (flag == "--hostcall-fuel") {
-      auto value = take_value(flag, arg);
-      if (!value) return std::unexpected(value.error());
-      if (auto r = apply_wasi_option(request, "hostcall-fuel=" + std::string(*value)); !r) {
+      if (auto r = apply_wasi_option(request, std::string(flag.substr(2)) + "=" + std::string(*value)); !r) {
         return std::unexpected(r.error());
       }
     } else if (flag == "--json") {

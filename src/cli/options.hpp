@@ -24,6 +24,12 @@ struct RunRequest {
   std::optional<std::uint64_t> max_memory_bytes;  // empty: the engine's default (4 GiB)
   std::optional<std::chrono::nanoseconds> timeout;
   std::optional<std::uint64_t> hostcall_copy_limit;  // empty: the sandbox's default (128 MiB)
+  // Empty: the sandbox's defaults (SandboxConfig).
+  std::optional<std::uint32_t> max_table_elements;
+  std::optional<std::uint32_t> max_tables;
+  std::optional<std::uint32_t> max_memories;
+  std::optional<std::uint64_t> max_store_bytes;
+  std::optional<std::uint64_t> max_disk_write_bytes;
   std::optional<std::string> json_path;           // "-" = stderr
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
 };

@@ -7,6 +7,7 @@
 
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,14 +38,33 @@ Options:
   --max-memory-size BYTES, -W max-memory-size=BYTES
                            cap on linear memory (suffixes K, M, G); memory.grow past it
                            fails; default 4G (wasm32's limit)
+  --max-table-elements N, -W max-table-elements=N
+                           cap on each table's elements; table.grow past it returns -1;
+                           default 10000000
+  --max-tables N, -W max-tables=N
+                           tables the module may define; default 100
+  --max-memories N, -W max-memories=N
+                           memories the module may define; default 100
+  --max-store-size BYTES, -W max-store-size=BYTES
+                           one account of everything the guest makes the host allocate:
+                           linear memory, tables (8 bytes per element), functions, globals,
+                           segments and the compiled code; instantiation past it fails,
+                           memory.grow and table.grow return -1; default max-memory-size
+                           + 256M
   --timeout DURATION, -W timeout=DURATION
                            wall-clock limit (500ms, 2s, 1m); default: none
   --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past
                            it the call fails with ENOMEM; default 128M (as Wasmtime)
+  --max-disk-write BYTES, -S max-disk-write=BYTES
+                           write quota on writable mounts: bytes written plus the size of
+                           any hole a write past the end or a resize adds; past it writes
+                           fail with EDQUOT; default 1G (--json reports disk_write_bytes)
   --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
-                           when it is a pipe or file; empty when it is a terminal)
+                           when it is a pipe or file; empty when it is a terminal); read on
+                           demand as the guest reads, nothing ahead, and a read waiting for
+                           data stops at --timeout
   --json FILE              write a JSON outcome report to FILE ('-' = stderr): exit kind, code,
                            trap message, fuel consumed, wall time, peak memory, output sizes,
                            truncation flags
@@ -78,39 +98,48 @@ void write_all(int fd, std::span<const std::uint8_t> bytes) {
 
 }  // namespace
 
-std::expected<std::vector<std::uint8_t>, std::string> read_stdin_for_guest(const RunRequest& request) {
+std::expected<GuestStdin, std::string> open_stdin_for_guest(const RunRequest& request) {
+  GuestStdin in;
   if (request.stdin_path) {
-    std::ifstream in(*request.stdin_path, std::ios::binary);
-    if (!in) return std::unexpected("--stdin '" + *request.stdin_path + "': cannot open");
-    return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  std::vector<std::uint8_t> bytes;
-  if (::isatty(STDIN_FILENO) != 0) return bytes;
-  std::uint8_t buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EBADF) return bytes;  // no stdin at all: the guest sees EOF
-      return std::unexpected(std::string("reading stdin failed: ") + std::strerror(errno));
+    // O_NONBLOCK while opening only: a FIFO without a writer must not hang the CLI in open(2).
+    in.owned = ::open(request.stdin_path->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (in.owned < 0) return std::unexpected("--stdin '" + *request.stdin_path + "': " + std::strerror(errno));
+    const int flags = ::fcntl(in.owned, F_GETFL);
+    if (flags < 0 || ::fcntl(in.owned, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      return std::unexpected("--stdin '" + *request.stdin_path + "': " + std::strerror(errno));
     }
-    if (n == 0) break;
-    bytes.insert(bytes.end(), buffer, buffer + n);
+    in.fd = in.owned;
+    return in;
   }
-  return bytes;
+  // No stdin at all (closed fd 0) or a terminal: the guest sees EOF.
+  if (::fcntl(STDIN_FILENO, F_GETFD) < 0 || ::isatty(STDIN_FILENO) != 0) return in;
+  in.fd = STDIN_FILENO;
+  return in;
+}
+
+GuestStdin::~GuestStdin() {
+  if (owned >= 0) ::close(owned);
 }
 
 int run_job(const RunRequest& request, std::vector<std::string> argv, std::vector<runtime::Mount> extra_mounts,
             std::string_view wasm_path) {
-  auto stdin_bytes = read_stdin_for_guest(request);
-  if (!stdin_bytes) {
-    std::fprintf(stderr, "sprawl: %s\n", stdin_bytes.error().c_str());
+  auto guest_stdin = open_stdin_for_guest(request);
+  if (!guest_stdin) {
+    std::fprintf(stderr, "sprawl: %s\n", guest_stdin.error().c_str());
     return status::kUsage;
   }
   runtime::SandboxConfig config;
+  // Streamed: the guest reads what it asks for, when it asks, under --timeout; nothing is read
+  // ahead (a pipe that never closes or a gigabyte never read costs the host nothing).
+  config.stdin_fd = guest_stdin->fd;
   if (request.max_memory_bytes) config.max_memory_bytes = *request.max_memory_bytes;
   config.timeout = request.timeout;
   if (request.hostcall_copy_limit) config.hostcall_copy_limit = *request.hostcall_copy_limit;
+  if (request.max_table_elements) config.max_table_elements = *request.max_table_elements;
+  if (request.max_tables) config.max_tables = *request.max_tables;
+  if (request.max_memories) config.max_memories = *request.max_memories;
+  config.max_store_bytes = request.max_store_bytes;
+  if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;
   config.meter_fuel = request.fuel.has_value();
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
@@ -118,7 +147,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   runtime::SandboxJob job{.wasm = std::filesystem::path(wasm_path),
                           .argv = std::move(argv),
                           .env = request.env,
-                          .stdin_bytes = std::move(*stdin_bytes),
+                          .stdin_bytes = {},
                           .mounts = std::move(extra_mounts),
                           .fuel = runtime::Fuel{request.fuel.value_or(0)}};
   job.mounts.insert(job.mounts.end(), request.mounts.begin(), request.mounts.end());

@@ -4,14 +4,27 @@
 #include "cli/options.hpp"
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sprawling::cli {
 
-// The guest's stdin: --stdin FILE, else this process's stdin unless it is a terminal.
-[[nodiscard]] std::expected<std::vector<std::uint8_t>, std::string> read_stdin_for_guest(const RunRequest& request);
+// The guest's stdin, streamed on demand: --stdin FILE (opened here, closed with this), else this
+// process's stdin unless it is a terminal or closed (then no fd: the guest reads EOF).
+struct GuestStdin {
+  std::optional<int> fd;
+  int owned = -1;
+  GuestStdin() = default;
+  GuestStdin(GuestStdin&& other) noexcept : fd(other.fd), owned(std::exchange(other.owned, -1)) {}
+  GuestStdin(const GuestStdin&) = delete;
+  GuestStdin& operator=(const GuestStdin&) = delete;
+  GuestStdin& operator=(GuestStdin&&) = delete;
+  ~GuestStdin();
+};
+[[nodiscard]] std::expected<GuestStdin, std::string> open_stdin_for_guest(const RunRequest& request);
 
 // Runs `wasm_path` with `argv`, the request's options, and `extra_mounts` before the request's
 // own; streams output, prints a one-line reason for a non-success ending, writes --json;

@@ -55,7 +55,8 @@ std::expected<SandboxOutcome, AxError> classify(RunRecord record) {
                                            .wall_time = record.wall_time,
                                            .peak_memory_bytes = record.peak_memory_bytes,
                                            .stdout_truncated = record.stdout_truncated,
-                                           .stderr_truncated = record.stderr_truncated}};
+                                           .stderr_truncated = record.stderr_truncated,
+                                           .disk_write_bytes = record.disk_write_bytes}};
   if (!record.trap) return outcome;  // _start returned
   const wasm::Trap& trap = *record.trap;
   switch (trap.kind) {
@@ -74,14 +75,9 @@ std::expected<SandboxOutcome, AxError> classify(RunRecord record) {
     case wasm::TrapKind::None:
       return std::unexpected(host_error("the engine stopped the guest without a reason (engine fault)"));
     case wasm::TrapKind::DeadlineExceeded:
+      // In wasm code, in a host call (a poll_oneoff sleep, a blocking read) or before the guest
+      // started (compilation): one ending, one wording.
       outcome.exit = Trap{std::string(wasm::trap_message(wasm::TrapKind::DeadlineExceeded))};
-      return outcome;
-    case wasm::TrapKind::Host:
-      // A blocking WASI call (a poll_oneoff sleep) that reaches the deadline stops the guest
-      // with the engine's own deadline wording; it is the same ending as a deadline in wasm code.
-      outcome.exit = Trap{trap.message == wasm::trap_message(wasm::TrapKind::DeadlineExceeded)
-                              ? trap.message
-                              : describe_trap(trap)};
       return outcome;
     default:
       outcome.exit = Trap{describe_trap(trap)};
@@ -295,8 +291,24 @@ WasmSandbox::~WasmSandbox() = default;
 std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   const auto started = std::chrono::steady_clock::now();
   if (auto ok = check_job(job); !ok) return std::unexpected(ok.error());
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (config_.timeout) deadline = started + *config_.timeout;
   auto compiled = load_module(job.wasm);
   if (!compiled) return std::unexpected(compiled.error());
+  // Reading and compiling the module count against the deadline: one that took the whole time
+  // never starts (compilation is linear in the module's size, so its overrun is bounded too).
+  if (deadline && std::chrono::steady_clock::now() >= *deadline) {
+    engine::RunRecord record;
+    record.trap.emplace();
+    record.trap->kind = wasm::TrapKind::DeadlineExceeded;
+    record.trap->message = std::string(wasm::trap_message(wasm::TrapKind::DeadlineExceeded));
+    record.stdout_bytes.emplace();
+    record.stderr_bytes.emplace();
+    record.fuel_consumed = 0;
+    record.fuel_metered = config_.meter_fuel;
+    record.wall_time = std::chrono::steady_clock::now() - started;
+    return engine::classify(std::move(record));
+  }
   const wasm::Module& module = (*compiled)->module();
 
   // Link: every import must be a wasi_snapshot_preview1 function we provide. Anything else —
@@ -333,18 +345,17 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
                                         {{"path", job.wasm.string()}}));
   }
 
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (config_.timeout) deadline = started + *config_.timeout;
-
   wasi::WasiConfig wasi_config{.args = job.argv,
                                .env = job.env,
                                .stdin_bytes = job.stdin_bytes,
+                               .stdin_fd = config_.stdin_fd,
                                .preopens = {},
                                .stdout_cap = config_.max_stdout_bytes,
                                .stderr_cap = config_.max_stderr_bytes,
                                .stdout_sink = config_.stdout_sink,
                                .stderr_sink = config_.stderr_sink,
                                .hostcall_copy_limit = config_.hostcall_copy_limit,
+                               .max_disk_write_bytes = config_.max_disk_write_bytes,
                                .deterministic = config_.deterministic,
                                .random_seed = config_.random_seed,
                                .deadline = deadline};
@@ -357,7 +368,18 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
     return std::unexpected(job_error(e.message, {{"host", e.host.string()}, {"guest", e.guest}}));
   }
 
-  wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config_.max_memory_bytes}, resource_pool());
+  constexpr std::uint64_t kStoreOverhead = std::uint64_t{256} << 20;  // max_store_bytes' default beyond memory
+  const std::uint64_t store_bytes = config_.max_store_bytes.value_or(
+      config_.max_memory_bytes > UINT64_MAX - kStoreOverhead ? UINT64_MAX : config_.max_memory_bytes + kStoreOverhead);
+  wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config_.max_memory_bytes,
+                                      .max_table_elements = config_.max_table_elements,
+                                      .max_tables = config_.max_tables,
+                                      .max_memories = config_.max_memories,
+                                      .max_instances = 1,
+                                      .max_store_bytes = store_bytes},
+                    resource_pool());
+  // Host work (bytes moved or produced by WASI calls) is paid from the same fuel budget.
+  (*context)->set_fuel_charger([&store](std::uint64_t units) { return store.charge_fuel(units); });
   std::vector<wasm::Extern> imports;
   imports.reserve(wasi_imports.size());
   for (const auto* def : wasi_imports) {
@@ -390,6 +412,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   record.peak_memory_bytes = memory != nullptr ? wasm::memory_peak_bytes(memory) : 0;
   record.stdout_truncated = (*context)->stdout_truncated();
   record.stderr_truncated = (*context)->stderr_truncated();
+  record.disk_write_bytes = (*context)->disk_write_bytes();
   record.stdout_bytes = (*context)->take_stdout();
   record.stderr_bytes = (*context)->take_stderr();
   record.wall_time = std::chrono::steady_clock::now() - started;

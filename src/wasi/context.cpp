@@ -1,5 +1,5 @@
 // WasiContext: builds the run's state from a WasiConfig (stdio fds, preopened directories) and
-// lists the wasi_snapshot_preview1 functions with their wasm signatures.
+// lists the wasi_snapshot_preview1 functions, each signature derived from its body's parameter types.
 #include "wasi/host_call.hpp"
 #include "wasi/state.hpp"
 #include "wasi/wasi.hpp"
@@ -26,6 +26,7 @@ std::expected<std::unique_ptr<WasiContext>, WasiSetupError> WasiContext::create(
   state->args = std::move(config.args);
   state->env = std::move(config.env);
   state->stdin_bytes = std::move(config.stdin_bytes);
+  state->stdin_host_fd = config.stdin_fd.value_or(-1);
   state->out.cap = config.stdout_cap;
   state->out.sink = std::move(config.stdout_sink);
   state->out.keep = !state->out.sink || config.capture_streamed_output;
@@ -37,6 +38,7 @@ std::expected<std::unique_ptr<WasiContext>, WasiSetupError> WasiContext::create(
   state->realtime_start_ns = config.deterministic_realtime_start_ns;
   state->deadline = config.deadline;
   state->hostcall_copy_limit = config.hostcall_copy_limit;
+  state->disk_quota = config.max_disk_write_bytes;
   seed_deterministic(state->rng, config.random_seed);
 
   auto table_full = [&] {
@@ -95,66 +97,75 @@ std::vector<std::uint8_t> WasiContext::take_stderr() noexcept { return std::exch
 bool WasiContext::stdout_truncated() const noexcept { return state_->out.truncated; }
 bool WasiContext::stderr_truncated() const noexcept { return state_->err.truncated; }
 std::size_t WasiContext::open_fd_count() const noexcept { return state_->fds.size(); }
+std::uint64_t WasiContext::disk_write_bytes() const noexcept {
+  return state_->disk_written;
+}
+void WasiContext::set_fuel_charger(std::function<bool(std::uint64_t)> charge) {
+  state_->charge_fuel = std::move(charge);
+}
+
+namespace {
+
+// One entry of the table: the name, and the body whose parameter types give the signature.
+template <auto F>
+wasm::HostFunctionDef def(std::string_view name) {
+  std::vector<wasm::ValType> results{wasm::ValType::I32};  // the errno
+  if (name == "proc_exit") results.clear();                // proc_exit returns nothing: it never returns
+  return wasm::HostFunctionDef{"wasi_snapshot_preview1", name,
+                               wasm::FuncType{BodyTraits<decltype(F)>::params(), std::move(results)}, thunk<F>};
+}
+
+}  // namespace
 
 std::span<const wasm::HostFunctionDef> WasiContext::functions() {
-  using wasm::ValType;
-  constexpr ValType I = ValType::I32;
-  constexpr ValType J = ValType::I64;
-  static const std::vector<wasm::HostFunctionDef> table = [] {
-    auto def = [](std::string_view name, std::vector<ValType> params, wasm::HostFn fn) {
-      return wasm::HostFunctionDef{"wasi_snapshot_preview1", name, wasm::FuncType{std::move(params), {I}}, fn};
-    };
-    std::vector<wasm::HostFunctionDef> t;
-    t.push_back(def("args_get", {I, I}, thunk<fn::args_get>));
-    t.push_back(def("args_sizes_get", {I, I}, thunk<fn::args_sizes_get>));
-    t.push_back(def("environ_get", {I, I}, thunk<fn::environ_get>));
-    t.push_back(def("environ_sizes_get", {I, I}, thunk<fn::environ_sizes_get>));
-    t.push_back(def("clock_res_get", {I, I}, thunk<fn::clock_res_get>));
-    t.push_back(def("clock_time_get", {I, J, I}, thunk<fn::clock_time_get>));
-    t.push_back(def("fd_advise", {I, J, J, I}, thunk<fn::fd_advise>));
-    t.push_back(def("fd_allocate", {I, J, J}, thunk<fn::fd_allocate>));
-    t.push_back(def("fd_close", {I}, thunk<fn::fd_close>));
-    t.push_back(def("fd_datasync", {I}, thunk<fn::fd_datasync>));
-    t.push_back(def("fd_fdstat_get", {I, I}, thunk<fn::fd_fdstat_get>));
-    t.push_back(def("fd_fdstat_set_flags", {I, I}, thunk<fn::fd_fdstat_set_flags>));
-    t.push_back(def("fd_fdstat_set_rights", {I, J, J}, thunk<fn::fd_fdstat_set_rights>));
-    t.push_back(def("fd_filestat_get", {I, I}, thunk<fn::fd_filestat_get>));
-    t.push_back(def("fd_filestat_set_size", {I, J}, thunk<fn::fd_filestat_set_size>));
-    t.push_back(def("fd_filestat_set_times", {I, J, J, I}, thunk<fn::fd_filestat_set_times>));
-    t.push_back(def("fd_pread", {I, I, I, J, I}, thunk<fn::fd_pread>));
-    t.push_back(def("fd_prestat_get", {I, I}, thunk<fn::fd_prestat_get>));
-    t.push_back(def("fd_prestat_dir_name", {I, I, I}, thunk<fn::fd_prestat_dir_name>));
-    t.push_back(def("fd_pwrite", {I, I, I, J, I}, thunk<fn::fd_pwrite>));
-    t.push_back(def("fd_read", {I, I, I, I}, thunk<fn::fd_read>));
-    t.push_back(def("fd_readdir", {I, I, I, J, I}, thunk<fn::fd_readdir>));
-    t.push_back(def("fd_renumber", {I, I}, thunk<fn::fd_renumber>));
-    t.push_back(def("fd_seek", {I, J, I, I}, thunk<fn::fd_seek>));
-    t.push_back(def("fd_sync", {I}, thunk<fn::fd_sync>));
-    t.push_back(def("fd_tell", {I, I}, thunk<fn::fd_tell>));
-    t.push_back(def("fd_write", {I, I, I, I}, thunk<fn::fd_write>));
-    t.push_back(def("path_create_directory", {I, I, I}, thunk<fn::path_create_directory>));
-    t.push_back(def("path_filestat_get", {I, I, I, I, I}, thunk<fn::path_filestat_get>));
-    t.push_back(def("path_filestat_set_times", {I, I, I, I, J, J, I}, thunk<fn::path_filestat_set_times>));
-    t.push_back(def("path_link", {I, I, I, I, I, I, I}, thunk<fn::path_link>));
-    t.push_back(def("path_open", {I, I, I, I, I, J, J, I, I}, thunk<fn::path_open>));
-    t.push_back(def("path_readlink", {I, I, I, I, I, I}, thunk<fn::path_readlink>));
-    t.push_back(def("path_remove_directory", {I, I, I}, thunk<fn::path_remove_directory>));
-    t.push_back(def("path_rename", {I, I, I, I, I, I}, thunk<fn::path_rename>));
-    t.push_back(def("path_symlink", {I, I, I, I, I}, thunk<fn::path_symlink>));
-    t.push_back(def("path_unlink_file", {I, I, I}, thunk<fn::path_unlink_file>));
-    t.push_back(def("poll_oneoff", {I, I, I, I}, thunk<fn::poll_oneoff>));
-    wasm::HostFunctionDef exit = def("proc_exit", {I}, thunk<fn::proc_exit>);
-    exit.type.results.clear();  // proc_exit returns nothing: it never returns
-    t.push_back(std::move(exit));
-    t.push_back(def("proc_raise", {I}, thunk<fn::proc_raise>));
-    t.push_back(def("random_get", {I, I}, thunk<fn::random_get>));
-    t.push_back(def("sched_yield", {}, thunk<fn::sched_yield>));
-    t.push_back(def("sock_accept", {I, I, I}, thunk<fn::sock_accept>));
-    t.push_back(def("sock_recv", {I, I, I, I, I, I}, thunk<fn::sock_recv>));
-    t.push_back(def("sock_send", {I, I, I, I, I}, thunk<fn::sock_send>));
-    t.push_back(def("sock_shutdown", {I, I}, thunk<fn::sock_shutdown>));
-    return t;
-  }();
+  static const std::vector<wasm::HostFunctionDef> table{
+      def<&fn::args_get>("args_get"),
+      def<&fn::args_sizes_get>("args_sizes_get"),
+      def<&fn::environ_get>("environ_get"),
+      def<&fn::environ_sizes_get>("environ_sizes_get"),
+      def<&fn::clock_res_get>("clock_res_get"),
+      def<&fn::clock_time_get>("clock_time_get"),
+      def<&fn::fd_advise>("fd_advise"),
+      def<&fn::fd_allocate>("fd_allocate"),
+      def<&fn::fd_close>("fd_close"),
+      def<&fn::fd_datasync>("fd_datasync"),
+      def<&fn::fd_fdstat_get>("fd_fdstat_get"),
+      def<&fn::fd_fdstat_set_flags>("fd_fdstat_set_flags"),
+      def<&fn::fd_fdstat_set_rights>("fd_fdstat_set_rights"),
+      def<&fn::fd_filestat_get>("fd_filestat_get"),
+      def<&fn::fd_filestat_set_size>("fd_filestat_set_size"),
+      def<&fn::fd_filestat_set_times>("fd_filestat_set_times"),
+      def<&fn::fd_pread>("fd_pread"),
+      def<&fn::fd_prestat_get>("fd_prestat_get"),
+      def<&fn::fd_prestat_dir_name>("fd_prestat_dir_name"),
+      def<&fn::fd_pwrite>("fd_pwrite"),
+      def<&fn::fd_read>("fd_read"),
+      def<&fn::fd_readdir>("fd_readdir"),
+      def<&fn::fd_renumber>("fd_renumber"),
+      def<&fn::fd_seek>("fd_seek"),
+      def<&fn::fd_sync>("fd_sync"),
+      def<&fn::fd_tell>("fd_tell"),
+      def<&fn::fd_write>("fd_write"),
+      def<&fn::path_create_directory>("path_create_directory"),
+      def<&fn::path_filestat_get>("path_filestat_get"),
+      def<&fn::path_filestat_set_times>("path_filestat_set_times"),
+      def<&fn::path_link>("path_link"),
+      def<&fn::path_open>("path_open"),
+      def<&fn::path_readlink>("path_readlink"),
+      def<&fn::path_remove_directory>("path_remove_directory"),
+      def<&fn::path_rename>("path_rename"),
+      def<&fn::path_symlink>("path_symlink"),
+      def<&fn::path_unlink_file>("path_unlink_file"),
+      def<&fn::poll_oneoff>("poll_oneoff"),
+      def<&fn::proc_exit>("proc_exit"),
+      def<&fn::proc_raise>("proc_raise"),
+      def<&fn::random_get>("random_get"),
+      def<&fn::sched_yield>("sched_yield"),
+      def<&fn::sock_accept>("sock_accept"),
+      def<&fn::sock_recv>("sock_recv"),
+      def<&fn::sock_send>("sock_send"),
+      def<&fn::sock_shutdown>("sock_shutdown"),
+  };
   return table;
 }
 

@@ -42,21 +42,17 @@ Result<DirPath> dir_and_path(Call& c, std::uint32_t fd, std::uint32_t ptr, std::
 namespace fn {
 
 // path_open(fd, dirflags, path, path_len, oflags, rights_base, rights_inheriting, fdflags, fd*)
-Result<void> path_open(Call& c) {
+Result<void> path_open(Call& c, U32 dirfd, U32 dirflags, U32 path_ptr, U32 path_len, U32 oflags, U64 base,
+                       U64 inheriting, U32 fdflags, U32 fd_out) {
   namespace o = abi::oflags;
-  const std::uint32_t dirflags = c.u32(1);
-  const std::uint32_t oflags = c.u32(4);
-  const std::uint64_t base = c.u64(5);
-  const std::uint64_t inheriting = c.u64(6);
-  const std::uint32_t fdflags = c.u32(7);
   SPRAWLING_WASI_CHECK(check_lookupflags(dirflags));
   if ((oflags & ~std::uint32_t{o::all}) != 0 || (fdflags & ~std::uint32_t{abi::fdflags::all}) != 0 ||
       (base & ~abi::rights::all) != 0 || (inheriting & ~abi::rights::all) != 0) {
     return fail(e::inval);
   }
-  auto path = read_path(c, c.u32(2), c.u32(3));
+  auto path = read_path(c, path_ptr, path_len);
   if (!path) return std::unexpected(std::move(path).error());
-  FdEntry* dir = c.state.fds.find(c.u32(0));
+  FdEntry* dir = c.state.fds.find(dirfd);
   if (dir == nullptr) return fail(e::badf);
   if (dir->kind == FdKind::File) return fail(e::notdir);
   if (dir->kind != FdKind::Directory) return fail(e::badf);
@@ -99,43 +95,47 @@ Result<void> path_open(Call& c) {
     entry.kind = FdKind::File;
     entry.readable = access != O_WRONLY;
     entry.writable = access != O_RDONLY;
-    const int fl = ::fcntl(entry.host.get(), F_GETFL);
-    if (fl < 0 || ::fcntl(entry.host.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) return fail_host(errno);
+    entry.pollable = S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
+    if (!entry.pollable) {
+      const int fl = ::fcntl(entry.host.get(), F_GETFL);
+      if (fl < 0 || ::fcntl(entry.host.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) return fail_host(errno);
+    }
   }
   auto fd = c.state.fds.insert(std::move(entry));
   if (!fd) return std::unexpected(std::move(fd).error());
-  return c.memory.store<std::uint32_t>(c.u32(8), *fd);
+  return c.memory.store<std::uint32_t>(fd_out, *fd);
 }
 
 // path_filestat_get(fd, flags, path, path_len, filestat*)
-Result<void> path_filestat_get(Call& c) {
-  SPRAWLING_WASI_CHECK(check_lookupflags(c.u32(1)));
-  auto dp = dir_and_path(c, c.u32(0), c.u32(2), c.u32(3));
+Result<void> path_filestat_get(Call& c, U32 fd, U32 flags, U32 path_ptr, U32 path_len, U32 filestat_out) {
+  SPRAWLING_WASI_CHECK(check_lookupflags(flags));
+  auto dp = dir_and_path(c, fd, path_ptr, path_len);
   if (!dp) return std::unexpected(std::move(dp).error());
-  auto target = resolve_beneath(dp->dir->host.get(), dp->path, O_PATH | nofollow_unless(c.u32(1)));
+  auto target = resolve_beneath(dp->dir->host.get(), dp->path, O_PATH | nofollow_unless(flags));
   if (!target) return std::unexpected(std::move(target).error());
   struct stat st {};
   if (::fstat(target->get(), &st) != 0) return fail_host(errno);
-  return store_filestat(c, c.u32(4), st);
+  return store_filestat(c, filestat_out, st);
 }
 
 // path_filestat_set_times(fd, flags, path, path_len, atim, mtim, fst_flags)
-Result<void> path_filestat_set_times(Call& c) {
-  SPRAWLING_WASI_CHECK(check_lookupflags(c.u32(1)));
-  auto times = times_from_flags(c.u64(4), c.u64(5), c.u32(6));
+Result<void> path_filestat_set_times(Call& c, U32 fd, U32 flags, U32 path_ptr, U32 path_len, U64 atim, U64 mtim,
+                                     U32 fst_flags) {
+  SPRAWLING_WASI_CHECK(check_lookupflags(flags));
+  auto times = times_from_flags(atim, mtim, fst_flags);
   if (!times) return std::unexpected(std::move(times).error());
-  auto dp = dir_and_path(c, c.u32(0), c.u32(2), c.u32(3));
+  auto dp = dir_and_path(c, fd, path_ptr, path_len);
   if (!dp) return std::unexpected(std::move(dp).error());
   if (!dp->dir->mount_writable) return fail(e::perm);
-  auto target = resolve_beneath(dp->dir->host.get(), dp->path, O_PATH | nofollow_unless(c.u32(1)));
+  auto target = resolve_beneath(dp->dir->host.get(), dp->path, O_PATH | nofollow_unless(flags));
   if (!target) return std::unexpected(std::move(target).error());
   if (::utimensat(target->get(), "", times->data(), AT_EMPTY_PATH) != 0) return fail_host(errno);
   return {};
 }
 
-// path_create_directory(fd, path, path_len)
-Result<void> path_create_directory(Call& c) {
-  auto dp = dir_and_path(c, c.u32(0), c.u32(1), c.u32(2));
+// path_create_directory(fd, path_ptr, path_len)
+Result<void> path_create_directory(Call& c, U32 fd, U32 path_ptr, U32 path_len) {
+  auto dp = dir_and_path(c, fd, path_ptr, path_len);
   if (!dp) return std::unexpected(std::move(dp).error());
   if (!dp->dir->mount_writable) return fail(e::perm);
   auto at = resolve_parent(dp->dir->host.get(), dp->path);
@@ -144,9 +144,9 @@ Result<void> path_create_directory(Call& c) {
   return {};
 }
 
-// path_remove_directory(fd, path, path_len)
-Result<void> path_remove_directory(Call& c) {
-  auto dp = dir_and_path(c, c.u32(0), c.u32(1), c.u32(2));
+// path_remove_directory(fd, path_ptr, path_len)
+Result<void> path_remove_directory(Call& c, U32 fd, U32 path_ptr, U32 path_len) {
+  auto dp = dir_and_path(c, fd, path_ptr, path_len);
   if (!dp) return std::unexpected(std::move(dp).error());
   if (!dp->dir->mount_writable) return fail(e::perm);
   auto at = resolve_parent(dp->dir->host.get(), dp->path);
@@ -155,9 +155,9 @@ Result<void> path_remove_directory(Call& c) {
   return {};
 }
 
-// path_unlink_file(fd, path, path_len)
-Result<void> path_unlink_file(Call& c) {
-  auto dp = dir_and_path(c, c.u32(0), c.u32(1), c.u32(2));
+// path_unlink_file(fd, path_ptr, path_len)
+Result<void> path_unlink_file(Call& c, U32 fd, U32 path_ptr, U32 path_len) {
+  auto dp = dir_and_path(c, fd, path_ptr, path_len);
   if (!dp) return std::unexpected(std::move(dp).error());
   if (!dp->dir->mount_writable) return fail(e::perm);
   auto at = resolve_parent(dp->dir->host.get(), dp->path);
@@ -166,12 +166,12 @@ Result<void> path_unlink_file(Call& c) {
   return {};
 }
 
-// path_symlink(old_path, old_path_len, fd, new_path, new_path_len): an absolute target is
+// path_symlink(old_path, old_path_len, fd, new_path_ptr, new_path_len): an absolute target is
 // refused with EPERM (cap-std); relative targets are stored as given and confined when followed.
-Result<void> path_symlink(Call& c) {
-  auto target = read_path(c, c.u32(0), c.u32(1));
+Result<void> path_symlink(Call& c, U32 old_path_ptr, U32 old_path_len, U32 fd, U32 new_path_ptr, U32 new_path_len) {
+  auto target = read_path(c, old_path_ptr, old_path_len);
   if (!target) return std::unexpected(std::move(target).error());
-  auto dp = dir_and_path(c, c.u32(2), c.u32(3), c.u32(4));
+  auto dp = dir_and_path(c, fd, new_path_ptr, new_path_len);
   if (!dp) return std::unexpected(std::move(dp).error());
   if (!dp->dir->mount_writable) return fail(e::perm);
   if (!target->empty() && target->front() == '/') return fail(e::perm);
@@ -182,8 +182,8 @@ Result<void> path_symlink(Call& c) {
 }
 
 // path_readlink(fd, path, path_len, buf*, buf_len, bufused*): the target cut to buf_len silently.
-Result<void> path_readlink(Call& c) {
-  auto dp = dir_and_path(c, c.u32(0), c.u32(1), c.u32(2));
+Result<void> path_readlink(Call& c, U32 fd, U32 path_ptr, U32 path_len, U32 buf, U32 buf_len, U32 bufused_out) {
+  auto dp = dir_and_path(c, fd, path_ptr, path_len);
   if (!dp) return std::unexpected(std::move(dp).error());
   auto link = resolve_beneath(dp->dir->host.get(), dp->path, O_PATH | O_NOFOLLOW);
   if (!link) return std::unexpected(std::move(link).error());
@@ -193,26 +193,27 @@ Result<void> path_readlink(Call& c) {
   char target[PATH_MAX];
   const ssize_t n = ::readlinkat(link->get(), "", target, sizeof target);
   if (n < 0) return fail_host(errno);
-  const auto len = static_cast<std::uint32_t>(std::min<std::size_t>(static_cast<std::size_t>(n), c.u32(4)));
-  SPRAWLING_WASI_CHECK(c.memory.write(c.u32(3), std::span(reinterpret_cast<const std::uint8_t*>(target), len)));
-  return c.memory.store<std::uint32_t>(c.u32(5), len);
+  const auto len = static_cast<std::uint32_t>(std::min<std::size_t>(static_cast<std::size_t>(n), buf_len));
+  SPRAWLING_WASI_CHECK(c.memory.write(buf, std::span(reinterpret_cast<const std::uint8_t*>(target), len)));
+  return c.memory.store<std::uint32_t>(bufused_out, len);
 }
 
-// path_link(old_fd, old_flags, old_path, old_path_len, new_fd, new_path, new_path_len)
-Result<void> path_link(Call& c) {
-  SPRAWLING_WASI_CHECK(check_lookupflags(c.u32(1)));
-  auto from = dir_fd(c, c.u32(0));
+// path_link(old_fd, old_flags, old_path, old_path_len, new_fd, new_path_ptr, new_path_len)
+Result<void> path_link(Call& c, U32 old_fd, U32 old_flags, U32 old_path_ptr, U32 old_path_len, U32 new_fd,
+                       U32 new_path_ptr, U32 new_path_len) {
+  SPRAWLING_WASI_CHECK(check_lookupflags(old_flags));
+  auto from = dir_fd(c, old_fd);
   if (!from) return std::unexpected(std::move(from).error());
-  auto to = dir_fd(c, c.u32(4));
+  auto to = dir_fd(c, new_fd);
   if (!to) return std::unexpected(std::move(to).error());
-  auto old_path = read_path(c, c.u32(2), c.u32(3));
+  auto old_path = read_path(c, old_path_ptr, old_path_len);
   if (!old_path) return std::unexpected(std::move(old_path).error());
-  auto new_path = read_path(c, c.u32(5), c.u32(6));
+  auto new_path = read_path(c, new_path_ptr, new_path_len);
   if (!new_path) return std::unexpected(std::move(new_path).error());
   // A link may not carry a file across a permission boundary, nor into or out of a read-only
   // mount (GHSA-4ch3-9j33-3pmj): with two permission levels, either side read-only is refused.
   if (!(*from)->mount_writable || !(*to)->mount_writable) return fail(e::perm);
-  if ((c.u32(1) & abi::lookupflags::symlink_follow) != 0) return fail(e::inval);
+  if ((old_flags & abi::lookupflags::symlink_follow) != 0) return fail(e::inval);
   auto old_at = resolve_parent((*from)->host.get(), *old_path);
   if (!old_at) return std::unexpected(std::move(old_at).error());
   if (old_at->trailing_slash) {
@@ -231,15 +232,16 @@ Result<void> path_link(Call& c) {
   return {};
 }
 
-// path_rename(fd, old_path, old_path_len, new_fd, new_path, new_path_len)
-Result<void> path_rename(Call& c) {
-  auto from = dir_fd(c, c.u32(0));
+// path_rename(fd, old_path, old_path_len, new_fd, new_path_ptr, new_path_len)
+Result<void> path_rename(Call& c, U32 fd, U32 old_path_ptr, U32 old_path_len, U32 new_fd, U32 new_path_ptr,
+                         U32 new_path_len) {
+  auto from = dir_fd(c, fd);
   if (!from) return std::unexpected(std::move(from).error());
-  auto to = dir_fd(c, c.u32(3));
+  auto to = dir_fd(c, new_fd);
   if (!to) return std::unexpected(std::move(to).error());
-  auto old_path = read_path(c, c.u32(1), c.u32(2));
+  auto old_path = read_path(c, old_path_ptr, old_path_len);
   if (!old_path) return std::unexpected(std::move(old_path).error());
-  auto new_path = read_path(c, c.u32(4), c.u32(5));
+  auto new_path = read_path(c, new_path_ptr, new_path_len);
   if (!new_path) return std::unexpected(std::move(new_path).error());
   // Out of, into or across read-only mounts: refused (GHSA-4ch3-9j33-3pmj).
   if (!(*from)->mount_writable || !(*to)->mount_writable) return fail(e::perm);

@@ -65,6 +65,7 @@ namespace {
 Result<void> store_strings(Call& c, const std::vector<std::string>& strings, std::uint32_t ptrs, std::uint32_t buf) {
   std::uint64_t total = 0;
   for (const auto& s : strings) total += s.size() + 1;
+  SPRAWLING_WASI_CHECK(charge_bytes(c, total + strings.size() * 4));
   auto table = c.memory.array(ptrs, static_cast<std::uint32_t>(strings.size()), 4, 4);
   if (!table) return std::unexpected(std::move(table).error());
   auto bytes = c.memory.bytes(buf, total);
@@ -130,17 +131,24 @@ Result<std::uint64_t> peek_clock(const WasiState& state, std::uint32_t id) {
 namespace fn {
 
 // args_get(argv**, argv_buf*)
-Result<void> args_get(Call& c) { return store_strings(c, c.state.args, c.u32(0), c.u32(1)); }
+Result<void> args_get(Call& c, U32 argv, U32 argv_buf) {
+  return store_strings(c, c.state.args, argv, argv_buf);
+}
 // args_sizes_get(argc*, argv_buf_size*)
-Result<void> args_sizes_get(Call& c) { return store_sizes(c, c.state.args, c.u32(0), c.u32(1)); }
+Result<void> args_sizes_get(Call& c, U32 argc_out, U32 argv_buf_size_out) {
+  return store_sizes(c, c.state.args, argc_out, argv_buf_size_out);
+}
 // environ_get(environ**, environ_buf*): "KEY=VALUE\0" each, in the configured order.
-Result<void> environ_get(Call& c) { return store_strings(c, environ_strings(c.state), c.u32(0), c.u32(1)); }
+Result<void> environ_get(Call& c, U32 environ, U32 environ_buf) {
+  return store_strings(c, environ_strings(c.state), environ, environ_buf);
+}
 // environ_sizes_get(count*, buf_size*)
-Result<void> environ_sizes_get(Call& c) { return store_sizes(c, environ_strings(c.state), c.u32(0), c.u32(1)); }
+Result<void> environ_sizes_get(Call& c, U32 count_out, U32 buf_size_out) {
+  return store_sizes(c, environ_strings(c.state), count_out, buf_size_out);
+}
 
 // clock_res_get(id, resolution*)
-Result<void> clock_res_get(Call& c) {
-  const std::uint32_t id = c.u32(0);
+Result<void> clock_res_get(Call& c, U32 id, U32 resolution_out) {
   SPRAWLING_WASI_CHECK(check_clock(id));
   std::uint64_t resolution = c.state.clock_step_ns;
   if (!c.state.deterministic) {
@@ -150,24 +158,24 @@ Result<void> clock_res_get(Call& c) {
     }
     resolution = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
   }
-  return c.memory.store<std::uint64_t>(c.u32(1), std::max<std::uint64_t>(resolution, 1));
+  return c.memory.store<std::uint64_t>(resolution_out, std::max<std::uint64_t>(resolution, 1));
 }
 
 // clock_time_get(id, precision, time*): precision is ignored (as Wasmtime). Deterministic mode
 // advances its time by one step per read, so a guest's busy-wait on the clock terminates.
-Result<void> clock_time_get(Call& c) {
-  const std::uint32_t id = c.u32(0);
+Result<void> clock_time_get(Call& c, U32 id, U64 /*precision*/, U32 time_out) {
   SPRAWLING_WASI_CHECK(check_clock(id));
   auto now = peek_clock(c.state, id);
   if (!now) return std::unexpected(std::move(now).error());
   if (c.state.deterministic) c.state.virtual_elapsed_ns += c.state.clock_step_ns;
-  return c.memory.store<std::uint64_t>(c.u32(2), *now);
+  return c.memory.store<std::uint64_t>(time_out, *now);
 }
 
 // random_get(buf*, buf_len)
-Result<void> random_get(Call& c) {
-  if (auto taken = take_copy(c, c.u32(1)); !taken) return std::unexpected(std::move(taken).error());
-  auto out = c.memory.bytes(c.u32(0), c.u32(1));
+Result<void> random_get(Call& c, U32 buf, U32 buf_len) {
+  if (auto taken = take_copy(c, buf_len); !taken) return std::unexpected(std::move(taken).error());
+  SPRAWLING_WASI_CHECK(charge_bytes(c, buf_len));
+  auto out = c.memory.bytes(buf, buf_len);
   if (!out) return std::unexpected(std::move(out).error());
   if (c.state.deterministic) {
     fill_deterministic(c.state.rng, *out);
@@ -188,14 +196,15 @@ Result<void> random_get(Call& c) {
 // poll_oneoff(in*, out*, nsubscriptions, nevents*): clocks (realtime / monotonic, relative or
 // absolute), FD_READ on stdin and files, FD_WRITE on stdout/stderr and files. Fd subscriptions are
 // always ready (in-memory stdio, regular files); otherwise the call sleeps until the earliest clock.
-Result<void> poll_oneoff(Call& c) {
-  const std::uint32_t count = c.u32(2);
+Result<void> poll_oneoff(Call& c, U32 subscriptions, U32 events_out, U32 nsubscriptions, U32 nevents_out) {
+  const std::uint32_t count = nsubscriptions;
   if (count == 0) return fail(e::inval);
   if (auto taken = take_copy(c, std::uint64_t{count} * L::subscription_size); !taken)
     return std::unexpected(std::move(taken).error());
-  auto subs = c.memory.array(c.u32(0), count, L::subscription_size, L::subscription_align);
+  SPRAWLING_WASI_CHECK(charge_bytes(c, std::uint64_t{count} * L::subscription_size));
+  auto subs = c.memory.array(subscriptions, count, L::subscription_size, L::subscription_align);
   if (!subs) return std::unexpected(std::move(subs).error());
-  auto events = c.memory.array(c.u32(1), count, L::event_size, L::event_align);
+  auto events = c.memory.array(events_out, count, L::event_size, L::event_align);
   if (!events) return std::unexpected(std::move(events).error());
 
   struct Sub {
@@ -229,7 +238,10 @@ Result<void> poll_oneoff(Call& c) {
       if (entry == nullptr) return fail(e::badf);
       if (s.type == abi::eventtype::fd_read) {
         if (entry->kind == FdKind::Stdin) {
-          if (c.state.stdin_pos >= c.state.stdin_bytes.size()) s.rw_flags = abi::eventrwflags_hangup;
+          // A streamed stdin is reported ready; the read that follows waits under the deadline.
+          if (c.state.stdin_host_fd < 0 && c.state.stdin_pos >= c.state.stdin_bytes.size()) {
+            s.rw_flags = abi::eventrwflags_hangup;
+          }
         } else if (entry->kind == FdKind::File) {
           struct stat st {};
           const off_t pos = ::lseek(entry->host.get(), 0, SEEK_CUR);
@@ -260,7 +272,7 @@ Result<void> poll_oneoff(Call& c) {
           static_cast<std::int64_t>(std::min<std::uint64_t>(wait, static_cast<std::uint64_t>(INT64_MAX))));
       if (c.state.deadline && (*c.state.deadline <= start || duration > *c.state.deadline - start)) {
         std::this_thread::sleep_until(*c.state.deadline);
-        return trap("deadline exceeded");
+        return deadline_exceeded();
       }
       std::this_thread::sleep_for(duration);
     }
@@ -281,15 +293,17 @@ Result<void> poll_oneoff(Call& c) {
     }
     ++written;
   }
-  return c.memory.store<std::uint32_t>(c.u32(3), written);
+  return c.memory.store<std::uint32_t>(nevents_out, written);
 }
 
 // proc_exit(code): every u32 is passed on as is; the embedder decides what ≥ 126 means.
-Result<void> proc_exit(Call& c) { return exit_with(c.u32(0)); }
+Result<void> proc_exit(Call&, U32 code) {
+  return exit_with(code);
+}
 
 // proc_raise(signal): not supported (Wasmtime).
-Result<void> proc_raise(Call& c) {
-  if (c.u32(0) > abi::signal_max) return fail(e::inval);
+Result<void> proc_raise(Call&, U32 signal) {
+  if (signal > abi::signal_max) return fail(e::inval);
   return fail(e::notsup);
 }
 
@@ -297,24 +311,25 @@ Result<void> proc_raise(Call& c) {
 Result<void> sched_yield(Call&) { return {}; }
 
 // sock_*: no guest fd is ever a socket, so an open fd gives ENOTSOCK and a closed one EBADF.
-Result<void> sock_accept(Call& c) {
-  if ((c.u32(1) & ~std::uint32_t{abi::fdflags::all}) != 0) return fail(e::inval);
-  SPRAWLING_WASI_CHECK(any_fd(c, c.u32(0)));
+Result<void> sock_accept(Call& c, U32 fd, U32 flags, U32 /*fd_out*/) {
+  if ((flags & ~std::uint32_t{abi::fdflags::all}) != 0) return fail(e::inval);
+  SPRAWLING_WASI_CHECK(any_fd(c, fd));
   return fail(e::notsock);
 }
-Result<void> sock_recv(Call& c) {
-  if ((c.u32(3) & ~std::uint32_t{abi::riflags_all}) != 0) return fail(e::inval);
-  SPRAWLING_WASI_CHECK(any_fd(c, c.u32(0)));
+Result<void> sock_recv(Call& c, U32 fd, U32 /*ri_data*/, U32 /*ri_data_len*/, U32 ri_flags, U32 /*ro_datalen_out*/,
+                       U32 /*ro_flags_out*/) {
+  if ((ri_flags & ~std::uint32_t{abi::riflags_all}) != 0) return fail(e::inval);
+  SPRAWLING_WASI_CHECK(any_fd(c, fd));
   return fail(e::notsock);
 }
-Result<void> sock_send(Call& c) {
-  if (c.u32(3) != 0) return fail(e::inval);  // siflags defines no flag
-  SPRAWLING_WASI_CHECK(any_fd(c, c.u32(0)));
+Result<void> sock_send(Call& c, U32 fd, U32 /*si_data*/, U32 /*si_data_len*/, U32 si_flags, U32 /*so_datalen_out*/) {
+  if (si_flags != 0) return fail(e::inval);  // siflags defines no flag
+  SPRAWLING_WASI_CHECK(any_fd(c, fd));
   return fail(e::notsock);
 }
-Result<void> sock_shutdown(Call& c) {
-  if ((c.u32(1) & ~std::uint32_t{abi::sdflags_all}) != 0) return fail(e::inval);
-  SPRAWLING_WASI_CHECK(any_fd(c, c.u32(0)));
+Result<void> sock_shutdown(Call& c, U32 fd, U32 how) {
+  if ((how & ~std::uint32_t{abi::sdflags_all}) != 0) return fail(e::inval);
+  SPRAWLING_WASI_CHECK(any_fd(c, fd));
   return fail(e::notsock);
 }
 

@@ -12,7 +12,8 @@
 namespace sprawling::wasi {
 
 struct Failure {
-  enum class Kind : std::uint8_t { Errno, Trap, Exit };
+  // Deadline / OutOfFuel: the run's limits stopped the call (typed, so nothing compares messages).
+  enum class Kind : std::uint8_t { Errno, Trap, Exit, Deadline, OutOfFuel };
   Kind kind = Kind::Errno;
   abi::Errno code = abi::errno_::success;  // Kind::Errno
   std::string message;                    // Kind::Trap
@@ -27,6 +28,12 @@ using Result = std::expected<T, Failure>;
 }
 [[nodiscard]] inline std::unexpected<Failure> trap(std::string message) {
   return std::unexpected(Failure{Failure::Kind::Trap, abi::errno_::success, std::move(message), 0});
+}
+[[nodiscard]] inline std::unexpected<Failure> deadline_exceeded() {
+  return std::unexpected(Failure{Failure::Kind::Deadline, abi::errno_::success, {}, 0});
+}
+[[nodiscard]] inline std::unexpected<Failure> out_of_fuel() {
+  return std::unexpected(Failure{Failure::Kind::OutOfFuel, abi::errno_::success, {}, 0});
 }
 [[nodiscard]] inline std::unexpected<Failure> exit_with(std::uint32_t code) {
   return std::unexpected(Failure{Failure::Kind::Exit, abi::errno_::success, {}, code});

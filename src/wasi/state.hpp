@@ -9,8 +9,11 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +24,22 @@ namespace sprawling::wasi {
 
 enum class FdKind : std::uint8_t { Stdin, Stdout, Stderr, Directory, File };
 
+// An fd_readdir listing in progress on a directory fd: its own open description, the index of
+// the next entry to hand out, and the entries read from the kernel but not yet handed out whole
+// (at most one getdents chunk). A call that continues at `next` reads on from here; any other
+// cookie starts over (paying for the entries it skips).
+struct DirListEntry {
+  std::string name;
+  std::uint64_t ino = 0;
+  std::uint8_t type = 0;
+};
+struct DirCursor {
+  UniqueFd listing;
+  std::uint64_t next = 0;
+  std::deque<DirListEntry> pending;
+  bool exhausted = false;  // the kernel has no more entries
+};
+
 struct FdEntry {
   FdKind kind = FdKind::File;
   UniqueFd host;                  // Directory / File: the host fd (O_RDONLY directories, files as opened)
@@ -28,7 +47,11 @@ struct FdEntry {
   bool readable = false;          // File: the OS access mode
   bool writable = false;
   bool nonblock = false;          // the NONBLOCK fdflag as the guest set it (file I/O always blocks)
+  // File: a pipe, FIFO or character device, kept O_NONBLOCK on the host so that reads and
+  // writes wait in wait_ready, under the deadline, instead of in the kernel.
+  bool pollable = false;
   std::optional<std::string> preopen_name;  // set for preopened directories only
+  std::unique_ptr<DirCursor> listing;       // Directory: fd_readdir's position
 };
 
 // Guest fd numbers → entries. New numbers reuse the highest freed one first, else max + 1
@@ -104,11 +127,14 @@ struct WasiState {
 
   std::vector<std::uint8_t> stdin_bytes;
   std::size_t stdin_pos = 0;
+  int stdin_host_fd = -1;  // WasiConfig::stdin_fd, or -1: stdin_bytes
   OutputStream out;
   OutputStream err;
 
   FdTable fds;
   std::uint64_t hostcall_copy_limit = 0;  // WasiConfig::hostcall_copy_limit
+  std::uint64_t disk_quota = UINT64_MAX;  // WasiConfig::max_disk_write_bytes
+  std::uint64_t disk_written = 0;         // charged against it so far
 
   // Clocks. Host mode: monotonic counts from the context's creation (as Wasmtime's does).
   std::chrono::steady_clock::time_point monotonic_origin = std::chrono::steady_clock::now();
@@ -117,6 +143,8 @@ struct WasiState {
   std::uint64_t virtual_elapsed_ns = 0;  // deterministic mode: time passed since start
   std::uint64_t realtime_start_ns = 0;
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Takes fuel for host work (WasiContext::set_fuel_charger); false when the budget cannot pay.
+  std::function<bool(std::uint64_t)> charge_fuel;
 
   // Deterministic random: xoshiro256** seeded through splitmix64.
   std::array<std::uint64_t, 4> rng{};

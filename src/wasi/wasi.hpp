@@ -31,6 +31,10 @@ struct WasiConfig {
   std::vector<std::string> args;  // argv, argv[0] included (nothing is implied)
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::uint8_t> stdin_bytes;  // fd 0 reads these, then EOF forever
+  // When set, fd 0 reads this host fd instead, on demand: each fd_read reads at most the
+  // guest's buffer straight into guest memory (nothing is buffered on the host), after waiting
+  // for data under the deadline. Borrowed: the embedder keeps it open for the run and closes it.
+  std::optional<int> stdin_fd;
   std::vector<Preopen> preopens;
 
   // Output: bytes the guest writes to fd 1 / fd 2 are kept in memory up to the cap. A write that
@@ -53,6 +57,10 @@ struct WasiConfig {
   // for the price of one `call`.
   std::uint64_t hostcall_copy_limit = std::uint64_t{128} << 20;
 
+  // Write quota on writable mounts for the run: bytes written to files plus the size of every
+  // hole a write past the end or fd_filestat_set_size adds. Past it: EDQUOT, nothing written.
+  std::uint64_t max_disk_write_bytes = UINT64_MAX;
+
   // Reproducible runs: clocks start at fixed values and advance by `clock_step` on every read
   // (and by the full timeout of a poll_oneoff sleep, without sleeping); random_get is a
   // generator seeded with `random_seed` (reproducible, not secret).
@@ -62,7 +70,7 @@ struct WasiConfig {
   std::uint64_t deterministic_realtime_start_ns = 946'684'800'000'000'000ull;  // 2000-01-01T00:00:00Z
 
   // Bounds blocking host calls: a poll_oneoff sleep that would end past it sleeps until the
-  // deadline and then traps with "deadline exceeded" (the engine's own wording for the limit).
+  // deadline and then stops the guest with HostStatus::DeadlineExceeded.
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
@@ -107,8 +115,15 @@ class WasiContext {
   [[nodiscard]] bool stdout_truncated() const noexcept;
   [[nodiscard]] bool stderr_truncated() const noexcept;
 
+  // Bytes charged to the disk write quota so far (WasiConfig::max_disk_write_bytes).
+  [[nodiscard]] std::uint64_t disk_write_bytes() const noexcept;
+
   // Guest fds currently open (stdio and preopens included).
   [[nodiscard]] std::size_t open_fd_count() const noexcept;
+
+  // Host work is paid in fuel: the engine passes a function that takes `units` from the run's
+  // budget (false: not enough left, and the call stops the guest with OutOfFuel). Unset: free.
+  void set_fuel_charger(std::function<bool(std::uint64_t units)> charge);
 
   [[nodiscard]] WasiState& state() noexcept { return *state_; }
 

@@ -18,10 +18,14 @@ struct MemoryView {
   std::uint64_t size = 0;  // bytes
 };
 
+// How a host call ended. Every reason a host stops the guest is a value here (the engine turns
+// it into the matching TrapKind), never a message to compare.
 enum class HostStatus : std::uint8_t {
-  Ok,    // results written
-  Trap,  // the guest traps with HostCall::trap_message
-  Exit,  // the guest asked to end the run with HostCall::exit_code (proc_exit); unwinds like a trap
+  Ok,                // results written
+  Trap,              // the guest traps with HostCall::trap_message
+  Exit,              // the guest asked to end the run with HostCall::exit_code (proc_exit); unwinds like a trap
+  DeadlineExceeded,  // the run's deadline passed during or before the call: TrapKind::DeadlineExceeded
+  OutOfFuel,         // the call's work costs more fuel than is left: TrapKind::OutOfFuel
 };
 
 // Values are passed as 64-bit slots: i32 in the low 32 bits (upper bits zero), i64 as is,

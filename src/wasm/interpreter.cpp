@@ -272,7 +272,8 @@ do_call:
     if constexpr (Metered) S->counter = fuel;
     const HostStatus st = call_host(*callee, nfp, MemoryView{mem, memsize}, *out);
     if constexpr (Metered) fuel = S->counter;
-    if (st != HostStatus::Ok) [[unlikely]] TRAP(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
+    if (st != HostStatus::Ok) [[unlikely]]
+      TRAP(host_trap_kind(st));
     ip = ret_ip;
     if constexpr (Metered) fuel -= POST_CALL_FUEL(ip);
     DISPATCH();
@@ -371,13 +372,7 @@ L_TableGrow: {
   const u64 init = SLOT(L::init);
   const u32 n = static_cast<u32>(SLOT(L::n));
   CHARGE_UNITS(n);
-  const u64 old = t->elements.size();
-  if (old + n > t->max_elements) {
-    SLOT(L::dst) = 0xFFFFFFFFu;
-  } else {
-    t->elements.resize(old + n, init);
-    SLOT(L::dst) = static_cast<u32>(old);
-  }
+  SLOT(L::dst) = static_cast<u32>(t->grow(n, init));  // -1 → 0xFFFFFFFF
   NEXT(L::kWords);
 }
 L_TableFill: {

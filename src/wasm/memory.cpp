@@ -14,11 +14,14 @@ MemoryInst::~MemoryInst() {
   munmap(base, reserved);
 }
 
-bool MemoryInst::create(MemoryType t, std::uint64_t max_bytes, std::shared_ptr<ResourcePool> from) {
+bool MemoryInst::create(MemoryType t, std::uint64_t max_bytes, std::shared_ptr<ResourcePool> from,
+                        ResourceAccount* charge_to) {
   type = t;
   const std::uint64_t declared = t.limits.max.value_or(kMaxPages);
   max_pages = static_cast<std::uint32_t>(std::min<std::uint64_t>(declared, max_bytes / kPageSize));
   if (t.limits.min > max_pages) return false;
+  account = charge_to;
+  if (account != nullptr && !account->take(static_cast<std::uint64_t>(t.limits.min) * kPageSize)) return false;
   reserved = static_cast<std::uint64_t>(max_pages) * kPageSize;
   pool = std::move(from);
   if (reserved != 0) {
@@ -56,11 +59,23 @@ std::int64_t MemoryInst::grow(std::uint32_t delta_pages) {
   if (delta_pages > max_pages - old_pages) return -1;
   if (delta_pages != 0) {
     const std::uint64_t add = static_cast<std::uint64_t>(delta_pages) * kPageSize;
-    if (!commit(size + add)) return -1;
+    if (account != nullptr && !account->take(add)) return -1;
+    if (!commit(size + add)) {
+      if (account != nullptr) account->used -= add;
+      return -1;
+    }
     size += add;
     peak = std::max(peak, size);
   }
   return static_cast<std::int64_t>(old_pages);
+}
+
+std::int64_t TableInst::grow(std::uint32_t n, std::uint64_t init) {
+  const std::uint64_t old = elements.size();
+  if (old + n > max_elements) return -1;
+  if (account != nullptr && !account->take(std::uint64_t{n} * sizeof(std::uint64_t))) return -1;
+  elements.resize(old + n, init);
+  return static_cast<std::int64_t>(old);
 }
 
 // ---------------------------------------------------------------- ResourcePool

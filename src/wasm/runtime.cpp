@@ -77,6 +77,10 @@ std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::
   impl->funcs.reserve(m.code.size());
   for (std::uint32_t i = 0; i < m.code.size(); ++i)
     impl->funcs.push_back(translate_function(m, impl->canonical_type, i, false));
+  impl->code_bytes = impl->funcs.capacity() * sizeof(CompiledFunc);
+  for (const CompiledFunc& f : impl->funcs) {
+    impl->code_bytes += f.code.capacity() * sizeof(std::uint32_t) + f.trap_sites.capacity() * sizeof(f.trap_sites[0]);
+  }
   return std::make_shared<const CompiledModule>(std::move(impl));
 }
 
@@ -200,6 +204,9 @@ Store::Store(StoreLimits limits, std::shared_ptr<ResourcePool> pool)
 Store::~Store() = default;
 
 const StoreLimits& Store::limits() const noexcept { return impl_->limits; }
+std::uint64_t Store::store_bytes() const noexcept {
+  return impl_->account.used;
+}
 
 void Store::set_budget(ExecutionBudget budget) {
   Impl& s = *impl_;
@@ -210,6 +217,25 @@ void Store::set_budget(ExecutionBudget budget) {
   s.counter = static_cast<std::int64_t>(first);
   s.reserve = s.total - first;
   s.out_of_fuel = false;
+}
+
+bool Store::charge_fuel(std::uint64_t units) noexcept {
+  Impl& s = *impl_;
+  if (!s.metered || !s.budget.fuel || units == 0) return true;
+  // The interpreter keeps `counter` in the store during a host call and reloads it after.
+  const std::int64_t left = s.counter + static_cast<std::int64_t>(s.reserve);  // reserve <= 2^62
+  if (left <= 0 || units > static_cast<std::uint64_t>(left)) {
+    s.out_of_fuel = true;
+    return false;
+  }
+  const auto charge = static_cast<std::int64_t>(units);
+  if (s.counter >= charge) {
+    s.counter -= charge;
+  } else {
+    s.reserve -= static_cast<std::uint64_t>(charge - s.counter);
+    s.counter = 0;
+  }
+  return true;
 }
 
 std::uint64_t Store::fuel_consumed() const noexcept {
@@ -225,14 +251,13 @@ std::uint64_t Store::fuel_consumed() const noexcept {
 }
 
 FuncInst* Store::add_host_function(const FuncType& type, HostFn fn, void* context, std::string debug_name) {
+  HostFuncInfo& info = impl_->host_infos.emplace_back(HostFuncInfo{type, std::move(debug_name)});
   FuncInst& f = impl_->funcs.emplace_back();
-  f.own_type = type;
-  f.type = &f.own_type;
+  f.type = &info.type;
   f.host = fn;
   f.host_context = context;
   f.num_params = static_cast<std::uint32_t>(type.params.size());
   f.num_results = static_cast<std::uint32_t>(type.results.size());
-  f.debug_name = std::move(debug_name);
   return &f;
 }
 
@@ -245,16 +270,20 @@ GlobalInst* Store::add_global(GlobalType type, Value init) {
 }
 
 TableInst* Store::add_table(TableType type, Value init) {
+  const std::uint32_t max_elements = std::min(type.limits.max.value_or(0xFFFFFFFFu), impl_->limits.max_table_elements);
+  const std::uint32_t initial = std::min(type.limits.min, max_elements);
+  if (!impl_->account.take(std::uint64_t{initial} * sizeof(std::uint64_t))) return nullptr;
   TableInst& t = impl_->tables.emplace_back();
   t.type = type;
-  t.max_elements = std::min(type.limits.max.value_or(0xFFFFFFFFu), impl_->limits.max_table_elements);
-  t.elements.assign(std::min(type.limits.min, t.max_elements), init.bits);
+  t.max_elements = max_elements;
+  t.account = &impl_->account;
+  t.elements.assign(initial, init.bits);
   return &t;
 }
 
 MemoryInst* Store::add_memory(MemoryType type) {
   MemoryInst& m = impl_->memories.emplace_back();
-  if (!m.create(type, impl_->limits.max_memory_bytes, impl_->pool)) {
+  if (!m.create(type, impl_->limits.max_memory_bytes, impl_->pool, &impl_->account)) {
     impl_->memories.pop_back();
     return nullptr;
   }
@@ -365,6 +394,36 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     }
   }
 
+  // The store's counts and its account (StoreLimits), checked before anything is allocated.
+  if (s.instances.size() >= s.limits.max_instances)
+    return link_error("instance limit of " + std::to_string(s.limits.max_instances) + " reached (max-instances)");
+  const std::size_t new_tables = m.tables.size() - m.imported_tables;
+  const std::size_t new_memories = m.memories.size() - m.imported_memories;
+  if (s.tables.size() + new_tables > s.limits.max_tables)
+    return link_error("the module defines " + std::to_string(new_tables) + " tables; the store allows " +
+                      std::to_string(s.limits.max_tables) + " in all (max-tables)");
+  if (s.memories.size() + new_memories > s.limits.max_memories)
+    return link_error("the module defines " + std::to_string(new_memories) + " memories; the store allows " +
+                      std::to_string(s.limits.max_memories) + " in all (max-memories)");
+  {
+    std::uint64_t fixed = ci.code_bytes * (s.metered ? 2 : 1) + m.code.size() * sizeof(FuncInst) +
+                          (m.globals.size() - m.imported_globals) * sizeof(GlobalInst) +
+                          m.datas.size() * sizeof(std::span<const std::uint8_t>) + sizeof(InstanceImpl);
+    for (const ElementSegment& seg : m.elements) fixed += seg.items.size() * sizeof(std::uint64_t);
+    // The initial tables and memories are charged as they are created; summed here first, so
+    // that a module whose objects cannot all fit allocates none of them.
+    std::uint64_t initial = 0;
+    for (std::size_t i = m.imported_tables; i < m.tables.size(); ++i)
+      initial += std::uint64_t{std::min(m.tables[i].limits.min, s.limits.max_table_elements)} * sizeof(std::uint64_t);
+    for (std::size_t i = m.imported_memories; i < m.memories.size(); ++i)
+      initial += std::uint64_t{m.memories[i].limits.min} * kPageSize;
+    const std::uint64_t left = s.account.limit - s.account.used;
+    if (fixed > left || initial > left - fixed || !s.account.take(fixed))
+      return link_error("the module's code, functions, globals, segments, tables and memories need " +
+                        std::to_string(fixed + initial) + " bytes, over what is left of the store's resource limit " +
+                        "(max-store-size: " + std::to_string(s.limits.max_store_bytes) + " bytes)");
+  }
+
   // Allocation: functions, tables, memories, globals (imports first in every index space).
   for (std::uint32_t i = 0; i < m.code.size(); ++i) {
     FuncInst& f = s.funcs.emplace_back();
@@ -385,13 +444,18 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     const TableType& tt = m.tables[i];
     if (tt.limits.min > s.limits.max_table_elements)
       return link_error("table minimum size of " + std::to_string(tt.limits.min) + " elements exceeds table limits");
-    inst.tables.push_back(add_table(tt, Value::null(tt.element)));
+    TableInst* table = add_table(tt, Value::null(tt.element));
+    if (table == nullptr)
+      return link_error("table minimum size of " + std::to_string(tt.limits.min) +
+                        " elements exceeds what is left of the store's resource limit (max-store-size: " +
+                        std::to_string(s.limits.max_store_bytes) + " bytes)");
+    inst.tables.push_back(table);
   }
   for (std::size_t i = m.imported_memories; i < m.memories.size(); ++i) {
     MemoryInst* mem = add_memory(m.memories[i]);
     if (mem == nullptr)
       return link_error("memory minimum size of " + std::to_string(m.memories[i].limits.min) +
-                        " pages exceeds memory limits");
+                        " pages exceeds memory limits (max-memory-size, or what is left of max-store-size)");
     inst.memories.push_back(mem);
   }
   inst.memory0 = inst.memories.empty() ? &s.no_memory : inst.memories[0];
@@ -479,8 +543,8 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
     const HostStatus st = func->host(hc);
     if (st != HostStatus::Ok) {
       Trap t;
-      t.kind = st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit;
-      t.message = st == HostStatus::Trap ? hc.trap_message : std::string(trap_message(TrapKind::Exit));
+      t.kind = host_trap_kind(st);
+      t.message = st == HostStatus::Trap ? hc.trap_message : std::string(trap_message(t.kind));
       t.exit_code = hc.exit_code;
       return std::unexpected(std::move(t));
     }
@@ -514,6 +578,15 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   ++s.active_runs;
   if (s.metered) {
     s.ensure_metered_code();
+    // Entry check of the deadline: what ran before this call (instantiation, the translation of
+    // the metered code just above) counts; the interpreter checks again at every fuel refill.
+    if (s.budget.deadline && std::chrono::steady_clock::now() >= *s.budget.deadline) {
+      --s.active_runs;
+      Trap t;
+      t.kind = TrapKind::DeadlineExceeded;
+      t.message = std::string(trap_message(t.kind));
+      return std::unexpected(std::move(t));
+    }
     execute<true>(s, func, out);
   } else {
     execute<false>(s, func, out);

@@ -45,6 +45,18 @@ enum class TrapKind : std::uint8_t {
   Exit,                        // a host function asked to end the run (proc_exit); Trap::exit_code
 };
 
+// The trap a host call's ending stands for (None for HostStatus::Ok).
+[[nodiscard]] constexpr TrapKind host_trap_kind(HostStatus status) noexcept {
+  switch (status) {
+    case HostStatus::Ok: return TrapKind::None;
+    case HostStatus::Trap: return TrapKind::Host;
+    case HostStatus::Exit: return TrapKind::Exit;
+    case HostStatus::DeadlineExceeded: return TrapKind::DeadlineExceeded;
+    case HostStatus::OutOfFuel: return TrapKind::OutOfFuel;
+  }
+  return TrapKind::Host;
+}
+
 // The spec testsuite's wording for each kind (Host/Exit: a generic phrase).
 [[nodiscard]] std::string_view trap_message(TrapKind kind) noexcept;
 
@@ -126,12 +138,21 @@ class Instance {
   [[nodiscard]] virtual const CompiledModule& compiled() const = 0;
 };
 
-// Bounds that keep any guest from exhausting the host.
+// Bounds that keep any guest from exhausting the host (Wasmtime's StoreLimits, plus one account).
 struct StoreLimits {
   std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;  // per memory; memory.grow past it returns -1
   std::uint32_t max_table_elements = 10'000'000;           // per table; table.grow past it returns -1
   std::uint32_t max_call_depth = 20'000;                   // deeper → "call stack exhausted"
   std::uint32_t max_value_stack_slots = 4u << 20;          // 32 MiB of 64-bit slots
+  // Counts of objects in the store (Wasmtime's defaults); instantiating past one fails.
+  std::uint32_t max_tables = 10'000;
+  std::uint32_t max_memories = 10'000;
+  std::uint32_t max_instances = 10'000;
+  // The one account of host bytes a guest makes the store allocate: linear memories (their
+  // current size), tables (8 bytes per element), functions, globals, element segments as
+  // materialised references, data segment records, and the compiled code of each instantiated
+  // module. Instantiating past it fails; memory.grow / table.grow past it return -1.
+  std::uint64_t max_store_bytes = UINT64_MAX;
 };
 
 // What one invoke / instantiate (start function) may spend. Empty = unbounded.
@@ -191,9 +212,16 @@ class Store {
 
   // Sets the budget for everything that runs after it and resets the consumed counter.
   void set_budget(ExecutionBudget budget);
+  // Charges host work done for the guest (a host function calls it): false, with nothing
+  // charged and the budget marked spent, when fewer than `units` are left. Always true when no
+  // fuel budget is set.
+  [[nodiscard]] bool charge_fuel(std::uint64_t units) noexcept;
   // Fuel consumed since set_budget: exact after a normal finish (sum of the costs of what ran).
   [[nodiscard]] std::uint64_t fuel_consumed() const noexcept;
   [[nodiscard]] const StoreLimits& limits() const noexcept;
+  // Bytes charged to the account (StoreLimits::max_store_bytes) so far; nothing is given back
+  // before the store dies, so this is also the peak.
+  [[nodiscard]] std::uint64_t store_bytes() const noexcept;
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

@@ -20,6 +20,18 @@ namespace sprawling::wasm {
 
 struct InstanceImpl;
 
+// StoreLimits::max_store_bytes: what the store has allocated for guests. Shared by the store's
+// tables and memories, which charge their growth to it.
+struct ResourceAccount {
+  std::uint64_t limit = UINT64_MAX;
+  std::uint64_t used = 0;
+  [[nodiscard]] bool take(std::uint64_t bytes) noexcept {
+    if (bytes > limit - used) return false;
+    used += bytes;
+    return true;
+  }
+};
+
 // Code variant: unmetered or metered (fuel ops present). Indexes FuncInst::entry.
 inline constexpr int kUnmetered = 0;
 inline constexpr int kMetered = 1;
@@ -39,7 +51,13 @@ struct FuncInst {
   // metered entry pointer skips the FuelCheck this replaces. 0 for host functions.
   std::int64_t entry_fuel = 0;
   const std::uint32_t* entry[2] = {nullptr, nullptr};
-  FuncType own_type;                  // host functions: the storage `type` points at
+  // Host functions keep their type and name in Store::Impl::host_infos: a module's million
+  // functions should not each carry an empty FuncType and string (80 bytes apiece).
+};
+
+// What a host function has that a wasm function does not: the storage its `type` points at.
+struct HostFuncInfo {
+  FuncType type;
   std::string debug_name;
 };
 
@@ -53,6 +71,9 @@ struct TableInst {
   TableType type;
   std::vector<std::uint64_t> elements;  // FuncInst* bits or externref payloads; 0 = null
   std::uint32_t max_elements = 0;       // the declared max clamped by StoreLimits
+  ResourceAccount* account = nullptr;   // charged 8 bytes per element (none: unlimited)
+  // table.grow: the old size, or -1 past max_elements or the account.
+  [[nodiscard]] std::int64_t grow(std::uint32_t n, std::uint64_t init);
 };
 
 // What a ResourcePool recycles: a value stack + frame array, or a memory reservation whose
@@ -93,13 +114,16 @@ struct MemoryInst {
   std::uint32_t max_pages = 0;  // the declared max clamped by StoreLimits
   std::uint64_t committed = 0;  // read-write bytes from base (>= size when recycled)
   std::shared_ptr<ResourcePool> pool;  // where the reservation goes back to, if any
+  ResourceAccount* account = nullptr;  // charged the size as it grows (none: unlimited)
 
   MemoryInst() = default;
   MemoryInst(const MemoryInst&) = delete;
   MemoryInst& operator=(const MemoryInst&) = delete;
   ~MemoryInst();
-  // Reserves and commits the initial pages; false when the minimum is over the cap or mmap fails.
-  [[nodiscard]] bool create(MemoryType t, std::uint64_t max_bytes, std::shared_ptr<ResourcePool> from = nullptr);
+  // Reserves and commits the initial pages; false when the minimum is over the cap or the
+  // account, or mmap fails.
+  [[nodiscard]] bool create(MemoryType t, std::uint64_t max_bytes, std::shared_ptr<ResourcePool> from = nullptr,
+                            ResourceAccount* charge_to = nullptr);
   // Makes [0, bytes) read-write.
   [[nodiscard]] bool commit(std::uint64_t bytes);
   // memory.grow: the old size in pages, or -1.
@@ -110,6 +134,7 @@ struct CompiledModule::Impl {
   Module module;
   std::vector<std::uint32_t> canonical_type;  // typeidx -> first typeidx with an equal FuncType
   std::vector<CompiledFunc> funcs;            // per defined function, unmetered
+  std::uint64_t code_bytes = 0;               // host bytes of `funcs` (an instance charges it, twice if metered)
   // The metered variant, translated on first use by a metered run (thread-safe).
   mutable std::once_flag metered_once;
   mutable std::vector<CompiledFunc> metered_funcs;
@@ -147,11 +172,13 @@ struct Store::Impl {
   std::shared_ptr<ResourcePool> pool;  // first member: outlives the memories that return to it
   StoreLimits limits;
   std::deque<FuncInst> funcs;
+  std::deque<HostFuncInfo> host_infos;
   std::deque<GlobalInst> globals;
   std::deque<TableInst> tables;
   std::deque<MemoryInst> memories;
   std::vector<std::unique_ptr<InstanceImpl>> instances;
   MemoryInst no_memory;  // memory0 of instances without one: size 0, every access traps
+  ResourceAccount account;  // StoreLimits::max_store_bytes
 
   // Value stack and frame records, reserved on first use.
   std::uint64_t* stack = nullptr;
@@ -175,7 +202,9 @@ struct Store::Impl {
   std::uint64_t total = 0;  // everything handed out or reserved since set_budget
   bool out_of_fuel = false;  // a check found the budget spent since set_budget
 
-  Impl(StoreLimits l, std::shared_ptr<ResourcePool> p) : pool(std::move(p)), limits(l) {}
+  Impl(StoreLimits l, std::shared_ptr<ResourcePool> p) : pool(std::move(p)), limits(l) {
+    account.limit = l.max_store_bytes;
+  }
   ~Impl();
   [[nodiscard]] bool ensure_stack();
   // The out-of-fuel slow path: refills `counter` from the reserve (checking the deadline)

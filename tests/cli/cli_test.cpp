@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -209,6 +213,66 @@ TEST(Cli, StdinIsPassedThroughAndStdinFileWorks) {
   const auto file = dir.write("in.txt", "from a file");
   auto from_file = sprawl({"run", "--stdin", file.string(), wasm}, "ignored");
   EXPECT_EQ(from_file.out, "from a file");
+}
+
+// stdin is streamed on demand, under --timeout: a pipe that stays open and silent ends the run
+// at the deadline (136) instead of blocking the CLI before the guest even starts.
+TEST(Cli, StdinThatNeverClosesStopsAtTheTimeout) {
+  TempDir dir;
+  const auto wasm = dir.write("cat.wat", kCat).string();
+  int in[2];
+  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execl(SPRAWL_BINARY, SPRAWL_BINARY, "run", "--timeout", "300ms", wasm.c_str(), static_cast<char*>(nullptr));
+    ::_exit(255);
+  }
+  ::close(in[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::close(in[1]);  // held open (and silent) until the CLI ended
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 136);
+  EXPECT_GE(elapsed, 0.25);
+  EXPECT_LT(elapsed, 5.0);
+}
+
+// A gigabyte piped to a guest that never reads it costs the host nothing: the CLI reads no
+// stdin ahead (before, it read it all: 2 GB of host memory). The bound is the largest resident
+// set of any process of the pipeline (head's is tiny).
+TEST(Cli, AGigabyteOfStdinNeverReadCostsNoHostMemory) {
+  TempDir dir;
+  const auto wasm = dir.write("exit0.wat", exit_guest(0)).string();
+  const std::string command = "head -c 1073741824 /dev/zero | '" + std::string(SPRAWL_BINARY) + "' run '" + wasm + "'";
+  // A fresh process runs the pipeline, so that RUSAGE_CHILDREN counts this pipeline only.
+  int report[2];
+  ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int rc = std::system(command.c_str());
+    struct rusage usage {};
+    ::getrusage(RUSAGE_CHILDREN, &usage);
+    const long figures[2] = {rc, usage.ru_maxrss};
+    [[maybe_unused]] const ssize_t sent = ::write(report[1], figures, sizeof figures);
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  long figures[2] = {-1, -1};
+  ASSERT_EQ(::read(report[0], figures, sizeof figures), static_cast<ssize_t>(sizeof figures));
+  ::close(report[0]);
+  ::waitpid(pid, nullptr, 0);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(figures[0], 0) << "the pipeline's status";
+  EXPECT_GT(figures[1], 0);
+  EXPECT_LT(figures[1], 256 * 1024) << "KiB of resident memory";  // ru_maxrss is in KiB
+  EXPECT_LT(elapsed, 20.0);
 }
 
 TEST(Cli, ReadOnlyDirRefusesCreationAndWritableDirAllowsIt) {

@@ -59,7 +59,29 @@ TEST(Options, WasmOptionsTakeACommaSeparatedList) {
 TEST(Options, UnknownWasmOptionIsRefusedNamingTheSupportedOnes) {
   auto r = parse({"-W", "simd=y", "m.wasm"});
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("supported: fuel, max-memory-size, timeout"), std::string::npos);
+  EXPECT_NE(r.error().message.find("supported: fuel, max-memory-size, max-table-elements, max-tables, max-memories, "
+                                   "max-store-size, timeout"),
+            std::string::npos);
+}
+
+TEST(Options, ResourceLimitsInBothSpellings) {
+  auto w = parse({"-W", "max-table-elements=1000,max-tables=2,max-memories=1,max-store-size=64M", "m.wasm"});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  EXPECT_EQ(w->max_table_elements, 1000U);
+  EXPECT_EQ(w->max_tables, 2U);
+  EXPECT_EQ(w->max_memories, 1U);
+  EXPECT_EQ(w->max_store_bytes, std::uint64_t{64} << 20);
+  auto l =
+      parse({"--max-table-elements", "7", "--max-tables=3", "--max-memories", "4", "--max-store-size", "1G", "m.wasm"});
+  ASSERT_TRUE(l.has_value()) << l.error().message;
+  EXPECT_EQ(l->max_table_elements, 7U);
+  EXPECT_EQ(l->max_tables, 3U);
+  EXPECT_EQ(l->max_memories, 4U);
+  EXPECT_EQ(l->max_store_bytes, std::uint64_t{1} << 30);
+  EXPECT_FALSE(parse({"-W", "max-tables=4294967296", "m.wasm"}).has_value());
+  EXPECT_EQ(parse({"-S", "max-disk-write=2M", "m.wasm"}).value().max_disk_write_bytes, std::uint64_t{2} << 20);
+  EXPECT_EQ(parse({"--max-disk-write", "3K", "m.wasm"}).value().max_disk_write_bytes, std::uint64_t{3} << 10);
+  EXPECT_FALSE(parse({"-W", "max-store-size=lots", "m.wasm"}).has_value());
 }
 
 TEST(Options, WasiOptionHostcallFuelInBothSpellings) {

@@ -24,40 +24,6 @@ using runtime::Success;
 using runtime::WasmSandbox;
 namespace ww = test::wasm_writer;
 
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-
-// Wall time and memory growth of one run, checked against the test's bounds. The growth is the
-// peak resident set during the run over the resident set before it (so a transient allocation
-// counts, not only what is kept); under sanitizers, whose quarantine and shadow make resident
-// figures meaningless, it is the growth of the heap in use.
-class Bounds {
- public:
-  Bounds(double max_seconds, std::uint64_t max_growth) : max_seconds_(max_seconds), max_growth_(max_growth) {
-#ifndef SPRAWLING_HOSTILE_SANITIZED
-    peak_tracked_ = reset_peak_resident();
-#endif
-    before_ = memory_figure();
-    start_ = Clock::now();
-  }
-  void check() const {
-    const double elapsed = seconds_since(start_);
-    const std::uint64_t after = peak_tracked_ ? peak_resident_bytes() : memory_figure();
-    const std::uint64_t growth = after > before_ ? after - before_ : 0;
-    EXPECT_LT(elapsed, max_seconds_) << "the host took too long";
-    EXPECT_LT(growth, max_growth_) << (peak_tracked_ ? "peak resident memory" : kMemoryFigureName) << " grew by "
-                                   << growth / kMiB << " MiB";
-    std::printf("  host: %.3f s, %s +%.1f MiB\n", elapsed, peak_tracked_ ? "peak resident" : kMemoryFigureName,
-                static_cast<double>(growth) / static_cast<double>(kMiB));
-  }
-
- private:
-  double max_seconds_;
-  std::uint64_t max_growth_;
-  bool peak_tracked_ = false;
-  std::uint64_t before_ = 0;
-  Clock::time_point start_;
-};
-
 // The few WASI imports the guests use (functions 0-2), and $report (function 3), which writes
 // one u32 word to stdout; a guest's own functions are numbered from 4.
 constexpr std::string_view kPrelude = R"(
@@ -73,14 +39,6 @@ constexpr std::string_view kPrelude = R"(
 )";
 
 std::string guest(std::string_view body) { return "(module " + std::string(kPrelude) + std::string(body) + ")\n"; }
-
-// The trap's message, or what the run ended as instead (so a failure says what happened).
-std::string trap_message(const runtime::SandboxOutcome& outcome) {
-  if (const auto* trap = std::get_if<runtime::Trap>(&outcome.exit)) return trap->message;
-  if (std::holds_alternative<Success>(outcome.exit)) return "(not a trap: Success)";
-  if (const auto* f = std::get_if<Failure>(&outcome.exit)) return "(not a trap: Failure " + std::to_string(f->code) + ")";
-  return "(not a trap: FuelExhausted after " + std::to_string(outcome.stats ? outcome.stats->fuel_consumed : 0) + " fuel)";
-}
 
 // ---------------------------------------------------------------- memory
 

@@ -65,6 +65,7 @@ struct RunStats {
   std::uint64_t peak_memory_bytes = 0;       // peak linear-memory size
   bool stdout_truncated = false;             // the guest wrote past the stdout cap
   bool stderr_truncated = false;
+  std::uint64_t disk_write_bytes = 0;  // charged to the disk quota: bytes written to mounts + holes made
   friend bool operator==(const RunStats&, const RunStats&) = default;
 };
 

@@ -16,7 +16,20 @@ namespace sprawling::runtime {
 struct SandboxConfig {
   // Cap on each linear memory; memory.grow past it returns -1. Default: wasm32's 4 GiB.
   std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;
-  // Wall-clock limit of one run; hit → Trap{"deadline exceeded"}. Empty: none.
+  // Cap on each table's elements (Wasmtime's max-table-elements); table.grow past it returns -1
+  // and a larger declared minimum refuses instantiation.
+  std::uint32_t max_table_elements = 10'000'000;
+  // Tables and memories the module may define (Wasmtime's max-tables / max-memories; a job has
+  // exactly one instance). Past one, instantiation fails naming the limit.
+  std::uint32_t max_tables = 100;
+  std::uint32_t max_memories = 100;
+  // One account of everything the guest makes the host allocate: linear memories (current size),
+  // tables (8 bytes per element), functions, globals, element segments as materialised
+  // references, data segment records and the module's compiled code (counted twice when fuel is
+  // metered: two variants). Instantiation past it fails; memory.grow / table.grow return -1.
+  // Empty: max_memory_bytes + 256 MiB.
+  std::optional<std::uint64_t> max_store_bytes{};
+  // Wall-clock limit of one run, compilation included; hit → Trap{"deadline exceeded"}. Empty: none.
   std::optional<std::chrono::nanoseconds> timeout{};
   // Caps on captured output; past one the guest's write fails with EIO and stats say so.
   std::uint64_t max_stdout_bytes = std::uint64_t{64} << 20;
@@ -33,6 +46,16 @@ struct SandboxConfig {
   // iovec arrays, written buffers, paths, poll subscriptions, random_get's buffer; past it the
   // call fails with ENOMEM. Bounds the host work a single `call` can cost.
   std::uint64_t hostcall_copy_limit = std::uint64_t{128} << 20;
+  // Write quota of the job on its writable mounts: bytes written to files plus the size of every
+  // hole a write past the end or a size increase adds (a sparse extension counts as its size).
+  // A write or resize that would pass it fails with EDQUOT; stats.disk_write_bytes says how
+  // much was charged. Default 1 GiB.
+  std::uint64_t max_disk_write_bytes = std::uint64_t{1} << 30;
+  // Streamed stdin: when set, the guest's fd 0 reads this host fd on demand (job.stdin_bytes is
+  // then ignored): at most the guest's buffer per read, straight into guest memory, so nothing
+  // is buffered on the host, and a read that waits for data stops at the deadline. Borrowed:
+  // the caller keeps it open during run() (the CLI passes its own stdin).
+  std::optional<int> stdin_fd{};
 };
 
 class WasmSandbox final : public Sandbox {
