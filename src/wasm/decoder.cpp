@@ -718,6 +718,9 @@ void Decoder::note_simd_instruction(std::uint32_t funcidx, const Instruction& in
     note_simd(concat("function ", funcidx, " has a block of a v128 type"));
   } else if (ins.op == Opcode::SelectT && ins.type == ValType::V128) {
     note_simd(concat("function ", funcidx, " has a select of type v128"));
+  } else if (ins.op == Opcode::CallIndirect && type_has_v128(ins.index)) {
+    // The callee may live in another module or the host: its v128 values would reach this frame.
+    note_simd(concat("function ", funcidx, " calls indirectly through a type with v128"));
   }
 }
 

@@ -124,6 +124,14 @@ TEST(Decoder, V128TypesAreNoted) {
   auto block = decode_and_validate(one_function({0x00, 0x02, 0x7B, 0x00, 0x0B, 0x1A, 0x0B}));
   ASSERT_TRUE(block.has_value()) << block.error().message;
   EXPECT_EQ(block->simd_use, "function 0 has a block of type v128, which this engine does not execute yet");
+  // call_indirect through type 1 = [] -> [v128] (the callee could come from anywhere).
+  const Bytes types = {0x02, 0x60, 0x00, 0x00, 0x60, 0x00, 0x01, 0x7B};
+  const Bytes code = {0x01, 0x08, 0x00, 0x41, 0x00, 0x11, 0x01, 0x00, 0x1A, 0x0B};
+  auto indirect =
+      decode_and_validate(module({{1, types}, {3, {0x01, 0x00}}, {4, {0x01, 0x70, 0x00, 0x00}}, {10, code}}));
+  ASSERT_TRUE(indirect.has_value()) << indirect.error().message;
+  EXPECT_EQ(indirect->simd_use,
+            "function 0 calls indirectly through a type with v128, which this engine does not execute yet");
 }
 
 TEST(Decoder, SimdErrors) {

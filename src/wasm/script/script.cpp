@@ -326,7 +326,8 @@ class Runner {
       case Command::Kind::Module: return define_module(cmd);
       case Command::Kind::Register: {
         Instance* inst = find_instance(cmd.name);
-        if (!inst && !cmd.name && !refused_.empty()) return Outcome::fail("not executed: the module was refused: " + refused_);
+        if (!inst && !cmd.name && !refused_.empty())
+          return Outcome::fail("not executed: the module was refused: " + refused_);
         if (!inst) return Outcome::fail("no module " + cmd.name.value_or("(current)") + " to register");
         linker_.define_instance(cmd.register_as, *inst);
         return Outcome::pass();
