@@ -223,9 +223,12 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
     const auto& e = compiled.error();
     char offset[32];
     std::snprintf(offset, sizeof offset, "0x%zx", e.offset);
+    const std::string what = e.kind == wasm::CompileError::Kind::Unsupported
+                                 ? std::string("unsupported module: ")
+                                 : std::string(e.kind == wasm::CompileError::Kind::Malformed ? "malformed" : "invalid") +
+                                       " module at byte " + offset + ": ";
     return std::unexpected(module_error(
-        "'" + path.string() + "': " + (e.kind == wasm::CompileError::Kind::Malformed ? "malformed" : "invalid") +
-            " module at byte " + offset + ": " + e.message,
+        "'" + path.string() + "': " + what + e.message,
         {{"path", path.string()}, {"offset", std::to_string(e.offset)}, {"error", e.message}}));
   }
   module_cache().insert(hash, std::move(*source), *compiled);

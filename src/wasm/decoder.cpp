@@ -6,6 +6,8 @@
 #include "wasm/byte_reader.hpp"
 #include "wasm/validator.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <string_view>
 #include <unordered_set>
 
@@ -62,6 +64,21 @@ class Decoder {
     if (!invalid_) invalid_ = CompileError{CompileError::Kind::Invalid, std::move(message), at};
   }
   bool validating() const { return !invalid_; }
+  // Records the first use of v128 or of a SIMD instruction (Module::simd_use): such a module
+  // validates, but compile() refuses it until the engine executes SIMD.
+  void note_simd(const std::string& what) {
+    if (module_.simd_use.empty()) module_.simd_use = what + ", which this engine does not execute yet";
+  }
+  bool type_has_v128(std::uint32_t type_index) const {
+    if (type_index >= module_.types.size()) return false;
+    const FuncType& ft = module_.types[type_index];
+    const auto v128 = [](ValType t) { return t == ValType::V128; };
+    return std::ranges::any_of(ft.params, v128) || std::ranges::any_of(ft.results, v128);
+  }
+  void note_simd_type(std::string_view what, std::uint32_t funcidx, std::uint32_t type_index) {
+    if (type_has_v128(type_index)) note_simd(concat(what, " ", funcidx, " has a v128 parameter or result"));
+  }
+  void note_simd_instruction(std::uint32_t funcidx, const Instruction& ins);
   // Records a function as referenced (C.refs). Only known functions are recorded: an unknown
   // index is reported on its own, and must never size the vector (2^32-1 + 1 wraps to 0).
   void declare_ref(std::uint32_t funcidx) {
@@ -246,10 +263,6 @@ ValType Decoder::valtype() {
   const std::size_t at = r_.offset();
   const std::uint8_t b = r_.u8();
   if (!r_.ok()) return ValType::I32;
-  if (b == 0x7B) {
-    r_.malformed(at, "SIMD is not supported yet");
-    return ValType::I32;
-  }
   if (!is_valtype_byte(b)) {
     r_.malformed(at, concat("malformed value type 0x", hex_byte(b)));
     return ValType::I32;
@@ -348,6 +361,11 @@ ConstExpr Decoder::const_expr(ValType type) {
   if (const_instrs_.size() != 1) return out;
   const Instruction& c = const_instrs_[0];
   out.bits = c.bits;
+  if (c.op == Opcode::V128Const) {
+    out.op = ConstExpr::Op::V128Const;
+    std::memcpy(&out.bits, c.v128.data(), 8);
+    std::memcpy(&out.bits_hi, c.v128.data() + 8, 8);
+  }
   out.index = c.index;
   switch (c.op) {
     case Opcode::I32Const: out.op = ConstExpr::Op::I32Const; break;
@@ -398,6 +416,7 @@ void Decoder::import_section() {
         imp.kind = ExternKind::Func;
         imp.type_index = r_.u32();
         if (r_.ok() && imp.type_index >= module_.types.size()) invalid(at, concat("unknown type ", imp.type_index));
+        note_simd_type("imported function", static_cast<std::uint32_t>(module_.func_types.size()), imp.type_index);
         module_.func_types.push_back(imp.type_index);
         ++module_.imported_funcs;
         break;
@@ -418,6 +437,8 @@ void Decoder::import_section() {
       case 3:
         imp.kind = ExternKind::Global;
         imp.global = global_type();
+        if (imp.global.type == ValType::V128)
+          note_simd(concat("imported global ", module_.globals.size(), " has type v128"));
         module_.globals.push_back(imp.global);
         ++module_.imported_globals;
         break;
@@ -465,6 +486,7 @@ void Decoder::global_section() {
     const GlobalType gt = global_type();
     if (!r_.ok()) return;
     ConstExpr init = const_expr(gt.type);
+    if (gt.type == ValType::V128) note_simd(concat("global ", module_.globals.size(), " has type v128"));
     module_.globals.push_back(gt);
     module_.global_inits.push_back(init);
   }
@@ -631,6 +653,10 @@ void Decoder::code_entry(std::uint32_t index) {
   }
   if (!r_.ok()) return;
   body.code_offset = r_.offset();
+  const std::uint32_t funcidx = module_.imported_funcs + index;
+  note_simd_type("function", funcidx, body.type_index);
+  if (std::ranges::find(body.locals, ValType::V128) != body.locals.end())
+    note_simd(concat("function ", funcidx, " has a v128 local"));
 
   const bool validate = validating() && body.type_index < module_.types.size();
   FunctionValidator& validator = validator_;
@@ -661,6 +687,7 @@ void Decoder::code_entry(std::uint32_t index) {
         break;
       default: break;
     }
+    if (module_.simd_use.empty()) note_simd_instruction(funcidx, ins);
     if (checking) {
       if (auto e = validator.step(ins)) {
         invalid(e->offset, e->message);
@@ -677,6 +704,24 @@ void Decoder::code_entry(std::uint32_t index) {
   body.code_size = r_.offset() - body.code_offset;
   if (validate) body.max_stack_height = validator.max_stack_height();
   module_.code.push_back(std::move(body));
+}
+
+void Decoder::note_simd_instruction(std::uint32_t funcidx, const Instruction& ins) {
+  if (is_simd(ins.op)) {
+    note_simd(concat("function ", funcidx, " uses SIMD instruction ", name(ins.op)));
+    return;
+  }
+  const bool block = ins.op == Opcode::Block || ins.op == Opcode::Loop || ins.op == Opcode::If;
+  if (block && ins.block.kind == BlockType::Kind::Value && ins.block.type == ValType::V128) {
+    note_simd(concat("function ", funcidx, " has a block of type v128"));
+  } else if (block && ins.block.kind == BlockType::Kind::Index && type_has_v128(ins.block.index)) {
+    note_simd(concat("function ", funcidx, " has a block of a v128 type"));
+  } else if (ins.op == Opcode::SelectT && ins.type == ValType::V128) {
+    note_simd(concat("function ", funcidx, " has a select of type v128"));
+  } else if (ins.op == Opcode::CallIndirect && type_has_v128(ins.index)) {
+    // The callee may live in another module or the host: its v128 values would reach this frame.
+    note_simd(concat("function ", funcidx, " calls indirectly through a type with v128"));
+  }
 }
 
 void Decoder::data_section() {

@@ -14,16 +14,17 @@ namespace sprawling::wasm {
 
 struct CompileError {
   enum class Kind : std::uint8_t {
-    Malformed,  // not a well-formed binary (assert_malformed): "unexpected end", "magic header not detected", …
-    Invalid,    // well-formed but does not validate (assert_invalid): "type mismatch", "unknown global 3", …
+    Malformed,    // not a well-formed binary (assert_malformed): "unexpected end", "magic header not detected", …
+    Invalid,      // well-formed but does not validate (assert_invalid): "type mismatch", "unknown global 3", …
+    Unsupported,  // valid, but uses what this engine cannot execute yet (compile() only; see Module::simd_use)
   };
   Kind kind = Kind::Malformed;
   std::string message;     // the spec testsuite's wording first, detail after: "type mismatch: expected i32, found i64"
   std::size_t offset = 0;  // byte offset in the module binary where the problem was found
 };
 
-// Decodes and validates a whole module (WebAssembly 2.0 without SIMD; SIMD opcodes are
-// rejected as "SIMD is not supported yet").
+// Decodes and validates a whole module (WebAssembly 2.0 with fixed-width SIMD). A valid module
+// that uses SIMD is accepted here; Module::simd_use says so and compile() refuses it.
 [[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes);
 
 }  // namespace sprawling::wasm

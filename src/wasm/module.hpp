@@ -99,6 +99,11 @@ struct Module {
   std::string module_name;
   std::unordered_map<std::uint32_t, std::string> function_names;
 
+  // The first use of v128 or of a SIMD instruction, described ("function 3 uses SIMD instruction
+  // i32x4.add, which this engine does not execute yet"); empty when there is none. Such a module
+  // validates, but compile() refuses it: the engine does not execute SIMD yet.
+  std::string simd_use;
+
   [[nodiscard]] const FuncType& func_type(std::uint32_t funcidx) const { return types[func_types[funcidx]]; }
   [[nodiscard]] std::span<const std::uint8_t> data_bytes(const DataSegment& d) const {
     return std::span<const std::uint8_t>(bytes).subspan(d.bytes_offset, d.bytes_size);

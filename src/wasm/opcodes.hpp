@@ -1,9 +1,10 @@
 // Opcode enum and constexpr tables (text name, immediate kind, simple signature, fuel cost),
-// all generated from opcodes.def so that nothing opcode-shaped is kept by hand twice.
+// all generated from opcodes.def and simd_opcodes.def so that nothing opcode-shaped is kept by hand twice.
 #pragma once
 
 #include "wasm/types.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -39,6 +40,18 @@ enum class ImmKind : std::uint8_t {
   MemArg16,
   MemArg32,
   MemArg64,
+  // Fixed-width SIMD (legend in simd_opcodes.def).
+  MemArg128,
+  V128,
+  Shuffle,
+  Lane16,
+  Lane8,
+  Lane4,
+  Lane2,
+  MemArgLane8,
+  MemArgLane16,
+  MemArgLane32,
+  MemArgLane64,
 };
 
 // Operand/result signature of the simple instructions (legend in opcodes.def).
@@ -77,20 +90,43 @@ enum class OpSig : std::uint8_t {
   if_v,
   id_v,
   iii_v,
+  // With v128 operands or results (V = v128); only the SIMD instructions use these.
+  v_V,
+  i_V,
+  l_V,
+  f_V,
+  d_V,
+  V_i,
+  V_l,
+  V_f,
+  V_d,
+  V_V,
+  VV_V,
+  VVV_V,
+  Vi_V,
+  Vl_V,
+  Vf_V,
+  Vd_V,
+  iV_v,
+  iV_V,
 };
 
 inline constexpr std::uint8_t kPrefixFC = 0xFC;
 inline constexpr std::uint8_t kPrefixSimd = 0xFD;
 
-// Enumerator value: the opcode byte, or 0x100 + sub-opcode for the 0xFC-prefixed ones,
-// so one 512-entry table covers both spaces.
+// Enumerator value: the opcode byte, 0x100 + sub-opcode for the 0xFC-prefixed ones, 0x200 + sub-opcode
+// for the 0xFD-prefixed (SIMD) ones, so one 768-entry table covers the three spaces.
+inline constexpr std::uint16_t kSimdBase = 0x200;
 enum class Opcode : std::uint16_t {
 #define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm) Name = ((prefix) == 0xFC ? 0x100 : 0) + (code),
 #include "wasm/opcodes.def"
 #undef WASM_OPCODE
+#define WASM_SIMD_OPCODE(code, Name, text, imm, sig) Name = kSimdBase + (code),
+#include "wasm/simd_opcodes.def"
+#undef WASM_SIMD_OPCODE
 };
 
-inline constexpr std::size_t kOpcodeSpace = 0x200;
+inline constexpr std::size_t kOpcodeSpace = 0x300;
 
 struct OpcodeInfo {
   std::string_view text;  // empty: no such opcode
@@ -117,6 +153,18 @@ constexpr std::array<OpcodeInfo, kOpcodeSpace> make_opcode_table() {
 #undef SPRAWLING_OPCODE_FLAG_T
 #undef SPRAWLING_OPCODE_FLAG_C
 #undef SPRAWLING_OPCODE_FLAG__
+// SIMD rows: every one costs 1 fuel; those with a memory immediate can trap (out of bounds).
+#define WASM_SIMD_OPCODE(code, Name, text, imm, sig)                                                        \
+  table[static_cast<std::size_t>(Opcode::Name)] =                                                          \
+      OpcodeInfo{text, kPrefixSimd, code, ImmKind::imm, OpSig::sig, 1,                                      \
+                 ImmKind::imm == ImmKind::MemArg8 || ImmKind::imm == ImmKind::MemArg16 ||                   \
+                     ImmKind::imm == ImmKind::MemArg32 || ImmKind::imm == ImmKind::MemArg64 ||              \
+                     ImmKind::imm == ImmKind::MemArg128 || ImmKind::imm == ImmKind::MemArgLane8 ||          \
+                     ImmKind::imm == ImmKind::MemArgLane16 || ImmKind::imm == ImmKind::MemArgLane32 ||      \
+                     ImmKind::imm == ImmKind::MemArgLane64,                                                 \
+                 false};
+#include "wasm/simd_opcodes.def"
+#undef WASM_SIMD_OPCODE
   return table;
 }
 }  // namespace detail
@@ -149,15 +197,45 @@ inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::mak
   if (sub >= 0x100 || kOpcodeTable[0x100 + sub].text.empty()) return std::nullopt;
   return static_cast<Opcode>(0x100 + sub);
 }
+// The 0xFD-prefixed (fixed-width SIMD) opcode with this sub-opcode, if any.
+[[nodiscard]] constexpr std::optional<Opcode> opcode_from_simd(std::uint32_t sub) noexcept {
+  if (sub >= 0x100 || kOpcodeTable[kSimdBase + sub].text.empty()) return std::nullopt;
+  return static_cast<Opcode>(kSimdBase + sub);
+}
+[[nodiscard]] constexpr bool is_simd(Opcode op) noexcept {
+  return static_cast<std::uint16_t>(op) >= kSimdBase;
+}
 
 // Largest valid memarg alignment exponent (log2 of the access width in bytes).
 [[nodiscard]] constexpr std::optional<std::uint32_t> natural_alignment_log2(ImmKind imm) noexcept {
   switch (imm) {
-    case ImmKind::MemArg8: return 0;
-    case ImmKind::MemArg16: return 1;
-    case ImmKind::MemArg32: return 2;
-    case ImmKind::MemArg64: return 3;
+    case ImmKind::MemArg8:
+    case ImmKind::MemArgLane8: return 0;
+    case ImmKind::MemArg16:
+    case ImmKind::MemArgLane16: return 1;
+    case ImmKind::MemArg32:
+    case ImmKind::MemArgLane32: return 2;
+    case ImmKind::MemArg64:
+    case ImmKind::MemArgLane64: return 3;
+    case ImmKind::MemArg128: return 4;
     default: return std::nullopt;
+  }
+}
+
+// How many lanes a lane-index immediate may address (its index must be smaller); 0: none.
+// i8x16.shuffle's indices select from two vectors, so they must be below 32.
+[[nodiscard]] constexpr std::uint32_t lane_count(ImmKind imm) noexcept {
+  switch (imm) {
+    case ImmKind::Lane16:
+    case ImmKind::MemArgLane8: return 16;
+    case ImmKind::Lane8:
+    case ImmKind::MemArgLane16: return 8;
+    case ImmKind::Lane4:
+    case ImmKind::MemArgLane32: return 4;
+    case ImmKind::Lane2:
+    case ImmKind::MemArgLane64: return 2;
+    case ImmKind::Shuffle: return 32;
+    default: return 0;
   }
 }
 
@@ -175,6 +253,7 @@ constexpr ValType sig_letter(char c) {
     case 'i': return ValType::I32;
     case 'l': return ValType::I64;
     case 'f': return ValType::F32;
+    case 'V': return ValType::V128;
     default: return ValType::F64;
   }
 }
@@ -209,12 +288,20 @@ constexpr SigTypes sig_types_slow(OpSig sig) {
                             SPRAWLING_SIG_CASE(ff_i) SPRAWLING_SIG_CASE(ff_f) SPRAWLING_SIG_CASE(dd_i)
                                 SPRAWLING_SIG_CASE(dd_d) SPRAWLING_SIG_CASE(ii_v) SPRAWLING_SIG_CASE(il_v)
                                     SPRAWLING_SIG_CASE(if_v) SPRAWLING_SIG_CASE(id_v) SPRAWLING_SIG_CASE(iii_v)
+                                        SPRAWLING_SIG_CASE(v_V) SPRAWLING_SIG_CASE(i_V) SPRAWLING_SIG_CASE(l_V)
+                                            SPRAWLING_SIG_CASE(f_V) SPRAWLING_SIG_CASE(d_V) SPRAWLING_SIG_CASE(V_i)
+                                                SPRAWLING_SIG_CASE(V_l) SPRAWLING_SIG_CASE(V_f) SPRAWLING_SIG_CASE(V_d)
+                                                    SPRAWLING_SIG_CASE(V_V) SPRAWLING_SIG_CASE(VV_V)
+                                                        SPRAWLING_SIG_CASE(VVV_V) SPRAWLING_SIG_CASE(Vi_V)
+                                                            SPRAWLING_SIG_CASE(Vl_V) SPRAWLING_SIG_CASE(Vf_V)
+                                                                SPRAWLING_SIG_CASE(Vd_V) SPRAWLING_SIG_CASE(iV_v)
+                                                                    SPRAWLING_SIG_CASE(iV_V)
 #undef SPRAWLING_SIG_CASE
                                         case OpSig::Special : break;
   }
   return {};
 }
-inline constexpr std::size_t kSigCount = static_cast<std::size_t>(OpSig::iii_v) + 1;
+inline constexpr std::size_t kSigCount = static_cast<std::size_t>(OpSig::iV_V) + 1;
 // Parsed once at compile time: the validator looks signatures up for every simple instruction.
 inline constexpr std::array<SigTypes, kSigCount> kSigTable = [] {
   std::array<SigTypes, kSigCount> table{};
@@ -233,5 +320,12 @@ static_assert(static_cast<std::uint16_t>(Opcode::TableFill) == 0x111);
 static_assert(sig_types(OpSig::il_v).params[1] == ValType::I64);
 static_assert(fuel_cost(Opcode::Block) == 0 && fuel_cost(Opcode::If) == 1);
 static_assert(can_trap(Opcode::I32DivS) && !can_trap(Opcode::I32Add) && commutative(Opcode::I64Xor));
+static_assert(static_cast<std::uint16_t>(Opcode::F64x2ConvertLowI32x4U) == kSimdBase + 0xFF);
+static_assert(sig_types(OpSig::VVV_V).param_count == 3 && sig_types(OpSig::VVV_V).result == ValType::V128);
+static_assert(sig_types(OpSig::iV_v).params[1] == ValType::V128 && sig_types(OpSig::iV_v).result_count == 0);
+static_assert(can_trap(Opcode::V128Load) && !can_trap(Opcode::I8x16Add));
+// simd_opcodes.def holds exactly the 236 fixed-width SIMD instructions.
+static_assert(std::count_if(kOpcodeTable.begin() + kSimdBase, kOpcodeTable.end(),
+                            [](const OpcodeInfo& oi) { return !oi.text.empty(); }) == 236);
 
 }  // namespace sprawling::wasm

@@ -67,6 +67,7 @@ std::string type_key(const FuncType& t) {
 std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes) {
   auto decoded = decode_and_validate(bytes);
   if (!decoded) return std::unexpected(std::move(decoded.error()));
+  if (!decoded->simd_use.empty()) return std::unexpected(CompileError{CompileError::Kind::Unsupported, decoded->simd_use, 0});
   auto impl = std::make_unique<CompiledModule::Impl>();
   impl->module = std::move(*decoded);
   const Module& m = impl->module;

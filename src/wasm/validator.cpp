@@ -2,6 +2,7 @@
 // constant-expression check.
 #include "wasm/validator.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace sprawling::wasm {
@@ -25,7 +26,6 @@ bool read_zero_byte(ByteReader& r) {
   return r.ok();
 }
 
-// valtype for blocktypes, select and locals; v128 is refused up front.
 bool read_reftype(ByteReader& r, ValType& out) {
   const std::size_t at = r.offset();
   const std::uint8_t b = r.u8();
@@ -53,7 +53,10 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
     op = opcode_from_fc(sub);
     if (!op) return r.malformed(ins.offset, concat("illegal opcode fc ", hex_byte(sub)));
   } else if (byte == kPrefixSimd) {
-    return r.malformed(ins.offset, "SIMD is not supported yet");
+    const std::uint32_t sub = r.u32();
+    if (!r.ok()) return false;
+    op = opcode_from_simd(sub);
+    if (!op) return r.malformed(ins.offset, concat("illegal opcode fd ", hex_byte(sub)));
   } else {
     op = opcode_from_byte(byte);
     if (!op) return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte)));
@@ -68,7 +71,6 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
         ins.block.kind = BlockType::Kind::Empty;
       } else if (b && is_valtype_byte(*b)) {
         r.u8();
-        if (*b == 0x7B) return r.malformed(ins.offset + 1, "SIMD is not supported yet");
         ins.block.kind = BlockType::Kind::Value;
         ins.block.type = static_cast<ValType>(*b);
       } else {
@@ -111,7 +113,6 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
         const std::size_t at = r.offset();
         const std::uint8_t b = r.u8();
         if (!r.ok()) return false;
-        if (b == 0x7B) return r.malformed(at, "SIMD is not supported yet");
         if (!is_valtype_byte(b)) return r.malformed(at, "malformed value type");
         ins.type = static_cast<ValType>(b);
       }
@@ -138,9 +139,28 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
     case ImmKind::MemArg16:
     case ImmKind::MemArg32:
     case ImmKind::MemArg64:
+    case ImmKind::MemArg128:
       ins.align = r.u32();
       ins.mem_offset = r.u32();
       break;
+    case ImmKind::MemArgLane8:
+    case ImmKind::MemArgLane16:
+    case ImmKind::MemArgLane32:
+    case ImmKind::MemArgLane64:
+      ins.align = r.u32();
+      ins.mem_offset = r.u32();
+      ins.lane = r.u8();
+      break;
+    case ImmKind::Lane16:
+    case ImmKind::Lane8:
+    case ImmKind::Lane4:
+    case ImmKind::Lane2: ins.lane = r.u8(); break;
+    case ImmKind::V128:
+    case ImmKind::Shuffle: {
+      const auto b = r.take(ins.v128.size());
+      if (b.size() == ins.v128.size()) std::copy(b.begin(), b.end(), ins.v128.begin());
+      break;
+    }
   }
   return r.ok();
 }
@@ -299,7 +319,22 @@ bool FunctionValidator::check_simple_immediates(const Instruction& ins) {
     }
   }
   if (ins.op == Opcode::ElemDrop && ins.index >= m.elements.size()) fail(concat("unknown elem segment ", ins.index));
+  check_lanes(ins);
   return !error_;
+}
+
+// Lane indices must address a lane of the shape (i8x16.shuffle: of its two operands).
+void FunctionValidator::check_lanes(const Instruction& ins) {
+  const ImmKind imm = info(ins.op).imm;
+  const std::uint32_t lanes = lane_count(imm);
+  if (lanes == 0) return;
+  if (imm == ImmKind::Shuffle) {
+    for (std::uint8_t l : ins.v128) {
+      if (l >= lanes) return fail(concat("invalid lane index ", l, ": i8x16.shuffle lanes must be below ", lanes));
+    }
+  } else if (ins.lane >= lanes) {
+    fail(concat("invalid lane index ", ins.lane, ": ", name(ins.op), " has ", lanes, " lanes"));
+  }
 }
 
 std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
@@ -418,9 +453,10 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
       pop(ValType::I32);
       const ValType t1 = pop();
       const ValType t2 = pop();
-      const auto numeric = [](ValType t) { return t == kUnknown || (!is_reference(t) && t != ValType::V128); };
+      // Untyped select takes numeric and vector operands, not references.
+      const auto numeric = [](ValType t) { return t == kUnknown || !is_reference(t); };
       if (!numeric(t1) || !numeric(t2)) {
-        fail("type mismatch: select without a type needs numeric operands");
+        fail("type mismatch: select without a type needs numeric or vector operands");
         break;
       }
       if (t1 != t2 && t1 != kUnknown && t2 != kUnknown) {
@@ -535,6 +571,7 @@ std::optional<CompileError> validate_const_expr(const Module& module, std::span<
       case Opcode::I64Const:
       case Opcode::F32Const:
       case Opcode::F64Const:
+      case Opcode::V128Const:
       case Opcode::RefNull:
       case Opcode::RefFunc:
       case Opcode::GlobalGet: break;
@@ -549,6 +586,7 @@ std::optional<CompileError> validate_const_expr(const Module& module, std::span<
       case Opcode::I64Const: t = ValType::I64; break;
       case Opcode::F32Const: t = ValType::F32; break;
       case Opcode::F64Const: t = ValType::F64; break;
+      case Opcode::V128Const: t = ValType::V128; break;
       case Opcode::RefNull: t = ins.type; break;
       case Opcode::RefFunc:
         if (ins.index >= module.func_types.size()) return invalid(ins.offset, concat("unknown function ", ins.index));

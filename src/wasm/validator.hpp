@@ -9,6 +9,7 @@
 #include "wasm/opcodes.hpp"
 #include "wasm/types.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,10 +42,12 @@ struct Instruction {
   ValType type = ValType::I32;             // select t (the one result type), ref.null
   std::uint32_t select_arity = 0;          // select t: how many types the vector held (valid only if 1)
   std::span<const std::uint32_t> targets;  // br_table labels, default excluded (storage: the reader's)
+  std::uint8_t lane = 0;                   // extract/replace_lane, load/store*_lane: the lane index
+  std::array<std::uint8_t, 16> v128{};     // v128.const: the bytes (lane 0 first); i8x16.shuffle: lane indices
 };
 
 // Decodes one instruction at the reader's cursor. Reports malformed encodings to the reader
-// ("illegal opcode", "zero byte expected", "SIMD is not supported yet", LEB errors…) and returns
+// ("illegal opcode", "zero byte expected", LEB errors…) and returns
 // false; `scratch` holds br_table targets until the next call.
 bool read_instruction(ByteReader& reader, Instruction& out, std::vector<std::uint32_t>& scratch);
 
@@ -104,6 +107,7 @@ class FunctionValidator {
   void check_memarg(const Instruction& ins);
   bool check_table(std::uint32_t tableidx);
   bool check_simple_immediates(const Instruction& ins);
+  void check_lanes(const Instruction& ins);
   void fail(std::string message);
   void type_mismatch(ValType expected, ValType found);
   const Control* label(std::uint32_t depth);

@@ -211,6 +211,41 @@ TEST(RunScript, TextModulesNeedATextFrontEnd) {
   EXPECT_EQ(run_script(s, options, log).failed, 1u);
 }
 
+// (module (func (export "f") (result i32) v128.const i32x4 0 0 0 0 v128.any_true)): valid, but SIMD.
+Bytes simd_module() {
+  Bytes body = {0x00, 0xFD, 0x0C};
+  body.insert(body.end(), 16, 0x00);
+  body.insert(body.end(), {0xFD, 0x53, 0x0B});
+  Bytes code = {0x01, static_cast<std::uint8_t>(body.size())};
+  code.insert(code.end(), body.begin(), body.end());
+  return module({{1, {0x01, 0x60, 0x00, 0x01, 0x7F}}, {3, {0x01, 0x00}}, {7, {0x01, 0x01, 'f', 0x00, 0x00}}, {10, code}});
+}
+
+TEST(RunScript, ModulesRefusedForSimdAndTheirCommandsAreNotExecutedFailures) {
+  // m1 first: commands after the refused module must not run against it ("add" exists in m1).
+  const Script s = numbered({module_command(m1()), module_command(simd_module()),
+                             invoke(Command::Kind::AssertReturn, "add", {Value::i32(1), Value::i32(2)}, {exact(Value::i32(3))}),
+                             module_command(simd_module(), "$S"),
+                             invoke(Command::Kind::AssertReturn, "f", {}, {exact(Value::i32(0))}),
+                             with_module(Command::Kind::AssertInvalid, simd_module(), "type mismatch")});
+  std::ostringstream log;
+  const Counts c = run_script(s, RunOptions{}, log);
+  EXPECT_EQ(c.passed, 1u) << log.str();
+  EXPECT_EQ(c.failed, 5u) << log.str();
+  EXPECT_EQ(c.skipped, 0u);
+  const std::string out = log.str();
+  EXPECT_NE(out.find("test.wast:2: module: FAILED: not executed: function 0 uses SIMD instruction v128.const, which "
+                     "this engine does not execute yet"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("test.wast:3: assert_return: FAILED: not executed: the module was refused"), std::string::npos) << out;
+  EXPECT_NE(out.find("test.wast:5: assert_return: FAILED: not executed"), std::string::npos) << out;
+  // The SIMD module validates, so an assert_invalid on it fails as it should.
+  EXPECT_NE(out.find("test.wast:6: assert_invalid: FAILED: expected a invalid module (\"type mismatch\"), it compiled"),
+            std::string::npos)
+      << out;
+}
+
 TEST(RunScript, LossyConversionAcceptsAnyInvalidMessage) {
   // select.wast:324's module is byte-identical to an untyped select: any invalid message passes.
   Script s;

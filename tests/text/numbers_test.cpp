@@ -151,5 +151,28 @@ TEST(FloatLiterals, MalformedShapes) {
   }
 }
 
+TEST(V128Lanes, ShapesAndLanes) {
+  EXPECT_FALSE(v128_shape("i32x8").has_value());
+  const auto i16 = v128_shape("i16x8");
+  ASSERT_TRUE(i16.has_value());
+  EXPECT_EQ(i16->lanes, 8u);
+  EXPECT_EQ(i16->bits, 16u);
+  EXPECT_FALSE(i16->is_float);
+  EXPECT_EQ(*parse_lane(*i16, "-1"), 0xFFFFu);
+  EXPECT_EQ(error_of(parse_lane(*i16, "65536")), NumError::OutOfRange);
+  EXPECT_EQ(error_of(parse_lane(*i16, "1.5")), NumError::Malformed);
+  const auto f64x2 = v128_shape("f64x2");
+  ASSERT_TRUE(f64x2.has_value());
+  EXPECT_TRUE(f64x2->is_float);
+  EXPECT_EQ(*parse_lane(*f64x2, "-inf"), 0xFFF0000000000000ull);
+  std::array<std::uint8_t, 16> v{};
+  put_lane(v, *i16, 7, 0xBEEF);
+  EXPECT_EQ(v[14], 0xEFu);
+  EXPECT_EQ(v[15], 0xBEu);
+  put_lane(v, *f64x2, 0, 0x0102030405060708ull);
+  EXPECT_EQ(v[0], 0x08u);
+  EXPECT_EQ(v[7], 0x01u);
+}
+
 }  // namespace
 }  // namespace sprawling::wasm::text

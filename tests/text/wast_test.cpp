@@ -139,9 +139,48 @@ TEST(Wast, ScriptErrors) {
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().message, "unknown operator \"frobnicate\"");
 
-  r = parse_wast("(assert_return (invoke \"f\") (v128.const i32x4 0 0 0 0))", "x.wast");
+  r = parse_wast("(assert_return (invoke \"f\") (v128.const i32x4 0 0 0))", "x.wast");
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().message, "v128 values are not supported yet");
+  EXPECT_EQ(r.error().message, "wrong number of lane literals: i32x4 takes 4");
+}
+
+TEST(Wast, V128Values) {
+  const auto s = parse(R"wast(
+(assert_return (invoke "f" (v128.const i32x4 1 2 3 -1))
+               (v128.const i16x8 1 2 3 4 5 6 7 0x8000)
+               (v128.const f32x4 1 nan:canonical -inf nan:arithmetic)
+               (v128.const f64x2 nan:0x1 -0))
+)wast");
+  ASSERT_EQ(s.commands.size(), 1u);
+  const Command& c = s.commands[0];
+  ASSERT_EQ(c.action.args.size(), 1u);
+  EXPECT_EQ(c.action.args[0].type, ValType::V128);
+  EXPECT_EQ(c.action.args[0].bits, 0x0000000200000001ull);
+  EXPECT_EQ(c.action.args[0].bits_hi, 0xFFFFFFFF00000003ull);
+  ASSERT_EQ(c.expected.size(), 3u);
+  // Integer shapes: exact bytes, no lane list.
+  EXPECT_EQ(c.expected[0].kind, ExpectedValue::Kind::Exact);
+  EXPECT_EQ(c.expected[0].value.type, ValType::V128);
+  EXPECT_EQ(c.expected[0].value.bits, 0x0004000300020001ull);
+  EXPECT_EQ(c.expected[0].value.bits_hi, 0x8000000700060005ull);
+  EXPECT_TRUE(c.expected[0].lanes.empty());
+  // Float shapes: one entry per lane, NaN patterns per lane.
+  const ExpectedValue& f = c.expected[1];
+  EXPECT_EQ(f.lane_type_hint, ValType::F32);
+  ASSERT_EQ(f.lanes.size(), 4u);
+  EXPECT_EQ(f.lanes[0].kind, ExpectedValue::Kind::Exact);
+  EXPECT_EQ(f.lanes[0].value.bits, 0x3F800000u);
+  EXPECT_EQ(f.lanes[1].kind, ExpectedValue::Kind::CanonicalNan);
+  EXPECT_EQ(f.lanes[2].value.bits, 0xFF800000u);
+  EXPECT_EQ(f.lanes[3].kind, ExpectedValue::Kind::ArithmeticNan);
+  const ExpectedValue& d = c.expected[2];
+  EXPECT_EQ(d.lane_type_hint, ValType::F64);
+  ASSERT_EQ(d.lanes.size(), 2u);
+  EXPECT_EQ(d.lanes[0].value.bits, 0x7FF0000000000001ull);
+  EXPECT_EQ(d.value.bits_hi, 0x8000000000000000ull);
+  // NaN patterns are for results only.
+  auto r = parse_wast("(invoke \"f\" (v128.const f32x4 nan:canonical 0 0 0))", "x.wast");
+  EXPECT_FALSE(r.has_value());
 }
 
 }  // namespace

@@ -158,6 +158,84 @@ TEST(Wat, MemargsAndConstants) {
                          0x0B}));
 }
 
+// The instruction bytes of the module's first function body.
+Bytes first_body(std::string_view src) {
+  const Module m = decoded(src);
+  if (m.code.empty()) return {};
+  return Bytes(m.bytes.begin() + static_cast<std::ptrdiff_t>(m.code[0].code_offset),
+               m.bytes.begin() + static_cast<std::ptrdiff_t>(m.code[0].code_offset + m.code[0].code_size));
+}
+
+TEST(Wat, V128ConstShapes) {
+  // Every shape writes its lanes little-endian, lane 0 first.
+  const auto const_bytes = [](std::string_view lanes) {
+    const Bytes body = first_body("(func (drop (v128.const " + std::string(lanes) + ")))");
+    // v128.const is 0xFD 0x0C, then 16 bytes, then drop and end.
+    EXPECT_EQ(body.size(), 20u);
+    return body.size() == 20 ? Bytes(body.begin() + 2, body.begin() + 18) : Bytes{};
+  };
+  EXPECT_EQ(const_bytes("i8x16 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 -1"),
+            (Bytes{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0xFF}));
+  EXPECT_EQ(const_bytes("i16x8 0x0102 0 0 0 0 0 0 -32768"),
+            (Bytes{0x02, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x80}));
+  EXPECT_EQ(const_bytes("i32x4 0x01020304 0 0 4294967295"),
+            (Bytes{4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF}));
+  EXPECT_EQ(const_bytes("i64x2 1 -1"), (Bytes{1, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}));
+  EXPECT_EQ(const_bytes("f32x4 1 -0 inf nan:0x1"),
+            (Bytes{0, 0, 0x80, 0x3F, 0, 0, 0, 0x80, 0, 0, 0x80, 0x7F, 1, 0, 0x80, 0x7F}));
+  EXPECT_EQ(const_bytes("f64x2 -0x1p-1 nan"),
+            (Bytes{0, 0, 0, 0, 0, 0, 0xE0, 0xBF, 0, 0, 0, 0, 0, 0, 0xF8, 0x7F}));
+}
+
+TEST(Wat, SimdImmediatesAndTypes) {
+  const Bytes body = first_body(
+      "(memory 1) (func (param v128) (result v128) (local v128)"
+      " (v128.store offset=3 align=8 (i32.const 0) (local.get 0))"
+      " (drop (v128.load8_lane offset=2 align=1 15 (i32.const 0) (local.get 0)))"
+      " (drop (i16x8.extract_lane_s 7 (local.get 0)))"
+      " (i8x16.shuffle 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 31 (local.get 0) (local.get 1)))");
+  EXPECT_EQ(body, (Bytes{0x41, 0x00, 0x20, 0x00, 0xFD, 0x0B, 0x03, 0x03,        // v128.store align=2^3 offset=3
+                         0x41, 0x00, 0x20, 0x00, 0xFD, 0x54, 0x00, 0x02, 0x0F, 0x1A,  // v128.load8_lane lane 15
+                         0x20, 0x00, 0xFD, 0x18, 0x07, 0x1A,                    // i16x8.extract_lane_s 7
+                         0x20, 0x00, 0x20, 0x01, 0xFD, 0x0D, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 31,
+                         0x0B}));
+  // Opcodes beyond 0x7F take a two-byte LEB: i32x4.add is 0xFD 0xAE 0x01.
+  EXPECT_EQ(first_body("(func (param v128) (result v128) (i32x4.add (local.get 0) (local.get 0)))"),
+            (Bytes{0x20, 0x00, 0x20, 0x00, 0xFD, 0xAE, 0x01, 0x0B}));
+  // A v128 global with its constant.
+  const Module m = decoded("(global (mut v128) (v128.const i64x2 7 8))");
+  ASSERT_EQ(m.globals.size(), 1u);
+  EXPECT_EQ(m.globals[0].type, ValType::V128);
+  EXPECT_EQ(m.global_inits[0].bits, 7u);
+  EXPECT_EQ(m.global_inits[0].bits_hi, 8u);
+}
+
+TEST(Wat, SimdErrorsUseTheTestsuiteWording) {
+  EXPECT_TRUE(starts_with(wat_error("(func (v128.const i32x4 1 2 3) drop)").message, "wrong number of lane literals"));
+  EXPECT_TRUE(starts_with(wat_error("(func (v128.const i32x4 1 2 3 4 5) drop)").message, "wrong number of lane literals"));
+  EXPECT_TRUE(starts_with(wat_error("(func (v128.const i8x16 256 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0) drop)").message,
+                          "constant out of range"));
+  EXPECT_TRUE(starts_with(wat_error("(func (v128.const f32x4 .0 0 0 0) drop)").message, "unknown operator"));
+  EXPECT_TRUE(starts_with(wat_error("(func (v128.const i32x8 0 0 0 0) drop)").message, "unknown operator"));
+  EXPECT_TRUE(starts_with(wat_error("(func (param v128) (drop (i8x16.shuffle 0 1 2 (local.get 0) (local.get 0))))").message,
+                          "invalid lane length"));
+  EXPECT_TRUE(starts_with(
+      wat_error("(func (param v128) (drop (i8x16.shuffle 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 -1 (local.get 0) (local.get 0))))")
+          .message,
+      "i8 constant out of range"));
+  EXPECT_TRUE(starts_with(wat_error("(func (param v128) (drop (i32x4.extract_lane -1 (local.get 0))))").message,
+                          "unexpected token"));
+  EXPECT_TRUE(starts_with(wat_error("(func (param v128) (drop (i32x4.extract_lane 256 (local.get 0))))").message,
+                          "i8 constant out of range"));
+  EXPECT_TRUE(starts_with(wat_error("(memory 1) (func (drop (v128.load align=3 (i32.const 0))))").message,
+                          "alignment must be a power of two"));
+  // A lane index past the shape is the validator's business ("invalid lane index"), not the parser's.
+  const Bytes b = wat("(func (param v128) (drop (i32x4.extract_lane 4 (local.get 0))))");
+  const auto r = decode_and_validate(b);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_TRUE(starts_with(r.error().message, "invalid lane index"));
+}
+
 TEST(Wat, InlineImportsExportsAndSegments) {
   const Module m = decoded(
       R"wat((func $imp (import "env" "f") (param i32))

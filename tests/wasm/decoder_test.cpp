@@ -1,4 +1,4 @@
-// decode_and_validate: module structure, error kinds and offsets, the SIMD rejection, the name
+// decode_and_validate: module structure, error kinds and offsets, SIMD decoding and its simd_use note, the name
 // section, and what the decoder hands the translator (locals, code ranges, stack heights).
 #include "wasm/decoder.hpp"
 
@@ -88,22 +88,67 @@ TEST(Decoder, TypeMismatchSaysWhat) {
   EXPECT_EQ(e.offset, b.size() - 1);  // the end that checks the result
 }
 
-TEST(Decoder, SimdOpcodeIsRejected) {
-  // (func v128.const …): 0xFD prefix
-  const Bytes b = one_function({0x00, 0xFD, 0x0C, 0x0B});
-  const auto e = error_of(b);
-  EXPECT_EQ(e.message, "SIMD is not supported yet");
-  EXPECT_EQ(e.offset, b.size() - 3);
+TEST(Decoder, SimdModuleValidatesAndSaysItUsesSimd) {
+  // (func v128.const i32x4 1 2 3 4 drop)
+  Bytes body = {0x00, 0xFD, 0x0C};
+  for (std::uint8_t lane : {1, 2, 3, 4}) body.insert(body.end(), {lane, 0, 0, 0});
+  body.insert(body.end(), {0x1A, 0x0B});
+  auto r = decode_and_validate(one_function(body));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->simd_use, "function 0 uses SIMD instruction v128.const, which this engine does not execute yet");
+  // A scalar module says nothing.
+  auto scalar = decode_and_validate(one_function({0x00, 0x0B}));
+  ASSERT_TRUE(scalar.has_value());
+  EXPECT_TRUE(scalar->simd_use.empty());
 }
 
-TEST(Decoder, V128TypeIsRejected) {
-  const Bytes b = module({{1, {0x01, 0x60, 0x01, 0x7B, 0x00}}});
-  const auto e = error_of(b);
-  EXPECT_EQ(e.message, "SIMD is not supported yet");
-  EXPECT_EQ(e.offset, 13u);
-  // As a local, too.
-  const auto local = error_of(one_function({0x01, 0x01, 0x7B, 0x0B}));
-  EXPECT_EQ(local.message, "SIMD is not supported yet");
+TEST(Decoder, V128TypesAreNoted) {
+  // A v128 parameter ([v128] -> []) with an empty body.
+  auto param = decode_and_validate(one_function({0x00, 0x0B}, {0x01, 0x60, 0x01, 0x7B, 0x00}));
+  ASSERT_TRUE(param.has_value()) << param.error().message;
+  EXPECT_EQ(param->simd_use, "function 0 has a v128 parameter or result, which this engine does not execute yet");
+  // A v128 local.
+  auto local = decode_and_validate(one_function({0x01, 0x01, 0x7B, 0x0B}));
+  ASSERT_TRUE(local.has_value()) << local.error().message;
+  EXPECT_EQ(local->simd_use, "function 0 has a v128 local, which this engine does not execute yet");
+  // (global v128 (v128.const i64x2 5 6)): the constant lands in bits/bits_hi.
+  Bytes global = {0x01, 0x7B, 0x00, 0xFD, 0x0C, 5, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0x0B};
+  auto g = decode_and_validate(module({{6, global}}));
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_EQ(g->simd_use, "global 0 has type v128, which this engine does not execute yet");
+  ASSERT_EQ(g->global_inits.size(), 1u);
+  EXPECT_EQ(g->global_inits[0].op, ConstExpr::Op::V128Const);
+  EXPECT_EQ(g->global_inits[0].bits, 5u);
+  EXPECT_EQ(g->global_inits[0].bits_hi, 6u);
+  // (block (result v128) unreachable end) with nothing else SIMD.
+  auto block = decode_and_validate(one_function({0x00, 0x02, 0x7B, 0x00, 0x0B, 0x1A, 0x0B}));
+  ASSERT_TRUE(block.has_value()) << block.error().message;
+  EXPECT_EQ(block->simd_use, "function 0 has a block of type v128, which this engine does not execute yet");
+  // call_indirect through type 1 = [] -> [v128] (the callee could come from anywhere).
+  const Bytes types = {0x02, 0x60, 0x00, 0x00, 0x60, 0x00, 0x01, 0x7B};
+  const Bytes code = {0x01, 0x08, 0x00, 0x41, 0x00, 0x11, 0x01, 0x00, 0x1A, 0x0B};
+  auto indirect =
+      decode_and_validate(module({{1, types}, {3, {0x01, 0x00}}, {4, {0x01, 0x70, 0x00, 0x00}}, {10, code}}));
+  ASSERT_TRUE(indirect.has_value()) << indirect.error().message;
+  EXPECT_EQ(indirect->simd_use,
+            "function 0 calls indirectly through a type with v128, which this engine does not execute yet");
+}
+
+TEST(Decoder, SimdErrors) {
+  // 0xFD 0x9A is an unassigned SIMD opcode (and 0x100 onwards is relaxed SIMD, not supported).
+  const Bytes unknown = one_function({0x00, 0xFD, 0x9A, 0x01, 0x0B});
+  const auto e = error_of(unknown);
+  EXPECT_EQ(e.kind, CompileError::Kind::Malformed);
+  EXPECT_EQ(e.message, "illegal opcode fd 9a");
+  EXPECT_EQ(e.offset, unknown.size() - 4);  // the 0xFD prefix
+  const auto relaxed = error_of(one_function({0x00, 0xFD, 0x80, 0x02, 0x0B}));
+  EXPECT_EQ(relaxed.message, "illegal opcode fd 0100");
+  // v128.const cut short: 16 bytes expected.
+  EXPECT_EQ(error_of(one_function({0x00, 0xFD, 0x0C, 0x01, 0x02, 0x0B})).kind, CompileError::Kind::Malformed);
+  // i32x4.add on i32 operands.
+  const auto mismatch = error_of(one_function({0x00, 0x41, 0x00, 0x41, 0x00, 0xFD, 0xAE, 0x01, 0x1A, 0x0B}));
+  EXPECT_EQ(mismatch.kind, CompileError::Kind::Invalid);
+  EXPECT_EQ(mismatch.message, "type mismatch: expected v128, found i32");
 }
 
 TEST(Decoder, CallIndirectTableIndexIsALeb) {

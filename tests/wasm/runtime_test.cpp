@@ -11,6 +11,27 @@ namespace {
 using testing::compile_fixture;
 using testing::export_func;
 
+// A valid module that uses SIMD is refused by compile() with what it uses, never run.
+TEST(Compile, SimdModulesAreRefusedUntilTheEngineExecutesThem) {
+  // (module (func (param v128 v128) (result v128) local.get 0 local.get 1 i32x4.add))
+  const std::vector<std::uint8_t> bytes = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00,  //
+                                           0x01, 0x07, 0x01, 0x60, 0x02, 0x7B, 0x7B, 0x01, 0x7B,  //
+                                           0x03, 0x02, 0x01, 0x00,                                //
+                                           0x0A, 0x0B, 0x01, 0x09, 0x00, 0x20, 0x00, 0x20, 0x01, 0xFD, 0xAE, 0x01, 0x0B};
+  auto compiled = compile(bytes);
+  ASSERT_FALSE(compiled.has_value());
+  EXPECT_EQ(compiled.error().kind, CompileError::Kind::Unsupported);
+  EXPECT_EQ(compiled.error().message,
+            "function 0 has a v128 parameter or result, which this engine does not execute yet");
+  // Same body with an i32 signature is invalid (the validator types SIMD exactly).
+  std::vector<std::uint8_t> invalid = bytes;
+  invalid[13] = invalid[14] = invalid[16] = 0x7F;
+  auto rejected = compile(invalid);
+  ASSERT_FALSE(rejected.has_value());
+  EXPECT_EQ(rejected.error().kind, CompileError::Kind::Invalid);
+  EXPECT_EQ(rejected.error().message, "type mismatch: expected v128, found i32");
+}
+
 TEST(Limits, DeepRecursionIsCallStackExhausted) {
   auto module = compile_fixture("limits");
   for (std::uint32_t depth : {100u, 20'000u}) {

@@ -98,16 +98,16 @@ TEST(ReadInstruction, MalformedEncodings) {
     EXPECT_EQ(r.error()->offset, 1u);
   }
   {
-    const Bytes code = {0xFD, 0x00};
+    const Bytes code = {0xFD, 0xA2, 0x01};  // an unassigned SIMD opcode
     ByteReader r(code);
     EXPECT_FALSE(read_instruction(r, ins, scratch));
-    EXPECT_EQ(r.error()->message, "SIMD is not supported yet");
+    EXPECT_EQ(r.error()->message, "illegal opcode fd a2");
+    EXPECT_EQ(r.error()->offset, 0u);
   }
   {
-    const Bytes code = {0x02, 0x7B, 0x0B};  // block (result v128)
+    const Bytes code = {0xFD, 0x0D, 0x00, 0x01};  // i8x16.shuffle cut short
     ByteReader r(code);
     EXPECT_FALSE(read_instruction(r, ins, scratch));
-    EXPECT_EQ(r.error()->message, "SIMD is not supported yet");
   }
   {
     const Bytes code = {0xFC, 0x12};  // past table.fill
@@ -115,6 +115,100 @@ TEST(ReadInstruction, MalformedEncodings) {
     EXPECT_FALSE(read_instruction(r, ins, scratch));
     EXPECT_EQ(r.error()->message.rfind("illegal opcode", 0), 0u);
   }
+}
+
+TEST(ReadInstruction, SimdImmediatesAreDecoded) {
+  Instruction ins;
+  std::vector<std::uint32_t> scratch;
+  // v128.load8_lane align=0 offset=5 lane 3; i16x8.extract_lane_u 7; v128.const; (block (result v128))
+  Bytes code = {0xFD, 0x54, 0x00, 0x05, 0x03, 0xFD, 0x19, 0x07, 0xFD, 0x0C};
+  for (std::uint8_t i = 0; i < 16; ++i) code.push_back(static_cast<std::uint8_t>(0xF0 + i));
+  code.insert(code.end(), {0x02, 0x7B});
+  ByteReader r(code);
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.op, Opcode::V128Load8Lane);
+  EXPECT_EQ(ins.align, 0u);
+  EXPECT_EQ(ins.mem_offset, 5u);
+  EXPECT_EQ(ins.lane, 3u);
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.op, Opcode::I16x8ExtractLaneU);
+  EXPECT_EQ(ins.lane, 7u);
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.op, Opcode::V128Const);
+  EXPECT_EQ(ins.v128[0], 0xF0u);
+  EXPECT_EQ(ins.v128[15], 0xFFu);
+  ASSERT_TRUE(read_instruction(r, ins, scratch));
+  EXPECT_EQ(ins.block.kind, BlockType::Kind::Value);
+  EXPECT_EQ(ins.block.type, ValType::V128);
+  EXPECT_TRUE(r.at_end());
+}
+
+// A v128 operand: v128.const 0.
+Bytes v128_zero() {
+  Bytes b = {0xFD, 0x0C};
+  b.insert(b.end(), 16, 0x00);
+  return b;
+}
+Bytes cat(std::initializer_list<Bytes> parts) {
+  Bytes out;
+  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+TEST(FunctionValidator, SimdTyping) {
+  Fixture f;
+  const Bytes v = v128_zero();
+  // i32x4.add [v128 v128] -> [v128]; v128.any_true [v128] -> [i32]
+  EXPECT_EQ(message(f.run(1, cat({v, v, {0xFD, 0xAE, 0x01, 0xFD, 0x53, 0x0B}}))), "(valid)");
+  // v128.bitselect takes three v128s
+  EXPECT_EQ(message(f.run(0, cat({v, v, v, {0xFD, 0x52, 0x1A, 0x0B}}))), "(valid)");
+  EXPECT_EQ(message(f.run(0, cat({v, v, {0xFD, 0x52, 0x1A, 0x0B}}))), "type mismatch: expected v128, but the stack is empty");
+  // i8x16.shl [v128 i32] -> [v128]
+  EXPECT_EQ(message(f.run(0, cat({v, {0x41, 0x01, 0xFD, 0x6B, 0x1A, 0x0B}}))), "(valid)");
+  EXPECT_EQ(message(f.run(0, cat({v, v, {0xFD, 0x6B, 0x1A, 0x0B}}))), "type mismatch: expected i32, found v128");
+  // i64x2.splat wants an i64; f64x2.extract_lane gives an f64
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0xFD, 0x12, 0x1A, 0x0B})), "type mismatch: expected i64, found i32");
+  EXPECT_EQ(message(f.run(0, cat({v, {0xFD, 0x21, 0x01, 0x1A, 0x0B}}))), "(valid)");
+  // v128.store [i32 v128] -> []
+  EXPECT_EQ(message(f.run(0, cat({{0x41, 0x00}, v, {0xFD, 0x0B, 0x04, 0x00, 0x0B}}))), "(valid)");
+  // untyped select accepts v128 (a vector type), not references
+  EXPECT_EQ(message(f.run(0, cat({v, v, {0x41, 0x00, 0x1B, 0x1A, 0x0B}}))), "(valid)");
+  // local of type v128
+  EXPECT_EQ(message(f.run(0, {0x20, 0x00, 0xFD, 0x63, 0x1A, 0x0B}, {ValType::V128})), "(valid)");
+}
+
+TEST(FunctionValidator, SimdLaneAndAlignmentRules) {
+  Fixture f;
+  const Bytes v = v128_zero();
+  // i32x4.extract_lane 3 is the last lane; 4 is invalid
+  EXPECT_EQ(message(f.run(0, cat({v, {0xFD, 0x1B, 0x03, 0x1A, 0x0B}}))), "(valid)");
+  EXPECT_EQ(message(f.run(0, cat({v, {0xFD, 0x1B, 0x04, 0x1A, 0x0B}}))),
+            "invalid lane index 4: i32x4.extract_lane has 4 lanes");
+  // v128.load64_lane lane 2 is invalid (two 64-bit lanes)
+  EXPECT_EQ(message(f.run(0, cat({{0x41, 0x00}, v, {0xFD, 0x57, 0x03, 0x00, 0x02, 0x1A, 0x0B}}))),
+            "invalid lane index 2: v128.load64_lane has 2 lanes");
+  // i8x16.shuffle lanes index two vectors: 31 is fine, 32 is not
+  Bytes shuffle = cat({v, v, {0xFD, 0x0D}});
+  shuffle.insert(shuffle.end(), 15, 0x00);
+  Bytes ok = shuffle;
+  ok.insert(ok.end(), {31, 0x1A, 0x0B});
+  EXPECT_EQ(message(f.run(0, ok)), "(valid)");
+  shuffle.insert(shuffle.end(), {32, 0x1A, 0x0B});
+  EXPECT_EQ(message(f.run(0, shuffle)), "invalid lane index 32: i8x16.shuffle lanes must be below 32");
+  // v128.load: natural alignment 2^4; v128.load8_splat: 2^0; v128.load32_lane: 2^2
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0xFD, 0x00, 0x04, 0x00, 0x1A, 0x0B})), "(valid)");
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0xFD, 0x00, 0x05, 0x00, 0x1A, 0x0B})),
+            "alignment must not be larger than natural");
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0xFD, 0x07, 0x01, 0x00, 0x1A, 0x0B})),
+            "alignment must not be larger than natural");
+  EXPECT_EQ(message(f.run(0, cat({{0x41, 0x00}, v, {0xFD, 0x56, 0x03, 0x00, 0x00, 0x1A, 0x0B}}))),
+            "alignment must not be larger than natural");
+}
+
+TEST(FunctionValidator, SimdMemoryOpsNeedAMemory) {
+  Fixture f;
+  f.module.memories.clear();
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0xFD, 0x00, 0x04, 0x00, 0x1A, 0x0B})), "unknown memory 0");
 }
 
 TEST(FunctionValidator, StackHeightAndResults) {

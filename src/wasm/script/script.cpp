@@ -178,8 +178,21 @@ class Runner {
     auto binary = binary_of(cmd.module);
     if (!binary) return Outcome::skip("text module and no text front end");
     if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
+    // A module that fails here is no module at all: later commands must not run against the
+    // previous one (they fail with "no module", never pass).
+    current_ = nullptr;
+    if (cmd.name) named_.erase(*cmd.name);
     auto compiled = compile(**binary);
-    if (!compiled) return Outcome::fail("module does not compile: " + compiled.error().message);
+    if (!compiled) {
+      if (compiled.error().kind == CompileError::Kind::Unsupported) {
+        refused_ = compiled.error().message;
+        if (cmd.name) refused_named_[*cmd.name] = refused_;
+        return Outcome::fail("not executed: " + refused_);
+      }
+      return Outcome::fail("module does not compile: " + compiled.error().message);
+    }
+    refused_.clear();
+    if (cmd.name) refused_named_.erase(*cmd.name);
     auto imports = linker_.resolve((*compiled)->module());
     if (!imports) return Outcome::fail("module does not link: " + imports.error().message);
     auto instance = store_.instantiate(*compiled, *imports);
@@ -200,6 +213,11 @@ class Runner {
     Instance* inst = find_instance(a.module);
     if (!inst) {
       problem = "no module " + a.module.value_or("(current)");
+      if (!a.module && !refused_.empty()) problem = "not executed: the module was refused: " + refused_;
+      if (a.module) {
+        if (const auto it = refused_named_.find(*a.module); it != refused_named_.end())
+          problem = "not executed: module " + *a.module + " was refused: " + it->second;
+      }
       return std::nullopt;
     }
     const auto ext = inst->find_export(a.field);
@@ -283,7 +301,11 @@ class Runner {
     if (!binary) return Outcome::skip("text module and no text front end");
     if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
     auto compiled = compile(**binary);
-    if (!compiled) return Outcome::fail("module does not compile: " + compiled.error().message);
+    if (!compiled) {
+      if (compiled.error().kind == CompileError::Kind::Unsupported)
+        return Outcome::fail("not executed: " + compiled.error().message);
+      return Outcome::fail("module does not compile: " + compiled.error().message);
+    }
     auto imports = linker_.resolve((*compiled)->module());
     if (!imports) {
       if (want != InstantiationError::Kind::Link)
@@ -310,6 +332,8 @@ class Runner {
       case Command::Kind::Module: return define_module(cmd);
       case Command::Kind::Register: {
         Instance* inst = find_instance(cmd.name);
+        if (!inst && !cmd.name && !refused_.empty())
+          return Outcome::fail("not executed: the module was refused: " + refused_);
         if (!inst) return Outcome::fail("no module " + cmd.name.value_or("(current)") + " to register");
         linker_.define_instance(cmd.register_as, *inst);
         return Outcome::pass();
@@ -351,6 +375,8 @@ class Runner {
   Store store_;
   Linker linker_;
   Instance* current_ = nullptr;
+  std::string refused_;  // why the latest module was refused as unsupported (empty: it was not)
+  std::map<std::string, std::string, std::less<>> refused_named_;  // the same for named modules
   std::map<std::string, Instance*, std::less<>> named_;
 };
 

@@ -102,7 +102,9 @@ struct Instr {
   Opcode op = Opcode::Nop;
   std::uint32_t align = 0;  // memarg alignment exponent
   std::uint64_t value = 0;  // constant bits | memarg offset | label depth | ref.null type | side-table index
-  Ref a;                    // the index immediate (table.init/table.copy: the first one)
+                            // | lane index (extract/replace_lane)
+  Ref a;                    // the index immediate (table.init/table.copy: the first one);
+                            // load/store*_lane: a.index is the lane index
 };
 
 struct Expr {
@@ -111,6 +113,7 @@ struct Expr {
   std::vector<std::vector<std::uint32_t>> label_lists;   // br_table
   std::vector<std::vector<ValType>> select_types;        // typed select
   std::vector<Ref> second_refs;                          // table.init's elem, table.copy's source
+  std::vector<std::array<std::uint8_t, 16>> v128s;       // v128.const bytes, i8x16.shuffle lanes
 };
 
 struct ImportName {
@@ -1038,6 +1041,86 @@ class FieldParser {
     return *v;
   }
 
+  // A lane index: an unsigned literal of at most 8 bits (its bound is the validator's check).
+  Result<std::uint8_t> lane_index() {
+    const Token& t = c_.peek();
+    if (t.kind != TokenKind::Number) return std::unexpected(unexpected(t, "a lane index"));
+    auto v = parse_unsigned(t.text, 8);
+    if (!v) {
+      if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "i8 constant out of range: " + std::string(t.text)));
+      return std::unexpected(unexpected(t, "a lane index"));
+    }
+    c_.next();
+    return static_cast<std::uint8_t>(*v);
+  }
+
+  // The literals that follow a v128.const shape or i8x16.shuffle: numbers (and malformed
+  // number-like tokens), and inf/nan keywords. As in the reference parser, a malformed token is
+  // an "unknown operator" first, then the count is checked, then each lane's range.
+  Result<std::vector<const Token*>> lane_tokens() {
+    std::vector<const Token*> out;
+    for (;;) {
+      const Token& t = c_.peek();
+      const bool keyword = t.kind == TokenKind::Keyword && (t.text == "inf" || t.text.starts_with("nan"));
+      if (t.kind != TokenKind::Number && t.kind != TokenKind::Reserved && !keyword) break;
+      const bool malformed = t.kind == TokenKind::Reserved || (t.kind == TokenKind::Number && !is_well_formed_number(t.text)) ||
+                             (keyword && !is_known_keyword(t.text));
+      if (malformed) return std::unexpected(unexpected(t, "a lane literal"));
+      out.push_back(&c_.next());
+    }
+    return out;
+  }
+
+  // https://webassembly.github.io/spec/core/text/instructions.html#vector-instructions
+  Result<void> v128_const(Expr& e, Instr& in) {
+    const Token& shape_token = c_.peek();
+    const auto shape = shape_token.kind == TokenKind::Keyword ? v128_shape(shape_token.text) : std::nullopt;
+    if (!shape) return std::unexpected(unexpected(shape_token, "a vector shape (i8x16, i16x8, i32x4, i64x2, f32x4, f64x2)"));
+    c_.next();
+    const auto lane_list = lane_tokens();
+    if (!lane_list) return std::unexpected(lane_list.error());
+    const auto& tokens = *lane_list;
+    if (tokens.size() != shape->lanes) {
+      const Token& at = tokens.empty() ? c_.peek() : *tokens.front();
+      return std::unexpected(error_at(at, "wrong number of lane literals: " + std::string(shape_token.text) + " takes " +
+                                              std::to_string(shape->lanes) + ", found " + std::to_string(tokens.size())));
+    }
+    std::array<std::uint8_t, 16> bytes{};
+    for (unsigned i = 0; i < shape->lanes; ++i) {
+      const auto v = parse_lane(*shape, tokens[i]->text);
+      if (!v) {
+        if (v.error() == NumError::OutOfRange)
+          return std::unexpected(error_at(*tokens[i], "constant out of range: " + std::string(tokens[i]->text)));
+        return std::unexpected(unexpected(*tokens[i], "a lane literal"));
+      }
+      put_lane(bytes, *shape, i, *v);
+    }
+    in.value = e.v128s.size();
+    e.v128s.push_back(bytes);
+    return {};
+  }
+
+  Result<void> shuffle_lanes(Expr& e, Instr& in) {
+    const auto lane_list = lane_tokens();
+    if (!lane_list) return std::unexpected(lane_list.error());
+    const auto& tokens = *lane_list;
+    if (tokens.size() != 16) {
+      const Token& at = tokens.empty() ? c_.peek() : *tokens.front();
+      return std::unexpected(
+          error_at(at, "invalid lane length: i8x16.shuffle takes 16 lane indices, found " + std::to_string(tokens.size())));
+    }
+    std::array<std::uint8_t, 16> lanes{};
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      // The reference parser reads each as an i8: a sign, a fraction or inf/nan is out of its range.
+      const auto v = parse_unsigned(tokens[i]->text, 8);
+      if (!v) return std::unexpected(error_at(*tokens[i], "i8 constant out of range: " + std::string(tokens[i]->text)));
+      lanes[i] = static_cast<std::uint8_t>(*v);
+    }
+    in.value = e.v128s.size();
+    e.v128s.push_back(lanes);
+    return {};
+  }
+
   Result<void> immediates(Expr& e, Instr& in) {
     const auto& info = wasm::info(in.op);
     switch (info.imm) {
@@ -1161,7 +1244,29 @@ class FieldParser {
       case ImmKind::MemArg16:
       case ImmKind::MemArg32:
       case ImmKind::MemArg64:
+      case ImmKind::MemArg128:
         return memarg(in, *natural_alignment_log2(info.imm));
+      case ImmKind::MemArgLane8:
+      case ImmKind::MemArgLane16:
+      case ImmKind::MemArgLane32:
+      case ImmKind::MemArgLane64: {
+        if (auto r = memarg(in, *natural_alignment_log2(info.imm)); !r) return r;
+        auto lane = lane_index();
+        if (!lane) return std::unexpected(lane.error());
+        in.a = numeric_ref(*lane);
+        return {};
+      }
+      case ImmKind::Lane16:
+      case ImmKind::Lane8:
+      case ImmKind::Lane4:
+      case ImmKind::Lane2: {
+        auto lane = lane_index();
+        if (!lane) return std::unexpected(lane.error());
+        in.value = *lane;
+        return {};
+      }
+      case ImmKind::V128: return v128_const(e, in);
+      case ImmKind::Shuffle: return shuffle_lanes(e, in);
       case ImmKind::BlockType:
       case ImmKind::SelectT:
         break;
@@ -1649,6 +1754,16 @@ class Encoder {
       put_opcode(b, in.op);
       const auto& info = wasm::info(in.op);
       switch (info.imm) {
+        case ImmKind::V128:
+        case ImmKind::Shuffle: {
+          const auto& bytes = e.v128s[in.value];
+          b.insert(b.end(), bytes.begin(), bytes.end());
+          break;
+        }
+        case ImmKind::Lane16:
+        case ImmKind::Lane8:
+        case ImmKind::Lane4:
+        case ImmKind::Lane2: b.push_back(static_cast<std::uint8_t>(in.value)); break;
         case ImmKind::None:
         case ImmKind::MemoryCopy:
           if (info.imm == ImmKind::MemoryCopy) {
@@ -1762,8 +1877,17 @@ class Encoder {
         case ImmKind::MemArg16:
         case ImmKind::MemArg32:
         case ImmKind::MemArg64:
+        case ImmKind::MemArg128:
           put_u32(b, in.align);
           put_u32(b, in.value);
+          break;
+        case ImmKind::MemArgLane8:
+        case ImmKind::MemArgLane16:
+        case ImmKind::MemArgLane32:
+        case ImmKind::MemArgLane64:
+          put_u32(b, in.align);
+          put_u32(b, in.value);
+          b.push_back(static_cast<std::uint8_t>(in.a.index));
           break;
       }
     }

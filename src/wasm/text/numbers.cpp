@@ -319,4 +319,25 @@ std::expected<std::uint32_t, NumError> parse_f32(std::string_view text) noexcept
 
 std::expected<std::uint64_t, NumError> parse_f64(std::string_view text) noexcept { return parse_float<F64>(text); }
 
+std::optional<V128Shape> v128_shape(std::string_view keyword) noexcept {
+  if (keyword == "i8x16") return V128Shape{16, 8, false};
+  if (keyword == "i16x8") return V128Shape{8, 16, false};
+  if (keyword == "i32x4") return V128Shape{4, 32, false};
+  if (keyword == "i64x2") return V128Shape{2, 64, false};
+  if (keyword == "f32x4") return V128Shape{4, 32, true};
+  if (keyword == "f64x2") return V128Shape{2, 64, true};
+  return std::nullopt;
+}
+
+std::expected<std::uint64_t, NumError> parse_lane(const V128Shape& shape, std::string_view text) noexcept {
+  if (!shape.is_float) return parse_int(text, shape.bits);
+  if (shape.bits == 64) return parse_f64(text);
+  return parse_f32(text);
+}
+
+void put_lane(std::array<std::uint8_t, 16>& v128, const V128Shape& shape, unsigned index, std::uint64_t bits) noexcept {
+  const unsigned bytes = shape.bits / 8;
+  for (unsigned i = 0; i < bytes; ++i) v128[index * bytes + i] = static_cast<std::uint8_t>(bits >> (8 * i));
+}
+
 }  // namespace sprawling::wasm::text

@@ -5,6 +5,8 @@
 #include "wasm/text/module_parser.hpp"
 #include "wasm/text/numbers.hpp"
 
+#include <array>
+#include <cstring>
 #include <optional>
 
 namespace sprawling::wasm::text {
@@ -170,11 +172,54 @@ class WastParser {
       out.kind = ExpectedValue::Kind::AnyFuncRef;
       out.value.type = ValType::FuncRef;
     } else if (k == "v128.const") {
-      return std::unexpected(error_at(kw, "v128 values are not supported yet"));
+      auto v = v128_value(result);
+      if (!v) return std::unexpected(v.error());
+      out = std::move(*v);
     } else {
       return std::unexpected(unexpected(kw, "a constant"));
     }
     if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    return out;
+  }
+
+  // The lanes of a (v128.const shape …) after its keyword. The value holds the 16 bytes; float
+  // shapes also list their lanes, where a result may expect nan:canonical / nan:arithmetic.
+  Result<ExpectedValue> v128_value(bool result) {
+    const Token& shape_token = c_.peek();
+    const auto shape = shape_token.kind == TokenKind::Keyword ? v128_shape(shape_token.text) : std::nullopt;
+    if (!shape) return std::unexpected(unexpected(shape_token, "a vector shape (i8x16, i16x8, i32x4, i64x2, f32x4, f64x2)"));
+    c_.next();
+    ExpectedValue out;
+    out.value.type = ValType::V128;
+    const ValType lane_type = shape->bits == 64 ? ValType::F64 : ValType::F32;
+    if (shape->is_float) out.lane_type_hint = lane_type;
+    std::array<std::uint8_t, 16> bytes{};
+    for (unsigned i = 0; i < shape->lanes; ++i) {
+      const Token& t = c_.peek();
+      ExpectedValue lane;
+      lane.value.type = lane_type;
+      if (result && shape->is_float && (t.text == "nan:canonical" || t.text == "nan:arithmetic")) {
+        lane.kind = t.text == "nan:canonical" ? ExpectedValue::Kind::CanonicalNan : ExpectedValue::Kind::ArithmeticNan;
+      } else {
+        const bool literal = t.kind == TokenKind::Number || (shape->is_float && t.kind == TokenKind::Keyword);
+        const auto bits = literal ? parse_lane(*shape, t.text) : std::unexpected(NumError::Malformed);
+        if (!bits) {
+          if (t.kind == TokenKind::RParen) {
+            return std::unexpected(error_at(t, "wrong number of lane literals: " + std::string(shape_token.text) +
+                                                   " takes " + std::to_string(shape->lanes)));
+          }
+          if (bits.error() == NumError::OutOfRange)
+            return std::unexpected(error_at(t, "constant out of range: " + std::string(t.text)));
+          return std::unexpected(unexpected(t, "a lane literal"));
+        }
+        lane.value.bits = *bits;
+        put_lane(bytes, *shape, i, *bits);
+      }
+      c_.next();
+      if (shape->is_float) out.lanes.push_back(lane);
+    }
+    std::memcpy(&out.value.bits, bytes.data(), 8);
+    std::memcpy(&out.value.bits_hi, bytes.data() + 8, 8);
     return out;
   }
 

@@ -1,4 +1,4 @@
-// WAT → binary: the text-format front end (WebAssembly 2.0 without SIMD), plus the helpers
+// WAT → binary: the text-format front end (WebAssembly 2.0, fixed-width SIMD included), plus the helpers
 // that let every loader accept a `.wat` wherever it accepts a `.wasm`.
 // https://webassembly.github.io/spec/core/text/index.html
 #pragma once
