@@ -19,6 +19,8 @@ bool detect_sse41() noexcept {
 }
 }  // namespace
 
+// Dynamic initialisation: code running before it (another file's static constructor) sees false and
+// takes the baseline path, which gives the same results.
 bool detail::g_use_sse41 = detect_sse41();
 
 bool cpu_has_sse41() noexcept {
@@ -33,12 +35,8 @@ namespace detail::sse41 {
 namespace {
 #define SPRAWLING_SSE41 __attribute__((target("sse4.1")))
 
-SPRAWLING_SSE41 inline __m128i mi(V128 v) noexcept { return _mm_loadu_si128(static_cast<const __m128i_u*>(static_cast<const void*>(&v))); }
-SPRAWLING_SSE41 inline V128 of(__m128i m) noexcept {
-  V128 r;
-  _mm_storeu_si128(static_cast<__m128i_u*>(static_cast<void*>(&r)), m);
-  return r;
-}
+SPRAWLING_SSE41 inline __m128i mi(V128 v) noexcept { return std::bit_cast<__m128i>(v); }
+SPRAWLING_SSE41 inline V128 of(__m128i m) noexcept { return std::bit_cast<V128>(m); }
 // NaN lanes become the canonical NaN (roundps/pd pass a quieted input NaN through).
 SPRAWLING_SSE41 inline V128 canon(__m128 r) noexcept {
   return of(_mm_castps_si128(_mm_blendv_ps(r, _mm_castsi128_ps(_mm_set1_epi32(static_cast<int>(kCanonicalNanF32))),

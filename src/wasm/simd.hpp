@@ -135,12 +135,13 @@ template <class U>
 [[nodiscard]] inline U sel(U m, U a, U b) noexcept {
   return (a & m) | (b & ~m);
 }
-// All-ones in the lanes holding a NaN (exponent all ones, mantissa non-zero), on the bits.
+// All-ones in the lanes holding a NaN (exponent all ones, mantissa non-zero), on the bits. Without
+// the sign bit the magnitude is non-negative, so a signed compare (one pcmpgtd) suffices.
 [[nodiscard]] inline u32x4 nan_mask(u32x4 bits) noexcept {
-  return reinterpret_cast<u32x4>((bits & 0x7FFFFFFFU) > 0x7F800000U);
+  return reinterpret_cast<u32x4>(reinterpret_cast<i32x4>(bits & 0x7FFFFFFFU) > 0x7F800000);
 }
 [[nodiscard]] inline u64x2 nan_mask(u64x2 bits) noexcept {
-  return reinterpret_cast<u64x2>((bits & 0x7FFFFFFFFFFFFFFFULL) > 0x7FF0000000000000ULL);
+  return reinterpret_cast<u64x2>(reinterpret_cast<i64x2>(bits & 0x7FFFFFFFFFFFFFFFULL) > 0x7FF0000000000000LL);
 }
 // Every NaN lane of r becomes the canonical NaN.
 [[nodiscard]] inline V128 canon32(f32x4 r) noexcept {
@@ -209,7 +210,7 @@ template <class To, class From>
 [[nodiscard]] inline V128 extend(V128 a, std::size_t first) noexcept {
   const auto x = lanes<From>(a);
   Lanes<To> r{};
-  for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<To>(x[first + i]);
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = To{x[first + i]};  // widening: sign- or zero-extends
   return of(r);
 }
 template <class To, class From>
@@ -287,7 +288,7 @@ inline void store_lane(std::uint8_t* p, V128 v, unsigned lane) noexcept {
 template <class To, class From>
 [[nodiscard]] inline V128 load_extend(const std::uint8_t* p) noexcept {
   Lanes<To> r{};
-  for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<To>(load_le<From>(p + i * sizeof(From)));
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = To{load_le<From>(p + i * sizeof(From))};
   return of(r);
 }
 
