@@ -35,19 +35,19 @@ namespace detail::sse41 {
 namespace {
 #define SPRAWLING_SSE41 __attribute__((target("sse4.1")))
 
-SPRAWLING_SSE41 inline __m128i mi(V128 v) noexcept { return std::bit_cast<__m128i>(v); }
-SPRAWLING_SSE41 inline V128 of(__m128i m) noexcept { return std::bit_cast<V128>(m); }
+SPRAWLING_SSE41 inline __m128i mi(Xmm v) noexcept { return v; }
+SPRAWLING_SSE41 inline Xmm of(__m128i m) noexcept { return m; }
 // NaN lanes become the canonical NaN (roundps/pd pass a quieted input NaN through).
-SPRAWLING_SSE41 inline V128 canon(__m128 r) noexcept {
+SPRAWLING_SSE41 inline Xmm canon(__m128 r) noexcept {
   return of(_mm_castps_si128(_mm_blendv_ps(r, _mm_castsi128_ps(_mm_set1_epi32(static_cast<int>(kCanonicalNanF32))),
                                            _mm_cmpunord_ps(r, r))));
 }
-SPRAWLING_SSE41 inline V128 canon(__m128d r) noexcept {
+SPRAWLING_SSE41 inline Xmm canon(__m128d r) noexcept {
   return of(_mm_castpd_si128(_mm_blendv_pd(
       r, _mm_castsi128_pd(_mm_set1_epi64x(static_cast<long long>(kCanonicalNanF64))), _mm_cmpunord_pd(r, r))));
 }
-SPRAWLING_SSE41 inline __m128 ps(V128 v) noexcept { return _mm_castsi128_ps(mi(v)); }
-SPRAWLING_SSE41 inline __m128d pd(V128 v) noexcept { return _mm_castsi128_pd(mi(v)); }
+SPRAWLING_SSE41 inline __m128 ps(Xmm v) noexcept { return _mm_castsi128_ps(mi(v)); }
+SPRAWLING_SSE41 inline __m128d pd(Xmm v) noexcept { return _mm_castsi128_pd(mi(v)); }
 }  // namespace
 
 constexpr int kCeil = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
@@ -55,22 +55,22 @@ constexpr int kFloor = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
 constexpr int kTrunc = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
 constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
-SPRAWLING_SSE41 V128 f32x4_ceil(V128 a) noexcept { return canon(_mm_round_ps(ps(a), kCeil)); }
-SPRAWLING_SSE41 V128 f32x4_floor(V128 a) noexcept { return canon(_mm_round_ps(ps(a), kFloor)); }
-SPRAWLING_SSE41 V128 f32x4_trunc(V128 a) noexcept { return canon(_mm_round_ps(ps(a), kTrunc)); }
-SPRAWLING_SSE41 V128 f32x4_nearest(V128 a) noexcept { return canon(_mm_round_ps(ps(a), kNearest)); }
-SPRAWLING_SSE41 V128 f64x2_ceil(V128 a) noexcept { return canon(_mm_round_pd(pd(a), kCeil)); }
-SPRAWLING_SSE41 V128 f64x2_floor(V128 a) noexcept { return canon(_mm_round_pd(pd(a), kFloor)); }
-SPRAWLING_SSE41 V128 f64x2_trunc(V128 a) noexcept { return canon(_mm_round_pd(pd(a), kTrunc)); }
-SPRAWLING_SSE41 V128 f64x2_nearest(V128 a) noexcept { return canon(_mm_round_pd(pd(a), kNearest)); }
+SPRAWLING_SSE41 Xmm f32x4_ceil(Xmm a) noexcept { return canon(_mm_round_ps(ps(a), kCeil)); }
+SPRAWLING_SSE41 Xmm f32x4_floor(Xmm a) noexcept { return canon(_mm_round_ps(ps(a), kFloor)); }
+SPRAWLING_SSE41 Xmm f32x4_trunc(Xmm a) noexcept { return canon(_mm_round_ps(ps(a), kTrunc)); }
+SPRAWLING_SSE41 Xmm f32x4_nearest(Xmm a) noexcept { return canon(_mm_round_ps(ps(a), kNearest)); }
+SPRAWLING_SSE41 Xmm f64x2_ceil(Xmm a) noexcept { return canon(_mm_round_pd(pd(a), kCeil)); }
+SPRAWLING_SSE41 Xmm f64x2_floor(Xmm a) noexcept { return canon(_mm_round_pd(pd(a), kFloor)); }
+SPRAWLING_SSE41 Xmm f64x2_trunc(Xmm a) noexcept { return canon(_mm_round_pd(pd(a), kTrunc)); }
+SPRAWLING_SSE41 Xmm f64x2_nearest(Xmm a) noexcept { return canon(_mm_round_pd(pd(a), kNearest)); }
 
 // pshufb zeroes a lane whose index has bit 7 set: a saturating +0x70 sets it for every index >= 16
 // and keeps the low four bits of the others.
-SPRAWLING_SSE41 V128 i8x16_swizzle(V128 a, V128 s) noexcept {
+SPRAWLING_SSE41 Xmm i8x16_swizzle(Xmm a, Xmm s) noexcept {
   return of(_mm_shuffle_epi8(mi(a), _mm_adds_epu8(mi(s), _mm_set1_epi8(0x70))));
 }
 // Nibble lookup: popcount(x) = table[x & 15] + table[x >> 4].
-SPRAWLING_SSE41 V128 i8x16_popcnt(V128 a) noexcept {
+SPRAWLING_SSE41 Xmm i8x16_popcnt(Xmm a) noexcept {
   const __m128i table = _mm_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
   const __m128i low = _mm_set1_epi8(0x0F);
   const __m128i x = mi(a);
@@ -80,14 +80,14 @@ SPRAWLING_SSE41 V128 i8x16_popcnt(V128 a) noexcept {
 }
 // pmulhrsw is the Q15 rounding multiply but wraps -32768 * -32768 to -32768: saturate exactly the lanes
 // where both operands are -32768 (the only overflow; every other product rounds to at least -32767).
-SPRAWLING_SSE41 V128 i16x8_q15mulr_sat_s(V128 a, V128 b) noexcept {
+SPRAWLING_SSE41 Xmm i16x8_q15mulr_sat_s(Xmm a, Xmm b) noexcept {
   const __m128i x = mi(a);
   const __m128i y = mi(b);
   const __m128i min = _mm_set1_epi16(static_cast<short>(0x8000));
   const __m128i both_min = _mm_and_si128(_mm_cmpeq_epi16(x, min), _mm_cmpeq_epi16(y, min));
   return of(_mm_xor_si128(_mm_mulhrs_epi16(x, y), both_min));
 }
-SPRAWLING_SSE41 V128 i16x8_narrow_i32x4_u(V128 a, V128 b) noexcept { return of(_mm_packus_epi32(mi(a), mi(b))); }
+SPRAWLING_SSE41 Xmm i16x8_narrow_i32x4_u(Xmm a, Xmm b) noexcept { return of(_mm_packus_epi32(mi(a), mi(b))); }
 
 #undef SPRAWLING_SSE41
 }  // namespace detail::sse41

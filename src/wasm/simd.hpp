@@ -72,20 +72,23 @@ void set_sse41_enabled(bool on) noexcept;
 namespace detail {
 extern bool g_use_sse41;  // read on the hot path: one predictable branch before an out-of-line kernel
 
-// The SSE4.1 kernels (simd.cpp); call only when g_use_sse41.
+// The SSE4.1 kernels (simd.cpp); call only when g_use_sse41. They take and return a 16-byte vector
+// type, which the x86-64 ABI passes in XMM registers: a V128 struct would travel in two general
+// registers and pay a store-forwarding stall on the way back into an XMM register.
+using Xmm = long long __attribute__((vector_size(16)));
 namespace sse41 {
-V128 f32x4_ceil(V128 a) noexcept;
-V128 f32x4_floor(V128 a) noexcept;
-V128 f32x4_trunc(V128 a) noexcept;
-V128 f32x4_nearest(V128 a) noexcept;
-V128 f64x2_ceil(V128 a) noexcept;
-V128 f64x2_floor(V128 a) noexcept;
-V128 f64x2_trunc(V128 a) noexcept;
-V128 f64x2_nearest(V128 a) noexcept;
-V128 i8x16_swizzle(V128 a, V128 s) noexcept;
-V128 i8x16_popcnt(V128 a) noexcept;
-V128 i16x8_q15mulr_sat_s(V128 a, V128 b) noexcept;
-V128 i16x8_narrow_i32x4_u(V128 a, V128 b) noexcept;
+Xmm f32x4_ceil(Xmm a) noexcept;
+Xmm f32x4_floor(Xmm a) noexcept;
+Xmm f32x4_trunc(Xmm a) noexcept;
+Xmm f32x4_nearest(Xmm a) noexcept;
+Xmm f64x2_ceil(Xmm a) noexcept;
+Xmm f64x2_floor(Xmm a) noexcept;
+Xmm f64x2_trunc(Xmm a) noexcept;
+Xmm f64x2_nearest(Xmm a) noexcept;
+Xmm i8x16_swizzle(Xmm a, Xmm s) noexcept;
+Xmm i8x16_popcnt(Xmm a) noexcept;
+Xmm i16x8_q15mulr_sat_s(Xmm a, Xmm b) noexcept;
+Xmm i16x8_narrow_i32x4_u(Xmm a, Xmm b) noexcept;
 }  // namespace sse41
 
 // GCC vector types; arithmetic is done on the unsigned ones so that wrap-around is defined.
@@ -341,7 +344,7 @@ inline void v128_store64_lane(std::uint8_t* p, V128 v, unsigned lane) noexcept {
 // i8x16.swizzle: lane i is a[s[i]], or 0 when s[i] >= 16.
 [[nodiscard]] inline V128 i8x16_swizzle(V128 a, V128 s) noexcept {
 #if SPRAWLING_SIMD_X86
-  if (detail::g_use_sse41) return detail::sse41::i8x16_swizzle(a, s);
+  if (detail::g_use_sse41) return impl::of(detail::sse41::i8x16_swizzle(impl::as<detail::Xmm>(a), impl::as<detail::Xmm>(s)));
 #endif
   const auto x = impl::lanes<std::uint8_t>(a);
   auto r = impl::lanes<std::uint8_t>(s);
@@ -541,14 +544,20 @@ SPRAWLING_SIMD_SAT(i16x8_sub_sat_u, _mm_subs_epu16, std::uint16_t, int, -)
 
 [[nodiscard]] inline V128 i8x16_popcnt(V128 a) noexcept {
 #if SPRAWLING_SIMD_X86
-  if (detail::g_use_sse41) return detail::sse41::i8x16_popcnt(a);
+  if (detail::g_use_sse41) return impl::of(detail::sse41::i8x16_popcnt(impl::as<detail::Xmm>(a)));
 #endif
-  return impl::map1<std::uint8_t>(a, [](std::uint8_t x) { return std::popcount(x); });
+  // Per-byte SWAR count on each half (std::popcount per byte is a library call without -mpopcnt).
+  auto count = [](std::uint64_t x) {
+    x -= (x >> 1) & 0x5555555555555555ULL;
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    return (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+  };
+  return {count(a.lo), count(a.hi)};
 }
 // Q15 rounding multiply: (a * b + 2^14) >> 15, saturated (only -32768 * -32768 overflows).
 [[nodiscard]] inline V128 i16x8_q15mulr_sat_s(V128 a, V128 b) noexcept {
 #if SPRAWLING_SIMD_X86
-  if (detail::g_use_sse41) return detail::sse41::i16x8_q15mulr_sat_s(a, b);
+  if (detail::g_use_sse41) return impl::of(detail::sse41::i16x8_q15mulr_sat_s(impl::as<detail::Xmm>(a), impl::as<detail::Xmm>(b)));
 #endif
   return impl::map2<std::int16_t>(a, b, [](std::int16_t x, std::int16_t y) {
     return impl::saturate<std::int16_t>((std::int32_t{x} * std::int32_t{y} + 0x4000) >> 15);
@@ -592,7 +601,7 @@ SPRAWLING_SIMD_SAT(i16x8_sub_sat_u, _mm_subs_epu16, std::uint16_t, int, -)
 #endif
 [[nodiscard]] inline V128 i16x8_narrow_i32x4_u(V128 a, V128 b) noexcept {
 #if SPRAWLING_SIMD_X86
-  if (detail::g_use_sse41) return detail::sse41::i16x8_narrow_i32x4_u(a, b);
+  if (detail::g_use_sse41) return impl::of(detail::sse41::i16x8_narrow_i32x4_u(impl::as<detail::Xmm>(a), impl::as<detail::Xmm>(b)));
 #endif
   return impl::narrow<std::uint16_t, std::int32_t>(a, b);
 }
@@ -706,7 +715,7 @@ SPRAWLING_SIMD_FMINMAX(f64x2, f64x2, u64x2, kCanonicalNanF64)
 #if SPRAWLING_SIMD_X86
 #define SPRAWLING_SIMD_ROUND(name, F, fn)                                                       \
   [[nodiscard]] inline V128 name(V128 a) noexcept {                                             \
-    if (detail::g_use_sse41) return detail::sse41::name(a);                                     \
+    if (detail::g_use_sse41) return impl::of(detail::sse41::name(impl::as<detail::Xmm>(a)));    \
     return impl::fround<F>(a, [](F x) { return fn(x); });                                       \
   }
 #else
