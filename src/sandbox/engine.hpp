@@ -28,6 +28,7 @@ struct RunRecord {
   std::uint64_t peak_memory_bytes = 0;
   bool stdout_truncated = false;
   bool stderr_truncated = false;
+  bool from_snapshot = false;  // [snapshots]
 };
 
 // The one constructor of host faults (E_SANDBOX_HOST): the host could not establish a fact.

@@ -386,7 +386,8 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
 }
 
 std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
-    std::shared_ptr<const CompiledModule> module, std::uint64_t key, const std::filesystem::path& path) {
+    std::shared_ptr<const CompiledModule> module, std::uint64_t module_hash, std::uint64_t key,
+    const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return std::unexpected(errno_text(("opening " + path.string()).c_str()));
   auto impl = std::make_unique<InstanceSnapshot::Impl>();
@@ -411,7 +412,7 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
   MetaReader header{bytes.subspan(8, kHeaderBytes - 8)};
   const std::uint32_t version = header.u32();
   const std::uint32_t header_bytes = header.u32();
-  const std::uint64_t module_hash = header.u64();
+  const std::uint64_t file_module_hash = header.u64();
   const std::uint64_t module_size = header.u64();
   const std::uint64_t file_key = header.u64();
   const std::uint64_t checksum = header.u64();
@@ -420,7 +421,7 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
   if (version != kFormatVersion || header_bytes != kHeaderBytes) return fail("another snapshot format version");
   if (file_bytes != bytes.size()) return fail("truncated or extended (size does not match the header)");
   const Module& m = module->module();
-  if (module_size != m.bytes.size() || module_hash != snapshot_hash(m.bytes)) return fail("taken from another module");
+  if (module_size != m.bytes.size() || file_module_hash != module_hash) return fail("taken from another module");
   if (file_key != key) return fail("taken with another initialisation configuration");
   if (snapshot_hash(bytes.subspan(kHeaderBytes)) != checksum) return fail("checksum mismatch (corrupt)");
   if (meta_bytes > bytes.size() - kHeaderBytes) return fail("metadata past the end");

@@ -76,9 +76,11 @@ struct InstanceSnapshot::Impl {
                                                              const std::filesystem::path& path);
 // Loads and verifies a file written by save_snapshot for `module` and `key`: wrong magic or
 // version, another module, another key, a bad checksum or a truncated file are errors (the
-// caller rebuilds), never an image that runs.
+// caller rebuilds), never an image that runs. `module_hash` is snapshot_hash(module's bytes),
+// which a caller loading many snapshots of one module computes once.
 [[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
-    std::shared_ptr<const CompiledModule> module, std::uint64_t key, const std::filesystem::path& path);
+    std::shared_ptr<const CompiledModule> module, std::uint64_t module_hash, std::uint64_t key,
+    const std::filesystem::path& path);
 
 // A 64-bit content hash of a byte range (word-wise multiply-xorshift, four lanes): the snapshot
 // file's checksum and the module identity it records.

@@ -160,7 +160,7 @@ TEST(SnapshotFile, RoundTripRestoresTheSameState) {
   ASSERT_NE(snap, nullptr);
   const auto path = temp_path("roundtrip");
   ASSERT_TRUE(save_snapshot(*snap, 1234, path).has_value());
-  auto loaded = load_snapshot(module, 1234, path);
+  auto loaded = load_snapshot(module, snapshot_hash(module->module().bytes), 1234, path);
   ASSERT_TRUE(loaded.has_value()) << loaded.error();
   EXPECT_EQ((*loaded)->image_bytes(), snap->image_bytes());
   EXPECT_EQ((*loaded)->nonzero_pages(), snap->nonzero_pages());
@@ -184,7 +184,7 @@ TEST(SnapshotFile, CorruptForeignOrTruncatedFilesAreRefused) {
   const auto size = std::filesystem::file_size(path);
 
   auto refused_with = [&](std::uint64_t key, const char* words) {
-    auto loaded = load_snapshot(module, key, path);
+    auto loaded = load_snapshot(module, snapshot_hash(module->module().bytes), key, path);
     ASSERT_FALSE(loaded.has_value()) << "a bad snapshot file was accepted (" << words << ")";
     EXPECT_NE(loaded.error().find(words), std::string::npos) << loaded.error();
   };
@@ -212,7 +212,7 @@ TEST(SnapshotFile, CorruptForeignOrTruncatedFilesAreRefused) {
   // Another module's snapshot (different bytes) is refused too.
   ASSERT_TRUE(save_snapshot(*snap, 7, path).has_value());
   auto other = compile_fixture("snapshot_imported_memory");
-  auto loaded = load_snapshot(other, 7, path);
+  auto loaded = load_snapshot(other, snapshot_hash(other->module().bytes), 7, path);
   ASSERT_FALSE(loaded.has_value());
   EXPECT_NE(loaded.error().find("another module"), std::string::npos) << loaded.error();
   std::filesystem::remove(path);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -33,6 +34,10 @@ struct SandboxConfig {
   // iovec arrays, written buffers, paths, poll subscriptions, random_get's buffer; past it the
   // call fails with ENOMEM. Bounds the host work a single `call` can cost.
   std::uint64_t hostcall_copy_limit = std::uint64_t{128} << 20;
+  // [snapshots] A folder (created 0700 when missing) where snapshots of initialised instances are
+  // also kept between processes, checksummed; a corrupt or foreign file is rebuilt. Empty: the
+  // in-memory cache only.
+  std::filesystem::path snapshot_dir{};
 };
 
 class WasmSandbox final : public Sandbox {
