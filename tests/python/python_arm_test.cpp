@@ -120,7 +120,9 @@ class TempDir {
   fs::path path_;
 };
 
-class PythonArm : public ::testing::Test {
+// Every test runs twice: cold (`_start`) and from a snapshot of the initialised interpreter
+// (`wizer.initialize` once, `wizer.resume` per job; docs/python.md): same outputs, same endings.
+class PythonArm : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     auto found = locate_artifact();
@@ -141,6 +143,7 @@ class PythonArm : public ::testing::Test {
     job.mounts = {Mount{.host = artifact_.lib, .guest = std::string(kStdlibGuestPath), .writable = false}};
     job.mounts.insert(job.mounts.end(), mounts.begin(), mounts.end());
     job.fuel = fuel;
+    job.snapshot = SnapshotPolicy{.enabled = GetParam(), .init_mounts = 1};
     return job;
   }
 
@@ -152,13 +155,15 @@ class PythonArm : public ::testing::Test {
     EXPECT_TRUE(outcome.has_value()) << (outcome ? std::string() : outcome.error().to_string());
     if (!outcome)
       return SandboxOutcome{.stdout_bytes = {}, .stderr_bytes = {}, .exit = Trap{"host error"}, .stats = {}};
+    // The snapshot is really used when asked for (a failed init would silently start cold).
+    EXPECT_EQ(outcome->stats.has_value() && outcome->stats->from_snapshot, GetParam());
     return std::move(*outcome);
   }
 
   PythonArtifact artifact_;
 };
 
-TEST_F(PythonArm, PrintsTheSumOfARange) {
+TEST_P(PythonArm, PrintsTheSumOfARange) {
   const auto outcome = run_script("print(sum(range(10)))");
   EXPECT_EQ(outcome.exit, SandboxExit{Success{}}) << report(outcome);
   EXPECT_EQ(text(outcome.stdout_bytes), "45\n") << report(outcome);
@@ -167,7 +172,7 @@ TEST_F(PythonArm, PrintsTheSumOfARange) {
   EXPECT_GT(outcome.stats->fuel_consumed, 0U);
 }
 
-TEST_F(PythonArm, ImportsJsonReCollectionsAndPathlib) {
+TEST_P(PythonArm, ImportsJsonReCollectionsAndPathlib) {
   const auto outcome = run_script(R"py(
 import collections, json, pathlib, re
 data = json.loads('{"b": [1, 2, 3], "a": "x"}')
@@ -181,7 +186,7 @@ print(pathlib.Path("/usr/local/lib/python3.11/json/__init__.py").is_file())
       << report(outcome);
 }
 
-TEST_F(PythonArm, StdinReachesTheScript) {
+TEST_P(PythonArm, StdinReachesTheScript) {
   WasmSandbox sandbox;
   auto job = python_job({"-c", "import sys; print(sys.stdin.read().upper(), end='')"});
   const std::string input = "through stdin\n";
@@ -192,7 +197,7 @@ TEST_F(PythonArm, StdinReachesTheScript) {
   EXPECT_EQ(text(outcome->stdout_bytes), "THROUGH STDIN\n") << report(*outcome);
 }
 
-TEST_F(PythonArm, RunsAScriptFileFromAMount) {
+TEST_P(PythonArm, RunsAScriptFileFromAMount) {
   TempDir src;
   ASSERT_FALSE(src.path().empty());
   write_file(src.path() / "main.py", "import sys\nprint('argv', sys.argv[1:])\n");
@@ -204,7 +209,7 @@ TEST_F(PythonArm, RunsAScriptFileFromAMount) {
   EXPECT_EQ(text(outcome->stdout_bytes), "argv ['one', 'two']\n") << report(*outcome);
 }
 
-TEST_F(PythonArm, ReadsAFileFromAReadOnlyMount) {
+TEST_P(PythonArm, ReadsAFileFromAReadOnlyMount) {
   TempDir data;
   ASSERT_FALSE(data.path().empty());
   write_file(data.path() / "input.txt", "hello from the host\n");
@@ -214,7 +219,7 @@ TEST_F(PythonArm, ReadsAFileFromAReadOnlyMount) {
   EXPECT_EQ(text(outcome.stdout_bytes), "hello from the host\n") << report(outcome);
 }
 
-TEST_F(PythonArm, WritingToAReadOnlyMountIsAPermissionError) {
+TEST_P(PythonArm, WritingToAReadOnlyMountIsAPermissionError) {
   TempDir data;
   ASSERT_FALSE(data.path().empty());
   write_file(data.path() / "input.txt", "original\n");
@@ -235,7 +240,7 @@ print("not reached")
   EXPECT_FALSE(fs::exists(data.path() / "new.txt"));
 }
 
-TEST_F(PythonArm, WritingToAWritableMountReachesTheHost) {
+TEST_P(PythonArm, WritingToAWritableMountReachesTheHost) {
   TempDir out;
   ASSERT_FALSE(out.path().empty());
   const auto outcome = run_script(R"py(
@@ -251,7 +256,7 @@ print(sorted(os.listdir("/out")))
   EXPECT_EQ(read_file(out.path() / "sub" / "result.txt"), "written by the guest\n");
 }
 
-TEST_F(PythonArm, FilesOutsideTheMountsCannotBeOpened) {
+TEST_P(PythonArm, FilesOutsideTheMountsCannotBeOpened) {
   const auto outcome = run_script(R"py(
 try:
     data = open("/etc/passwd").read()
@@ -265,7 +270,7 @@ else:
   EXPECT_TRUE(said == "FileNotFoundError\n" || said == "PermissionError\n") << report(outcome);
 }
 
-TEST_F(PythonArm, SocketsCannotConnect) {
+TEST_P(PythonArm, SocketsCannotConnect) {
   // 192.0.2.1 (TEST-NET-1): no name lookup involved, and nothing would answer anyway.
   const auto outcome = run_script(R"py(
 import socket
@@ -280,7 +285,7 @@ else:
   EXPECT_EQ(text(outcome.stdout_bytes).rfind("refused ", 0), 0U) << report(outcome);
 }
 
-TEST_F(PythonArm, AnEndlessLoopRunsOutOfFuel) {
+TEST_P(PythonArm, AnEndlessLoopRunsOutOfFuel) {
   // The budget is what start-up costs plus a margin, measured: `-c pass` fits in it, so the
   // exhaustion below is the loop's, not a budget too small to start the interpreter.
   const auto baseline = run_script("pass");
@@ -297,7 +302,7 @@ TEST_F(PythonArm, AnEndlessLoopRunsOutOfFuel) {
   EXPECT_GE(looping.stats->fuel_consumed, baseline.stats->fuel_consumed);
 }
 
-TEST_F(PythonArm, ATwoGigabyteAllocationAgainstA256MegabyteCapIsAMemoryError) {
+TEST_P(PythonArm, ATwoGigabyteAllocationAgainstA256MegabyteCapIsAMemoryError) {
   constexpr std::uint64_t kCap = std::uint64_t{256} << 20;
   SandboxConfig capped;
   capped.max_memory_bytes = kCap;
@@ -309,7 +314,7 @@ TEST_F(PythonArm, ATwoGigabyteAllocationAgainstA256MegabyteCapIsAMemoryError) {
   EXPECT_LE(outcome.stats->peak_memory_bytes, kCap);
 }
 
-TEST_F(PythonArm, AnAllocationWithinTheCapSucceeds) {
+TEST_P(PythonArm, AnAllocationWithinTheCapSucceeds) {
   // The pair of the test above: the cap refuses what exceeds it, not allocation as such.
   SandboxConfig capped;
   capped.max_memory_bytes = std::uint64_t{256} << 20;
@@ -320,18 +325,18 @@ TEST_F(PythonArm, AnAllocationWithinTheCapSucceeds) {
   EXPECT_GE(outcome.stats->peak_memory_bytes, 100'000'000U);
 }
 
-TEST_F(PythonArm, SysExitThreeIsFailureThree) {
+TEST_P(PythonArm, SysExitThreeIsFailureThree) {
   const auto outcome = run_script("import sys; sys.exit(3)");
   EXPECT_EQ(outcome.exit, SandboxExit{Failure{3}}) << report(outcome);
 }
 
-TEST_F(PythonArm, AnUncaughtExceptionIsFailureOne) {
+TEST_P(PythonArm, AnUncaughtExceptionIsFailureOne) {
   const auto outcome = run_script("raise ValueError('boom')");
   EXPECT_EQ(outcome.exit, SandboxExit{Failure{1}}) << report(outcome);
   EXPECT_NE(text(outcome.stderr_bytes).find("ValueError: boom"), std::string::npos) << report(outcome);
 }
 
-TEST_F(PythonArm, DeepRecursionIsARecursionErrorNotATrap) {
+TEST_P(PythonArm, DeepRecursionIsARecursionErrorNotATrap) {
   const auto outcome = run_script(R"py(
 def down(n):
     return down(n + 1)
@@ -345,4 +350,7 @@ except RecursionError:
 }
 
 }  // namespace
+INSTANTIATE_TEST_SUITE_P(Start, PythonArm, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "FromSnapshot" : "Cold"; });
+
 }  // namespace sprawling::runtime
