@@ -100,6 +100,7 @@ std::string json_report(const std::expected<runtime::SandboxOutcome, runtime::Ax
     out += ",\"peak_memory_bytes\":" + std::to_string(s.peak_memory_bytes);
     out += std::string(",\"stdout_truncated\":") + (s.stdout_truncated ? "true" : "false");
     out += std::string(",\"stderr_truncated\":") + (s.stderr_truncated ? "true" : "false");
+    out += std::string(",\"from_snapshot\":") + (s.from_snapshot ? "true" : "false");  // [snapshots]
   }
   out += "}\n";
   return out;

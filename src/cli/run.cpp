@@ -101,7 +101,7 @@ std::expected<std::vector<std::uint8_t>, std::string> read_stdin_for_guest(const
 }
 
 int run_job(const RunRequest& request, std::vector<std::string> argv, std::vector<runtime::Mount> extra_mounts,
-            std::string_view wasm_path) {
+            std::string_view wasm_path, runtime::SnapshotPolicy snapshot, std::filesystem::path snapshot_dir) {
   auto stdin_bytes = read_stdin_for_guest(request);
   if (!stdin_bytes) {
     std::fprintf(stderr, "sprawl: %s\n", stdin_bytes.error().c_str());
@@ -114,6 +114,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.meter_fuel = request.fuel.has_value();
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
+  config.snapshot_dir = std::move(snapshot_dir);  // [snapshots]
 
   runtime::SandboxJob job{.wasm = std::filesystem::path(wasm_path),
                           .argv = std::move(argv),
@@ -122,6 +123,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
                           .mounts = std::move(extra_mounts),
                           .fuel = runtime::Fuel{request.fuel.value_or(0)}};
   job.mounts.insert(job.mounts.end(), request.mounts.begin(), request.mounts.end());
+  job.snapshot = snapshot;  // [snapshots]
 
   runtime::WasmSandbox sandbox(std::move(config));
   const auto result = sandbox.run(job);
