@@ -212,7 +212,19 @@ JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& mo
     start.entry = exports_func(m, kResumeExport) ? std::string(kResumeExport) : std::string("_start");
     return start;
   };
-  if (auto hit = cache().find(module.get(), *key)) return use(*hit);
+  if (auto hit = cache().find(module.get(), *key)) {
+    // A sandbox with a folder keeps the file there even when another sandbox of this process
+    // built the snapshot (a stat per job).
+    if (hit->snapshot && !config.snapshot_dir.empty()) {
+      std::error_code ec;
+      const auto file = snapshot_file(config.snapshot_dir, module_hash(module), *key);
+      if (!std::filesystem::exists(file, ec)) {
+        std::filesystem::create_directories(config.snapshot_dir, ec);
+        (void)wasm::save_snapshot(*hit->snapshot, *key, file);
+      }
+    }
+    return use(*hit);
+  }
 
   std::lock_guard build(cache().build_mutex);
   if (auto hit = cache().find(module.get(), *key)) return use(*hit);  // built while we waited
