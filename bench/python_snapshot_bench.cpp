@@ -96,7 +96,12 @@ std::uint64_t job_private_kib(const std::shared_ptr<const wasm::CompiledModule>&
   }
   auto instance = store.instantiate(module, imports, snapshot.get());
   auto resume = (*instance)->find_export("wizer.resume");
-  (void)store.invoke(std::get<wasm::FuncInst*>(*resume), {});
+  // The job ends through proc_exit (an Exit trap with status 0).
+  if (auto ended = store.invoke(std::get<wasm::FuncInst*>(*resume), {});
+      ended || ended.error().kind != wasm::TrapKind::Exit || ended.error().exit_code != 0) {
+    std::fprintf(stderr, "python_snapshot_bench: `%s` did not exit with status 0\n", code.c_str());
+    std::exit(1);
+  }
   wasm::MemoryInst* mem = (*instance)->memory(0);
   const auto base = reinterpret_cast<std::uintptr_t>(wasm::memory_data(mem));
   return private_dirty_kib(base, base + (std::uintptr_t{4} << 30));
@@ -126,7 +131,10 @@ int main(int argc, char** argv) {
   const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   auto module = *wasm::compile(bytes);
   runtime::WasmSandbox builder(runtime::SandboxConfig{.snapshot_dir = fs::temp_directory_path() / "sprawling-bench-snapshots"});
-  (void)builder.run(python_job(wasm, lib, "print(1)", true));
+  if (auto built = builder.run(python_job(wasm, lib, "print(1)", true)); !built || !built->stats->from_snapshot) {
+    std::fprintf(stderr, "python_snapshot_bench: no snapshot was built\n");
+    return 1;
+  }
   fs::path file;
   for (const auto& e : fs::directory_iterator(fs::temp_directory_path() / "sprawling-bench-snapshots")) file = e.path();
   auto snapshot = wasm::load_snapshot(module, wasm::snapshot_hash(module->module().bytes),

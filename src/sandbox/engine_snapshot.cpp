@@ -220,7 +220,7 @@ JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& mo
       const auto file = snapshot_file(config.snapshot_dir, module_hash(module), *key);
       if (!std::filesystem::exists(file, ec)) {
         std::filesystem::create_directories(config.snapshot_dir, ec);
-        (void)wasm::save_snapshot(*hit->snapshot, *key, file);
+        [[maybe_unused]] const auto saved = wasm::save_snapshot(*hit->snapshot, *key, file);  // best effort
       }
     }
     return use(*hit);
@@ -244,7 +244,9 @@ JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& mo
     auto built = build_snapshot(module, *init_name, job, config, wasi_imports, pool);
     if (built) {
       entry.snapshot = *built;
-      if (!file.empty()) (void)wasm::save_snapshot(**built, *key, file);
+      if (!file.empty()) {
+        [[maybe_unused]] const auto saved = wasm::save_snapshot(**built, *key, file);  // best effort
+      }
     }
   }
   cache().insert(entry);

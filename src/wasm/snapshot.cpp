@@ -385,7 +385,7 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
 }
 
 std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
-    std::shared_ptr<const CompiledModule> module, std::uint64_t module_hash, std::uint64_t key,
+    const std::shared_ptr<const CompiledModule>& module, std::uint64_t module_hash, std::uint64_t key,
     const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return std::unexpected(errno_text(("opening " + path.string()).c_str()));

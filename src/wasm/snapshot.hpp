@@ -79,7 +79,7 @@ struct InstanceSnapshot::Impl {
 // caller rebuilds), never an image that runs. `module_hash` is snapshot_hash(module's bytes),
 // which a caller loading many snapshots of one module computes once.
 [[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
-    std::shared_ptr<const CompiledModule> module, std::uint64_t module_hash, std::uint64_t key,
+    const std::shared_ptr<const CompiledModule>& module, std::uint64_t module_hash, std::uint64_t key,
     const std::filesystem::path& path);
 
 // A 64-bit content hash of a byte range (word-wise multiply-xorshift, four lanes): the snapshot
