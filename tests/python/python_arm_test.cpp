@@ -27,8 +27,6 @@ namespace {
 
 using python_test::kPlentyOfFuel;
 using python_test::kStdlibGuestPath;
-using python_test::locate_artifact;
-using python_test::PythonArtifact;
 using python_test::read_file;
 using python_test::report;
 using python_test::TempDir;
@@ -38,17 +36,8 @@ namespace fs = std::filesystem;
 
 // Every test runs twice: cold (`_start`) and from a snapshot of the initialised interpreter
 // (`wizer.initialize` once, `wizer.resume` per job; docs/python.md): same outputs, same endings.
-class PythonArm : public ::testing::TestWithParam<bool> {
+class PythonArm : public python_test::WithPythonArtifact<::testing::TestWithParam<bool>> {
  protected:
-  void SetUp() override {
-    auto found = locate_artifact();
-    if (!found) {
-      if (found.error().configured) FAIL() << found.error().message;
-      GTEST_SKIP() << found.error().message;
-    }
-    artifact_ = *found;
-  }
-
   // python3.11 ARGS… with the standard library mounted read-only, plus `mounts`.
   [[nodiscard]] SandboxJob python_job(std::vector<std::string> args, const std::vector<Mount>& mounts = {},
                                       Fuel fuel = kPlentyOfFuel) const {
@@ -76,7 +65,6 @@ class PythonArm : public ::testing::TestWithParam<bool> {
     return std::move(*outcome);
   }
 
-  PythonArtifact artifact_;
 };
 
 TEST_P(PythonArm, PrintsTheSumOfARange) {

@@ -11,31 +11,11 @@
 #include <cstdlib>
 #include <thread>
 
-namespace sprawling::runtime {
+namespace sprawling::runtime::python_test {
 namespace {
 
-using python_test::kPlentyOfFuel;
-using python_test::kStdlibGuestPath;
-using python_test::locate_artifact;
-using python_test::PythonArtifact;
-using python_test::read_file;
-using python_test::report;
-using python_test::TempDir;
-using python_test::text;
-using python_test::write_file;
-namespace fs = std::filesystem;
-
-class PythonSnapshot : public ::testing::Test {
+class PythonSnapshot : public WithPythonArtifact<::testing::Test> {
  protected:
-  void SetUp() override {
-    auto found = locate_artifact();
-    if (!found) {
-      if (found.error().configured) FAIL() << found.error().message;
-      GTEST_SKIP() << found.error().message;
-    }
-    artifact_ = *found;
-  }
-
   [[nodiscard]] SandboxJob job(std::vector<std::string> args, bool snapshot = true) const {
     SandboxJob j;
     j.wasm = artifact_.wasm;
@@ -60,8 +40,6 @@ class PythonSnapshot : public ::testing::Test {
     WasmSandbox sandbox;
     return run_ok(j, sandbox);
   }
-
-  PythonArtifact artifact_;
 };
 
 TEST_F(PythonSnapshot, EveryJobHasFreshRandomness) {
@@ -222,4 +200,4 @@ TEST_F(PythonSnapshot, ConcurrentJobsFromOneSnapshotStayApart) {
 }
 
 }  // namespace
-}  // namespace sprawling::runtime
+}  // namespace sprawling::runtime::python_test

@@ -4,6 +4,8 @@
 
 #include <sprawling/runtime/sandbox.hpp>
 
+#include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -118,6 +120,23 @@ class TempDir {
 
  private:
   fs::path path_;
+};
+
+// A fixture that finds the artifact first: a test skips when it is absent, and fails when
+// SPRAWLING_PYTHON_WASM / SPRAWLING_PYTHON_LIB name one that is not there.
+template <class Base>
+class WithPythonArtifact : public Base {
+ protected:
+  void SetUp() override {
+    auto found = locate_artifact();
+    if (!found) {
+      if (found.error().configured) FAIL() << found.error().message;
+      GTEST_SKIP() << found.error().message;
+    }
+    artifact_ = *found;
+  }
+
+  PythonArtifact artifact_;
 };
 
 }  // namespace sprawling::runtime::python_test
