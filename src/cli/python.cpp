@@ -7,7 +7,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #ifndef SPRAWLING_DEFAULT_ARTIFACTS_DIR
 #error "SPRAWLING_DEFAULT_ARTIFACTS_DIR must be defined by the build"
@@ -25,9 +27,18 @@ Runs CPython 3.11 built for WASI in the sandbox: the standard library is mounted
   sprawl python --dir ./work::/work /work/script.py
 
 Options: the long options of `sprawl run` (--dir, --env, --fuel, --max-memory-size, --timeout,
---hostcall-fuel, --stdin, --json), before the Python arguments; the first argument that is not
-one of them (-c, a script, -W …, -S, or anything after --) starts Python's own. Exit statuses:
-as `sprawl run`.
+--hostcall-fuel, --stdin, --json), and --no-snapshot, before the Python arguments; the first
+argument that is not one of them (-c, a script, -W …, -S, or anything after --) starts Python's
+own. Exit statuses: as `sprawl run`.
+
+Start-up snapshot: a job of the form `-c CMD`, `-m MOD`, `SCRIPT` or stdin (no other interpreter
+option, no PYTHON* variable in --env) starts from a snapshot of an initialised interpreter
+(standard library modules preimported; docs/python.md) instead of initialising CPython. The
+snapshot is built by the first such job and kept in SPRAWLING_SNAPSHOT_DIR, else
+$XDG_CACHE_HOME/sprawling/snapshots, else ~/.cache/sprawling/snapshots (checksummed; a corrupt
+file is rebuilt). Its fuel is not charged to the job. Every job still gets its own argv,
+environment, mounts and randomness; all jobs of one snapshot share the str hash secret.
+  --no-snapshot            initialise CPython in this job (as `python` does; no snapshot)
 
 The interpreter is found through SPRAWLING_PYTHON_WASM (python.wasm) and SPRAWLING_PYTHON_LIB
 (the folder holding python3.11/), or else in .artifacts/python-wasi/ of the source tree. When
@@ -40,9 +51,54 @@ std::filesystem::path from_env_or(const char* name, const std::filesystem::path&
   return fallback;
 }
 
+// [snapshots] Removes --no-snapshot from our options (those before Python's arguments; see
+// parse_run) and says whether it was there.
+bool take_no_snapshot(std::vector<std::string_view>& args) {
+  bool found = false;
+  for (std::size_t i = 0; i < args.size();) {
+    const std::string_view arg = args[i];
+    if (arg == "--no-snapshot") {
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+      found = true;
+      continue;
+    }
+    if (arg == "--" || !arg.starts_with("--")) break;
+    static constexpr std::string_view kWithValue[] = {"--dir", "--env", "--fuel", "--max-memory-size", "--timeout",
+                                                      "--hostcall-fuel", "--json", "--stdin"};
+    i += std::ranges::find(kWithValue, arg) != std::end(kWithValue) ? 2 : 1;  // `--opt=value` is one
+  }
+  return found;
+}
+
+// [snapshots] The command lines python.wasm's `wizer.resume` honours exactly as `python` would
+// (python/wasi_snapshot_main.c): everything else was fixed at initialisation.
+bool snapshot_can_run(const std::vector<std::string>& python_args, const std::vector<std::pair<std::string, std::string>>& env) {
+  for (const auto& [name, value] : env) {
+    if (name.starts_with("PYTHON")) return false;
+  }
+  if (python_args.empty()) return true;
+  const std::string& first = python_args[0];
+  if (first == "-c" || first == "-m") return python_args.size() >= 2;
+  return first == "-" || !first.starts_with("-");
+}
+
+// [snapshots] Where snapshots persist between `sprawl python` processes; empty: nowhere.
+std::filesystem::path snapshot_dir() {
+  if (const char* dir = std::getenv("SPRAWLING_SNAPSHOT_DIR"); dir != nullptr && *dir != '\0') return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {
+    return std::filesystem::path(xdg) / "sprawling" / "snapshots";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+    return std::filesystem::path(home) / ".cache" / "sprawling" / "snapshots";
+  }
+  return {};
+}
+
 }  // namespace
 
-int python_command(std::span<const std::string_view> args) {
+int python_command(std::span<const std::string_view> command_args) {
+  std::vector<std::string_view> args(command_args.begin(), command_args.end());
+  const bool no_snapshot = take_no_snapshot(args);
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     sprawling::cli::print(stdout, kPythonHelp);
     return 0;
@@ -73,7 +129,12 @@ int python_command(std::span<const std::string_view> args) {
   std::vector<std::string> argv{"python"};
   argv.insert(argv.end(), request->args.begin(), request->args.end());
   std::vector<runtime::Mount> stdlib{runtime::Mount{.host = lib, .guest = "/usr/local/lib", .writable = false}};
-  return run_job(*request, std::move(argv), std::move(stdlib), wasm.string());
+  // [snapshots] The initialisation sees the standard library (the first mount) and nothing else.
+  // Without a folder to keep it in, a snapshot would be rebuilt by every process: start cold.
+  const auto dir = snapshot_dir();
+  const runtime::SnapshotPolicy snapshot{
+      .enabled = !no_snapshot && !dir.empty() && snapshot_can_run(request->args, request->env), .init_mounts = 1};
+  return run_job(*request, std::move(argv), std::move(stdlib), wasm.string(), snapshot, dir);
 }
 
 }  // namespace sprawling::cli

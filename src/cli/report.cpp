@@ -101,6 +101,7 @@ std::string json_report(const std::expected<runtime::SandboxOutcome, runtime::Ax
     out += std::string(",\"stdout_truncated\":") + (s.stdout_truncated ? "true" : "false");
     out += std::string(",\"stderr_truncated\":") + (s.stderr_truncated ? "true" : "false");
     out += ",\"disk_write_bytes\":" + std::to_string(s.disk_write_bytes);
+    out += std::string(",\"from_snapshot\":") + (s.from_snapshot ? "true" : "false");  // [snapshots]
   }
   out += "}\n";
   return out;

@@ -122,10 +122,11 @@ GuestStdin::~GuestStdin() {
 }
 
 int run_job(const RunRequest& request, std::vector<std::string> argv, std::vector<runtime::Mount> extra_mounts,
-            std::string_view wasm_path) {
+            std::string_view wasm_path, runtime::SnapshotPolicy snapshot, std::filesystem::path snapshot_dir) {
   auto guest_stdin = open_stdin_for_guest(request);
   if (!guest_stdin) {
-    std::fprintf(stderr, "sprawl: %s\n", guest_stdin.error().c_str());
+    std::fprintf(stderr, "sprawl: %s
+", guest_stdin.error().c_str());
     return status::kUsage;
   }
   runtime::SandboxConfig config;
@@ -143,6 +144,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.meter_fuel = request.fuel.has_value();
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
+  config.snapshot_dir = std::move(snapshot_dir);  // [snapshots]
 
   runtime::SandboxJob job{.wasm = std::filesystem::path(wasm_path),
                           .argv = std::move(argv),
@@ -151,6 +153,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
                           .mounts = std::move(extra_mounts),
                           .fuel = runtime::Fuel{request.fuel.value_or(0)}};
   job.mounts.insert(job.mounts.end(), request.mounts.begin(), request.mounts.end());
+  job.snapshot = snapshot;  // [snapshots]
 
   runtime::WasmSandbox sandbox(std::move(config));
   const auto result = sandbox.run(job);

@@ -5,6 +5,7 @@
 
 #include <expected>
 #include <optional>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,8 +29,10 @@ struct GuestStdin {
 
 // Runs `wasm_path` with `argv`, the request's options, and `extra_mounts` before the request's
 // own; streams output, prints a one-line reason for a non-success ending, writes --json;
-// returns the exit status.
+// returns the exit status. [snapshots] `snapshot` and `snapshot_dir`: SandboxJob::snapshot and
+// SandboxConfig::snapshot_dir (`sprawl run` starts cold).
 int run_job(const RunRequest& request, std::vector<std::string> argv, std::vector<runtime::Mount> extra_mounts,
-            std::string_view wasm_path);
+            std::string_view wasm_path, runtime::SnapshotPolicy snapshot = {.enabled = false, .init_mounts = 0},
+            std::filesystem::path snapshot_dir = {});
 
 }  // namespace sprawling::cli

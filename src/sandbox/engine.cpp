@@ -2,6 +2,7 @@
 // WASI host, preopens the mounts, sets the fuel budget and limits, runs _start and classifies
 // the ending. The seam file (sandbox.cpp) stays free of engine code.
 #include "sandbox/engine.hpp"
+#include "sandbox/engine_snapshot.hpp"
 
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
@@ -56,7 +57,8 @@ std::expected<SandboxOutcome, AxError> classify(RunRecord record) {
                                            .peak_memory_bytes = record.peak_memory_bytes,
                                            .stdout_truncated = record.stdout_truncated,
                                            .stderr_truncated = record.stderr_truncated,
-                                           .disk_write_bytes = record.disk_write_bytes}};
+                                           .disk_write_bytes = record.disk_write_bytes,
+                                           .from_snapshot = record.from_snapshot}};
   if (!record.trap) return outcome;  // _start returned
   const wasm::Trap& trap = *record.trap;
   switch (trap.kind) {
@@ -395,7 +397,10 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   engine::RunRecord record;
   record.fuel_metered = config_.meter_fuel;
   wasm::MemoryInst* memory = nullptr;
-  auto instance = store.instantiate(*compiled, imports);
+  // [snapshots] engine_snapshot.cpp: start from the initialised instance when the module allows it.
+  const engine::JobStart job_start = engine::prepare_job_start(*compiled, job, config_, wasi_imports, resource_pool());
+  record.from_snapshot = job_start.snapshot != nullptr;
+  auto instance = store.instantiate(*compiled, imports, job_start.snapshot.get());
   if (!instance) {
     if (instance.error().kind != wasm::InstantiationError::Kind::Trap || !instance.error().trap) {
       return std::unexpected(module_error("'" + job.wasm.string() + "' cannot be instantiated: " + instance.error().message,
@@ -404,9 +409,9 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
     record.trap = instance.error().trap;  // a segment or the start function trapped: the guest ran
   } else {
     memory = (*instance)->memory(0);
-    auto start = (*instance)->find_export("_start");
+    auto start = (*instance)->find_export(job_start.entry);  // [snapshots] `_start`, or the resume export
     auto* start_func = start ? std::get_if<wasm::FuncInst*>(&*start) : nullptr;
-    if (start_func == nullptr) return std::unexpected(engine::host_error("the `_start` export vanished after instantiation"));
+    if (start_func == nullptr) return std::unexpected(engine::host_error("the `" + job_start.entry + "` export vanished after instantiation"));
     auto result = store.invoke(*start_func, {});
     if (!result) record.trap = std::move(result.error());
   }

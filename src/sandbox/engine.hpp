@@ -29,6 +29,7 @@ struct RunRecord {
   bool stdout_truncated = false;
   bool stderr_truncated = false;
   std::uint64_t disk_write_bytes = 0;
+  bool from_snapshot = false;  // [snapshots]
 };
 
 // The one constructor of host faults (E_SANDBOX_HOST): the host could not establish a fact.

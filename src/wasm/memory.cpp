@@ -10,6 +10,7 @@ namespace sprawling::wasm {
 
 MemoryInst::~MemoryInst() {
   if (base == nullptr) return;
+  if (image_bytes != 0) drop_image();  // [snapshots] the pool holds zeroed anonymous memory only
   if (pool && pool->impl().give_memory(MemoryBlock{base, reserved, committed}, peak)) return;
   munmap(base, reserved);
 }

@@ -3,6 +3,7 @@
 // and deadline, extern accessors and trap messages.
 #include "wasm/runtime.hpp"
 
+#include "wasm/snapshot.hpp"
 #include "wasm/store_impl.hpp"
 
 #include <algorithm>
@@ -344,13 +345,15 @@ Trap make_trap(const ExecOutcome& out, int variant) {
 }  // namespace
 
 std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<const CompiledModule> compiled,
-                                                                std::span<const Extern> imports) {
+                                                                std::span<const Extern> imports,
+                                                                const InstanceSnapshot* from) {
   Impl& s = *impl_;
   const Module& m = compiled->module();
   auto link_error = [](std::string msg) {
     return std::unexpected(InstantiationError{InstantiationError::Kind::Link, std::move(msg), std::nullopt});
   };
   if (imports.size() != m.imports.size()) return link_error("wrong number of imports");
+  if (from != nullptr && from->module() != compiled) return link_error("the snapshot was taken from another module");  // [snapshots]
 
   auto owned = std::make_unique<InstanceImpl>();
   InstanceImpl& inst = *owned;
@@ -457,6 +460,8 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     if (mem == nullptr)
       return link_error("memory minimum size of " + std::to_string(m.memories[i].limits.min) +
                         " pages exceeds memory limits (max-memory-size, or what is left of max-store-size)");
+    if (from != nullptr && !restore_memory(*from, i - m.imported_memories, *mem))  // [snapshots]
+      return link_error("the snapshot's memory " + std::to_string(i) + " exceeds memory limits or cannot be mapped");
     inst.memories.push_back(mem);
   }
   inst.memory0 = inst.memories.empty() ? &s.no_memory : inst.memories[0];
@@ -483,6 +488,10 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
   s.instances.push_back(std::move(owned));
   s.all_metered_ready = false;
   inst.metered_ready = false;
+  if (from != nullptr) {  // [snapshots] the snapshot's state replaces segments and the start function
+    restore_instance_state(*from, inst);
+    return &inst;
+  }
 
   auto trap_error = [](Trap t) {
     std::string msg = t.message;

@@ -117,6 +117,7 @@ struct FuncInst;
 struct TableInst;
 struct MemoryInst;
 struct GlobalInst;
+class InstanceSnapshot;  // snapshot.hpp
 using Extern = std::variant<FuncInst*, TableInst*, MemoryInst*, GlobalInst*>;
 
 [[nodiscard]] ExternKind kind_of(const Extern& e) noexcept;
@@ -204,8 +205,12 @@ class Store {
   // `imports` holds one Extern per module import, in import order (Linker::resolve builds it).
   // Type-checks them ("incompatible import type"), allocates, initialises segments and runs
   // the start function under the current budget.
+  // [snapshots] With `from` (a snapshot of `module`, snapshot.hpp), memories, globals, tables and
+  // dropped segments are restored from it instead (memory copy-on-write) and neither segments
+  // nor the start function run again.
   [[nodiscard]] std::expected<Instance*, InstantiationError> instantiate(std::shared_ptr<const CompiledModule> module,
-                                                                         std::span<const Extern> imports);
+                                                                         std::span<const Extern> imports,
+                                                                         const InstanceSnapshot* from = nullptr);
 
   // Calls a function (wasm or host). Arguments are type-checked by the caller's contract.
   [[nodiscard]] std::expected<std::vector<Value>, Trap> invoke(FuncInst* func, std::span<const Value> args);

@@ -115,6 +115,8 @@ struct MemoryInst {
   std::uint64_t committed = 0;  // read-write bytes from base (>= size when recycled)
   std::shared_ptr<ResourcePool> pool;  // where the reservation goes back to, if any
   ResourceAccount* account = nullptr;  // charged the size as it grows (none: unlimited)
+  // [snapshots] Bytes from base mapped copy-on-write from a snapshot image (snapshot.cpp), 0 if none.
+  std::uint64_t image_bytes = 0;
 
   MemoryInst() = default;
   MemoryInst(const MemoryInst&) = delete;
@@ -128,6 +130,8 @@ struct MemoryInst {
   [[nodiscard]] bool commit(std::uint64_t bytes);
   // memory.grow: the old size in pages, or -1.
   [[nodiscard]] std::int64_t grow(std::uint32_t delta_pages);
+  // [snapshots] Replaces the image mapping by zero pages (snapshot.cpp).
+  void drop_image();
 };
 
 struct CompiledModule::Impl {

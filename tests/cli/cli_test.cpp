@@ -380,5 +380,32 @@ TEST(Cli, PythonWithoutTheArtifactSaysHowToBuildItAnd127) {
   EXPECT_TRUE(contains(result.err, "scripts/build-python-wasi")) << result.err;
 }
 
+// [snapshots] Skips when the artifact is absent (the command says 127 then).
+TEST(Cli, PythonStartsFromASnapshotByDefaultAndColdWhenAskedOrWhenItMust) {
+  TempDir dir;
+  const std::vector<std::string> env{"SPRAWLING_SNAPSHOT_DIR=" + (dir.path() / "snapshots").string()};
+  auto python = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"python", "--json", "-"});
+    return sprawl(args, {}, false, env);
+  };
+  const auto first = python({"-c", "print(6 * 7)"});
+  if (first.status == 127) GTEST_SKIP() << "no CPython-for-WASI artifact: " << first.err;
+  // The first job builds the snapshot file, the second starts from it.
+  for (const auto& result : {first, python({"-c", "print(6 * 7)"})}) {
+    EXPECT_EQ(result.status, 0) << result.err;
+    EXPECT_EQ(result.out, "42\n");
+    EXPECT_TRUE(contains(result.err, "\"from_snapshot\":true")) << result.err;
+  }
+  // Asked to start cold, or a form the snapshot cannot honour: the same answer, cold.
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--no-snapshot", "-c", "print(6 * 7)"},
+                                                                 {"-X", "dev", "-c", "print(6 * 7)"},
+                                                                 {"--env", "PYTHONHASHSEED=1", "-c", "print(6 * 7)"}}) {
+    const auto result = python(args);
+    EXPECT_EQ(result.status, 0) << args[0] << ": " << result.err;
+    EXPECT_EQ(result.out, "42\n") << args[0];
+    EXPECT_TRUE(contains(result.err, "\"from_snapshot\":false")) << args[0] << ": " << result.err;
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::cli

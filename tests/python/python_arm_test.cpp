@@ -20,117 +20,24 @@
 
 #include <unistd.h>
 
+#include "tests/python/python_support.hpp"
+
 namespace sprawling::runtime {
 namespace {
 
+using python_test::kPlentyOfFuel;
+using python_test::kStdlibGuestPath;
+using python_test::read_file;
+using python_test::report;
+using python_test::TempDir;
+using python_test::text;
+using python_test::write_file;
 namespace fs = std::filesystem;
 
-// Far more than any script here needs: these tests are about outcomes, not budgets.
-constexpr Fuel kPlentyOfFuel{std::uint64_t{1} << 40};
-constexpr std::string_view kStdlibGuestPath = "/usr/local/lib";
-
-struct PythonArtifact {
-  fs::path wasm;
-  fs::path lib;  // the folder mounted at /usr/local/lib: it holds python3.11/
-};
-
-// Where the artifact is, or why it cannot be used. `configured` tells an explicit setting that
-// is wrong (a failure: someone asked for this artifact) from plain absence (the one allowed skip).
-struct ArtifactProblem {
-  bool configured;
-  std::string message;
-};
-
-std::optional<std::string> env_value(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return std::nullopt;
-  return std::string(value);
-}
-
-std::expected<PythonArtifact, ArtifactProblem> locate_artifact() {
-  const fs::path default_dir = SPRAWLING_PYTHON_DEFAULT_DIR;
-  const auto wasm_env = env_value("SPRAWLING_PYTHON_WASM");
-  const auto lib_env = env_value("SPRAWLING_PYTHON_LIB");
-  PythonArtifact artifact{.wasm = wasm_env ? fs::path(*wasm_env) : default_dir / "python.wasm",
-                          .lib = lib_env ? fs::path(*lib_env) : default_dir / "lib"};
-  const bool configured = wasm_env.has_value() || lib_env.has_value();
-  std::error_code ec;
-  if (!fs::is_regular_file(artifact.wasm, ec)) {
-    return std::unexpected(ArtifactProblem{
-        configured, "no CPython-for-WASI module at " + artifact.wasm.string() +
-                        (wasm_env ? " (from SPRAWLING_PYTHON_WASM)"
-                                  : "; build it with scripts/build-python-wasi or set SPRAWLING_PYTHON_WASM and "
-                                    "SPRAWLING_PYTHON_LIB")});
-  }
-  if (!fs::is_regular_file(artifact.lib / "python3.11" / "os.py", ec)) {
-    return std::unexpected(ArtifactProblem{
-        configured, "no standard library at " + (artifact.lib / "python3.11").string() +
-                        (lib_env ? " (SPRAWLING_PYTHON_LIB must name the folder that holds python3.11/)"
-                                 : "; build it with scripts/build-python-wasi or set SPRAWLING_PYTHON_LIB")});
-  }
-  return artifact;
-}
-
-std::string text(const std::vector<std::uint8_t>& bytes) {
-  return {bytes.begin(), bytes.end()};
-}
-
-std::string describe(const SandboxExit& exit) {
-  struct Describer {
-    std::string operator()(const Success&) const { return "Success"; }
-    std::string operator()(const Failure& f) const { return "Failure{" + std::to_string(f.code) + "}"; }
-    std::string operator()(const FuelExhausted&) const { return "FuelExhausted"; }
-    std::string operator()(const Trap& t) const { return "Trap{" + t.message + "}"; }
-  };
-  return std::visit(Describer{}, exit);
-}
-
-// What a failed assertion shows: how the guest ended and what it said.
-std::string report(const SandboxOutcome& outcome) {
-  return "exit " + describe(outcome.exit) + "\n--- stdout:\n" + text(outcome.stdout_bytes) + "\n--- stderr:\n" +
-         text(outcome.stderr_bytes);
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_file(const fs::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-}
-
-// A fresh host directory for one test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "sprawling-python-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-class PythonArm : public ::testing::Test {
+// Every test runs twice: cold (`_start`) and from a snapshot of the initialised interpreter
+// (`wizer.initialize` once, `wizer.resume` per job; docs/python.md): same outputs, same endings.
+class PythonArm : public python_test::WithPythonArtifact<::testing::TestWithParam<bool>> {
  protected:
-  void SetUp() override {
-    auto found = locate_artifact();
-    if (!found) {
-      if (found.error().configured) FAIL() << found.error().message;
-      GTEST_SKIP() << found.error().message;
-    }
-    artifact_ = *found;
-  }
-
   // python3.11 ARGS… with the standard library mounted read-only, plus `mounts`.
   [[nodiscard]] SandboxJob python_job(std::vector<std::string> args, const std::vector<Mount>& mounts = {},
                                       Fuel fuel = kPlentyOfFuel) const {
@@ -141,6 +48,7 @@ class PythonArm : public ::testing::Test {
     job.mounts = {Mount{.host = artifact_.lib, .guest = std::string(kStdlibGuestPath), .writable = false}};
     job.mounts.insert(job.mounts.end(), mounts.begin(), mounts.end());
     job.fuel = fuel;
+    job.snapshot = SnapshotPolicy{.enabled = GetParam(), .init_mounts = 1};
     return job;
   }
 
@@ -152,13 +60,14 @@ class PythonArm : public ::testing::Test {
     EXPECT_TRUE(outcome.has_value()) << (outcome ? std::string() : outcome.error().to_string());
     if (!outcome)
       return SandboxOutcome{.stdout_bytes = {}, .stderr_bytes = {}, .exit = Trap{"host error"}, .stats = {}};
+    // The snapshot is really used when asked for (a failed init would silently start cold).
+    EXPECT_EQ(outcome->stats.has_value() && outcome->stats->from_snapshot, GetParam());
     return std::move(*outcome);
   }
 
-  PythonArtifact artifact_;
 };
 
-TEST_F(PythonArm, PrintsTheSumOfARange) {
+TEST_P(PythonArm, PrintsTheSumOfARange) {
   const auto outcome = run_script("print(sum(range(10)))");
   EXPECT_EQ(outcome.exit, SandboxExit{Success{}}) << report(outcome);
   EXPECT_EQ(text(outcome.stdout_bytes), "45\n") << report(outcome);
@@ -167,7 +76,7 @@ TEST_F(PythonArm, PrintsTheSumOfARange) {
   EXPECT_GT(outcome.stats->fuel_consumed, 0U);
 }
 
-TEST_F(PythonArm, ImportsJsonReCollectionsAndPathlib) {
+TEST_P(PythonArm, ImportsJsonReCollectionsAndPathlib) {
   const auto outcome = run_script(R"py(
 import collections, json, pathlib, re
 data = json.loads('{"b": [1, 2, 3], "a": "x"}')
@@ -181,7 +90,7 @@ print(pathlib.Path("/usr/local/lib/python3.11/json/__init__.py").is_file())
       << report(outcome);
 }
 
-TEST_F(PythonArm, StdinReachesTheScript) {
+TEST_P(PythonArm, StdinReachesTheScript) {
   WasmSandbox sandbox;
   auto job = python_job({"-c", "import sys; print(sys.stdin.read().upper(), end='')"});
   const std::string input = "through stdin\n";
@@ -192,7 +101,7 @@ TEST_F(PythonArm, StdinReachesTheScript) {
   EXPECT_EQ(text(outcome->stdout_bytes), "THROUGH STDIN\n") << report(*outcome);
 }
 
-TEST_F(PythonArm, RunsAScriptFileFromAMount) {
+TEST_P(PythonArm, RunsAScriptFileFromAMount) {
   TempDir src;
   ASSERT_FALSE(src.path().empty());
   write_file(src.path() / "main.py", "import sys\nprint('argv', sys.argv[1:])\n");
@@ -204,7 +113,7 @@ TEST_F(PythonArm, RunsAScriptFileFromAMount) {
   EXPECT_EQ(text(outcome->stdout_bytes), "argv ['one', 'two']\n") << report(*outcome);
 }
 
-TEST_F(PythonArm, ReadsAFileFromAReadOnlyMount) {
+TEST_P(PythonArm, ReadsAFileFromAReadOnlyMount) {
   TempDir data;
   ASSERT_FALSE(data.path().empty());
   write_file(data.path() / "input.txt", "hello from the host\n");
@@ -214,7 +123,7 @@ TEST_F(PythonArm, ReadsAFileFromAReadOnlyMount) {
   EXPECT_EQ(text(outcome.stdout_bytes), "hello from the host\n") << report(outcome);
 }
 
-TEST_F(PythonArm, WritingToAReadOnlyMountIsAPermissionError) {
+TEST_P(PythonArm, WritingToAReadOnlyMountIsAPermissionError) {
   TempDir data;
   ASSERT_FALSE(data.path().empty());
   write_file(data.path() / "input.txt", "original\n");
@@ -235,7 +144,7 @@ print("not reached")
   EXPECT_FALSE(fs::exists(data.path() / "new.txt"));
 }
 
-TEST_F(PythonArm, WritingToAWritableMountReachesTheHost) {
+TEST_P(PythonArm, WritingToAWritableMountReachesTheHost) {
   TempDir out;
   ASSERT_FALSE(out.path().empty());
   const auto outcome = run_script(R"py(
@@ -251,7 +160,7 @@ print(sorted(os.listdir("/out")))
   EXPECT_EQ(read_file(out.path() / "sub" / "result.txt"), "written by the guest\n");
 }
 
-TEST_F(PythonArm, FilesOutsideTheMountsCannotBeOpened) {
+TEST_P(PythonArm, FilesOutsideTheMountsCannotBeOpened) {
   const auto outcome = run_script(R"py(
 try:
     data = open("/etc/passwd").read()
@@ -265,7 +174,7 @@ else:
   EXPECT_TRUE(said == "FileNotFoundError\n" || said == "PermissionError\n") << report(outcome);
 }
 
-TEST_F(PythonArm, SocketsCannotConnect) {
+TEST_P(PythonArm, SocketsCannotConnect) {
   // 192.0.2.1 (TEST-NET-1): no name lookup involved, and nothing would answer anyway.
   const auto outcome = run_script(R"py(
 import socket
@@ -280,7 +189,7 @@ else:
   EXPECT_EQ(text(outcome.stdout_bytes).rfind("refused ", 0), 0U) << report(outcome);
 }
 
-TEST_F(PythonArm, AnEndlessLoopRunsOutOfFuel) {
+TEST_P(PythonArm, AnEndlessLoopRunsOutOfFuel) {
   // The budget is what start-up costs plus a margin, measured: `-c pass` fits in it, so the
   // exhaustion below is the loop's, not a budget too small to start the interpreter.
   const auto baseline = run_script("pass");
@@ -297,7 +206,7 @@ TEST_F(PythonArm, AnEndlessLoopRunsOutOfFuel) {
   EXPECT_GE(looping.stats->fuel_consumed, baseline.stats->fuel_consumed);
 }
 
-TEST_F(PythonArm, ATwoGigabyteAllocationAgainstA256MegabyteCapIsAMemoryError) {
+TEST_P(PythonArm, ATwoGigabyteAllocationAgainstA256MegabyteCapIsAMemoryError) {
   constexpr std::uint64_t kCap = std::uint64_t{256} << 20;
   SandboxConfig capped;
   capped.max_memory_bytes = kCap;
@@ -309,7 +218,7 @@ TEST_F(PythonArm, ATwoGigabyteAllocationAgainstA256MegabyteCapIsAMemoryError) {
   EXPECT_LE(outcome.stats->peak_memory_bytes, kCap);
 }
 
-TEST_F(PythonArm, AnAllocationWithinTheCapSucceeds) {
+TEST_P(PythonArm, AnAllocationWithinTheCapSucceeds) {
   // The pair of the test above: the cap refuses what exceeds it, not allocation as such.
   SandboxConfig capped;
   capped.max_memory_bytes = std::uint64_t{256} << 20;
@@ -320,18 +229,18 @@ TEST_F(PythonArm, AnAllocationWithinTheCapSucceeds) {
   EXPECT_GE(outcome.stats->peak_memory_bytes, 100'000'000U);
 }
 
-TEST_F(PythonArm, SysExitThreeIsFailureThree) {
+TEST_P(PythonArm, SysExitThreeIsFailureThree) {
   const auto outcome = run_script("import sys; sys.exit(3)");
   EXPECT_EQ(outcome.exit, SandboxExit{Failure{3}}) << report(outcome);
 }
 
-TEST_F(PythonArm, AnUncaughtExceptionIsFailureOne) {
+TEST_P(PythonArm, AnUncaughtExceptionIsFailureOne) {
   const auto outcome = run_script("raise ValueError('boom')");
   EXPECT_EQ(outcome.exit, SandboxExit{Failure{1}}) << report(outcome);
   EXPECT_NE(text(outcome.stderr_bytes).find("ValueError: boom"), std::string::npos) << report(outcome);
 }
 
-TEST_F(PythonArm, DeepRecursionIsARecursionErrorNotATrap) {
+TEST_P(PythonArm, DeepRecursionIsARecursionErrorNotATrap) {
   const auto outcome = run_script(R"py(
 def down(n):
     return down(n + 1)
@@ -345,4 +254,7 @@ except RecursionError:
 }
 
 }  // namespace
+INSTANTIATE_TEST_SUITE_P(Start, PythonArm, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "FromSnapshot" : "Cold"; });
+
 }  // namespace sprawling::runtime

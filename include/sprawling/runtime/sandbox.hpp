@@ -32,6 +32,17 @@ struct Mount {
   friend bool operator==(const Mount&, const Mount&) = default;
 };
 
+// [snapshots] Whether a job may start from a snapshot of its module's initialised instance
+// (WasmSandbox, modules exporting `wizer.initialize`; docs/snapshots.md). Other sandboxes ignore it.
+struct SnapshotPolicy {
+  bool enabled = true;
+  // The first `init_mounts` of the job's mounts are the only thing the initialisation sees
+  // (read-only; no other mount, no argv beyond argv[0], no environment, no stdin). A snapshot is
+  // reused only by jobs whose mounts start with the same ones.
+  std::size_t init_mounts = 0;
+  friend bool operator==(const SnapshotPolicy&, const SnapshotPolicy&) = default;
+};
+
 struct SandboxJob {
   std::filesystem::path wasm;  // a wasip1 command module, binary (.wasm) or text (.wat)
   std::vector<std::string> argv;
@@ -39,6 +50,7 @@ struct SandboxJob {
   std::vector<std::uint8_t> stdin_bytes;
   std::vector<Mount> mounts;
   Fuel fuel;
+  SnapshotPolicy snapshot{};  // [snapshots]
   friend bool operator==(const SandboxJob&, const SandboxJob&) = default;
 };
 
@@ -66,6 +78,8 @@ struct RunStats {
   bool stdout_truncated = false;             // the guest wrote past the stdout cap
   bool stderr_truncated = false;
   std::uint64_t disk_write_bytes = 0;  // charged to the disk quota: bytes written to mounts + holes made
+  // [snapshots] The job started from a snapshot (fuel_consumed then excludes the initialisation).
+  bool from_snapshot = false;
   friend bool operator==(const RunStats&, const RunStats&) = default;
 };
 

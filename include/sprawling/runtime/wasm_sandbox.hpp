@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -56,6 +57,10 @@ struct SandboxConfig {
   // is buffered on the host, and a read that waits for data stops at the deadline. Borrowed:
   // the caller keeps it open during run() (the CLI passes its own stdin).
   std::optional<int> stdin_fd{};
+  // [snapshots] A folder (created 0700 when missing) where snapshots of initialised instances are
+  // also kept between processes, checksummed; a corrupt or foreign file is rebuilt. Empty: the
+  // in-memory cache only.
+  std::filesystem::path snapshot_dir{};
 };
 
 class WasmSandbox final : public Sandbox {

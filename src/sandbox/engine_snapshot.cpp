@@ -1,0 +1,256 @@
+// The sandbox's snapshot cache: runs a module's `wizer.initialize` once under a bare WASI
+// context (argv[0] only, no environment, no stdin, only the job's init mounts, read-only),
+// captures the instance, and keeps it in memory (bounded) and optionally on disk.
+#include "sandbox/engine_snapshot.hpp"
+
+#include "sandbox/engine.hpp"
+#include "wasi/wasi.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <vector>
+
+namespace sprawling::runtime::engine {
+
+namespace {
+
+// What an initialisation may spend: generous (CPython's is ~0.1 G) but bounded, so a module whose
+// init never returns costs its first job a bounded wait, once.
+constexpr std::uint64_t kInitFuel = 50'000'000'000;
+constexpr auto kInitTimeout = std::chrono::seconds(120);
+// The in-memory cache: a few modules' images (each is a memfd, shared by every job).
+constexpr std::size_t kMaxEntries = 8;
+
+// Folds a string or number into a running 64-bit key.
+struct KeyHasher {
+  std::uint64_t h = 0x736e617073686f74ULL;  // "snapshot"
+  void add(std::string_view s) {
+    h = wasm::snapshot_hash(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size())) ^
+        ((h << 7) | (h >> 57));
+    h *= 0x9E3779B97F4A7C15ULL;
+  }
+  void add(std::uint64_t v) { add(std::to_string(v)); }
+};
+
+struct Entry {
+  std::shared_ptr<const wasm::CompiledModule> module;
+  std::uint64_t key = 0;
+  std::shared_ptr<const wasm::InstanceSnapshot> snapshot;  // null: the initialisation failed (jobs start cold)
+  std::uint64_t last_use = 0;
+};
+
+class SnapshotCache {
+ public:
+  std::optional<Entry> find(const wasm::CompiledModule* module, std::uint64_t key) {
+    std::lock_guard lock(mutex_);
+    for (auto& e : entries_) {
+      if (e.module.get() == module && e.key == key) {
+        e.last_use = ++clock_;
+        return e;
+      }
+    }
+    return std::nullopt;
+  }
+  void insert(Entry entry) {
+    std::lock_guard lock(mutex_);
+    entry.last_use = ++clock_;
+    entries_.push_back(std::move(entry));
+    while (entries_.size() > kMaxEntries) entries_.erase(std::ranges::min_element(entries_, {}, &Entry::last_use));
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    entries_.clear();
+  }
+  // One initialisation at a time: a burst of first jobs builds the snapshot once.
+  std::mutex build_mutex;
+
+ private:
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+  std::uint64_t clock_ = 0;
+};
+
+SnapshotCache& cache() {
+  static SnapshotCache c;
+  return c;
+}
+
+std::optional<std::string_view> init_export(const wasm::Module& module) {
+  for (const std::string_view name : kInitExports) {
+    for (const auto& e : module.exports) {
+      if (e.name == name && e.kind == wasm::ExternKind::Func && module.func_type(e.index).params.empty() &&
+          module.func_type(e.index).results.empty())
+        return name;
+    }
+  }
+  return std::nullopt;
+}
+
+bool exports_func(const wasm::Module& module, std::string_view name) {
+  return std::ranges::any_of(module.exports, [&](const wasm::Export& e) {
+    return e.name == name && e.kind == wasm::ExternKind::Func && module.func_type(e.index).params.empty() &&
+           module.func_type(e.index).results.empty();
+  });
+}
+
+// The initialisation configuration: everything the init could observe. A mount's host
+// directory is named by its canonical path, device, inode and modification time (the content
+// below it is assumed not to change while snapshots of it exist: a standard library).
+std::expected<std::uint64_t, std::string> init_key(const SandboxJob& job, const SandboxConfig& config) {
+  KeyHasher k;
+  k.add("sprawling-snapshot-key-v1");
+  k.add(job.argv.empty() ? std::string() : job.argv[0]);
+  k.add(config.deterministic ? 1 : 0);
+  k.add(config.deterministic ? config.random_seed : 0);
+  k.add(config.max_memory_bytes);
+  for (std::size_t i = 0; i < job.snapshot.init_mounts; ++i) {
+    const Mount& m = job.mounts[i];
+    std::error_code ec;
+    const auto canonical = std::filesystem::canonical(m.host, ec);
+    struct stat st {};
+    if (ec || ::stat(canonical.c_str(), &st) != 0) return std::unexpected("init mount '" + m.host.string() + "' cannot be read");
+    k.add(canonical.string());
+    k.add(m.guest);
+    k.add(st.st_dev);
+    k.add(st.st_ino);
+    k.add(static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(st.st_mtim.tv_nsec));
+  }
+  return k.h;
+}
+
+// Runs the initialisation and captures the instance.
+std::expected<std::shared_ptr<const wasm::InstanceSnapshot>, std::string> build_snapshot(
+    const std::shared_ptr<const wasm::CompiledModule>& module, std::string_view init_name, const SandboxJob& job,
+    const SandboxConfig& config, std::span<const wasm::HostFunctionDef* const> wasi_imports,
+    const std::shared_ptr<wasm::ResourcePool>& pool) {
+  const auto deadline = std::chrono::steady_clock::now() + kInitTimeout;
+  wasi::WasiConfig wasi_config{.args = {job.argv.empty() ? std::string() : job.argv[0]},
+                               .env = {},
+                               .stdin_bytes = {},
+                               .preopens = {},
+                               .stdout_cap = 1u << 20,
+                               .stderr_cap = 1u << 20,
+                               .stdout_sink = {},
+                               .stderr_sink = {},
+                               .hostcall_copy_limit = config.hostcall_copy_limit,
+                               .deterministic = config.deterministic,
+                               .random_seed = config.random_seed,
+                               .deadline = deadline};
+  for (std::size_t i = 0; i < job.snapshot.init_mounts; ++i) {
+    wasi_config.preopens.push_back(wasi::Preopen{.host = job.mounts[i].host, .guest = job.mounts[i].guest, .writable = false});
+  }
+  auto context = wasi::WasiContext::create(std::move(wasi_config));
+  if (!context) return std::unexpected("the initialisation's WASI context: " + context.error().message);
+  wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config.max_memory_bytes}, pool);
+  std::vector<wasm::Extern> imports;
+  for (const auto* def : wasi_imports) {
+    imports.emplace_back(store.add_host_function(def->type, def->fn, context->get(), std::string(def->name)));
+  }
+  store.set_budget(wasm::ExecutionBudget{.fuel = config.meter_fuel ? std::optional<std::uint64_t>(kInitFuel) : std::nullopt,
+                                         .deadline = deadline});
+  auto instance = store.instantiate(module, imports);
+  if (!instance) return std::unexpected("instantiation failed: " + instance.error().message);
+  auto init = (*instance)->find_export(init_name);
+  auto result = store.invoke(std::get<wasm::FuncInst*>(*init), {});
+  if (!result) {
+    const auto err = (*context)->take_stderr();
+    std::string tail(err.begin() + static_cast<std::ptrdiff_t>(err.size() > 400 ? err.size() - 400 : 0), err.end());
+    return std::unexpected("`" + std::string(init_name) + "` did not return: " + describe_trap(result.error()) +
+                           (tail.empty() ? "" : "; its stderr ends: " + tail));
+  }
+  // The snapshot must not carry an fd the job would not have: stdio and the init mounts only.
+  const std::size_t expected_fds = 3 + job.snapshot.init_mounts;
+  if ((*context)->open_fd_count() != expected_fds) {
+    return std::unexpected("`" + std::string(init_name) + "` left " + std::to_string((*context)->open_fd_count()) +
+                           " fds open (expected stdio and the init mounts: " + std::to_string(expected_fds) + ")");
+  }
+  return wasm::capture_snapshot(**instance);
+}
+
+// The module's content hash, computed once per compiled module (the disk file records it).
+std::uint64_t module_hash(const std::shared_ptr<const wasm::CompiledModule>& module) {
+  static std::mutex mutex;
+  static std::vector<std::pair<std::weak_ptr<const wasm::CompiledModule>, std::uint64_t>> memo;
+  std::lock_guard lock(mutex);
+  std::erase_if(memo, [](const auto& e) { return e.first.expired(); });
+  for (const auto& [weak, hash] : memo) {
+    if (weak.lock() == module) return hash;
+  }
+  const std::uint64_t hash = wasm::snapshot_hash(module->module().bytes);
+  memo.emplace_back(module, hash);
+  return hash;
+}
+
+std::filesystem::path snapshot_file(const std::filesystem::path& dir, std::uint64_t module_hash, std::uint64_t key) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%016llx-%016llx.snap", static_cast<unsigned long long>(module_hash),
+                static_cast<unsigned long long>(key));
+  return dir / name;
+}
+
+}  // namespace
+
+void clear_snapshot_cache() { cache().clear(); }
+
+JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& module, const SandboxJob& job,
+                           const SandboxConfig& config, std::span<const wasm::HostFunctionDef* const> wasi_imports,
+                           const std::shared_ptr<wasm::ResourcePool>& pool) {
+  const wasm::Module& m = module->module();
+  const auto init_name = init_export(m);
+  if (!job.snapshot.enabled || !init_name || job.snapshot.init_mounts > job.mounts.size()) return {};
+  auto key = init_key(job, config);
+  if (!key) return {};  // an init mount cannot be read: the cold run reports it
+  auto use = [&](const Entry& e) {
+    JobStart start;
+    if (!e.snapshot) return start;
+    start.snapshot = e.snapshot;
+    start.entry = exports_func(m, kResumeExport) ? std::string(kResumeExport) : std::string("_start");
+    return start;
+  };
+  if (auto hit = cache().find(module.get(), *key)) {
+    // A sandbox with a folder keeps the file there even when another sandbox of this process
+    // built the snapshot (a stat per job).
+    if (hit->snapshot && !config.snapshot_dir.empty()) {
+      std::error_code ec;
+      const auto file = snapshot_file(config.snapshot_dir, module_hash(module), *key);
+      if (!std::filesystem::exists(file, ec)) {
+        std::filesystem::create_directories(config.snapshot_dir, ec);
+        [[maybe_unused]] const auto saved = wasm::save_snapshot(*hit->snapshot, *key, file);  // best effort
+      }
+    }
+    return use(*hit);
+  }
+
+  std::lock_guard build(cache().build_mutex);
+  if (auto hit = cache().find(module.get(), *key)) return use(*hit);  // built while we waited
+  Entry entry{.module = module, .key = *key, .snapshot = nullptr, .last_use = 0};
+  std::filesystem::path file;
+  if (!config.snapshot_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config.snapshot_dir, ec);
+    if (!ec) std::filesystem::permissions(config.snapshot_dir, std::filesystem::perms::owner_all, ec);
+    file = snapshot_file(config.snapshot_dir, module_hash(module), *key);
+    if (auto loaded = wasm::load_snapshot(module, module_hash(module), *key, file)) entry.snapshot = *loaded;
+    // Otherwise (missing, corrupt, foreign): rebuilt below and the file replaced.
+  }
+  if (!entry.snapshot) {
+    // A failed initialisation leaves the entry empty: this module's jobs start cold, and its
+    // init is not retried per job. A snapshot that cannot be saved still serves this process.
+    auto built = build_snapshot(module, *init_name, job, config, wasi_imports, pool);
+    if (built) {
+      entry.snapshot = *built;
+      if (!file.empty()) {
+        [[maybe_unused]] const auto saved = wasm::save_snapshot(**built, *key, file);  // best effort
+      }
+    }
+  }
+  cache().insert(entry);
+  return use(entry);
+}
+
+}  // namespace sprawling::runtime::engine

@@ -1,0 +1,42 @@
+// The sandbox's snapshot cache (engine_snapshot.cpp): for a module exporting `wizer.initialize`,
+// runs the initialisation once under a bare WASI context and hands out the captured instance
+// to every later job of the same module and initialisation configuration.
+#pragma once
+
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include "wasm/host.hpp"
+#include "wasm/runtime.hpp"
+#include "wasm/snapshot.hpp"
+
+#include <memory>
+#include <span>
+#include <string>
+
+namespace sprawling::runtime::engine {
+
+// How a job starts: from `snapshot` through `entry` (the module's `wizer.resume` when it
+// exports one, else `_start`), or cold (`snapshot` null, `entry` "_start").
+struct JobStart {
+  std::shared_ptr<const wasm::InstanceSnapshot> snapshot;
+  std::string entry = "_start";
+};
+
+// The initialisation exports accepted, in order: Wizer's historical name and Wasmtime's.
+inline constexpr std::string_view kInitExports[] = {"wizer.initialize", "wizer-initialize"};
+inline constexpr std::string_view kResumeExport = "wizer.resume";
+
+// Decides how `job` starts and builds (or finds in memory, or loads from config.snapshot_dir)
+// the snapshot it needs. Thread-safe. `wasi_imports` are the module's imports in order, already
+// resolved by the caller. A failed initialisation is remembered (no retry per job) and the job
+// runs cold; a file that does not verify is rebuilt, never run.
+[[nodiscard]] JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& module,
+                                         const SandboxJob& job, const SandboxConfig& config,
+                                         std::span<const wasm::HostFunctionDef* const> wasi_imports,
+                                         const std::shared_ptr<wasm::ResourcePool>& pool);
+
+// Drops every in-memory snapshot (tests; a long-running host rotating the hash secret of its
+// Python snapshots, docs/python.md).
+void clear_snapshot_cache();
+
+}  // namespace sprawling::runtime::engine

@@ -1,0 +1,474 @@
+// Instance snapshots: capture an instance's memories/globals/tables into sealed memfds, restore
+// them copy-on-write (MAP_PRIVATE over the memory's reservation), and save/load them as
+// checksummed, page-aligned files.
+#include "wasm/snapshot.hpp"
+
+#include "wasm/store_impl.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+namespace sprawling::wasm {
+
+namespace {
+
+constexpr std::uint64_t kHostPage = 4096;
+constexpr std::uint32_t kFormatVersion = 1;
+constexpr char kMagic[8] = {'S', 'P', 'R', 'W', 'S', 'N', 'A', 'P'};
+constexpr std::size_t kHeaderBytes = 64;
+
+std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+bool page_is_zero(const std::uint8_t* p) {
+  std::uint64_t acc = 0;
+  for (std::size_t i = 0; i < kHostPage; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    acc |= w;
+  }
+  return acc == 0;
+}
+
+// Writes all of `bytes` at `offset`, retrying short writes.
+bool write_all(int fd, const std::uint8_t* bytes, std::uint64_t size, std::uint64_t offset) {
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, bytes, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<std::uint64_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
+// A sealed memfd holding `bytes`: nobody (us included) can change it after this.
+std::expected<int, std::string> sealed_memfd(const std::uint8_t* bytes, std::uint64_t size) {
+  const int fd = ::memfd_create("sprawling-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return std::unexpected(errno_text("memfd_create"));
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || !write_all(fd, bytes, size, 0) ||
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    std::string e = errno_text("filling the snapshot memfd");
+    ::close(fd);
+    return std::unexpected(std::move(e));
+  }
+  return fd;
+}
+
+// Little-endian field writer/reader of the file's metadata section.
+struct MetaWriter {
+  std::vector<std::uint8_t> out;
+  void u8(std::uint8_t v) { out.push_back(v); }
+  void u32(std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+};
+
+struct MetaReader {
+  std::span<const std::uint8_t> in;
+  std::size_t pos = 0;
+  bool ok = true;
+  std::uint64_t take(int bytes) {
+    if (!ok || in.size() - pos < static_cast<std::size_t>(bytes)) {
+      ok = false;
+      return 0;
+    }
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in[pos + static_cast<std::size_t>(i)]) << (8 * i);
+    pos += static_cast<std::size_t>(bytes);
+    return v;
+  }
+  std::uint8_t u8() { return static_cast<std::uint8_t>(take(1)); }
+  std::uint32_t u32() { return static_cast<std::uint32_t>(take(4)); }
+  std::uint64_t u64() { return take(8); }
+  // A count of items of at least `item_bytes` each that the rest of the input can hold.
+  std::uint32_t count(std::size_t item_bytes) {
+    const std::uint32_t n = u32();
+    if (ok && static_cast<std::uint64_t>(n) * item_bytes > in.size() - pos) ok = false;
+    return ok ? n : 0;
+  }
+};
+
+// Read-only mapping of a whole file, unmapped on scope exit.
+struct Mapping {
+  void* p = MAP_FAILED;
+  std::size_t size = 0;
+  ~Mapping() {
+    if (p != MAP_FAILED) ::munmap(p, size);
+  }
+  [[nodiscard]] std::span<const std::uint8_t> bytes() const { return {static_cast<const std::uint8_t*>(p), size}; }
+};
+
+}  // namespace
+
+std::uint64_t snapshot_hash(std::span<const std::uint8_t> bytes) noexcept {
+  std::uint64_t lane[4] = {0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL, 0x165667B19E3779F9ULL, 0x27D4EB2F165667C5ULL ^ bytes.size()};
+  std::size_t i = 0;
+  for (; i + 32 <= bytes.size(); i += 32) {
+    for (int l = 0; l < 4; ++l) {
+      std::uint64_t w;
+      std::memcpy(&w, bytes.data() + i + static_cast<std::size_t>(8 * l), 8);
+      lane[l] = (lane[l] ^ w) * 0xBF58476D1CE4E5B9ULL;
+      lane[l] ^= lane[l] >> 31;
+    }
+  }
+  std::uint64_t h = lane[0] ^ std::rotl(lane[1], 17) ^ std::rotl(lane[2], 31) ^ std::rotl(lane[3], 47);
+  for (; i < bytes.size(); ++i) h = (h ^ bytes[i]) * 0x94D049BB133111EBULL;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  return h ^ (h >> 32);
+}
+
+InstanceSnapshot::Impl::~Impl() {
+  for (const Memory& m : memories) {
+    if (m.fd >= 0) ::close(m.fd);
+  }
+}
+
+InstanceSnapshot::InstanceSnapshot(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+InstanceSnapshot::~InstanceSnapshot() = default;
+const std::shared_ptr<const CompiledModule>& InstanceSnapshot::module() const noexcept { return impl_->module; }
+std::uint64_t InstanceSnapshot::memory_bytes() const noexcept {
+  return impl_->memories.empty() ? 0 : impl_->memories[0].size;
+}
+std::uint64_t InstanceSnapshot::image_bytes() const noexcept {
+  return impl_->memories.empty() ? 0 : impl_->memories[0].image_bytes;
+}
+std::uint64_t InstanceSnapshot::nonzero_pages() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& m : impl_->memories) n += m.nonzero_pages;
+  return n;
+}
+
+// ---------------------------------------------------------------- capture
+
+std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance) {
+  const auto& inst = static_cast<const InstanceImpl&>(instance);
+  const Module& m = *inst.module;
+  if (m.imported_memories != 0) return std::unexpected("the instance imports a memory, whose contents are not its own");
+  if (m.imported_tables != 0) return std::unexpected("the instance imports a table, whose contents are not its own");
+  for (std::uint32_t i = 0; i < m.imported_globals; ++i) {
+    if (m.globals[i].is_mutable)
+      return std::unexpected("the instance imports a mutable global, whose value is not its own");
+  }
+  std::unordered_map<const FuncInst*, std::uint32_t> func_index;
+  func_index.reserve(inst.funcs.size());
+  for (std::uint32_t i = 0; i < inst.funcs.size(); ++i) func_index.emplace(inst.funcs[i], i);
+  // A reference as index + 1; nullopt when it cannot be captured.
+  auto ref_of = [&](ValType type, std::uint64_t bits) -> std::optional<std::uint32_t> {
+    if (bits == 0) return 0;
+    if (type != ValType::FuncRef) return std::nullopt;
+    auto it = func_index.find(std::bit_cast<const FuncInst*>(static_cast<std::uintptr_t>(bits)));
+    if (it == func_index.end()) return std::nullopt;
+    return it->second + 1;
+  };
+
+  auto impl = std::make_unique<InstanceSnapshot::Impl>();
+  impl->module = inst.compiled_module;
+  for (std::size_t i = m.imported_globals; i < m.globals.size(); ++i) {
+    const GlobalInst& g = *inst.globals[i];
+    if (is_reference(g.type.type)) {
+      auto ref = ref_of(g.type.type, g.bits);
+      if (!ref) return std::unexpected("global " + std::to_string(i) + " holds a reference from outside the instance");
+      impl->globals.push_back({*ref, 0});
+    } else {
+      impl->globals.push_back({g.bits, g.bits_hi});
+    }
+  }
+  for (std::size_t t = m.imported_tables; t < m.tables.size(); ++t) {
+    const TableInst& table = *inst.tables[t];
+    auto& out = impl->tables.emplace_back();
+    out.reserve(table.elements.size());
+    for (const std::uint64_t bits : table.elements) {
+      auto ref = ref_of(table.type.element, bits);
+      if (!ref) return std::unexpected("table " + std::to_string(t) + " holds a reference from outside the instance");
+      out.push_back(*ref);
+    }
+  }
+  for (const auto& refs : inst.elements) impl->elements_dropped.push_back(refs.empty() ? 1 : 0);
+  for (const auto& data : inst.datas) impl->datas_dropped.push_back(data.empty() ? 1 : 0);
+  for (std::size_t i = m.imported_memories; i < m.memories.size(); ++i) {
+    const MemoryInst& mem = *inst.memories[i];
+    InstanceSnapshot::Impl::Memory out;
+    out.size = mem.size;
+    std::uint64_t end = 0;
+    for (std::uint64_t p = 0; p < mem.size; p += kHostPage) {
+      if (!page_is_zero(mem.base + p)) {
+        ++out.nonzero_pages;
+        end = p + kHostPage;
+      }
+    }
+    out.image_bytes = end;
+    if (end != 0) {
+      auto fd = sealed_memfd(mem.base, end);
+      if (!fd) return std::unexpected(fd.error());
+      out.fd = *fd;
+    }
+    impl->memories.push_back(out);
+  }
+  return std::make_shared<const InstanceSnapshot>(std::move(impl));
+}
+
+// ---------------------------------------------------------------- restore
+
+bool restore_memory(const InstanceSnapshot& snapshot, std::size_t index, MemoryInst& memory) {
+  const auto& image = snapshot.impl().memories.at(index);
+  if (image.size > static_cast<std::uint64_t>(memory.max_pages) * kPageSize) return false;
+  if (!memory.commit(image.size)) return false;
+  memory.size = image.size;
+  memory.peak = std::max(memory.peak, memory.size);
+  if (image.image_bytes != 0) {
+    // Copy-on-write: pages read come from the shared image, pages written become private.
+    void* p = ::mmap(memory.base, image.image_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, image.fd,
+                     static_cast<off_t>(image.offset));
+    if (p == MAP_FAILED) return false;
+    memory.image_bytes = image.image_bytes;
+  }
+  return true;
+}
+
+void MemoryInst::drop_image() {
+  // Fresh anonymous zero pages in place of the image, so the reservation can go back to the
+  // pool under its usual promise (read-write and zero up to `committed`).
+  void* p = ::mmap(base, image_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) pool = nullptr;  // the destructor then unmaps the whole reservation
+  image_bytes = 0;
+}
+
+void restore_instance_state(const InstanceSnapshot& snapshot, Instance& instance) {
+  auto& inst = static_cast<InstanceImpl&>(instance);
+  const Module& m = *inst.module;
+  const auto& s = snapshot.impl();
+  auto func_bits = [&](std::uint32_t ref) -> std::uint64_t {
+    return ref == 0 ? 0 : static_cast<std::uint64_t>(std::bit_cast<std::uintptr_t>(inst.funcs[ref - 1]));
+  };
+  for (std::size_t i = 0; i < s.globals.size(); ++i) {
+    GlobalInst& g = *inst.globals[m.imported_globals + i];
+    g.bits = is_reference(g.type.type) ? func_bits(static_cast<std::uint32_t>(s.globals[i].bits)) : s.globals[i].bits;
+    g.bits_hi = s.globals[i].bits_hi;
+  }
+  for (std::size_t t = 0; t < s.tables.size(); ++t) {
+    TableInst& table = *inst.tables[m.imported_tables + t];
+    table.elements.resize(s.tables[t].size());
+    std::ranges::transform(s.tables[t], table.elements.begin(), func_bits);
+  }
+  for (std::size_t i = 0; i < inst.elements.size(); ++i) {
+    if (s.elements_dropped[i] != 0) inst.elements[i].clear();
+  }
+  for (std::size_t i = 0; i < inst.datas.size(); ++i) {
+    if (s.datas_dropped[i] != 0) inst.datas[i] = {};
+  }
+}
+
+namespace {
+
+// Whether `snapshot` fits `module`'s shape (counts of every index space it restores).
+bool snapshot_fits(const InstanceSnapshot::Impl& s, const Module& m) {
+  if (s.globals.size() != m.globals.size() - m.imported_globals) return false;
+  if (s.tables.size() != m.tables.size() - m.imported_tables) return false;
+  if (s.memories.size() != m.memories.size() - m.imported_memories) return false;
+  if (s.elements_dropped.size() != m.elements.size() || s.datas_dropped.size() != m.datas.size()) return false;
+  const std::uint64_t funcs = m.func_types.size();
+  for (std::size_t t = 0; t < s.tables.size(); ++t) {
+    const auto& limits = m.tables[m.imported_tables + t].limits;
+    if (s.tables[t].size() < limits.min || (limits.max && s.tables[t].size() > *limits.max)) return false;
+    if (std::ranges::any_of(s.tables[t], [&](std::uint32_t r) { return r > funcs; })) return false;
+  }
+  for (std::size_t g = 0; g < s.globals.size(); ++g) {
+    const ValType type = m.globals[m.imported_globals + g].type;
+    if (type == ValType::ExternRef && s.globals[g].bits != 0) return false;
+    if (type == ValType::FuncRef && s.globals[g].bits > funcs) return false;
+  }
+  for (std::size_t i = 0; i < s.memories.size(); ++i) {
+    const auto& mem = s.memories[i];
+    const auto& limits = m.memories[m.imported_memories + i].limits;
+    if (mem.size % kPageSize != 0 || mem.size / kPageSize < limits.min ||
+        (limits.max && mem.size / kPageSize > *limits.max) || mem.image_bytes > mem.size ||
+        mem.image_bytes % kHostPage != 0)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- files
+
+std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot, std::uint64_t key,
+                                               const std::filesystem::path& path) {
+  const auto& s = snapshot.impl();
+  MetaWriter meta;
+  meta.u32(static_cast<std::uint32_t>(s.globals.size()));
+  for (const auto& g : s.globals) {
+    meta.u64(g.bits);
+    meta.u64(g.bits_hi);
+  }
+  meta.u32(static_cast<std::uint32_t>(s.tables.size()));
+  for (const auto& t : s.tables) {
+    meta.u32(static_cast<std::uint32_t>(t.size()));
+    for (const std::uint32_t r : t) meta.u32(r);
+  }
+  meta.u32(static_cast<std::uint32_t>(s.elements_dropped.size()));
+  for (const std::uint8_t d : s.elements_dropped) meta.u8(d);
+  meta.u32(static_cast<std::uint32_t>(s.datas_dropped.size()));
+  for (const std::uint8_t d : s.datas_dropped) meta.u8(d);
+  meta.u32(static_cast<std::uint32_t>(s.memories.size()));
+  std::uint64_t images_at = round_up(kHeaderBytes + meta.out.size() + 24 * s.memories.size(), kHostPage);
+  std::vector<std::uint64_t> image_offsets;
+  std::uint64_t file_bytes = images_at;
+  for (const auto& mem : s.memories) {
+    image_offsets.push_back(file_bytes);
+    meta.u64(mem.size);
+    meta.u64(mem.image_bytes);
+    meta.u64(mem.nonzero_pages);
+    file_bytes += mem.image_bytes;
+  }
+
+  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return std::unexpected(errno_text(("creating " + tmp.string()).c_str()));
+  auto fail = [&](std::string why) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return std::unexpected(std::move(why));
+  };
+  if (::ftruncate(fd, static_cast<off_t>(file_bytes)) != 0) return fail(errno_text("sizing the snapshot file"));
+  void* out = ::mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (out == MAP_FAILED) return fail(errno_text("mapping the snapshot file"));
+  auto* bytes = static_cast<std::uint8_t*>(out);
+  std::memcpy(bytes + kHeaderBytes, meta.out.data(), meta.out.size());
+  for (std::size_t i = 0; i < s.memories.size(); ++i) {
+    const auto& mem = s.memories[i];
+    if (mem.image_bytes == 0) continue;
+    void* in = ::mmap(nullptr, mem.image_bytes, PROT_READ, MAP_SHARED, mem.fd, static_cast<off_t>(mem.offset));
+    if (in == MAP_FAILED) {
+      ::munmap(out, file_bytes);
+      return fail(errno_text("mapping a snapshot image"));
+    }
+    std::memcpy(bytes + image_offsets[i], in, mem.image_bytes);
+    ::munmap(in, mem.image_bytes);
+  }
+  MetaWriter header;
+  header.out.assign(kMagic, kMagic + 8);
+  header.u32(kFormatVersion);
+  header.u32(static_cast<std::uint32_t>(kHeaderBytes));
+  header.u64(snapshot_hash(s.module->module().bytes));
+  header.u64(s.module->module().bytes.size());
+  header.u64(key);
+  header.u64(snapshot_hash(std::span<const std::uint8_t>(bytes, file_bytes).subspan(kHeaderBytes)));
+  header.u64(meta.out.size());
+  header.u64(file_bytes);
+  std::memcpy(bytes, header.out.data(), header.out.size());
+  // No fsync: a file torn by a crash fails its checksum and is rebuilt.
+  ::munmap(out, file_bytes);
+  ::close(fd);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    ::unlink(tmp.c_str());
+    return std::unexpected("renaming the snapshot file into place: " + ec.message());
+  }
+  return {};
+}
+
+std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
+    const std::shared_ptr<const CompiledModule>& module, std::uint64_t module_hash, std::uint64_t key,
+    const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return std::unexpected(errno_text(("opening " + path.string()).c_str()));
+  auto impl = std::make_unique<InstanceSnapshot::Impl>();
+  auto fail = [&](const std::string& why) {
+    for (auto& mem : impl->memories) {
+      if (mem.fd >= 0 && mem.fd != fd) ::close(mem.fd);
+      mem.fd = -1;
+    }
+    ::close(fd);
+    return std::unexpected("'" + path.string() + "': " + why);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return fail("not a regular file");
+  if (st.st_uid != ::geteuid()) return fail("owned by another user");
+  if (static_cast<std::uint64_t>(st.st_size) < kHeaderBytes) return fail("truncated (no header)");
+  Mapping map;
+  map.size = static_cast<std::size_t>(st.st_size);
+  map.p = ::mmap(nullptr, map.size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map.p == MAP_FAILED) return fail(errno_text("mmap"));
+  const auto bytes = map.bytes();
+  if (!std::equal(kMagic, kMagic + 8, bytes.begin())) return fail("not a snapshot file (bad magic)");
+  MetaReader header{bytes.subspan(8, kHeaderBytes - 8)};
+  const std::uint32_t version = header.u32();
+  const std::uint32_t header_bytes = header.u32();
+  const std::uint64_t file_module_hash = header.u64();
+  const std::uint64_t module_size = header.u64();
+  const std::uint64_t file_key = header.u64();
+  const std::uint64_t checksum = header.u64();
+  const std::uint64_t meta_bytes = header.u64();
+  const std::uint64_t file_bytes = header.u64();
+  if (version != kFormatVersion || header_bytes != kHeaderBytes) return fail("another snapshot format version");
+  if (file_bytes != bytes.size()) return fail("truncated or extended (size does not match the header)");
+  const Module& m = module->module();
+  if (module_size != m.bytes.size() || file_module_hash != module_hash) return fail("taken from another module");
+  if (file_key != key) return fail("taken with another initialisation configuration");
+  if (snapshot_hash(bytes.subspan(kHeaderBytes)) != checksum) return fail("checksum mismatch (corrupt)");
+  if (meta_bytes > bytes.size() - kHeaderBytes) return fail("metadata past the end");
+
+  MetaReader r{bytes.subspan(kHeaderBytes, meta_bytes)};
+  impl->module = module;
+  impl->globals.resize(r.count(16));
+  for (auto& g : impl->globals) {
+    g.bits = r.u64();
+    g.bits_hi = r.u64();
+  }
+  impl->tables.resize(r.count(4));
+  for (auto& t : impl->tables) {
+    t.resize(r.count(4));
+    for (auto& e : t) e = r.u32();
+  }
+  impl->elements_dropped.resize(r.count(1));
+  for (auto& d : impl->elements_dropped) d = r.u8();
+  impl->datas_dropped.resize(r.count(1));
+  for (auto& d : impl->datas_dropped) d = r.u8();
+  const std::uint32_t memories = r.count(24);
+  std::uint64_t image_at = round_up(kHeaderBytes + meta_bytes, kHostPage);
+  for (std::uint32_t i = 0; i < memories && r.ok; ++i) {
+    InstanceSnapshot::Impl::Memory mem;
+    mem.size = r.u64();
+    mem.image_bytes = r.u64();
+    mem.nonzero_pages = r.u64();
+    mem.offset = image_at;
+    if (mem.image_bytes > bytes.size() || image_at > bytes.size() - mem.image_bytes) return fail("an image past the end");
+    image_at += mem.image_bytes;
+    if (mem.image_bytes != 0) mem.fd = fd;
+    impl->memories.push_back(mem);
+  }
+  if (!r.ok || r.pos != meta_bytes || image_at != bytes.size()) return fail("malformed metadata");
+  if (!snapshot_fits(*impl, m)) return fail("does not fit the module's globals, tables, segments or memories");
+  // Each image gets its own descriptor so the Impl can close them independently.
+  bool first = true;
+  for (auto& mem : impl->memories) {
+    if (mem.fd < 0) continue;
+    if (first) {
+      first = false;
+      continue;
+    }
+    mem.fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (mem.fd < 0) return fail(errno_text("dup"));
+  }
+  if (first) ::close(fd);  // no image references the file
+  return std::make_shared<const InstanceSnapshot>(std::move(impl));
+}
+
+}  // namespace sprawling::wasm

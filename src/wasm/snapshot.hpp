@@ -1,0 +1,98 @@
+// Instance snapshots (Wizer-style, inside the engine): the state of an instance after its
+// initialisation export ran — linear memories, globals, tables, dropped segments — captured once
+// and restored into later instances copy-on-write, without rerunning segments or the start function.
+#pragma once
+
+#include "wasm/runtime.hpp"
+
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sprawling::wasm {
+
+// Immutable and shareable between threads and Stores. A memory image is a sealed memfd (or a
+// page-aligned range of a verified snapshot file) mapped MAP_PRIVATE into each restored memory,
+// so a restored instance pays for the pages it touches, not for the image's size.
+class InstanceSnapshot {
+ public:
+  struct Impl;
+  explicit InstanceSnapshot(std::unique_ptr<Impl> impl);
+  ~InstanceSnapshot();
+  InstanceSnapshot(const InstanceSnapshot&) = delete;
+  InstanceSnapshot& operator=(const InstanceSnapshot&) = delete;
+
+  // The module it was taken from; Store::instantiate refuses any other.
+  [[nodiscard]] const std::shared_ptr<const CompiledModule>& module() const noexcept;
+  // Memory 0's size when captured, and the bytes of its image (trailing zero pages trimmed).
+  [[nodiscard]] std::uint64_t memory_bytes() const noexcept;
+  [[nodiscard]] std::uint64_t image_bytes() const noexcept;
+  // Pages of 4 KiB holding a non-zero byte, over all memories.
+  [[nodiscard]] std::uint64_t nonzero_pages() const noexcept;
+  [[nodiscard]] const Impl& impl() const noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// What a snapshot holds. Function references are stored as the instance's function index + 1
+// (0 = null), never as host addresses, so an image can be restored into any Store.
+struct InstanceSnapshot::Impl {
+  std::shared_ptr<const CompiledModule> module;
+  struct Global {
+    std::uint64_t bits = 0;
+    std::uint64_t bits_hi = 0;
+  };
+  std::vector<Global> globals;                      // defined globals
+  std::vector<std::vector<std::uint32_t>> tables;   // defined tables' elements
+  std::vector<std::uint8_t> elements_dropped;       // per element segment: 1 when dropped
+  std::vector<std::uint8_t> datas_dropped;          // per data segment: 1 when dropped
+  struct Memory {
+    std::uint64_t size = 0;         // bytes (whole wasm pages)
+    std::uint64_t image_bytes = 0;  // [0, image_bytes) is mapped from fd; the rest is zero
+    std::uint64_t nonzero_pages = 0;
+    int fd = -1;                    // a sealed memfd, or the verified snapshot file
+    std::uint64_t offset = 0;       // where the image starts in fd (page-aligned)
+  };
+  std::vector<Memory> memories;     // defined memories
+  ~Impl();
+};
+
+// Captures `instance` as it is now (call it between invocations, never from inside one).
+// Refused, with the reason, when the state is not the instance's own: an imported memory,
+// table or mutable global, a table holding a function of another instance, a non-null
+// externref in a table or global.
+[[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance);
+
+// The on-disk form: a 64-byte header (magic, format version, the module's content hash and size,
+// the caller's key, a checksum of everything after the header), the globals/tables/segment
+// state, then each memory image page-aligned so that it can be mapped from the file itself.
+// Written to a temporary file and renamed into place, so an existing file never changes.
+[[nodiscard]] std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot, std::uint64_t key,
+                                                             const std::filesystem::path& path);
+// Loads and verifies a file written by save_snapshot for `module` and `key`: wrong magic or
+// version, another module, another key, a bad checksum or a truncated file are errors (the
+// caller rebuilds), never an image that runs. `module_hash` is snapshot_hash(module's bytes),
+// which a caller loading many snapshots of one module computes once.
+[[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
+    const std::shared_ptr<const CompiledModule>& module, std::uint64_t module_hash, std::uint64_t key,
+    const std::filesystem::path& path);
+
+// A 64-bit content hash of a byte range (word-wise multiply-xorshift, four lanes): the snapshot
+// file's checksum and the module identity it records.
+[[nodiscard]] std::uint64_t snapshot_hash(std::span<const std::uint8_t> bytes) noexcept;
+
+// Sets the globals, tables and dropped segments of `instance` (just allocated by
+// Store::instantiate from the snapshot's module, segments not yet applied) to the snapshot's.
+void restore_instance_state(const InstanceSnapshot& snapshot, Instance& instance);
+
+// Restores memory `index` of `snapshot` into `memory` (freshly created with the module's
+// minimum): grows it to the captured size and maps the image over it copy-on-write.
+// runtime.cpp's Store::instantiate calls it; false when the size is over the store's limits.
+[[nodiscard]] bool restore_memory(const InstanceSnapshot& snapshot, std::size_t index, MemoryInst& memory);
+
+}  // namespace sprawling::wasm

@@ -1,0 +1,197 @@
+// The sandbox's snapshot cache (src/sandbox/engine_snapshot.cpp) through WasmSandbox: the init
+// sees only argv[0] and the init mounts, each job gets its own argv/env/fds and a fresh copy of
+// the initialised memory, failed or fd-leaking inits fall back to cold starts, and a corrupt or
+// foreign snapshot file is rebuilt, never run.
+#include "tests/engine/guest.hpp"
+
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include "sandbox/engine_snapshot.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+namespace sprawling::runtime {
+namespace {
+
+using test::TempDir;
+using test::text;
+
+// Prints "R" then digits: init runs, this job's resume count, argc and environ count seen by
+// the init, fd_prestat_get(4)'s errno during init, argc, environ count and fd 4's errno now.
+// `_start` (the cold path) prints "cold". INIT_BODY is spliced into `wizer.initialize`.
+std::string guest(std::string_view init_extra) {
+  return std::string(R"((module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $args_sizes_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_prestat_get" (func $fd_prestat_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 400) ".")
+  (func $digit (param $at i32) (param $v i32) (i32.store8 (local.get $at) (i32.add (i32.const 48) (local.get $v))))
+  (func $print (param $ptr i32) (param $len i32)
+    (i32.store (i32.const 100) (local.get $ptr))
+    (i32.store (i32.const 104) (local.get $len))
+    (drop (call $fd_write (i32.const 1) (i32.const 100) (i32.const 1) (i32.const 108))))
+  (func (export "wizer.initialize")
+    (i32.store (i32.const 0) (i32.add (i32.load (i32.const 0)) (i32.const 1)))
+    (drop (call $args_sizes_get (i32.const 4) (i32.const 120)))
+    (drop (call $environ_sizes_get (i32.const 8) (i32.const 120)))
+    (i32.store (i32.const 16) (call $fd_prestat_get (i32.const 4) (i32.const 120)))
+    )") + std::string(init_extra) + R"()
+  (func (export "wizer.resume")
+    (i32.store (i32.const 12) (i32.add (i32.load (i32.const 12)) (i32.const 1)))
+    (i32.store8 (i32.const 200) (i32.const 82))
+    (call $digit (i32.const 201) (i32.load (i32.const 0)))
+    (call $digit (i32.const 202) (i32.load (i32.const 12)))
+    (call $digit (i32.const 203) (i32.load (i32.const 4)))
+    (call $digit (i32.const 204) (i32.load (i32.const 8)))
+    (call $digit (i32.const 205) (i32.load (i32.const 16)))
+    (drop (call $args_sizes_get (i32.const 124) (i32.const 120)))
+    (call $digit (i32.const 206) (i32.load (i32.const 124)))
+    (drop (call $environ_sizes_get (i32.const 124) (i32.const 120)))
+    (call $digit (i32.const 207) (i32.load (i32.const 124)))
+    (call $digit (i32.const 208) (call $fd_prestat_get (i32.const 4) (i32.const 120)))
+    (i32.store8 (i32.const 209) (i32.const 10))
+    (call $print (i32.const 200) (i32.const 10)))
+  (func (export "_start")
+    (i32.store (i32.const 300) (i32.const 0x646c6f63))
+    (i32.store8 (i32.const 304) (i32.const 10))
+    (call $print (i32.const 300) (i32.const 5))))
+)";
+}
+
+// An init that opens a directory and keeps it: the snapshot would carry an fd the job lacks.
+constexpr std::string_view kLeakyInit =
+    "(drop (call $path_open (i32.const 3) (i32.const 0) (i32.const 400) (i32.const 1) (i32.const 2) "
+    "(i64.const 0) (i64.const 0) (i32.const 0) (i32.const 500)))";
+
+// Init counter 1, job counter 1, init argc 1 and envc 0, fd 4 absent at init (EBADF = 8); the
+// job's own argc 2, envc 1, fd 4 present (0).
+constexpr std::string_view kSnapshotOutput = "R11108210\n";
+
+class EngineSnapshot : public ::testing::Test {
+ protected:
+  void SetUp() override { engine::clear_snapshot_cache(); }
+  void TearDown() override { engine::clear_snapshot_cache(); }
+
+  [[nodiscard]] SandboxJob job(const std::filesystem::path& wasm) const {
+    SandboxJob j = test::job_for(wasm, 10'000'000);
+    j.argv = {"guest", "arg"};
+    j.env = {{"KEY", "value"}};
+    j.mounts = {Mount{.host = init_dir.path(), .guest = "/lib", .writable = false},
+                Mount{.host = user_dir.path(), .guest = "/work", .writable = true}};
+    j.snapshot.init_mounts = 1;
+    return j;
+  }
+
+  static SandboxOutcome run(WasmSandbox& sandbox, const SandboxJob& j) {
+    auto outcome = sandbox.run(j);
+    EXPECT_TRUE(outcome.has_value()) << (outcome ? "" : outcome.error().to_string());
+    return outcome ? std::move(*outcome) : SandboxOutcome{};
+  }
+
+  TempDir dir;
+  TempDir init_dir;
+  TempDir user_dir;
+};
+
+TEST_F(EngineSnapshot, JobsStartFromTheInitialisedInstanceWithTheirOwnArgvEnvAndMounts) {
+  const auto wasm = dir.write("guest.wat", guest(""));
+  WasmSandbox sandbox;
+  for (int i = 0; i < 5; ++i) {
+    const auto outcome = run(sandbox, job(wasm));
+    EXPECT_EQ(outcome.exit, SandboxExit{Success{}});
+    // The job counter is 1 every time: nothing one job wrote reaches the next.
+    EXPECT_EQ(text(outcome.stdout_bytes), kSnapshotOutput) << "job " << i;
+    ASSERT_TRUE(outcome.stats.has_value());
+    EXPECT_TRUE(outcome.stats->from_snapshot);
+  }
+}
+
+TEST_F(EngineSnapshot, DisabledOrWithoutAnInitExportTheJobStartsCold) {
+  const auto wasm = dir.write("guest.wat", guest(""));
+  WasmSandbox sandbox;
+  auto j = job(wasm);
+  j.snapshot.enabled = false;
+  auto outcome = run(sandbox, j);
+  EXPECT_EQ(text(outcome.stdout_bytes), "cold\n");
+  EXPECT_FALSE(outcome.stats->from_snapshot);
+
+  const auto plain = dir.write("ok.wat", test::kOkGuest);
+  outcome = run(sandbox, job(plain));
+  EXPECT_EQ(text(outcome.stdout_bytes), "ok\n");
+  EXPECT_FALSE(outcome.stats->from_snapshot);
+}
+
+TEST_F(EngineSnapshot, AFailingOrFdLeakingInitMeansColdStarts) {
+  WasmSandbox sandbox;
+  for (const auto& [name, extra] : {std::pair{"trap.wat", std::string_view("(unreachable)")},
+                                    std::pair{"leaky.wat", kLeakyInit}}) {
+    const auto wasm = dir.write(name, guest(extra));
+    for (int i = 0; i < 2; ++i) {
+      const auto outcome = run(sandbox, job(wasm));
+      EXPECT_EQ(outcome.exit, SandboxExit{Success{}}) << name;
+      EXPECT_EQ(text(outcome.stdout_bytes), "cold\n") << name;
+      EXPECT_FALSE(outcome.stats->from_snapshot) << name;
+    }
+  }
+}
+
+TEST_F(EngineSnapshot, TooFewMountsForTheInitMeansAColdStart) {
+  const auto wasm = dir.write("guest.wat", guest(""));
+  WasmSandbox sandbox;
+  auto j = job(wasm);
+  j.snapshot.init_mounts = 3;
+  const auto outcome = run(sandbox, j);
+  EXPECT_EQ(text(outcome.stdout_bytes), "cold\n");
+}
+
+std::vector<char> file_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(EngineSnapshot, ASnapshotFileIsReusedAndACorruptOrForeignOneIsRebuilt) {
+  const auto wasm = dir.write("guest.wat", guest(""));
+  const auto snaps = dir.path() / "snapshots";
+  WasmSandbox sandbox(SandboxConfig{.snapshot_dir = snaps});
+  EXPECT_EQ(text(run(sandbox, job(wasm)).stdout_bytes), kSnapshotOutput);
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(snaps)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  const auto good = file_bytes(files[0]);
+  ASSERT_GT(good.size(), 4096u);
+
+  // The in-memory copy gone, the file serves the next job.
+  engine::clear_snapshot_cache();
+  auto outcome = run(sandbox, job(wasm));
+  EXPECT_EQ(text(outcome.stdout_bytes), kSnapshotOutput);
+  EXPECT_TRUE(outcome.stats->from_snapshot);
+
+  // The image's first byte is the init counter: a corrupted file that ran would print "R2...".
+  {
+    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(good.size() - 4096));
+    f.put(static_cast<char>(2));
+  }
+  engine::clear_snapshot_cache();
+  outcome = run(sandbox, job(wasm));
+  EXPECT_EQ(text(outcome.stdout_bytes), kSnapshotOutput);
+  EXPECT_TRUE(outcome.stats->from_snapshot);
+  EXPECT_EQ(file_bytes(files[0]), good) << "the corrupt file was not replaced by a rebuilt one";
+
+  // Someone else's bytes under the same name.
+  std::ofstream(files[0], std::ios::binary | std::ios::trunc) << "not a snapshot at all";
+  engine::clear_snapshot_cache();
+  outcome = run(sandbox, job(wasm));
+  EXPECT_EQ(text(outcome.stdout_bytes), kSnapshotOutput);
+  EXPECT_EQ(file_bytes(files[0]), good);
+}
+
+}  // namespace
+}  // namespace sprawling::runtime

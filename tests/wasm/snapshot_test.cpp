@@ -1,0 +1,222 @@
+// Instance snapshots (src/wasm/snapshot.cpp): what a capture holds, that a restore reruns neither
+// segments nor the start function, copy-on-write independence of restored instances, recycled
+// reservations coming back zeroed, and the checksummed file (corrupt/foreign/truncated refused).
+#include "engine_fixtures.hpp"
+
+#include "wasm/snapshot.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace sprawling::wasm {
+namespace {
+
+using testing::compile_fixture;
+using testing::export_func;
+
+std::uint32_t call_i32(Store& store, const Instance& inst, std::string_view name, std::vector<Value> args = {}) {
+  auto r = store.invoke(export_func(inst, name), args);
+  EXPECT_TRUE(r.has_value()) << name << ": " << (r ? "" : r.error().message);
+  return r && !r->empty() ? static_cast<std::uint32_t>((*r)[0].bits) : 0xDEADu;
+}
+
+// Instantiates the guest, runs its init export and captures it.
+std::shared_ptr<const InstanceSnapshot> initialised_snapshot(const std::shared_ptr<const CompiledModule>& module) {
+  Store store;
+  auto inst = store.instantiate(module, {});
+  EXPECT_TRUE(inst.has_value());
+  if (!inst) return nullptr;
+  EXPECT_TRUE(store.invoke(export_func(**inst, "wizer.initialize"), {}).has_value());
+  auto snap = capture_snapshot(**inst);
+  EXPECT_TRUE(snap.has_value()) << (snap ? "" : snap.error());
+  return snap ? *snap : nullptr;
+}
+
+// Every piece of state the init left behind, seen from a restored instance.
+void expect_initialised_state(Store& store, const Instance& inst) {
+  EXPECT_EQ(call_i32(store, inst, "counter"), 1u) << "the start function ran again (or its effect was lost)";
+  EXPECT_EQ(call_i32(store, inst, "inited"), 42u);
+  EXPECT_EQ(call_i32(store, inst, "size"), 3u);
+  EXPECT_EQ(call_i32(store, inst, "load", {Value::i32(100)}), 0xabcdefu);
+  EXPECT_EQ(call_i32(store, inst, "load", {Value::i32(0x2fff0)}), 7u);
+  std::uint32_t hell = 0;
+  std::memcpy(&hell, "hell", 4);
+  EXPECT_EQ(call_i32(store, inst, "load", {Value::i32(16)}), hell);
+  std::uint32_t pass = 0;
+  std::memcpy(&pass, "pass", 4);
+  EXPECT_EQ(call_i32(store, inst, "load", {Value::i32(200)}), pass);
+  EXPECT_EQ(call_i32(store, inst, "call", {Value::i32(0)}), 11u);
+  EXPECT_EQ(call_i32(store, inst, "call", {Value::i32(1)}), 22u);
+  EXPECT_EQ(call_i32(store, inst, "call_fref"), 22u);
+  // The segments dropped during init stay dropped.
+  auto mi = store.invoke(export_func(inst, "memory_init_again"), {});
+  ASSERT_FALSE(mi.has_value());
+  EXPECT_EQ(mi.error().kind, TrapKind::OutOfBoundsMemoryAccess);
+  auto ti = store.invoke(export_func(inst, "table_init_again"), {});
+  ASSERT_FALSE(ti.has_value());
+  EXPECT_EQ(ti.error().kind, TrapKind::OutOfBoundsTableAccess);
+}
+
+std::filesystem::path temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("sprawling-snapshot-test-" + std::to_string(::getpid()) + "-" + name);
+}
+
+TEST(Snapshot, CaptureHoldsSizeAndTrimmedImage) {
+  auto module = compile_fixture("snapshot_guest");
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  EXPECT_EQ(snap->memory_bytes(), 3 * kPageSize);
+  // The last non-zero byte is at 0x2fff0 (page 3 of wasm = the last 4 KiB page of the memory).
+  EXPECT_EQ(snap->image_bytes(), 0x30000u);
+  EXPECT_EQ(snap->nonzero_pages(), 2u);  // page 0 (16, 100, 200) and the page holding 0x2fff0
+  EXPECT_EQ(snap->module(), module);
+}
+
+TEST(Snapshot, RestoreRerunsNeitherSegmentsNorStart) {
+  auto module = compile_fixture("snapshot_guest");
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  Store store;
+  auto inst = store.instantiate(module, {}, snap.get());
+  ASSERT_TRUE(inst.has_value()) << inst.error().message;
+  expect_initialised_state(store, **inst);
+  // Memory past the image is zero and grows as usual.
+  EXPECT_EQ(call_i32(store, **inst, "grow", {Value::i32(1)}), 3u);
+  EXPECT_EQ(call_i32(store, **inst, "load", {Value::i32(0x3fff0)}), 0u);
+}
+
+TEST(Snapshot, RestoredInstancesAreCopyOnWriteAndIndependent) {
+  auto module = compile_fixture("snapshot_guest");
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  auto pool = std::make_shared<ResourcePool>();
+  for (int round = 0; round < 5; ++round) {
+    Store a({}, pool);
+    Store b({}, pool);
+    auto ia = a.instantiate(module, {}, snap.get());
+    auto ib = b.instantiate(module, {}, snap.get());
+    ASSERT_TRUE(ia && ib);
+    call_i32(a, **ia, "store", {Value::i32(100), Value::i32(1)});
+    call_i32(a, **ia, "store", {Value::i32(0x2fff0), Value::i32(2)});
+    EXPECT_EQ(call_i32(a, **ia, "load", {Value::i32(100)}), 1u);
+    EXPECT_EQ(call_i32(b, **ib, "load", {Value::i32(100)}), 0xabcdefu) << "round " << round;
+    EXPECT_EQ(call_i32(b, **ib, "load", {Value::i32(0x2fff0)}), 7u);
+    expect_initialised_state(b, **ib);
+  }
+  // A reservation that held an image goes back to the pool zeroed: a plain instance sees only
+  // its own data segment, nothing of the image.
+  for (int i = 0; i < 3; ++i) {
+    Store plain({}, pool);
+    auto inst = plain.instantiate(module, {});
+    ASSERT_TRUE(inst.has_value());
+    EXPECT_EQ(call_i32(plain, **inst, "size"), 1u);
+    EXPECT_EQ(call_i32(plain, **inst, "load", {Value::i32(100)}), 0u);
+    EXPECT_EQ(call_i32(plain, **inst, "load", {Value::i32(200)}), 0u);
+    EXPECT_EQ(call_i32(plain, **inst, "counter"), 1u);
+    EXPECT_EQ(call_i32(plain, **inst, "grow", {Value::i32(2)}), 1u);
+    EXPECT_EQ(call_i32(plain, **inst, "load", {Value::i32(0x2fff0)}), 0u);
+  }
+}
+
+TEST(Snapshot, InstantiateRefusesAnotherModulesSnapshot) {
+  auto module = compile_fixture("snapshot_guest");
+  auto other = compile_fixture("snapshot_guest");  // same bytes, another CompiledModule
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  Store store;
+  auto inst = store.instantiate(other, {}, snap.get());
+  ASSERT_FALSE(inst.has_value());
+  EXPECT_EQ(inst.error().message, "the snapshot was taken from another module");
+}
+
+TEST(Snapshot, RestoreOverTheMemoryCapIsALinkError) {
+  auto module = compile_fixture("snapshot_guest");
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  Store store(StoreLimits{.max_memory_bytes = 2 * kPageSize});
+  auto inst = store.instantiate(module, {}, snap.get());
+  ASSERT_FALSE(inst.has_value());
+  EXPECT_EQ(inst.error().kind, InstantiationError::Kind::Link);
+}
+
+TEST(Snapshot, ImportedMemoryIsRefused) {
+  auto module = compile_fixture("snapshot_imported_memory");
+  Store store;
+  MemoryInst* mem = store.add_memory(MemoryType{Limits{1, std::nullopt}});
+  std::vector<Extern> imports{mem};
+  auto inst = store.instantiate(module, imports);
+  ASSERT_TRUE(inst.has_value());
+  auto snap = capture_snapshot(**inst);
+  ASSERT_FALSE(snap.has_value());
+  EXPECT_NE(snap.error().find("imports a memory"), std::string::npos) << snap.error();
+}
+
+TEST(SnapshotFile, RoundTripRestoresTheSameState) {
+  auto module = compile_fixture("snapshot_guest");
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  const auto path = temp_path("roundtrip");
+  ASSERT_TRUE(save_snapshot(*snap, 1234, path).has_value());
+  auto loaded = load_snapshot(module, snapshot_hash(module->module().bytes), 1234, path);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error();
+  EXPECT_EQ((*loaded)->image_bytes(), snap->image_bytes());
+  EXPECT_EQ((*loaded)->nonzero_pages(), snap->nonzero_pages());
+  // The file may go away: the mapping keeps the image alive.
+  std::filesystem::remove(path);
+  for (int i = 0; i < 3; ++i) {
+    Store store;
+    auto inst = store.instantiate(module, {}, loaded->get());
+    ASSERT_TRUE(inst.has_value()) << inst.error().message;
+    expect_initialised_state(store, **inst);
+    call_i32(store, **inst, "store", {Value::i32(100), Value::i32(5)});
+  }
+}
+
+TEST(SnapshotFile, CorruptForeignOrTruncatedFilesAreRefused) {
+  auto module = compile_fixture("snapshot_guest");
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  const auto path = temp_path("corrupt");
+  ASSERT_TRUE(save_snapshot(*snap, 7, path).has_value());
+  const auto size = std::filesystem::file_size(path);
+
+  auto refused_with = [&](std::uint64_t key, const char* words) {
+    auto loaded = load_snapshot(module, snapshot_hash(module->module().bytes), key, path);
+    ASSERT_FALSE(loaded.has_value()) << "a bad snapshot file was accepted (" << words << ")";
+    EXPECT_NE(loaded.error().find(words), std::string::npos) << loaded.error();
+  };
+  refused_with(8, "another initialisation configuration");
+
+  // One flipped bit in the image (the last byte of the file is in the page holding 0x2fff0).
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size - 16));
+    f.put(static_cast<char>(0x01));
+  }
+  refused_with(7, "checksum mismatch");
+
+  ASSERT_TRUE(save_snapshot(*snap, 7, path).has_value());
+  std::filesystem::resize_file(path, size - 4096);
+  refused_with(7, "size does not match");
+
+  ASSERT_TRUE(save_snapshot(*snap, 7, path).has_value());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.put('X');
+  }
+  refused_with(7, "bad magic");
+
+  // Another module's snapshot (different bytes) is refused too.
+  ASSERT_TRUE(save_snapshot(*snap, 7, path).has_value());
+  auto other = compile_fixture("snapshot_imported_memory");
+  auto loaded = load_snapshot(other, snapshot_hash(other->module().bytes), 7, path);
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_NE(loaded.error().find("another module"), std::string::npos) << loaded.error();
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
