@@ -159,6 +159,7 @@ SPRAWLING_API sprawling_status sprawling_run(sprawling_sandbox* sandbox, const s
                                              sprawling_outcome** outcome, sprawling_error** error);
 
 /* ---- outcome ------------------------------------------------------------------------------- */
+/* Accessors given a NULL outcome (or error) return 0, NULL or SPRAWLING_EXIT_SUCCESS. */
 
 SPRAWLING_API void sprawling_outcome_free(sprawling_outcome* outcome);
 SPRAWLING_API sprawling_exit_kind sprawling_outcome_exit_kind(const sprawling_outcome* outcome);

@@ -17,7 +17,7 @@ import ctypes
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Union
 
 __all__ = [
@@ -97,7 +97,7 @@ class Outcome:
     exit: Exit
     stdout: bytes
     stderr: bytes
-    stats: Stats = field(repr=False)
+    stats: Stats
 
 
 # ---- the library --------------------------------------------------------------------------
@@ -297,7 +297,7 @@ class Sandbox:
 
     def __del__(self) -> None:
         config = getattr(self, "_config", None)
-        if config:
+        if config and _lib is not None:  # _lib may already be gone at interpreter exit
             _lib.sprawling_config_free(config)
             self._config = None
 
