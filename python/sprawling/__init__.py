@@ -16,9 +16,10 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 __all__ = [
     "Exit",
@@ -107,6 +108,10 @@ class _Handle(ctypes.c_void_p):
     """An opaque handle (sprawling_config*, sprawling_job* …)."""
 
 
+# sprawling_output_sink: void (*)(void* user, const uint8_t* bytes, size_t len)
+_SINK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
+
+
 def _library_candidates() -> list[str]:
     explicit = os.environ.get("SPRAWLING_LIBRARY")
     if explicit:
@@ -149,6 +154,8 @@ def _load() -> ctypes.CDLL:
         "sprawling_config_set_deterministic": (st, [h, i]),
         "sprawling_config_set_random_seed": (st, [h, u64]),
         "sprawling_config_set_hostcall_copy_limit": (st, [h, u64]),
+        "sprawling_config_set_stdout_sink": (st, [h, _SINK, ctypes.c_void_p]),
+        "sprawling_config_set_stderr_sink": (st, [h, _SINK, ctypes.c_void_p]),
         "sprawling_sandbox_new": (st, [h, ctypes.POINTER(h)]),
         "sprawling_sandbox_free": (None, [h]),
         "sprawling_job_new": (st, [ctypes.POINTER(h)]),
@@ -259,12 +266,16 @@ class Sandbox:
     meter_fuel         False: fuel is not metered at all (benchmarks only)
     deterministic, random_seed   reproducible runs: fixed clocks, seeded randomness
     hostcall_copy_limit  what one WASI call may take from guest memory (default 128 MiB)
+    on_stdout, on_stderr   called with each piece of output (bytes) as the guest writes it, on
+                       the thread running the job; an exception it raises is raised by run()
+                       once the job has ended (the outcome still holds the whole output)
     """
 
     def __init__(self, *, max_memory_bytes: Optional[int] = None, timeout: Optional[float] = None,
                  max_stdout_bytes: Optional[int] = None, max_stderr_bytes: Optional[int] = None,
                  meter_fuel: bool = True, deterministic: bool = False, random_seed: int = 0,
-                 hostcall_copy_limit: Optional[int] = None) -> None:
+                 hostcall_copy_limit: Optional[int] = None, on_stdout: Optional[Callable[[bytes], object]] = None,
+                 on_stderr: Optional[Callable[[bytes], object]] = None) -> None:
         # Checked in full before anything is allocated, so a bad argument leaks nothing.
         u64_settings = {
             "max_memory_bytes": _u64("max_memory_bytes", max_memory_bytes, allow_none=True),
@@ -283,6 +294,9 @@ class Sandbox:
             if timeout_ns > (1 << 63) - 1:
                 raise ValueError(f"timeout is too large: {timeout!r} seconds")
         flags = {"meter_fuel": _flag("meter_fuel", meter_fuel), "deterministic": _flag("deterministic", deterministic)}
+        for name, callback in (("on_stdout", on_stdout), ("on_stderr", on_stderr)):
+            if callback is not None and not callable(callback):
+                raise TypeError(f"{name} must be callable (it receives bytes) or None, not {type(callback).__name__}")
 
         self._config = _Handle()
         _check(_lib.sprawling_config_new(ctypes.byref(self._config)), "sprawling_config_new")
@@ -293,6 +307,15 @@ class Sandbox:
             _check(_lib.sprawling_config_set_timeout_ns(self._config, timeout_ns), "timeout")
         for name, value in flags.items():
             _check(getattr(_lib, "sprawling_config_set_" + name)(self._config, int(value)), name)
+        # Sink exceptions are kept per thread (a sink runs on the thread running the job) and
+        # raised once the job is over; the ctypes callbacks live as long as the config.
+        self._sink_errors = threading.local()
+        self._sinks = []
+        for name, callback in (("stdout", on_stdout), ("stderr", on_stderr)):
+            if callback is not None:
+                sink = _SINK(_sink_calling(callback, self._sink_errors))
+                self._sinks.append(sink)
+                _check(getattr(_lib, f"sprawling_config_set_{name}_sink")(self._config, sink, None), "on_" + name)
         self._settings = {**{k: v for k, v in u64_settings.items() if v is not None}, **flags, "timeout": timeout}
 
     def __del__(self) -> None:
@@ -336,6 +359,7 @@ class Sandbox:
             job.free()
 
     def _run(self, job: "_Job") -> Outcome:
+        self._sink_errors.first = None
         sandbox = _Handle()
         _check(_lib.sprawling_sandbox_new(self._config, ctypes.byref(sandbox)), "sprawling_sandbox_new")
         outcome, error = _Handle(), _Handle()
@@ -347,9 +371,13 @@ class Sandbox:
             raise _take_error(error)
         _check(status, "sprawling_run")
         try:
-            return _read_outcome(outcome)
+            result = _read_outcome(outcome)
         finally:
             _lib.sprawling_outcome_free(outcome)
+        sink_error, self._sink_errors.first = self._sink_errors.first, None
+        if sink_error is not None:
+            raise sink_error
+        return result
 
     def python(self, args: Sequence[str] = (), *, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,
                stdin: Union[bytes, bytearray, memoryview] = b"", mounts: Iterable[Mount] = (),
@@ -417,6 +445,17 @@ class _Job:
 
         units = _u64("fuel", fuel, allow_none=True)
         _check(_lib.sprawling_job_set_fuel(self.handle, _U64_MAX if units is None else units), "fuel")
+
+
+def _sink_calling(callback: Callable[[bytes], object], errors: threading.local):
+    def sink(_user, data, length):
+        try:
+            callback(ctypes.string_at(data, length))
+        except BaseException as e:  # noqa: B036 - kept, raised by run() on this thread
+            if getattr(errors, "first", None) is None:
+                errors.first = e
+
+    return sink
 
 
 def _mount_list(mounts: object) -> list[Mount]:

@@ -1,7 +1,7 @@
 # Type stubs of the `sprawling` module (python/sprawling/__init__.py) for editors and type checkers.
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal, Optional, Union
+from typing import Callable, Literal, Optional, Union
 
 _Path = Union[str, os.PathLike[str]]
 _Bytes = Union[bytes, bytearray, memoryview]
@@ -48,7 +48,8 @@ class Sandbox:
     def __init__(self, *, max_memory_bytes: Optional[int] = ..., timeout: Optional[float] = ...,
                  max_stdout_bytes: Optional[int] = ..., max_stderr_bytes: Optional[int] = ...,
                  meter_fuel: bool = ..., deterministic: bool = ..., random_seed: int = ...,
-                 hostcall_copy_limit: Optional[int] = ...) -> None: ...
+                 hostcall_copy_limit: Optional[int] = ..., on_stdout: Optional[Callable[[bytes], object]] = ...,
+                 on_stderr: Optional[Callable[[bytes], object]] = ...) -> None: ...
     def run(self, wasm: Union[_Path, _Bytes], *, argv: Optional[Sequence[str]] = ..., env: Optional[_Env] = ...,
             stdin: _Bytes = ..., mounts: Iterable[Mount] = ..., fuel: Optional[int] = ...) -> Outcome: ...
     def python(self, args: Sequence[str] = ..., *, env: Optional[_Env] = ..., stdin: _Bytes = ...,

@@ -241,6 +241,26 @@ def test_deterministic_settings_are_accepted():
     assert "deterministic=True" in repr(sb)
 
 
+def test_output_sinks_see_the_output_as_it_is_written():
+    seen = {"out": [], "err": []}
+    sb = sprawling.Sandbox(on_stdout=seen["out"].append, on_stderr=seen["err"].append)
+    out = run("cat", sandbox=sb, stdin=b"x" * 100_000)
+    assert b"".join(seen["out"]) == out.stdout == b"x" * 100_000
+    assert seen["err"] == []
+    run("stderr", sandbox=sb)
+    assert b"".join(seen["err"]) == b"to stderr\n"
+
+
+def test_an_exception_in_a_sink_is_raised_after_the_run():
+    def refuse(_data):
+        raise KeyError("sink says no")
+
+    sb = sprawling.Sandbox(on_stdout=refuse)
+    with pytest.raises(KeyError, match="sink says no"):
+        run("hello", sandbox=sb)
+    assert run("stderr", sandbox=sb).stderr == b"to stderr\n"  # the next run starts clean
+
+
 # ---- threads ----
 
 SPIN = "3000000"  # about 0.1-0.3 s of guest work
@@ -322,6 +342,8 @@ def test_parallel_jobs_from_threads_overlap_and_are_timed():
     ({"deterministic": "yes"}, TypeError),
     ({"random_seed": -3}, ValueError),
     ({"hostcall_copy_limit": "big"}, TypeError),
+    ({"on_stdout": b"not callable"}, TypeError),
+    ({"on_stderr": 3}, TypeError),
 ])
 def test_bad_sandbox_arguments(kwargs, error):
     name = next(iter(kwargs))
