@@ -163,6 +163,14 @@ sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, s
   return SPRAWLING_OK;
 }
 
+// One config field set from C: a new SandboxConfig limit is one line per setter below.
+template <auto Field, typename Value>
+sprawling_status set_field(sprawling_config* config, Value value) {
+  if (config == nullptr) return SPRAWLING_EINVAL;
+  config->config.*Field = value;
+  return SPRAWLING_OK;
+}
+
 const rt::RunStats* stats_of(const sprawling_outcome* outcome) {
   return outcome != nullptr && outcome->outcome.stats ? &*outcome->outcome.stats : nullptr;
 }
@@ -213,9 +221,7 @@ sprawling_status sprawling_config_new(sprawling_config** out) {
 void sprawling_config_free(sprawling_config* config) { delete config; }
 
 sprawling_status sprawling_config_set_max_memory_bytes(sprawling_config* config, uint64_t bytes) {
-  if (config == nullptr) return SPRAWLING_EINVAL;
-  config->config.max_memory_bytes = bytes;
-  return SPRAWLING_OK;
+  return set_field<&rt::SandboxConfig::max_memory_bytes>(config, bytes);
 }
 
 sprawling_status sprawling_config_set_timeout_ns(sprawling_config* config, uint64_t nanoseconds) {
@@ -234,39 +240,27 @@ sprawling_status sprawling_config_clear_timeout(sprawling_config* config) {
 }
 
 sprawling_status sprawling_config_set_max_stdout_bytes(sprawling_config* config, uint64_t bytes) {
-  if (config == nullptr) return SPRAWLING_EINVAL;
-  config->config.max_stdout_bytes = bytes;
-  return SPRAWLING_OK;
+  return set_field<&rt::SandboxConfig::max_stdout_bytes>(config, bytes);
 }
 
 sprawling_status sprawling_config_set_max_stderr_bytes(sprawling_config* config, uint64_t bytes) {
-  if (config == nullptr) return SPRAWLING_EINVAL;
-  config->config.max_stderr_bytes = bytes;
-  return SPRAWLING_OK;
+  return set_field<&rt::SandboxConfig::max_stderr_bytes>(config, bytes);
 }
 
 sprawling_status sprawling_config_set_meter_fuel(sprawling_config* config, int enabled) {
-  if (config == nullptr) return SPRAWLING_EINVAL;
-  config->config.meter_fuel = enabled != 0;
-  return SPRAWLING_OK;
+  return set_field<&rt::SandboxConfig::meter_fuel>(config, enabled != 0);
 }
 
 sprawling_status sprawling_config_set_deterministic(sprawling_config* config, int enabled) {
-  if (config == nullptr) return SPRAWLING_EINVAL;
-  config->config.deterministic = enabled != 0;
-  return SPRAWLING_OK;
+  return set_field<&rt::SandboxConfig::deterministic>(config, enabled != 0);
 }
 
 sprawling_status sprawling_config_set_random_seed(sprawling_config* config, uint64_t seed) {
-  if (config == nullptr) return SPRAWLING_EINVAL;
-  config->config.random_seed = seed;
-  return SPRAWLING_OK;
+  return set_field<&rt::SandboxConfig::random_seed>(config, seed);
 }
 
 sprawling_status sprawling_config_set_hostcall_copy_limit(sprawling_config* config, uint64_t bytes) {
-  if (config == nullptr) return SPRAWLING_EINVAL;
-  config->config.hostcall_copy_limit = bytes;
-  return SPRAWLING_OK;
+  return set_field<&rt::SandboxConfig::hostcall_copy_limit>(config, bytes);
 }
 
 sprawling_status sprawling_config_set_stdout_sink(sprawling_config* config, sprawling_output_sink sink, void* user) {

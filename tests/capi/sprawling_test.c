@@ -76,6 +76,14 @@ static sprawling_error* run_error(sprawling_sandbox* sandbox, const sprawling_jo
   return error;
 }
 
+/* Runs the test guest with `args` in a job of its own and expects an outcome. */
+static sprawling_outcome* run_guest(sprawling_sandbox* sandbox, const char* const* args, uint64_t fuel) {
+  sprawling_job* job = guest_job(args, fuel);
+  sprawling_outcome* outcome = run_ok(sandbox, job);
+  sprawling_job_free(job);
+  return outcome;
+}
+
 static int stdout_is(const sprawling_outcome* outcome, const char* text) {
   size_t len = 0;
   const uint8_t* bytes = sprawling_outcome_stdout(outcome, &len);
@@ -99,8 +107,7 @@ static sprawling_sandbox* sandbox_with(const sprawling_config* config) {
 static void test_outcome_kinds(void) {
   sprawling_sandbox* sandbox = sandbox_with(NULL);
   const char* hello[] = {"hello", NULL};
-  sprawling_job* job = guest_job(hello, 10000000);
-  sprawling_outcome* outcome = run_ok(sandbox, job);
+  sprawling_outcome* outcome = run_guest(sandbox, hello, 10000000);
   CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_SUCCESS);
   CHECK(stdout_is(outcome, "hello\n"));
   CHECK(sprawling_outcome_exit_code(outcome) == 0);
@@ -110,38 +117,29 @@ static void test_outcome_kinds(void) {
   CHECK(sprawling_outcome_peak_memory_bytes(outcome) >= 65536);
   CHECK(!sprawling_outcome_stdout_truncated(outcome) && !sprawling_outcome_stderr_truncated(outcome));
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
 
   const char* fail7[] = {"exit", "7", NULL};
-  job = guest_job(fail7, 10000000);
-  outcome = run_ok(sandbox, job);
+  outcome = run_guest(sandbox, fail7, 10000000);
   CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FAILURE);
   CHECK(sprawling_outcome_exit_code(outcome) == 7);
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
 
   const char* loop[] = {"loop", NULL};
-  job = guest_job(loop, 100000);
-  outcome = run_ok(sandbox, job);
+  outcome = run_guest(sandbox, loop, 100000);
   CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FUEL_EXHAUSTED);
   CHECK(sprawling_outcome_fuel_consumed(outcome) == 100000);
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
 
   const char* trap[] = {"trap", NULL};
-  job = guest_job(trap, 10000000);
-  outcome = run_ok(sandbox, job);
+  outcome = run_guest(sandbox, trap, 10000000);
   CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_TRAP);
   CHECK(sprawling_outcome_trap_message(outcome) != NULL && strstr(sprawling_outcome_trap_message(outcome), "unreachable") != NULL);
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
 
   const char* err[] = {"stderr", NULL};
-  job = guest_job(err, 10000000);
-  outcome = run_ok(sandbox, job);
+  outcome = run_guest(sandbox, err, 10000000);
   CHECK(outcome != NULL && stdout_is(outcome, "") && stderr_contains(outcome, "to stderr\n"));
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
   sprawling_sandbox_free(sandbox);
 
   CHECK(strcmp(sprawling_exit_kind_name(SPRAWLING_EXIT_FUEL_EXHAUSTED), "fuel_exhausted") == 0);
@@ -154,12 +152,10 @@ static void test_deadline(void) {
   sprawling_sandbox* sandbox = sandbox_with(config);
   sprawling_config_free(config); /* the sandbox holds its own copy */
   const char* loop[] = {"loop", NULL};
-  sprawling_job* job = guest_job(loop, UINT64_MAX);
-  sprawling_outcome* outcome = run_ok(sandbox, job);
+  sprawling_outcome* outcome = run_guest(sandbox, loop, UINT64_MAX);
   CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_TRAP);
   CHECK(outcome != NULL && strcmp(sprawling_outcome_trap_message(outcome), "deadline exceeded") == 0);
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
   sprawling_sandbox_free(sandbox);
 }
 
@@ -350,22 +346,18 @@ static void test_limits(void) {
   sprawling_config_free(config);
 
   const char* hello[] = {"hello", NULL};
-  sprawling_job* job = guest_job(hello, 10000000);
-  sprawling_outcome* outcome = run_ok(sandbox, job);
+  sprawling_outcome* outcome = run_guest(sandbox, hello, 10000000);
   CHECK(sprawling_outcome_stdout_truncated(outcome) == 1);
   size_t len = 99;
   sprawling_outcome_stdout(outcome, &len);
   CHECK(len <= 3);
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
 
   const char* grow[] = {"grow", "64", NULL};
-  job = guest_job(grow, UINT64_MAX);
-  outcome = run_ok(sandbox, job);
+  outcome = run_guest(sandbox, grow, UINT64_MAX);
   CHECK(sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FAILURE && sprawling_outcome_exit_code(outcome) == 4);
   CHECK(sprawling_outcome_peak_memory_bytes(outcome) <= (16u << 20));
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
   sprawling_sandbox_free(sandbox);
 
   /* Unmetered fuel: the budget is ignored and nothing is counted. */
@@ -376,12 +368,10 @@ static void test_limits(void) {
   CHECK(sprawling_config_set_hostcall_copy_limit(config, 1u << 20) == SPRAWLING_OK);
   sandbox = sandbox_with(config);
   sprawling_config_free(config);
-  job = guest_job(hello, 1);
-  outcome = run_ok(sandbox, job);
+  outcome = run_guest(sandbox, hello, 1);
   CHECK(sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_SUCCESS && stdout_is(outcome, "hello\n"));
   CHECK(sprawling_outcome_fuel_consumed(outcome) == 0);
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
   sprawling_sandbox_free(sandbox);
 }
 
@@ -405,13 +395,11 @@ static void test_sinks(void) {
   sprawling_sandbox* sandbox = sandbox_with(config);
   sprawling_config_free(config);
   const char* hello[] = {"hello", NULL};
-  sprawling_job* job = guest_job(hello, 10000000);
-  sprawling_outcome* outcome = run_ok(sandbox, job);
+  sprawling_outcome* outcome = run_guest(sandbox, hello, 10000000);
   CHECK(out.len == 6 && memcmp(out.bytes, "hello\n", 6) == 0);
   CHECK(err.len == 0);
   CHECK(stdout_is(outcome, "hello\n"));
   sprawling_outcome_free(outcome);
-  sprawling_job_free(job);
   sprawling_sandbox_free(sandbox);
 }
 
