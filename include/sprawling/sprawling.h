@@ -1,0 +1,200 @@
+/* The C API of sprawling-runtime (C11): run a wasip1 command module in the sandbox from C, or
+ * from any language that calls C (the Python module `sprawling` is built on it). */
+#ifndef SPRAWLING_SPRAWLING_H
+#define SPRAWLING_SPRAWLING_H
+
+/*
+ * Overview
+ *
+ *   sprawling_config*  the limits of a sandbox (memory cap, deadline, output caps, fuel metering …),
+ *                      set field by field: new limits arrive as new setters, never as a changed
+ *                      struct, so programs built against an older header keep working.
+ *   sprawling_sandbox* made from a config (the config is copied; free it whenever you like).
+ *   sprawling_job*     the module (a path or its bytes), argv, env, stdin, mounts and fuel.
+ *   sprawling_run()    runs a job in a sandbox and gives either a sprawling_outcome* (the guest ran:
+ *                      success, failure, fuel exhausted or trap, its output and measurements) or a
+ *                      sprawling_error* (the job could not run: a stable code such as
+ *                      "E_SANDBOX_DENIED" and a message).
+ *
+ * Ownership: every handle returned through an out-parameter of a *_new or sprawling_run call is
+ * owned by the caller and released with its own *_free function (each accepts NULL). Every
+ * pointer the library returns from an accessor (strings, byte buffers) is owned by the handle it
+ * came from and stays valid until that handle is freed; it is never to be freed by the caller.
+ * Every pointer the caller passes in is only read during the call (strings and bytes are copied).
+ *
+ * Threads: the library has no global mutable state visible to callers (a module cache shared
+ * inside the process is internally locked). Distinct handles may be used from distinct threads at
+ * the same time. A sandbox may be shared between threads: its runs are then serialized (one job at
+ * a time per sandbox, as the C++ seam requires); use one sandbox per thread to run in parallel.
+ * A config or a job may be read by several threads at once (sprawling_sandbox_new, sprawling_run)
+ * but must not be changed while another thread uses it.
+ *
+ * Strings: functions taking (const char* s, size_t len) accept SPRAWLING_NUL_TERMINATED as len to
+ * mean strlen(s). Strings are passed to the guest byte for byte; the sandbox refuses a job whose
+ * argv or env holds a NUL byte (E_INVALID_JOB), so those are reported, never silently cut.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SPRAWLING_API __attribute__((visibility("default")))
+#else
+#define SPRAWLING_API
+#endif
+
+/* The length that means "up to the terminating NUL". */
+#define SPRAWLING_NUL_TERMINATED ((size_t)-1)
+
+/* What every function returns. */
+typedef enum sprawling_status {
+  SPRAWLING_OK = 0,
+  SPRAWLING_ERROR = 1,         /* sprawling_run only: the job did not run; see the sprawling_error */
+  SPRAWLING_EINVAL = 2,        /* a required pointer was NULL, or a value is outside its range */
+  SPRAWLING_ENOMEM = 3         /* an allocation failed; nothing was changed */
+} sprawling_status;
+
+/* How a guest that ran ended. */
+typedef enum sprawling_exit_kind {
+  SPRAWLING_EXIT_SUCCESS = 0,        /* _start returned, or proc_exit(0) */
+  SPRAWLING_EXIT_FAILURE = 1,        /* proc_exit(code) with 0 < code < 126 */
+  SPRAWLING_EXIT_FUEL_EXHAUSTED = 2, /* the job's fuel ran out: not an error, the guest was stopped */
+  SPRAWLING_EXIT_TRAP = 3            /* a wasm trap, or the deadline (message "deadline exceeded") */
+} sprawling_exit_kind;
+
+typedef struct sprawling_config sprawling_config;
+typedef struct sprawling_sandbox sprawling_sandbox;
+typedef struct sprawling_job sprawling_job;
+typedef struct sprawling_outcome sprawling_outcome;
+typedef struct sprawling_error sprawling_error;
+
+/* ---- library ------------------------------------------------------------------------------- */
+
+/* The library's version, e.g. "0.1.0" (static storage). */
+SPRAWLING_API const char* sprawling_version(void);
+/* 1 when this build carries the engine; 0 when every run ends in E_TOOL_UNAVAILABLE. */
+SPRAWLING_API int sprawling_engine_available(void);
+/* "SPRAWLING_OK", "SPRAWLING_EINVAL" … (static storage; "SPRAWLING_UNKNOWN" for other values). */
+SPRAWLING_API const char* sprawling_status_name(sprawling_status status);
+/* "success", "failure", "fuel_exhausted", "trap" (static storage; "unknown" for other values). */
+SPRAWLING_API const char* sprawling_exit_kind_name(sprawling_exit_kind kind);
+
+/* ---- config -------------------------------------------------------------------------------- */
+
+/* A config holding the defaults: memory cap 4 GiB (wasm32's whole space), no deadline, 64 MiB
+ * per output stream, fuel metered, not deterministic, 128 MiB host-call copy limit. */
+SPRAWLING_API sprawling_status sprawling_config_new(sprawling_config** out);
+SPRAWLING_API void sprawling_config_free(sprawling_config* config);
+
+/* Cap on each linear memory in bytes; memory.grow past it returns -1 to the guest. */
+SPRAWLING_API sprawling_status sprawling_config_set_max_memory_bytes(sprawling_config* config, uint64_t bytes);
+/* Wall-clock limit of one run in nanoseconds (> 0); reaching it ends the run with a trap
+ * "deadline exceeded". sprawling_config_clear_timeout removes it (the default). */
+SPRAWLING_API sprawling_status sprawling_config_set_timeout_ns(sprawling_config* config, uint64_t nanoseconds);
+SPRAWLING_API sprawling_status sprawling_config_clear_timeout(sprawling_config* config);
+/* Caps on captured stdout / stderr in bytes; past one the guest's write fails with EIO and the
+ * outcome's *_truncated flag is set. */
+SPRAWLING_API sprawling_status sprawling_config_set_max_stdout_bytes(sprawling_config* config, uint64_t bytes);
+SPRAWLING_API sprawling_status sprawling_config_set_max_stderr_bytes(sprawling_config* config, uint64_t bytes);
+/* 0: fuel is not metered at all (the job's fuel is ignored, fuel consumed reads 0); for
+ * benchmarks only. Non-zero: metered (the default). */
+SPRAWLING_API sprawling_status sprawling_config_set_meter_fuel(sprawling_config* config, int enabled);
+/* Non-zero: reproducible runs (fixed clocks, randomness from the seed). */
+SPRAWLING_API sprawling_status sprawling_config_set_deterministic(sprawling_config* config, int enabled);
+SPRAWLING_API sprawling_status sprawling_config_set_random_seed(sprawling_config* config, uint64_t seed);
+/* What one WASI call may take from guest memory in bytes; past it the call fails with ENOMEM. */
+SPRAWLING_API sprawling_status sprawling_config_set_hostcall_copy_limit(sprawling_config* config, uint64_t bytes);
+
+/* Streaming: called with each piece of output as the guest writes it, on the thread running the
+ * job, before sprawling_run returns (the outcome still holds the whole capped output). `user` is
+ * passed back unchanged and must stay valid as long as a sandbox made from this config exists.
+ * NULL removes the sink. */
+typedef void (*sprawling_output_sink)(void* user, const uint8_t* bytes, size_t len);
+SPRAWLING_API sprawling_status sprawling_config_set_stdout_sink(sprawling_config* config, sprawling_output_sink sink,
+                                                                void* user);
+SPRAWLING_API sprawling_status sprawling_config_set_stderr_sink(sprawling_config* config, sprawling_output_sink sink,
+                                                                void* user);
+
+/* ---- sandbox ------------------------------------------------------------------------------- */
+
+/* A sandbox with a copy of `config` (NULL: the defaults). */
+SPRAWLING_API sprawling_status sprawling_sandbox_new(const sprawling_config* config, sprawling_sandbox** out);
+SPRAWLING_API void sprawling_sandbox_free(sprawling_sandbox* sandbox);
+
+/* ---- job ----------------------------------------------------------------------------------- */
+
+/* An empty job: no module yet, no argv, env, stdin or mounts, fuel UINT64_MAX (no budget: set one
+ * with sprawling_job_set_fuel, or a deadline in the config, to bound a hostile guest). */
+SPRAWLING_API sprawling_status sprawling_job_new(sprawling_job** out);
+SPRAWLING_API void sprawling_job_free(sprawling_job* job);
+
+/* The module: a file (binary .wasm or text .wat), read when the job runs … */
+SPRAWLING_API sprawling_status sprawling_job_set_module_path(sprawling_job* job, const char* path);
+/* … or its bytes, copied now (binary or text). Either call replaces the other. */
+SPRAWLING_API sprawling_status sprawling_job_set_module_bytes(sprawling_job* job, const uint8_t* bytes, size_t len);
+/* Appends one argv entry (argv[0] is the program name the guest sees). */
+SPRAWLING_API sprawling_status sprawling_job_add_arg(sprawling_job* job, const char* arg, size_t len);
+/* Appends one environment variable, in order. */
+SPRAWLING_API sprawling_status sprawling_job_add_env(sprawling_job* job, const char* key, size_t key_len,
+                                                     const char* value, size_t value_len);
+/* The guest's stdin, copied (bytes may be NULL when len is 0). Replaces any earlier stdin. */
+SPRAWLING_API sprawling_status sprawling_job_set_stdin(sprawling_job* job, const uint8_t* bytes, size_t len);
+/* Preopens host directory `host` at absolute guest path `guest`; writable 0: read-only. The mount
+ * set is the whole file capability of the guest. Checked when the job runs (E_INVALID_JOB). */
+SPRAWLING_API sprawling_status sprawling_job_add_mount(sprawling_job* job, const char* host, const char* guest,
+                                                       int writable);
+/* CPU budget in fuel units (one unit ~ one executed wasm operator). */
+SPRAWLING_API sprawling_status sprawling_job_set_fuel(sprawling_job* job, uint64_t fuel);
+
+/* ---- run ----------------------------------------------------------------------------------- */
+
+/* Runs `job` in `sandbox`, blocking until it ends. On SPRAWLING_OK *outcome is set (and *error is
+ * NULL); on SPRAWLING_ERROR *error is set (and *outcome is NULL); on SPRAWLING_EINVAL or
+ * SPRAWLING_ENOMEM neither is set. `error` may be NULL when the caller does not want the detail. */
+SPRAWLING_API sprawling_status sprawling_run(sprawling_sandbox* sandbox, const sprawling_job* job,
+                                             sprawling_outcome** outcome, sprawling_error** error);
+
+/* ---- outcome ------------------------------------------------------------------------------- */
+/* Accessors given a NULL outcome (or error) return 0, NULL or SPRAWLING_EXIT_SUCCESS. */
+
+SPRAWLING_API void sprawling_outcome_free(sprawling_outcome* outcome);
+SPRAWLING_API sprawling_exit_kind sprawling_outcome_exit_kind(const sprawling_outcome* outcome);
+/* The exit code: non-zero for SPRAWLING_EXIT_FAILURE, 0 otherwise. */
+SPRAWLING_API uint64_t sprawling_outcome_exit_code(const sprawling_outcome* outcome);
+/* The trap's message (NUL-terminated) for SPRAWLING_EXIT_TRAP; NULL otherwise. */
+SPRAWLING_API const char* sprawling_outcome_trap_message(const sprawling_outcome* outcome);
+/* The captured output; *len receives its length. The pointer may be NULL when *len is 0. */
+SPRAWLING_API const uint8_t* sprawling_outcome_stdout(const sprawling_outcome* outcome, size_t* len);
+SPRAWLING_API const uint8_t* sprawling_outcome_stderr(const sprawling_outcome* outcome, size_t* len);
+/* Measurements of the run (always present for the engine sandbox). */
+SPRAWLING_API uint64_t sprawling_outcome_fuel_consumed(const sprawling_outcome* outcome);
+SPRAWLING_API uint64_t sprawling_outcome_wall_time_ns(const sprawling_outcome* outcome);
+SPRAWLING_API uint64_t sprawling_outcome_peak_memory_bytes(const sprawling_outcome* outcome);
+SPRAWLING_API int sprawling_outcome_stdout_truncated(const sprawling_outcome* outcome);
+SPRAWLING_API int sprawling_outcome_stderr_truncated(const sprawling_outcome* outcome);
+
+/* ---- error --------------------------------------------------------------------------------- */
+
+SPRAWLING_API void sprawling_error_free(sprawling_error* error);
+/* The stable code: "E_TOOL_UNAVAILABLE", "E_SANDBOX_DENIED", "E_SANDBOX_HOST",
+ * "E_INVALID_MODULE" or "E_INVALID_JOB" (static storage). Test on this, never on the message. */
+SPRAWLING_API const char* sprawling_error_code(const sprawling_error* error);
+/* The human message (owned by the error). */
+SPRAWLING_API const char* sprawling_error_message(const sprawling_error* error);
+/* The arm to use instead (E_TOOL_UNAVAILABLE), or NULL. */
+SPRAWLING_API const char* sprawling_error_alternative(const sprawling_error* error);
+/* Structured detail, e.g. "import" -> "wasi_snapshot_preview1::sock_open": the number of entries,
+ * and entry i's key and value (NULL when i is out of range), in key order. */
+SPRAWLING_API size_t sprawling_error_detail_count(const sprawling_error* error);
+SPRAWLING_API const char* sprawling_error_detail_key(const sprawling_error* error, size_t index);
+SPRAWLING_API const char* sprawling_error_detail_value(const sprawling_error* error, size_t index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPRAWLING_SPRAWLING_H */

@@ -1,0 +1,61 @@
+# Type stubs of the `sprawling` module (python/sprawling/__init__.py) for editors and type checkers.
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Callable, Literal, Optional, Union
+
+_Path = Union[str, os.PathLike[str]]
+_Bytes = Union[bytes, bytearray, memoryview]
+_Env = Union[Mapping[str, str], Iterable[tuple[str, str]]]
+ExitKind = Literal["success", "failure", "fuel_exhausted", "trap"]
+ErrorCode = Literal["E_TOOL_UNAVAILABLE", "E_SANDBOX_DENIED", "E_SANDBOX_HOST", "E_INVALID_MODULE", "E_INVALID_JOB"]
+
+class SandboxError(Exception):
+    code: ErrorCode
+    message: str
+    alternative: Optional[str]
+    detail: dict[str, str]
+    def __init__(self, code: str, message: str, alternative: Optional[str] = ..., detail: Optional[dict[str, str]] = ...) -> None: ...
+
+class Mount:
+    host: _Path
+    guest: str
+    writable: bool
+    def __init__(self, host: _Path, guest: str, writable: bool = ...) -> None: ...
+
+class Exit:
+    kind: ExitKind
+    code: int
+    message: Optional[str]
+    def __init__(self, kind: str, code: int = ..., message: Optional[str] = ...) -> None: ...
+
+class Stats:
+    fuel_consumed: int
+    wall_time: float
+    peak_memory_bytes: int
+    stdout_truncated: bool
+    stderr_truncated: bool
+    def __init__(self, fuel_consumed: int, wall_time: float, peak_memory_bytes: int, stdout_truncated: bool,
+                 stderr_truncated: bool) -> None: ...
+
+class Outcome:
+    exit: Exit
+    stdout: bytes
+    stderr: bytes
+    stats: Stats
+    def __init__(self, exit: Exit, stdout: bytes, stderr: bytes, stats: Stats) -> None: ...
+
+class Sandbox:
+    def __init__(self, *, max_memory_bytes: Optional[int] = ..., timeout: Optional[float] = ...,
+                 max_stdout_bytes: Optional[int] = ..., max_stderr_bytes: Optional[int] = ...,
+                 meter_fuel: bool = ..., deterministic: bool = ..., random_seed: int = ...,
+                 hostcall_copy_limit: Optional[int] = ..., on_stdout: Optional[Callable[[bytes], object]] = ...,
+                 on_stderr: Optional[Callable[[bytes], object]] = ...) -> None: ...
+    def run(self, wasm: Union[_Path, _Bytes], *, argv: Optional[Sequence[str]] = ..., env: Optional[_Env] = ...,
+            stdin: _Bytes = ..., mounts: Iterable[Mount] = ..., fuel: Optional[int] = ...) -> Outcome: ...
+    def python(self, args: Sequence[str] = ..., *, env: Optional[_Env] = ..., stdin: _Bytes = ...,
+               mounts: Iterable[Mount] = ..., fuel: Optional[int] = ...) -> Outcome: ...
+
+def python(args: Sequence[str] = ..., *, env: Optional[_Env] = ..., stdin: _Bytes = ..., mounts: Iterable[Mount] = ...,
+           fuel: Optional[int] = ..., sandbox: Optional[Sandbox] = ...) -> Outcome: ...
+def version() -> str: ...
+def engine_available() -> bool: ...

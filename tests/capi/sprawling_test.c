@@ -1,0 +1,507 @@
+/* Tests of the C API (src/capi/sprawling.cpp) from a C11 program: every outcome kind, every error
+ * code, mounts, module bytes and paths, limits, sinks, argument checks and threads. */
+#define _POSIX_C_SOURCE 200809L
+#include <sprawling/sprawling.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int failures = 0;
+static const char* guest_path = NULL;
+
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                     \
+    }                                                                 \
+  } while (0)
+
+/* The canonical "ok\n" guest, as text (the engine takes .wat as well as .wasm). */
+static const char ok_wat[] =
+    "(module\n"
+    "  (import \"wasi_snapshot_preview1\" \"fd_write\" (func $w (param i32 i32 i32 i32) (result i32)))\n"
+    "  (memory (export \"memory\") 1)\n"
+    "  (data (i32.const 8) \"ok\\n\")\n"
+    "  (func (export \"_start\")\n"
+    "    (i32.store (i32.const 0) (i32.const 8)) (i32.store (i32.const 4) (i32.const 3))\n"
+    "    (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16)))))\n";
+
+/* Asks for a capability the sandbox does not grant. */
+static const char denied_wat[] =
+    "(module (import \"env\" \"open_socket\" (func (param i32) (result i32)))\n"
+    "  (memory (export \"memory\") 1) (func (export \"_start\")))\n";
+
+/* A job running the test guest with `args` after argv[0]. */
+static sprawling_job* guest_job(const char* const* args, uint64_t fuel) {
+  sprawling_job* job = NULL;
+  CHECK(sprawling_job_new(&job) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_module_path(job, guest_path) == SPRAWLING_OK);
+  CHECK(sprawling_job_add_arg(job, "guest", SPRAWLING_NUL_TERMINATED) == SPRAWLING_OK);
+  for (; args != NULL && *args != NULL; ++args) CHECK(sprawling_job_add_arg(job, *args, SPRAWLING_NUL_TERMINATED) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_fuel(job, fuel) == SPRAWLING_OK);
+  return job;
+}
+
+/* Runs and expects an outcome (NULL, counted as a failure, when the run gave an error). */
+static sprawling_outcome* run_ok(sprawling_sandbox* sandbox, const sprawling_job* job) {
+  sprawling_outcome* outcome = NULL;
+  sprawling_error* error = NULL;
+  sprawling_status status = sprawling_run(sandbox, job, &outcome, &error);
+  if (status != SPRAWLING_OK) {
+    fprintf(stderr, "  run: %s %s: %s\n", sprawling_status_name(status), error ? sprawling_error_code(error) : "",
+            error ? sprawling_error_message(error) : "");
+    ++failures;
+  }
+  sprawling_error_free(error);
+  return outcome;
+}
+
+/* Runs and expects an error with `code`; returns the error for more checks (caller frees). */
+static sprawling_error* run_error(sprawling_sandbox* sandbox, const sprawling_job* job, const char* code) {
+  sprawling_outcome* outcome = NULL;
+  sprawling_error* error = NULL;
+  CHECK(sprawling_run(sandbox, job, &outcome, &error) == SPRAWLING_ERROR);
+  CHECK(outcome == NULL);
+  CHECK(error != NULL);
+  if (error != NULL && strcmp(sprawling_error_code(error), code) != 0) {
+    fprintf(stderr, "  expected %s, got %s: %s\n", code, sprawling_error_code(error), sprawling_error_message(error));
+    ++failures;
+  }
+  sprawling_outcome_free(outcome);
+  return error;
+}
+
+/* Runs the test guest with `args` in a job of its own and expects an outcome. */
+static sprawling_outcome* run_guest(sprawling_sandbox* sandbox, const char* const* args, uint64_t fuel) {
+  sprawling_job* job = guest_job(args, fuel);
+  sprawling_outcome* outcome = run_ok(sandbox, job);
+  sprawling_job_free(job);
+  return outcome;
+}
+
+static int stdout_is(const sprawling_outcome* outcome, const char* text) {
+  size_t len = 0;
+  const uint8_t* bytes = sprawling_outcome_stdout(outcome, &len);
+  return len == strlen(text) && (len == 0 || memcmp(bytes, text, len) == 0);
+}
+
+static int stderr_contains(const sprawling_outcome* outcome, const char* text) {
+  size_t len = 0;
+  const uint8_t* bytes = sprawling_outcome_stderr(outcome, &len);
+  char buf[512] = {0};
+  memcpy(buf, bytes, len < sizeof buf - 1 ? len : sizeof buf - 1);
+  return strstr(buf, text) != NULL;
+}
+
+static sprawling_sandbox* sandbox_with(const sprawling_config* config) {
+  sprawling_sandbox* sandbox = NULL;
+  CHECK(sprawling_sandbox_new(config, &sandbox) == SPRAWLING_OK);
+  return sandbox;
+}
+
+static void test_outcome_kinds(void) {
+  sprawling_sandbox* sandbox = sandbox_with(NULL);
+  const char* hello[] = {"hello", NULL};
+  sprawling_outcome* outcome = run_guest(sandbox, hello, 10000000);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_SUCCESS);
+  CHECK(stdout_is(outcome, "hello\n"));
+  CHECK(sprawling_outcome_exit_code(outcome) == 0);
+  CHECK(sprawling_outcome_trap_message(outcome) == NULL);
+  CHECK(sprawling_outcome_fuel_consumed(outcome) > 0 && sprawling_outcome_fuel_consumed(outcome) < 10000000);
+  CHECK(sprawling_outcome_wall_time_ns(outcome) > 0);
+  CHECK(sprawling_outcome_peak_memory_bytes(outcome) >= 65536);
+  CHECK(!sprawling_outcome_stdout_truncated(outcome) && !sprawling_outcome_stderr_truncated(outcome));
+  sprawling_outcome_free(outcome);
+
+  const char* fail7[] = {"exit", "7", NULL};
+  outcome = run_guest(sandbox, fail7, 10000000);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FAILURE);
+  CHECK(sprawling_outcome_exit_code(outcome) == 7);
+  sprawling_outcome_free(outcome);
+
+  const char* loop[] = {"loop", NULL};
+  outcome = run_guest(sandbox, loop, 100000);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FUEL_EXHAUSTED);
+  CHECK(sprawling_outcome_fuel_consumed(outcome) == 100000);
+  sprawling_outcome_free(outcome);
+
+  const char* trap[] = {"trap", NULL};
+  outcome = run_guest(sandbox, trap, 10000000);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_TRAP);
+  CHECK(sprawling_outcome_trap_message(outcome) != NULL && strstr(sprawling_outcome_trap_message(outcome), "unreachable") != NULL);
+  sprawling_outcome_free(outcome);
+
+  const char* err[] = {"stderr", NULL};
+  outcome = run_guest(sandbox, err, 10000000);
+  CHECK(outcome != NULL && stdout_is(outcome, "") && stderr_contains(outcome, "to stderr\n"));
+  sprawling_outcome_free(outcome);
+  sprawling_sandbox_free(sandbox);
+
+  CHECK(strcmp(sprawling_exit_kind_name(SPRAWLING_EXIT_FUEL_EXHAUSTED), "fuel_exhausted") == 0);
+}
+
+static void test_deadline(void) {
+  sprawling_config* config = NULL;
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_timeout_ns(config, 50 * 1000 * 1000) == SPRAWLING_OK);
+  sprawling_sandbox* sandbox = sandbox_with(config);
+  sprawling_config_free(config); /* the sandbox holds its own copy */
+  const char* loop[] = {"loop", NULL};
+  sprawling_outcome* outcome = run_guest(sandbox, loop, UINT64_MAX);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_TRAP);
+  CHECK(outcome != NULL && strcmp(sprawling_outcome_trap_message(outcome), "deadline exceeded") == 0);
+  sprawling_outcome_free(outcome);
+  sprawling_sandbox_free(sandbox);
+}
+
+static void test_stdin_argv_env(void) {
+  sprawling_sandbox* sandbox = sandbox_with(NULL);
+  const char* cat[] = {"cat", NULL};
+  sprawling_job* job = guest_job(cat, 10000000);
+  const uint8_t input[] = {'i', 'n', 0, '\n'};
+  CHECK(sprawling_job_set_stdin(job, input, sizeof input) == SPRAWLING_OK);
+  sprawling_outcome* outcome = run_ok(sandbox, job);
+  size_t len = 0;
+  const uint8_t* out = sprawling_outcome_stdout(outcome, &len);
+  CHECK(len == sizeof input && memcmp(out, input, len) == 0);
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+
+  const char* args[] = {"args", "x", "y z", NULL};
+  job = guest_job(args, 10000000);
+  CHECK(sprawling_job_add_env(job, "K", SPRAWLING_NUL_TERMINATED, "V=1", 3) == SPRAWLING_OK);
+  outcome = run_ok(sandbox, job);
+  CHECK(stdout_is(outcome, "x\ny z\nK=V=1\n"));
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+}
+
+static void test_mounts(void) {
+  char ro[] = "/tmp/sprawling-capi-ro-XXXXXX";
+  char rw[] = "/tmp/sprawling-capi-rw-XXXXXX";
+  CHECK(mkdtemp(ro) != NULL && mkdtemp(rw) != NULL);
+  char path[256];
+  snprintf(path, sizeof path, "%s/in.txt", ro);
+  FILE* f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (f != NULL) {
+    fputs("from host", f);
+    fclose(f);
+  }
+  sprawling_sandbox* sandbox = sandbox_with(NULL);
+
+  const char* read[] = {"read", "/in/in.txt", NULL};
+  sprawling_job* job = guest_job(read, 10000000);
+  CHECK(sprawling_job_add_mount(job, ro, "/in", 0) == SPRAWLING_OK);
+  sprawling_outcome* outcome = run_ok(sandbox, job);
+  CHECK(stdout_is(outcome, "from host"));
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+
+  const char* refused[] = {"write", "/in/new.txt", "data", NULL};
+  job = guest_job(refused, 10000000);
+  CHECK(sprawling_job_add_mount(job, ro, "/in", 0) == SPRAWLING_OK);
+  outcome = run_ok(sandbox, job);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FAILURE);
+  CHECK(sprawling_outcome_exit_code(outcome) == 3);
+  snprintf(path, sizeof path, "%s/new.txt", ro);
+  CHECK(access(path, F_OK) != 0);
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+
+  const char* allowed[] = {"write", "/out/new.txt", "data", NULL};
+  job = guest_job(allowed, 10000000);
+  CHECK(sprawling_job_add_mount(job, rw, "/out", 1) == SPRAWLING_OK);
+  outcome = run_ok(sandbox, job);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_SUCCESS);
+  snprintf(path, sizeof path, "%s/new.txt", rw);
+  CHECK(access(path, F_OK) == 0);
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+
+  unlink(path);
+  snprintf(path, sizeof path, "%s/in.txt", ro);
+  unlink(path);
+  rmdir(ro);
+  rmdir(rw);
+}
+
+static void test_module_bytes(void) {
+  sprawling_sandbox* sandbox = sandbox_with(NULL);
+  sprawling_job* job = NULL;
+  CHECK(sprawling_job_new(&job) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_module_bytes(job, (const uint8_t*)ok_wat, sizeof ok_wat - 1) == SPRAWLING_OK);
+  sprawling_outcome* outcome = run_ok(sandbox, job);
+  CHECK(stdout_is(outcome, "ok\n"));
+  sprawling_outcome_free(outcome);
+
+  /* The binary guest, read into memory. */
+  FILE* f = fopen(guest_path, "rb");
+  CHECK(f != NULL);
+  static uint8_t binary[1 << 20];
+  size_t n = f != NULL ? fread(binary, 1, sizeof binary, f) : 0;
+  if (f != NULL) fclose(f);
+  CHECK(n > 8 && n < sizeof binary);
+  CHECK(sprawling_job_set_module_bytes(job, binary, n) == SPRAWLING_OK);
+  CHECK(sprawling_job_add_arg(job, "guest", SPRAWLING_NUL_TERMINATED) == SPRAWLING_OK);
+  CHECK(sprawling_job_add_arg(job, "hello", SPRAWLING_NUL_TERMINATED) == SPRAWLING_OK);
+  outcome = run_ok(sandbox, job);
+  CHECK(stdout_is(outcome, "hello\n"));
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+}
+
+static void test_errors(void) {
+  sprawling_sandbox* sandbox = sandbox_with(NULL);
+  sprawling_job* job = NULL;
+
+  CHECK(sprawling_job_new(&job) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_module_bytes(job, (const uint8_t*)denied_wat, sizeof denied_wat - 1) == SPRAWLING_OK);
+  sprawling_error* error = run_error(sandbox, job, "E_SANDBOX_DENIED");
+  CHECK(sprawling_error_detail_count(error) == 1);
+  CHECK(strcmp(sprawling_error_detail_key(error, 0), "import") == 0);
+  CHECK(strcmp(sprawling_error_detail_value(error, 0), "env::open_socket") == 0);
+  CHECK(sprawling_error_detail_key(error, 1) == NULL);
+  CHECK(sprawling_error_alternative(error) == NULL);
+  sprawling_error_free(error);
+
+  const uint8_t garbage[] = {0, 'a', 's', 'm', 9, 9, 9, 9, 1};
+  CHECK(sprawling_job_set_module_bytes(job, garbage, sizeof garbage) == SPRAWLING_OK);
+  error = run_error(sandbox, job, "E_INVALID_MODULE");
+  /* Module bytes are named as such, never by the memory file's /proc path. */
+  CHECK(strstr(sprawling_error_message(error), "the module bytes") != NULL);
+  CHECK(strstr(sprawling_error_message(error), "/proc/") == NULL);
+  sprawling_error_free(error);
+  sprawling_job_free(job);
+
+  CHECK(sprawling_job_new(&job) == SPRAWLING_OK);
+  error = run_error(sandbox, job, "E_INVALID_JOB"); /* no module */
+  sprawling_error_free(error);
+  CHECK(sprawling_job_set_module_path(job, "/nonexistent/guest.wasm") == SPRAWLING_OK);
+  error = run_error(sandbox, job, "E_INVALID_JOB");
+  sprawling_error_free(error);
+  sprawling_job_free(job);
+
+  const char* hello[] = {"hello", NULL};
+  job = guest_job(hello, 10000000);
+  CHECK(sprawling_job_add_mount(job, "/nonexistent/dir", "/in", 0) == SPRAWLING_OK);
+  error = run_error(sandbox, job, "E_INVALID_JOB");
+  sprawling_error_free(error);
+  sprawling_job_free(job);
+
+  job = guest_job(hello, 10000000);
+  CHECK(sprawling_job_add_arg(job, "a\0b", 3) == SPRAWLING_OK);
+  error = run_error(sandbox, job, "E_INVALID_JOB");
+  sprawling_error_free(error);
+  sprawling_job_free(job);
+
+  const char* exit200[] = {"exit", "200", NULL};
+  job = guest_job(exit200, 10000000);
+  error = run_error(sandbox, job, "E_SANDBOX_HOST");
+  sprawling_error_free(error);
+  sprawling_job_free(job);
+
+  /* The caller may decline the detail. */
+  job = guest_job(exit200, 10000000);
+  sprawling_outcome* outcome = NULL;
+  CHECK(sprawling_run(sandbox, job, &outcome, NULL) == SPRAWLING_ERROR && outcome == NULL);
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+}
+
+static void test_engine_absent_or_present(void) {
+  /* E_TOOL_UNAVAILABLE is this build's verdict only without the engine. */
+  sprawling_sandbox* sandbox = sandbox_with(NULL);
+  sprawling_job* job = NULL;
+  CHECK(sprawling_job_new(&job) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_module_bytes(job, (const uint8_t*)ok_wat, sizeof ok_wat - 1) == SPRAWLING_OK);
+  if (sprawling_engine_available()) {
+    sprawling_outcome* outcome = run_ok(sandbox, job);
+    CHECK(stdout_is(outcome, "ok\n"));
+    sprawling_outcome_free(outcome);
+  } else {
+    sprawling_error* error = run_error(sandbox, job, "E_TOOL_UNAVAILABLE");
+    CHECK(sprawling_error_alternative(error) != NULL);
+    sprawling_error_free(error);
+  }
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+  CHECK(strcmp(sprawling_version(), "0.1.0") >= 0);
+}
+
+static void test_limits(void) {
+  sprawling_config* config = NULL;
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_max_stdout_bytes(config, 3) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_max_memory_bytes(config, 16u << 20) == SPRAWLING_OK);
+  sprawling_sandbox* sandbox = sandbox_with(config);
+  sprawling_config_free(config);
+
+  const char* hello[] = {"hello", NULL};
+  sprawling_outcome* outcome = run_guest(sandbox, hello, 10000000);
+  CHECK(sprawling_outcome_stdout_truncated(outcome) == 1);
+  size_t len = 99;
+  sprawling_outcome_stdout(outcome, &len);
+  CHECK(len <= 3);
+  sprawling_outcome_free(outcome);
+
+  const char* grow[] = {"grow", "64", NULL};
+  outcome = run_guest(sandbox, grow, UINT64_MAX);
+  CHECK(sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FAILURE && sprawling_outcome_exit_code(outcome) == 4);
+  CHECK(sprawling_outcome_peak_memory_bytes(outcome) <= (16u << 20));
+  sprawling_outcome_free(outcome);
+  sprawling_sandbox_free(sandbox);
+
+  /* Unmetered fuel: the budget is ignored and nothing is counted. */
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_meter_fuel(config, 0) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_deterministic(config, 1) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_random_seed(config, 42) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_hostcall_copy_limit(config, 1u << 20) == SPRAWLING_OK);
+  sandbox = sandbox_with(config);
+  sprawling_config_free(config);
+  outcome = run_guest(sandbox, hello, 1);
+  CHECK(sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_SUCCESS && stdout_is(outcome, "hello\n"));
+  CHECK(sprawling_outcome_fuel_consumed(outcome) == 0);
+  sprawling_outcome_free(outcome);
+  sprawling_sandbox_free(sandbox);
+}
+
+struct collected {
+  char bytes[64];
+  size_t len;
+};
+
+static void collect(void* user, const uint8_t* bytes, size_t len) {
+  struct collected* c = user;
+  for (size_t i = 0; i < len && c->len < sizeof c->bytes; ++i) c->bytes[c->len++] = (char)bytes[i];
+}
+
+static void test_sinks(void) {
+  struct collected out = {{0}, 0};
+  struct collected err = {{0}, 0};
+  sprawling_config* config = NULL;
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_stdout_sink(config, collect, &out) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_stderr_sink(config, collect, &err) == SPRAWLING_OK);
+  sprawling_sandbox* sandbox = sandbox_with(config);
+  sprawling_config_free(config);
+  const char* hello[] = {"hello", NULL};
+  sprawling_outcome* outcome = run_guest(sandbox, hello, 10000000);
+  CHECK(out.len == 6 && memcmp(out.bytes, "hello\n", 6) == 0);
+  CHECK(err.len == 0);
+  CHECK(stdout_is(outcome, "hello\n"));
+  sprawling_outcome_free(outcome);
+  sprawling_sandbox_free(sandbox);
+}
+
+static void test_invalid_arguments(void) {
+  sprawling_config* config = NULL;
+  sprawling_job* job = NULL;
+  sprawling_sandbox* sandbox = NULL;
+  sprawling_outcome* outcome = NULL;
+  CHECK(sprawling_config_new(NULL) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_timeout_ns(config, 0) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_timeout_ns(config, UINT64_MAX) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_clear_timeout(config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_max_memory_bytes(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_sandbox_new(config, NULL) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_new(NULL) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_new(&job) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_module_path(job, NULL) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_set_module_bytes(job, NULL, 4) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_add_arg(job, NULL, 0) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_add_env(job, "K", 1, NULL, 0) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_set_stdin(job, NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_set_stdin(job, NULL, 0) == SPRAWLING_OK);
+  CHECK(sprawling_job_add_mount(job, "/tmp", NULL, 0) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_set_fuel(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_sandbox_new(config, &sandbox) == SPRAWLING_OK);
+  CHECK(sprawling_run(NULL, job, &outcome, NULL) == SPRAWLING_EINVAL);
+  CHECK(sprawling_run(sandbox, NULL, &outcome, NULL) == SPRAWLING_EINVAL);
+  CHECK(sprawling_run(sandbox, job, NULL, NULL) == SPRAWLING_EINVAL);
+  CHECK(strcmp(sprawling_status_name(SPRAWLING_EINVAL), "SPRAWLING_EINVAL") == 0);
+  /* Accessors on NULL are harmless. */
+  CHECK(sprawling_outcome_trap_message(NULL) == NULL && sprawling_error_code(NULL) == NULL);
+  sprawling_outcome_free(NULL);
+  sprawling_error_free(NULL);
+  sprawling_sandbox_free(sandbox);
+  sprawling_job_free(job);
+  sprawling_config_free(config);
+}
+
+/* Threads: each runs jobs in its own sandbox, and all share one more sandbox (serialized). */
+struct worker {
+  sprawling_sandbox* shared;
+  int ok;
+};
+
+static void* work(void* arg) {
+  struct worker* w = arg;
+  sprawling_sandbox* own = NULL;
+  w->ok = sprawling_sandbox_new(NULL, &own) == SPRAWLING_OK;
+  const char* spin[] = {"spin", "100000", NULL};
+  for (int i = 0; i < 3; ++i) {
+    sprawling_job* job = guest_job(spin, UINT64_MAX);
+    sprawling_outcome* a = run_ok(own, job);
+    sprawling_outcome* b = run_ok(w->shared, job);
+    w->ok = w->ok && a != NULL && b != NULL && sprawling_outcome_exit_kind(a) == SPRAWLING_EXIT_SUCCESS &&
+            sprawling_outcome_fuel_consumed(a) == sprawling_outcome_fuel_consumed(b);
+    sprawling_outcome_free(a);
+    sprawling_outcome_free(b);
+    sprawling_job_free(job);
+  }
+  sprawling_sandbox_free(own);
+  return NULL;
+}
+
+static void test_threads(void) {
+  sprawling_sandbox* shared = sandbox_with(NULL);
+  pthread_t threads[4];
+  struct worker workers[4];
+  for (int i = 0; i < 4; ++i) {
+    workers[i] = (struct worker){shared, 0};
+    CHECK(pthread_create(&threads[i], NULL, work, &workers[i]) == 0);
+  }
+  for (int i = 0; i < 4; ++i) {
+    pthread_join(threads[i], NULL);
+    CHECK(workers[i].ok);
+  }
+  sprawling_sandbox_free(shared);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s GUEST.wasm (the test guest tests/capi/guest.c, built by the build)\n", argv[0]);
+    return 2;
+  }
+  guest_path = argv[1];
+  test_engine_absent_or_present();
+  test_invalid_arguments();
+  if (sprawling_engine_available()) {
+    test_outcome_kinds();
+    test_deadline();
+    test_stdin_argv_env();
+    test_mounts();
+    test_module_bytes();
+    test_errors();
+    test_limits();
+    test_sinks();
+    test_threads();
+  }
+  if (failures != 0) {
+    fprintf(stderr, "capi: %d check(s) failed\n", failures);
+    return 1;
+  }
+  puts("capi: all checks passed");
+  return 0;
+}
