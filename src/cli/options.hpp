@@ -26,6 +26,7 @@ struct RunRequest {
   std::optional<std::uint64_t> hostcall_copy_limit;  // empty: the sandbox's default (128 MiB)
   std::optional<std::string> json_path;           // "-" = stderr
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
+  runtime::ExecutionTier tier = runtime::ExecutionTier::Interpret;  // --tier
 };
 
 // A usage error: what was wrong and the accepted form.

@@ -43,6 +43,12 @@ Options:
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past
                            it the call fails with ENOMEM; default 128M (as Wasmtime)
+  --tier interpret|compile which tier runs the guest's functions; both give the same output,
+                           traps and fuel. interpret (default): the interpreter, instant start.
+                           compile: LLVM compiles the module to machine code before it starts
+                           (the time counts towards --timeout); functions using what it does not
+                           compile yet (table and bulk-memory instructions) stay interpreted.
+                           Only in builds with the compiled tier (else exit status 127)
   --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
                            when it is a pipe or file; empty when it is a terminal)
   --json FILE              write a JSON outcome report to FILE ('-' = stderr): exit kind, code,
@@ -112,6 +118,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.timeout = request.timeout;
   if (request.hostcall_copy_limit) config.hostcall_copy_limit = *request.hostcall_copy_limit;
   config.meter_fuel = request.fuel.has_value();
+  config.tier = request.tier;
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
 
