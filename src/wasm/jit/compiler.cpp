@@ -2,7 +2,8 @@
 // handler offsets the interpreter dispatches on), optimized and linked by ORC's LLJIT. Each
 // instruction does what its interpreter handler does, so fuel segments, trap sites and results
 // are the interpreter's by construction; a function using anything not handled here stays
-// interpreted (ModuleCode::reasons says what).
+// interpreted (ModuleCode::reasons says what; with every 2.0 instruction handled, that is an
+// internal code the decoder does not recognise).
 #include "wasm/jit/jit.hpp"
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/opcodes.hpp"
@@ -21,7 +22,10 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -31,11 +35,20 @@ namespace sprawling::wasm {
 namespace jit {
 
 struct ModuleCode::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::unique_ptr<llvm::orc::LLLazyJIT> lljit;
+  std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model
+  std::mutex optimize_mutex;                // partitions of one module optimize one at a time
 };
 
 ModuleCode::ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
-ModuleCode::~ModuleCode() = default;
+ModuleCode::~ModuleCode() {
+  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty()) {
+    std::fprintf(stderr,
+                 "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call; %zu wasm code bytes; "
+                 "IR %.3f s, optimizing %.3f s\n",
+                 compiled, entries.size(), materialized, code_bytes, seconds_ir, seconds_opt);
+  }
+}
 
 namespace {
 
@@ -141,25 +154,14 @@ u32 length(Op o, const u32* ip, bool metered) {
     case Op::MemorySize: return 2;
     case Op::MemoryGrow: return 3;
     case Op::RefIsNull: case Op::RefFunc: return 3;
+    case Op::TableGet: case Op::TableSet: return 4;
+    case Op::TableSize: return 3;
+    case Op::TableGrow: case Op::TableFill: return 5;
+    case Op::TableCopy: case Op::TableInit: return 6;
+    case Op::ElemDrop: case Op::DataDrop: return 2;
+    case Op::MemoryFill: case Op::MemoryCopy: return 4;
+    case Op::MemoryInit: return 5;
     default: return 0;
-  }
-}
-
-const char* op_name(Op o) {
-  switch (o) {
-    case Op::TableGet: return "table.get";
-    case Op::TableSet: return "table.set";
-    case Op::TableSize: return "table.size";
-    case Op::TableGrow: return "table.grow";
-    case Op::TableFill: return "table.fill";
-    case Op::TableCopy: return "table.copy";
-    case Op::TableInit: return "table.init";
-    case Op::ElemDrop: return "elem.drop";
-    case Op::MemoryFill: return "memory.fill";
-    case Op::MemoryCopy: return "memory.copy";
-    case Op::MemoryInit: return "memory.init";
-    case Op::DataDrop: return "data.drop";
-    default: return "an instruction";
   }
 }
 
@@ -190,7 +192,7 @@ Scan scan(const CompiledFunc& f, u32 start, const OpDecoder& dec, bool metered) 
     const Op o = dec.op(code[w]);
     if (o == Op::Count_) return fail("an instruction word the decoder does not know");
     const u32 len = length(o, code.data() + w, metered);
-    if (len == 0) return fail(std::string("uses ") + op_name(o) + ", which the compiled tier does not handle yet");
+    if (len == 0) return fail("uses an instruction the compiled tier does not handle yet (op " + std::to_string(idx(o)) + ")");
     if (w + len > n) return fail("an instruction runs past the end of the code");
     starts[w] = true;
     s.instrs.push_back({w, o});
@@ -267,6 +269,10 @@ struct ModuleEmitter {
     memory_grow =
         mod.getOrInsertFunction("sprawling_jit_memory_grow", llvm::FunctionType::get(t.i32, {t.ptr, t.i32}, false));
   }
+  // A runtime helper by name (runtime_calls.hpp), declared on first use.
+  llvm::FunctionCallee helper(const char* name, llvm::Type* ret, llvm::ArrayRef<llvm::Type*> params) {
+    return mod.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
+  }
   llvm::FunctionCallee num_helper_fn(Op o) {
     if (!num[idx(o)]) {
       num[idx(o)] = mod.getOrInsertFunction("sprawling_jit_num_" + std::to_string(idx(o)),
@@ -300,6 +306,7 @@ class FunctionEmitter {
     mem_base_ = b_.CreateAlloca(t_.ptr);
     mem_size_ = b_.CreateAlloca(t_.i64);
     trap_out_ = b_.CreateAlloca(t_.i32);
+    scratch_ = b_.CreateAlloca(t_.i64);
     for (u32 i = 0; i < f_.num_params; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
     for (u32 i = f_.num_params; i < f_.num_locals; ++i) b_.CreateStore(b_.getInt64(0), slots_[i]);
     b_.CreateStore(ctx_load(t_.i64, offsetof(Ctx, fuel)), fuel_);
@@ -355,6 +362,7 @@ class FunctionEmitter {
   llvm::AllocaInst* mem_base_ = nullptr;
   llvm::AllocaInst* mem_size_ = nullptr;
   llvm::AllocaInst* trap_out_ = nullptr;
+  llvm::AllocaInst* scratch_ = nullptr;  // a helper's i64 result (slots must not escape: mem2reg)
   llvm::BasicBlock* trap_bb_ = nullptr;
   llvm::PHINode* trap_kind_ = nullptr;
   llvm::PHINode* trap_word_ = nullptr;
@@ -859,6 +867,64 @@ class FunctionEmitter {
       }
       case Op::RefIsNull: put(ip[1], bool32(b_.CreateICmpEQ(slot(ip[2]), b_.getInt64(0))), VT::I32); return true;
       case Op::RefFunc: set_slot(ip[1], b_.CreatePtrToInt(load_func(ip[2]), t_.i64)); return true;
+      default: return bulk(o, ip);
+    }
+  }
+
+  // Bulk memory and table instructions: the runtime helpers (they may charge per unit and refuel).
+  bool bulk(Op o, const u32* ip) {
+    const Types& t = t_;
+    auto call_status = [&](const char* name, llvm::ArrayRef<llvm::Type*> params, llvm::ArrayRef<llvm::Value*> args) {
+      store_fuel();
+      llvm::Value* st = b_.CreateCall(me_.helper(name, t.i32, params), args);
+      load_fuel();
+      helper_status(st);
+    };
+    auto i32s = [&](u32 s) { return get(s, VT::I32); };
+    switch (o) {
+      case Op::MemoryFill:
+        call_status("sprawling_jit_memory_fill", {t.ptr, t.i32, t.i32, t.i32}, {ctxp_, i32s(ip[1]), i32s(ip[2]), i32s(ip[3])});
+        return true;
+      case Op::MemoryCopy:
+        call_status("sprawling_jit_memory_copy", {t.ptr, t.i32, t.i32, t.i32}, {ctxp_, i32s(ip[1]), i32s(ip[2]), i32s(ip[3])});
+        return true;
+      case Op::MemoryInit:
+        call_status("sprawling_jit_memory_init", {t.ptr, t.i32, t.i32, t.i32, t.i32},
+                    {ctxp_, u32c(ip[1]), i32s(ip[2]), i32s(ip[3]), i32s(ip[4])});
+        return true;
+      case Op::DataDrop:
+        b_.CreateCall(me_.helper("sprawling_jit_data_drop", llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}), {ctxp_, u32c(ip[1])});
+        return true;
+      case Op::ElemDrop:
+        b_.CreateCall(me_.helper("sprawling_jit_elem_drop", llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}), {ctxp_, u32c(ip[1])});
+        return true;
+      case Op::TableGet:
+        call_status("sprawling_jit_table_get", {t.ptr, t.i32, t.i32, t.ptr}, {ctxp_, u32c(ip[2]), i32s(ip[3]), scratch_});
+        set_slot(ip[1], b_.CreateLoad(t.i64, scratch_));
+        return true;
+      case Op::TableSet:
+        call_status("sprawling_jit_table_set", {t.ptr, t.i32, t.i32, t.i64}, {ctxp_, u32c(ip[1]), i32s(ip[2]), slot(ip[3])});
+        return true;
+      case Op::TableSize:
+        put(ip[1], b_.CreateCall(me_.helper("sprawling_jit_table_size", t.i32, {t.ptr, t.i32}), {ctxp_, u32c(ip[2])}), VT::I32);
+        return true;
+      case Op::TableGrow:
+        call_status("sprawling_jit_table_grow", {t.ptr, t.i32, t.i64, t.i32, t.ptr},
+                    {ctxp_, u32c(ip[2]), slot(ip[3]), i32s(ip[4]), scratch_});
+        set_slot(ip[1], b_.CreateLoad(t.i64, scratch_));
+        return true;
+      case Op::TableFill:
+        call_status("sprawling_jit_table_fill", {t.ptr, t.i32, t.i32, t.i64, t.i32},
+                    {ctxp_, u32c(ip[1]), i32s(ip[2]), slot(ip[3]), i32s(ip[4])});
+        return true;
+      case Op::TableCopy:
+        call_status("sprawling_jit_table_copy", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
+                    {ctxp_, u32c(ip[1]), u32c(ip[2]), i32s(ip[3]), i32s(ip[4]), i32s(ip[5])});
+        return true;
+      case Op::TableInit:
+        call_status("sprawling_jit_table_init", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
+                    {ctxp_, u32c(ip[1]), u32c(ip[2]), i32s(ip[3]), i32s(ip[4]), i32s(ip[5])});
+        return true;
       default: break;
     }
     // scan() admits only what is handled above.
@@ -894,14 +960,27 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   mpm.run(m, mam);
 }
 
+// LLVM failed to compile a function on its first call (the IR was verified, so an LLVM bug or
+// memory exhaustion): there is no result to give the caller.
+std::uint32_t lazy_compile_failed(Ctx*, std::uint64_t*) {
+  std::fputs("sprawl: the compiled tier failed to compile a function on first use (LLVM error); aborting\n", stderr);
+  std::abort();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
 std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool metered) {
   init_llvm();
+  auto t0 = std::chrono::steady_clock::now();
   const std::vector<CompiledFunc>& funcs = metered ? cm.metered() : cm.funcs;
   auto out = std::make_shared<ModuleCode>(funcs.size());
   const OpDecoder dec(metered);
 
+  for (const FunctionBody& body : cm.module.code) out->code_bytes += body.code_size;
   std::vector<Scan> scans;
   scans.reserve(funcs.size());
   for (const CompiledFunc& f : funcs) {
@@ -926,16 +1005,35 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
     out->error = error_text(tm.takeError());
     return out;
   }
-  auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+  // Lazy: each function is optimized and compiled on its first call (through a stub), so code that
+  // never runs (most of libc in a typical module) costs nothing beyond its IR.
+  auto lljit = llvm::orc::LLLazyJITBuilder()
+                   .setJITTargetMachineBuilder(*jtmb)
+                   .setLazyCompileFailureAddr(llvm::orc::ExecutorAddr::fromPtr(&lazy_compile_failed))
+                   .create();
   if (!lljit) {
     out->error = error_text(lljit.takeError());
     return out;
   }
+  auto impl = std::make_unique<ModuleCode::Impl>();
+  impl->tm = std::move(*tm);
+  ModuleCode* code = out.get();
+  ModuleCode::Impl* state = impl.get();
+  (*lljit)->getIRTransformLayer().setTransform(
+      [code, state](llvm::orc::ThreadSafeModule tsm,
+                    const llvm::orc::MaterializationResponsibility&) -> llvm::Expected<llvm::orc::ThreadSafeModule> {
+        const std::lock_guard lock(state->optimize_mutex);
+        const auto t = std::chrono::steady_clock::now();
+        tsm.withModuleDo([&](llvm::Module& m) { optimize(m, *state->tm); });
+        code->seconds_opt += seconds_since(t);
+        ++code->materialized;
+        return tsm;
+      });
 
   auto context = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>("wasm", *context);
   mod->setDataLayout((*lljit)->getDataLayout());
-  mod->setTargetTriple((*tm)->getTargetTriple().str());
+  mod->setTargetTriple(state->tm->getTargetTriple().str());
   ModuleEmitter me(cm, funcs, metered, *context, *mod);
   me.fns.assign(funcs.size(), nullptr);
   for (std::size_t i = 0; i < funcs.size(); ++i) {
@@ -954,7 +1052,8 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
     out->error = "the compiled tier generated invalid IR: " + verify;
     return out;
   }
-  optimize(*mod, **tm);
+  out->seconds_ir = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
 
   llvm::orc::JITDylib& jd = (*lljit)->getMainJITDylib();
   llvm::orc::SymbolMap symbols;
@@ -966,7 +1065,7 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
     out->error = error_text(std::move(e));
     return out;
   }
-  if (auto e = (*lljit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(context)))) {
+  if (auto e = (*lljit)->addLazyIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(context)))) {
     out->error = error_text(std::move(e));
     return out;
   }
@@ -982,8 +1081,9 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
     out->entries[i].store(addr->toPtr<Entry>(), std::memory_order_release);
     ++out->compiled;
   }
-  out->impl = std::make_unique<ModuleCode::Impl>();
-  out->impl->lljit = std::move(*lljit);
+  out->seconds_codegen = seconds_since(t0);  // the stubs only: functions compile on first call
+  impl->lljit = std::move(*lljit);
+  out->impl = std::move(impl);
   return out;
 }
 

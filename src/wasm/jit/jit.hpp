@@ -50,9 +50,17 @@ class ModuleCode {
   ModuleCode& operator=(const ModuleCode&) = delete;
 
   std::vector<std::atomic<Entry>> entries;
-  std::size_t compiled = 0;         // functions with an entry
+  std::size_t compiled = 0;         // functions with an entry (a stub until their first call)
   std::string error;                // LLVM's message when the module could not be compiled at all
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
+  // Compile cost: the wasm code bytes, seconds emitting IR for every function and setting up the
+  // stubs, then (functions compile lazily, on their first call) how many were compiled and the
+  // seconds their optimization took. SPRAWLING_JIT_STATS=1 prints them when the code goes away.
+  std::size_t code_bytes = 0;
+  double seconds_ir = 0;
+  double seconds_codegen = 0;
+  double seconds_opt = 0;
+  std::size_t materialized = 0;
   std::unique_ptr<Impl> impl;       // the JIT that owns the machine code
 };
 

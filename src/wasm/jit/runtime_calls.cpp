@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <pthread.h>
 #include <string>
 #include <type_traits>
@@ -141,6 +142,111 @@ std::uint32_t sprawling_jit_memory_grow(Ctx* c, std::uint32_t delta) {
 
 }  // extern "C"
 
+namespace {
+
+constexpr auto kOobMemory = static_cast<std::uint32_t>(TrapKind::OutOfBoundsMemoryAccess);
+constexpr auto kOobTable = static_cast<std::uint32_t>(TrapKind::OutOfBoundsTableAccess);
+
+// The interpreter's CHARGE_UNITS: per unit after the bounds check, then the balance is checked.
+std::uint32_t charge_units(Ctx* c, std::uint64_t n) {
+  if (!c->metered) return 0;
+  c->fuel -= static_cast<std::int64_t>(n);
+  if (c->fuel > 0) return 0;
+  return static_cast<std::uint32_t>(c->store->refuel(c->fuel, 0));
+}
+
+}  // namespace
+
+extern "C" {
+
+std::uint32_t sprawling_jit_memory_fill(Ctx* c, std::uint32_t d, std::uint32_t value, std::uint32_t n) {
+  if (std::uint64_t{d} + n > *c->mem_size) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memset(*c->mem_base + d, static_cast<std::uint8_t>(value), n);
+  return 0;
+}
+
+std::uint32_t sprawling_jit_memory_copy(Ctx* c, std::uint32_t d, std::uint32_t s, std::uint32_t n) {
+  if (std::uint64_t{d} + n > *c->mem_size || std::uint64_t{s} + n > *c->mem_size) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memmove(*c->mem_base + d, *c->mem_base + s, n);
+  return 0;
+}
+
+std::uint32_t sprawling_jit_memory_init(Ctx* c, std::uint32_t seg, std::uint32_t d, std::uint32_t s, std::uint32_t n) {
+  const std::span<const std::uint8_t> data = c->inst->datas[seg];
+  if (std::uint64_t{s} + n > data.size() || std::uint64_t{d} + n > *c->mem_size) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memcpy(*c->mem_base + d, data.data() + s, n);
+  return 0;
+}
+
+void sprawling_jit_data_drop(Ctx* c, std::uint32_t seg) { c->inst->datas[seg] = {}; }
+
+std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t* out) {
+  const TableInst* table = c->inst->tables[t];
+  if (i >= table->elements.size()) return kOobTable;
+  *out = table->elements[i];
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_set(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value) {
+  TableInst* table = c->inst->tables[t];
+  if (i >= table->elements.size()) return kOobTable;
+  table->elements[i] = value;
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_size(Ctx* c, std::uint32_t t) {
+  return static_cast<std::uint32_t>(c->inst->tables[t]->elements.size());
+}
+
+std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint32_t n,
+                                       std::uint64_t* out) {
+  TableInst* table = c->inst->tables[t];
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  const std::uint64_t old = table->elements.size();
+  if (old + n > table->max_elements) {
+    *out = 0xFFFFFFFFu;
+  } else {
+    table->elements.resize(old + n, init);
+    *out = static_cast<std::uint32_t>(old);
+  }
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_fill(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value, std::uint32_t n) {
+  TableInst* table = c->inst->tables[t];
+  if (std::uint64_t{i} + n > table->elements.size()) return kOobTable;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  std::fill_n(table->elements.begin() + i, n, value);
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t st, std::uint32_t d, std::uint32_t s,
+                                       std::uint32_t n) {
+  TableInst* dst = c->inst->tables[dt];
+  const TableInst* src = c->inst->tables[st];
+  if (std::uint64_t{d} + n > dst->elements.size() || std::uint64_t{s} + n > src->elements.size()) return kOobTable;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memmove(dst->elements.data() + d, src->elements.data() + s, n * sizeof(std::uint64_t));
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint32_t d, std::uint32_t s,
+                                       std::uint32_t n) {
+  const std::vector<std::uint64_t>& elems = c->inst->elements[seg];
+  TableInst* table = c->inst->tables[t];
+  if (std::uint64_t{s} + n > elems.size() || std::uint64_t{d} + n > table->elements.size()) return kOobTable;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memcpy(table->elements.data() + d, elems.data() + s, n * sizeof(std::uint64_t));
+  return 0;
+}
+
+void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg) { c->inst->elements[seg].clear(); }
+
+}  // extern "C"
+
 }  // namespace sprawling::wasm::jit
 
 // ---------------------------------------------------------------- numeric helpers
@@ -200,7 +306,19 @@ struct NumTable {
     symbols = {{"sprawling_jit_refuel", reinterpret_cast<void*>(&sprawling_jit_refuel)},
                {"sprawling_jit_call", reinterpret_cast<void*>(&sprawling_jit_call)},
                {"sprawling_jit_call_indirect", reinterpret_cast<void*>(&sprawling_jit_call_indirect)},
-               {"sprawling_jit_memory_grow", reinterpret_cast<void*>(&sprawling_jit_memory_grow)}};
+               {"sprawling_jit_memory_grow", reinterpret_cast<void*>(&sprawling_jit_memory_grow)},
+               {"sprawling_jit_memory_fill", reinterpret_cast<void*>(&sprawling_jit_memory_fill)},
+               {"sprawling_jit_memory_copy", reinterpret_cast<void*>(&sprawling_jit_memory_copy)},
+               {"sprawling_jit_memory_init", reinterpret_cast<void*>(&sprawling_jit_memory_init)},
+               {"sprawling_jit_data_drop", reinterpret_cast<void*>(&sprawling_jit_data_drop)},
+               {"sprawling_jit_table_get", reinterpret_cast<void*>(&sprawling_jit_table_get)},
+               {"sprawling_jit_table_set", reinterpret_cast<void*>(&sprawling_jit_table_set)},
+               {"sprawling_jit_table_size", reinterpret_cast<void*>(&sprawling_jit_table_size)},
+               {"sprawling_jit_table_grow", reinterpret_cast<void*>(&sprawling_jit_table_grow)},
+               {"sprawling_jit_table_fill", reinterpret_cast<void*>(&sprawling_jit_table_fill)},
+               {"sprawling_jit_table_copy", reinterpret_cast<void*>(&sprawling_jit_table_copy)},
+               {"sprawling_jit_table_init", reinterpret_cast<void*>(&sprawling_jit_table_init)},
+               {"sprawling_jit_elem_drop", reinterpret_cast<void*>(&sprawling_jit_elem_drop)}};
     std::size_t k = 0;
     for (std::size_t i = 0; i < kOpCount; ++i)
       if (helpers[i] != nullptr) symbols.push_back({names[k++], reinterpret_cast<void*>(helpers[i])});
