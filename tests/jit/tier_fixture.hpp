@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -48,6 +49,20 @@ inline HostStatus host_add1(HostCall& call) {
   return HostStatus::Ok;
 }
 
+// What an invoke gave, with the store's fuel figure.
+inline Outcome outcome_of(const Store& store, const std::expected<std::vector<Value>, Trap>& r) {
+  Outcome o;
+  if (r) {
+    o.results = *r;
+  } else {
+    o.trap = r.error().kind;
+    o.func_index = r.error().func_index;
+    o.offset = r.error().offset;
+  }
+  o.fuel = store.fuel_consumed();
+  return o;
+}
+
 // Instantiates `module` in a fresh Store on `tier` and runs `name` under `fuel` (none: unmetered).
 inline Outcome run(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::string_view name,
                    const std::vector<Value>& args, std::optional<std::uint64_t> fuel, StoreLimits limits = {}) {
@@ -61,20 +76,10 @@ inline Outcome run(const std::shared_ptr<const CompiledModule>& module, Tier tie
   store.set_budget({fuel, std::nullopt});
   auto inst = store.instantiate(module, *imports);
   EXPECT_TRUE(inst.has_value()) << (inst ? "" : inst.error().message);
-  Outcome o;
-  if (!inst) return o;
+  if (!inst) return {};
   auto e = (*inst)->find_export(name);
   EXPECT_TRUE(e.has_value()) << name;
-  auto r = store.invoke(std::get<FuncInst*>(*e), args);
-  if (r) {
-    o.results = *r;
-  } else {
-    o.trap = r.error().kind;
-    o.func_index = r.error().func_index;
-    o.offset = r.error().offset;
-  }
-  o.fuel = store.fuel_consumed();
-  return o;
+  return outcome_of(store, store.invoke(std::get<FuncInst*>(*e), args));
 }
 
 }  // namespace sprawling::wasm::jit_testing
