@@ -38,15 +38,16 @@ struct ModuleCode::Impl {
   std::unique_ptr<llvm::orc::LLLazyJIT> lljit;
   std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model
   std::mutex optimize_mutex;                // partitions of one module optimize one at a time
+  std::vector<std::size_t> body_bytes;      // per defined function: its wasm code size
 };
 
 ModuleCode::ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
 ModuleCode::~ModuleCode() {
   if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty()) {
     std::fprintf(stderr,
-                 "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call; %zu wasm code bytes; "
-                 "IR %.3f s, optimizing %.3f s\n",
-                 compiled, entries.size(), materialized, code_bytes, seconds_ir, seconds_opt);
+                 "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call (%zu of %zu wasm code "
+                 "bytes); IR %.3f s, optimizing %.3f s\n",
+                 compiled, entries.size(), materialized, materialized_bytes, code_bytes, seconds_ir, seconds_opt);
   }
 }
 
@@ -956,7 +957,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
   mpm.run(m, mam);
 }
 
@@ -1017,6 +1018,7 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
   }
   auto impl = std::make_unique<ModuleCode::Impl>();
   impl->tm = std::move(*tm);
+  for (const FunctionBody& body : cm.module.code) impl->body_bytes.push_back(body.code_size);
   ModuleCode* code = out.get();
   ModuleCode::Impl* state = impl.get();
   (*lljit)->getIRTransformLayer().setTransform(
@@ -1024,9 +1026,17 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
                     const llvm::orc::MaterializationResponsibility&) -> llvm::Expected<llvm::orc::ThreadSafeModule> {
         const std::lock_guard lock(state->optimize_mutex);
         const auto t = std::chrono::steady_clock::now();
-        tsm.withModuleDo([&](llvm::Module& m) { optimize(m, *state->tm); });
+        tsm.withModuleDo([&](llvm::Module& m) {
+          optimize(m, *state->tm);
+          for (const llvm::Function& f : m.functions()) {
+            llvm::StringRef name = f.getName();
+            std::size_t i = 0;
+            if (f.isDeclaration() || !name.consume_front("wasm_f") || name.getAsInteger(10, i)) continue;
+            ++code->materialized;
+            if (i < state->body_bytes.size()) code->materialized_bytes += state->body_bytes[i];
+          }
+        });
         code->seconds_opt += seconds_since(t);
-        ++code->materialized;
         return tsm;
       });
 

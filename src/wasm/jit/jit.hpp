@@ -61,6 +61,7 @@ class ModuleCode {
   double seconds_codegen = 0;
   double seconds_opt = 0;
   std::size_t materialized = 0;
+  std::size_t materialized_bytes = 0;  // their wasm code bytes
   std::unique_ptr<Impl> impl;       // the JIT that owns the machine code
 };
 

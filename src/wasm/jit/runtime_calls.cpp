@@ -48,6 +48,26 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
     const TrapKind k = s.refuel(c->fuel, 1);
     if (k != TrapKind::None) return static_cast<std::uint32_t>(k);
   }
+  // Machine code for the callee (call_indirect, or a callee of another instance): enter it
+  // directly, after the entry charge the interpreter's do_call makes (locals: the callee zeroes).
+  const int variant = c->metered ? kMetered : kUnmetered;
+  if (const std::atomic<Entry>* slot = callee->jit[variant]; slot != nullptr) {
+    if (const Entry entry = slot->load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
+      if (c->metered) c->fuel -= callee->entry_fuel;
+      if (callee->instance == c->inst) {
+        c->fr += sizeof(Frame);
+        const std::uint32_t st = entry(c, nfp);
+        c->fr -= sizeof(Frame);
+        return st == 0 ? 0 : st | kLocated;  // located by the callee, in this same context
+      }
+      const Result r = enter(entry, s, callee, nfp, fr + 1, c->fuel, *c->out, c->metered);
+      c->fuel = r.fuel;
+      if (r.trap == TrapKind::None) return 0;
+      c->loc_fn = r.func;
+      c->loc_ip = r.ip;
+      return static_cast<std::uint32_t>(r.trap) | kLocated;
+    }
+  }
   // The nested run makes the entry charge itself: the balance is above 1, so its own entry
   // check passes without a refill, exactly as the interpreter's single check did.
   s.entry_fp = nfp;
