@@ -62,10 +62,14 @@ using i64 = std::int64_t;
 enum class VT : std::uint8_t { I32, I64, F32, F64 };
 template <class T>
 constexpr VT vt_of() {
-  if constexpr (std::is_same_v<T, std::uint32_t>) return VT::I32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return VT::I64;
-  else if constexpr (std::is_same_v<T, float>) return VT::F32;
-  else return VT::F64;
+  if constexpr (std::is_same_v<T, std::uint32_t>)
+    return VT::I32;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return VT::I64;
+  else if constexpr (std::is_same_v<T, float>)
+    return VT::F32;
+  else
+    return VT::F64;
 }
 
 // The simple (numeric) ops: which wasm operator, operand/result types, shape.
@@ -99,9 +103,15 @@ constexpr std::array<Simple, kOpCount> make_simple_table() {
 }
 constexpr auto kSimple = make_simple_table();
 
-constexpr std::size_t idx(Op o) { return static_cast<std::size_t>(o); }
-constexpr bool in_range(Op o, Op first, Op last) { return idx(o) >= idx(first) && idx(o) <= idx(last); }
-constexpr bool is_fused(Op o) { return in_range(o, Op::BrIfI32Eq, Op::BrUnlessI32GeUImm); }
+constexpr std::size_t idx(Op o) {
+  return static_cast<std::size_t>(o);
+}
+constexpr bool in_range(Op o, Op first, Op last) {
+  return idx(o) >= idx(first) && idx(o) <= idx(last);
+}
+constexpr bool is_fused(Op o) {
+  return in_range(o, Op::BrIfI32Eq, Op::BrUnlessI32GeUImm);
+}
 
 // Handler offset -> Op for a variant; Op::Count_ where two ops share a handler (never expected:
 // then those ops are not compiled, since the interpreter could not tell them apart either).
@@ -139,7 +149,8 @@ u32 length(Op o, const u32* ip, bool metered) {
   switch (o) {
     case Op::Unreachable: return 1;
     case Op::Br: return 2;
-    case Op::BrIf: case Op::BrUnless: return 3 + m;
+    case Op::BrIf:
+    case Op::BrUnless: return 3 + m;
     case Op::BrTable: return 4 + ip[2];
     case Op::Copy: return 3;
     case Op::Copy2: return 5;
@@ -151,16 +162,23 @@ u32 length(Op o, const u32* ip, bool metered) {
     case Op::Fuel: return 2;
     case Op::FuelCheck: return 3;
     case Op::Select: return 5;
-    case Op::GlobalGet: case Op::GlobalSet: return 3;
+    case Op::GlobalGet:
+    case Op::GlobalSet: return 3;
     case Op::MemorySize: return 2;
     case Op::MemoryGrow: return 3;
-    case Op::RefIsNull: case Op::RefFunc: return 3;
-    case Op::TableGet: case Op::TableSet: return 4;
+    case Op::RefIsNull:
+    case Op::RefFunc: return 3;
+    case Op::TableGet:
+    case Op::TableSet: return 4;
     case Op::TableSize: return 3;
-    case Op::TableGrow: case Op::TableFill: return 5;
-    case Op::TableCopy: case Op::TableInit: return 6;
-    case Op::ElemDrop: case Op::DataDrop: return 2;
-    case Op::MemoryFill: case Op::MemoryCopy: return 4;
+    case Op::TableGrow:
+    case Op::TableFill: return 5;
+    case Op::TableCopy:
+    case Op::TableInit: return 6;
+    case Op::ElemDrop:
+    case Op::DataDrop: return 2;
+    case Op::MemoryFill:
+    case Op::MemoryCopy: return 4;
     case Op::MemoryInit: return 5;
     default: return 0;
   }
@@ -193,7 +211,8 @@ Scan scan(const CompiledFunc& f, u32 start, const OpDecoder& dec, bool metered) 
     const Op o = dec.op(code[w]);
     if (o == Op::Count_) return fail("an instruction word the decoder does not know");
     const u32 len = length(o, code.data() + w, metered);
-    if (len == 0) return fail("uses an instruction the compiled tier does not handle yet (op " + std::to_string(idx(o)) + ")");
+    if (len == 0)
+      return fail("uses an instruction the compiled tier does not handle yet (op " + std::to_string(idx(o)) + ")");
     if (w + len > n) return fail("an instruction runs past the end of the code");
     starts[w] = true;
     s.instrs.push_back({w, o});
@@ -265,8 +284,8 @@ struct ModuleEmitter {
     t.wasm_fn = llvm::FunctionType::get(t.i32, {t.ptr, t.ptr}, false);
     refuel = mod.getOrInsertFunction("sprawling_jit_refuel", llvm::FunctionType::get(t.i32, {t.ptr, t.i64}, false));
     call = mod.getOrInsertFunction("sprawling_jit_call", llvm::FunctionType::get(t.i32, {t.ptr, t.ptr, t.ptr}, false));
-    call_indirect = mod.getOrInsertFunction(
-        "sprawling_jit_call_indirect", llvm::FunctionType::get(t.i32, {t.ptr, t.i32, t.i32, t.i32, t.ptr}, false));
+    call_indirect = mod.getOrInsertFunction("sprawling_jit_call_indirect",
+                                            llvm::FunctionType::get(t.i32, {t.ptr, t.i32, t.i32, t.i32, t.ptr}, false));
     memory_grow =
         mod.getOrInsertFunction("sprawling_jit_memory_grow", llvm::FunctionType::get(t.i32, {t.ptr, t.i32}, false));
   }
@@ -286,8 +305,14 @@ struct ModuleEmitter {
 class FunctionEmitter {
  public:
   FunctionEmitter(ModuleEmitter& me, u32 defined, const Scan& sc)
-      : me_(me), t_(me.t), f_(me.funcs[defined]), code_(f_.code.data()), defined_(defined), scan_(sc),
-        fn_(me.fns[defined]), b_(me.ctx) {}
+      : me_(me),
+        t_(me.t),
+        f_(me.funcs[defined]),
+        code_(f_.code.data()),
+        defined_(defined),
+        scan_(sc),
+        fn_(me.fns[defined]),
+        b_(me.ctx) {}
 
   void emit() {
     fn_->addFnAttr(llvm::Attribute::StrictFP);
@@ -506,8 +531,10 @@ class FunctionEmitter {
       case Op::I64Load32U: return {t_.i32, false, true};
       case Op::I32Store: return {t_.i32, false, false};
       case Op::I64Store: return {t_.i64, false, true};
-      case Op::I32Store8: case Op::I64Store8: return {t_.i8, false, false};
-      case Op::I32Store16: case Op::I64Store16: return {t_.i16, false, false};
+      case Op::I32Store8:
+      case Op::I64Store8: return {t_.i8, false, false};
+      case Op::I32Store16:
+      case Op::I64Store16: return {t_.i16, false, false};
       case Op::I64Store32: return {t_.i32, false, true};
       default: return {t_.i8, false, false};
     }
@@ -637,31 +664,56 @@ class FunctionEmitter {
     llvm::Type* at = ty(s.a);
     const unsigned bits = at->getPrimitiveSizeInBits();
     switch (s.opc) {
-      case O::I32Add: case O::I64Add: return b_.CreateAdd(a, b);
-      case O::I32Sub: case O::I64Sub: return b_.CreateSub(a, b);
-      case O::I32Mul: case O::I64Mul: return b_.CreateMul(a, b);
-      case O::I32And: case O::I64And: return b_.CreateAnd(a, b);
-      case O::I32Or: case O::I64Or: return b_.CreateOr(a, b);
-      case O::I32Xor: case O::I64Xor: return b_.CreateXor(a, b);
-      case O::I32Shl: case O::I64Shl: return b_.CreateShl(a, b_.CreateAnd(b, llvm::ConstantInt::get(at, bits - 1)));
-      case O::I32ShrS: case O::I64ShrS: return b_.CreateAShr(a, b_.CreateAnd(b, llvm::ConstantInt::get(at, bits - 1)));
-      case O::I32ShrU: case O::I64ShrU: return b_.CreateLShr(a, b_.CreateAnd(b, llvm::ConstantInt::get(at, bits - 1)));
-      case O::I32Rotl: case O::I64Rotl: return intrinsic(llvm::Intrinsic::fshl, at, {a, a, b});
-      case O::I32Rotr: case O::I64Rotr: return intrinsic(llvm::Intrinsic::fshr, at, {a, a, b});
-      case O::I32Eq: case O::I64Eq: return bool32(b_.CreateICmpEQ(a, b));
-      case O::I32Ne: case O::I64Ne: return bool32(b_.CreateICmpNE(a, b));
-      case O::I32LtS: case O::I64LtS: return bool32(b_.CreateICmpSLT(a, b));
-      case O::I32LtU: case O::I64LtU: return bool32(b_.CreateICmpULT(a, b));
-      case O::I32GtS: case O::I64GtS: return bool32(b_.CreateICmpSGT(a, b));
-      case O::I32GtU: case O::I64GtU: return bool32(b_.CreateICmpUGT(a, b));
-      case O::I32LeS: case O::I64LeS: return bool32(b_.CreateICmpSLE(a, b));
-      case O::I32LeU: case O::I64LeU: return bool32(b_.CreateICmpULE(a, b));
-      case O::I32GeS: case O::I64GeS: return bool32(b_.CreateICmpSGE(a, b));
-      case O::I32GeU: case O::I64GeU: return bool32(b_.CreateICmpUGE(a, b));
-      case O::I32Eqz: case O::I64Eqz: return bool32(b_.CreateICmpEQ(a, llvm::ConstantInt::get(at, 0)));
-      case O::I32Clz: case O::I64Clz: return intrinsic(llvm::Intrinsic::ctlz, at, {a, b_.getFalse()});
-      case O::I32Ctz: case O::I64Ctz: return intrinsic(llvm::Intrinsic::cttz, at, {a, b_.getFalse()});
-      case O::I32Popcnt: case O::I64Popcnt: return intrinsic(llvm::Intrinsic::ctpop, at, {a});
+      case O::I32Add:
+      case O::I64Add: return b_.CreateAdd(a, b);
+      case O::I32Sub:
+      case O::I64Sub: return b_.CreateSub(a, b);
+      case O::I32Mul:
+      case O::I64Mul: return b_.CreateMul(a, b);
+      case O::I32And:
+      case O::I64And: return b_.CreateAnd(a, b);
+      case O::I32Or:
+      case O::I64Or: return b_.CreateOr(a, b);
+      case O::I32Xor:
+      case O::I64Xor: return b_.CreateXor(a, b);
+      case O::I32Shl:
+      case O::I64Shl: return b_.CreateShl(a, b_.CreateAnd(b, llvm::ConstantInt::get(at, bits - 1)));
+      case O::I32ShrS:
+      case O::I64ShrS: return b_.CreateAShr(a, b_.CreateAnd(b, llvm::ConstantInt::get(at, bits - 1)));
+      case O::I32ShrU:
+      case O::I64ShrU: return b_.CreateLShr(a, b_.CreateAnd(b, llvm::ConstantInt::get(at, bits - 1)));
+      case O::I32Rotl:
+      case O::I64Rotl: return intrinsic(llvm::Intrinsic::fshl, at, {a, a, b});
+      case O::I32Rotr:
+      case O::I64Rotr: return intrinsic(llvm::Intrinsic::fshr, at, {a, a, b});
+      case O::I32Eq:
+      case O::I64Eq: return bool32(b_.CreateICmpEQ(a, b));
+      case O::I32Ne:
+      case O::I64Ne: return bool32(b_.CreateICmpNE(a, b));
+      case O::I32LtS:
+      case O::I64LtS: return bool32(b_.CreateICmpSLT(a, b));
+      case O::I32LtU:
+      case O::I64LtU: return bool32(b_.CreateICmpULT(a, b));
+      case O::I32GtS:
+      case O::I64GtS: return bool32(b_.CreateICmpSGT(a, b));
+      case O::I32GtU:
+      case O::I64GtU: return bool32(b_.CreateICmpUGT(a, b));
+      case O::I32LeS:
+      case O::I64LeS: return bool32(b_.CreateICmpSLE(a, b));
+      case O::I32LeU:
+      case O::I64LeU: return bool32(b_.CreateICmpULE(a, b));
+      case O::I32GeS:
+      case O::I64GeS: return bool32(b_.CreateICmpSGE(a, b));
+      case O::I32GeU:
+      case O::I64GeU: return bool32(b_.CreateICmpUGE(a, b));
+      case O::I32Eqz:
+      case O::I64Eqz: return bool32(b_.CreateICmpEQ(a, llvm::ConstantInt::get(at, 0)));
+      case O::I32Clz:
+      case O::I64Clz: return intrinsic(llvm::Intrinsic::ctlz, at, {a, b_.getFalse()});
+      case O::I32Ctz:
+      case O::I64Ctz: return intrinsic(llvm::Intrinsic::cttz, at, {a, b_.getFalse()});
+      case O::I32Popcnt:
+      case O::I64Popcnt: return intrinsic(llvm::Intrinsic::ctpop, at, {a});
       case O::I32Extend8S: return b_.CreateSExt(b_.CreateTrunc(a, t_.i8), t_.i32);
       case O::I32Extend16S: return b_.CreateSExt(b_.CreateTrunc(a, t_.i16), t_.i32);
       case O::I64Extend8S: return b_.CreateSExt(b_.CreateTrunc(a, t_.i8), t_.i64);
@@ -670,7 +722,10 @@ class FunctionEmitter {
       case O::I64ExtendI32S: return b_.CreateSExt(a, t_.i64);
       case O::I64ExtendI32U: return b_.CreateZExt(a, t_.i64);
       case O::I32WrapI64: return b_.CreateTrunc(a, t_.i32);
-      case O::I32DivS: case O::I64DivS: case O::I32RemS: case O::I64RemS: {
+      case O::I32DivS:
+      case O::I64DivS:
+      case O::I32RemS:
+      case O::I64RemS: {
         llvm::Value* zero = llvm::ConstantInt::get(at, 0);
         trap_if(b_.CreateICmpEQ(b, zero), TrapKind::IntegerDivideByZero);
         llvm::Value* minus1 = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(at, -1));
@@ -683,38 +738,60 @@ class FunctionEmitter {
         llvm::Value* safe_b = b_.CreateSelect(minus1, llvm::ConstantInt::get(at, 1), b);
         return b_.CreateSRem(a, safe_b);
       }
-      case O::I32DivU: case O::I64DivU: case O::I32RemU: case O::I64RemU: {
+      case O::I32DivU:
+      case O::I64DivU:
+      case O::I32RemU:
+      case O::I64RemU: {
         trap_if(b_.CreateICmpEQ(b, llvm::ConstantInt::get(at, 0)), TrapKind::IntegerDivideByZero);
         return (s.opc == O::I32DivU || s.opc == O::I64DivU) ? b_.CreateUDiv(a, b) : b_.CreateURem(a, b);
       }
-      case O::F32Add: case O::F64Add: return b_.CreateFAdd(a, b);
-      case O::F32Sub: case O::F64Sub: return b_.CreateFSub(a, b);
-      case O::F32Mul: case O::F64Mul: return b_.CreateFMul(a, b);
-      case O::F32Div: case O::F64Div: return b_.CreateFDiv(a, b);
-      case O::F32Sqrt: case O::F64Sqrt:
+      case O::F32Add:
+      case O::F64Add: return b_.CreateFAdd(a, b);
+      case O::F32Sub:
+      case O::F64Sub: return b_.CreateFSub(a, b);
+      case O::F32Mul:
+      case O::F64Mul: return b_.CreateFMul(a, b);
+      case O::F32Div:
+      case O::F64Div: return b_.CreateFDiv(a, b);
+      case O::F32Sqrt:
+      case O::F64Sqrt:
         return b_.CreateConstrainedFPCall(
             llvm::Intrinsic::getDeclaration(&me_.mod, llvm::Intrinsic::experimental_constrained_sqrt, {at}), {a});
-      case O::F32Eq: case O::F64Eq: return bool32(b_.CreateFCmpOEQ(a, b));
-      case O::F32Ne: case O::F64Ne: return bool32(b_.CreateFCmpUNE(a, b));
-      case O::F32Lt: case O::F64Lt: return bool32(b_.CreateFCmpOLT(a, b));
-      case O::F32Gt: case O::F64Gt: return bool32(b_.CreateFCmpOGT(a, b));
-      case O::F32Le: case O::F64Le: return bool32(b_.CreateFCmpOLE(a, b));
-      case O::F32Ge: case O::F64Ge: return bool32(b_.CreateFCmpOGE(a, b));
-      case O::F32Abs: case O::F64Abs:
-        return fbits(b_.CreateAnd(ibits(a, s.a), b_.CreateNot(sign_mask(s.a))), s.a);
-      case O::F32Neg: case O::F64Neg: return fbits(b_.CreateXor(ibits(a, s.a), sign_mask(s.a)), s.a);
-      case O::F32Copysign: case O::F64Copysign:
+      case O::F32Eq:
+      case O::F64Eq: return bool32(b_.CreateFCmpOEQ(a, b));
+      case O::F32Ne:
+      case O::F64Ne: return bool32(b_.CreateFCmpUNE(a, b));
+      case O::F32Lt:
+      case O::F64Lt: return bool32(b_.CreateFCmpOLT(a, b));
+      case O::F32Gt:
+      case O::F64Gt: return bool32(b_.CreateFCmpOGT(a, b));
+      case O::F32Le:
+      case O::F64Le: return bool32(b_.CreateFCmpOLE(a, b));
+      case O::F32Ge:
+      case O::F64Ge: return bool32(b_.CreateFCmpOGE(a, b));
+      case O::F32Abs:
+      case O::F64Abs: return fbits(b_.CreateAnd(ibits(a, s.a), b_.CreateNot(sign_mask(s.a))), s.a);
+      case O::F32Neg:
+      case O::F64Neg: return fbits(b_.CreateXor(ibits(a, s.a), sign_mask(s.a)), s.a);
+      case O::F32Copysign:
+      case O::F64Copysign:
         return fbits(b_.CreateOr(b_.CreateAnd(ibits(a, s.a), b_.CreateNot(sign_mask(s.a))),
                                  b_.CreateAnd(ibits(b, s.a), sign_mask(s.a))),
                      s.a);
-      case O::F32ConvertI32S: case O::F32ConvertI64S: case O::F64ConvertI32S: case O::F64ConvertI64S:
-        return b_.CreateSIToFP(a, ty(s.r));
-      case O::F32ConvertI32U: case O::F32ConvertI64U: case O::F64ConvertI32U: case O::F64ConvertI64U:
-        return b_.CreateUIToFP(a, ty(s.r));
+      case O::F32ConvertI32S:
+      case O::F32ConvertI64S:
+      case O::F64ConvertI32S:
+      case O::F64ConvertI64S: return b_.CreateSIToFP(a, ty(s.r));
+      case O::F32ConvertI32U:
+      case O::F32ConvertI64U:
+      case O::F64ConvertI32U:
+      case O::F64ConvertI64U: return b_.CreateUIToFP(a, ty(s.r));
       case O::F32DemoteF64: return b_.CreateFPTrunc(a, t_.f32);
       case O::F64PromoteF32: return b_.CreateFPExt(a, t_.f64);
-      case O::I32ReinterpretF32: case O::I64ReinterpretF64: case O::F32ReinterpretI32: case O::F64ReinterpretI64:
-        return b_.CreateBitCast(a, ty(s.r));
+      case O::I32ReinterpretF32:
+      case O::I64ReinterpretF64:
+      case O::F32ReinterpretI32:
+      case O::F64ReinterpretI64: return b_.CreateBitCast(a, ty(s.r));
       default: return nullptr;  // min/max, rounding, float-to-int: the helper (num:: itself)
     }
   }
@@ -820,7 +897,9 @@ class FunctionEmitter {
         set_slot(ip[3], slot(ip[4]));
         return true;
       case Op::Const32: set_slot(ip[1], b_.getInt64(ip[2])); return true;
-      case Op::Const64: set_slot(ip[1], b_.getInt64(static_cast<u64>(ip[2]) | (static_cast<u64>(ip[3]) << 32))); return true;
+      case Op::Const64:
+        set_slot(ip[1], b_.getInt64(static_cast<u64>(ip[2]) | (static_cast<u64>(ip[3]) << 32)));
+        return true;
       case Op::Call: emit_call(ip[1], ip[2], ip[3]); return true;
       case Op::CallIndirect: {
         const FuncType& ft = me_.cm.module.types[ip[1]];
@@ -853,12 +932,17 @@ class FunctionEmitter {
         const u32 g = o == Op::GlobalGet ? ip[2] : ip[1];
         llvm::Value* gp = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, globals_, g)));
         llvm::Value* bits = b_.CreateConstInBoundsGEP1_64(t_.i8, gp, offsetof(GlobalInst, bits));
-        if (o == Op::GlobalGet) set_slot(ip[1], b_.CreateLoad(t_.i64, bits));
-        else b_.CreateStore(slot(ip[2]), bits);
+        if (o == Op::GlobalGet)
+          set_slot(ip[1], b_.CreateLoad(t_.i64, bits));
+        else
+          b_.CreateStore(slot(ip[2]), bits);
         return true;
       }
       case Op::MemorySize:
-        set_slot(ip[1], b_.CreateZExt(b_.CreateTrunc(b_.CreateUDiv(b_.CreateLoad(t_.i64, mem_size_), b_.getInt64(kPageSize)), t_.i32), t_.i64));
+        set_slot(ip[1],
+                 b_.CreateZExt(
+                     b_.CreateTrunc(b_.CreateUDiv(b_.CreateLoad(t_.i64, mem_size_), b_.getInt64(kPageSize)), t_.i32),
+                     t_.i64));
         return true;
       case Op::MemoryGrow: {
         llvm::Value* r = b_.CreateCall(me_.memory_grow, {ctxp_, get(ip[2], VT::I32)});
@@ -884,30 +968,37 @@ class FunctionEmitter {
     auto i32s = [&](u32 s) { return get(s, VT::I32); };
     switch (o) {
       case Op::MemoryFill:
-        call_status("sprawling_jit_memory_fill", {t.ptr, t.i32, t.i32, t.i32}, {ctxp_, i32s(ip[1]), i32s(ip[2]), i32s(ip[3])});
+        call_status("sprawling_jit_memory_fill", {t.ptr, t.i32, t.i32, t.i32},
+                    {ctxp_, i32s(ip[1]), i32s(ip[2]), i32s(ip[3])});
         return true;
       case Op::MemoryCopy:
-        call_status("sprawling_jit_memory_copy", {t.ptr, t.i32, t.i32, t.i32}, {ctxp_, i32s(ip[1]), i32s(ip[2]), i32s(ip[3])});
+        call_status("sprawling_jit_memory_copy", {t.ptr, t.i32, t.i32, t.i32},
+                    {ctxp_, i32s(ip[1]), i32s(ip[2]), i32s(ip[3])});
         return true;
       case Op::MemoryInit:
         call_status("sprawling_jit_memory_init", {t.ptr, t.i32, t.i32, t.i32, t.i32},
                     {ctxp_, u32c(ip[1]), i32s(ip[2]), i32s(ip[3]), i32s(ip[4])});
         return true;
       case Op::DataDrop:
-        b_.CreateCall(me_.helper("sprawling_jit_data_drop", llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}), {ctxp_, u32c(ip[1])});
+        b_.CreateCall(me_.helper("sprawling_jit_data_drop", llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}),
+                      {ctxp_, u32c(ip[1])});
         return true;
       case Op::ElemDrop:
-        b_.CreateCall(me_.helper("sprawling_jit_elem_drop", llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}), {ctxp_, u32c(ip[1])});
+        b_.CreateCall(me_.helper("sprawling_jit_elem_drop", llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}),
+                      {ctxp_, u32c(ip[1])});
         return true;
       case Op::TableGet:
-        call_status("sprawling_jit_table_get", {t.ptr, t.i32, t.i32, t.ptr}, {ctxp_, u32c(ip[2]), i32s(ip[3]), scratch_});
+        call_status("sprawling_jit_table_get", {t.ptr, t.i32, t.i32, t.ptr},
+                    {ctxp_, u32c(ip[2]), i32s(ip[3]), scratch_});
         set_slot(ip[1], b_.CreateLoad(t.i64, scratch_));
         return true;
       case Op::TableSet:
-        call_status("sprawling_jit_table_set", {t.ptr, t.i32, t.i32, t.i64}, {ctxp_, u32c(ip[1]), i32s(ip[2]), slot(ip[3])});
+        call_status("sprawling_jit_table_set", {t.ptr, t.i32, t.i32, t.i64},
+                    {ctxp_, u32c(ip[1]), i32s(ip[2]), slot(ip[3])});
         return true;
       case Op::TableSize:
-        put(ip[1], b_.CreateCall(me_.helper("sprawling_jit_table_size", t.i32, {t.ptr, t.i32}), {ctxp_, u32c(ip[2])}), VT::I32);
+        put(ip[1], b_.CreateCall(me_.helper("sprawling_jit_table_size", t.i32, {t.ptr, t.i32}), {ctxp_, u32c(ip[2])}),
+            VT::I32);
         return true;
       case Op::TableGrow:
         call_status("sprawling_jit_table_grow", {t.ptr, t.i32, t.i64, t.i32, t.ptr},
@@ -944,7 +1035,9 @@ void init_llvm() {
   });
 }
 
-std::string error_text(llvm::Error e) { return llvm::toString(std::move(e)); }
+std::string error_text(llvm::Error e) {
+  return llvm::toString(std::move(e));
+}
 
 void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   llvm::LoopAnalysisManager lam;
@@ -1051,7 +1144,8 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
       out->reasons[i] = scans[i].reason;
       continue;
     }
-    me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, "wasm_f" + std::to_string(i), *mod);
+    me.fns[i] =
+        llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, "wasm_f" + std::to_string(i), *mod);
   }
   for (std::size_t i = 0; i < funcs.size(); ++i)
     if (me.fns[i] != nullptr) FunctionEmitter(me, static_cast<u32>(i), scans[i]).emit();

@@ -16,9 +16,9 @@ namespace sprawling::wasm::jit {
 // What compiled code and its runtime helpers share. Compiled code reads and writes these fields
 // at fixed offsets (the compiler takes them with offsetof), so it stays standard-layout.
 struct Ctx {
-  std::int64_t fuel = 0;         // the interpreter's counter, current at calls, exits and traps
-  char* fr = nullptr;            // the frame-record top (Frame*): counts the call depth
-  char* fr_end = nullptr;        // frames + max_call_depth
+  std::int64_t fuel = 0;   // the interpreter's counter, current at calls, exits and traps
+  char* fr = nullptr;      // the frame-record top (Frame*): counts the call depth
+  char* fr_end = nullptr;  // frames + max_call_depth
   std::uint64_t* stack_end = nullptr;
   std::uint8_t** mem_base = nullptr;  // &memory0->base: reloaded after calls and memory.grow
   std::uint64_t* mem_size = nullptr;  // &memory0->size
@@ -50,8 +50,8 @@ class ModuleCode {
   ModuleCode& operator=(const ModuleCode&) = delete;
 
   std::vector<std::atomic<Entry>> entries;
-  std::size_t compiled = 0;         // functions with an entry (a stub until their first call)
-  std::string error;                // LLVM's message when the module could not be compiled at all
+  std::size_t compiled = 0;          // functions with an entry (a stub until their first call)
+  std::string error;                 // LLVM's message when the module could not be compiled at all
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
   // Compile cost: the wasm code bytes, seconds emitting IR for every function and setting up the
   // stubs, then (functions compile lazily, on their first call) how many were compiled and the
@@ -62,7 +62,7 @@ class ModuleCode {
   double seconds_opt = 0;
   std::size_t materialized = 0;
   std::size_t materialized_bytes = 0;  // their wasm code bytes
-  std::unique_ptr<Impl> impl;       // the JIT that owns the machine code
+  std::unique_ptr<Impl> impl;          // the JIT that owns the machine code
 };
 
 // Compiles every function of the module variant that uses only what the compiled tier supports.

@@ -1,15 +1,15 @@
 // The compiled tier's runtime side: entering compiled code from the interpreter, and the helpers
 // compiled code calls for what it does not inline (refuel, calls that leave the module's machine
 // code, host calls, memory.grow). Each follows the interpreter's handler of the same operation.
-#include "wasm/jit/jit.hpp"
 #include "wasm/jit/runtime_calls.hpp"
+#include "wasm/jit/jit.hpp"
 #include "wasm/numeric.hpp"
 
+#include <pthread.h>
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
-#include <pthread.h>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -201,7 +201,9 @@ std::uint32_t sprawling_jit_memory_init(Ctx* c, std::uint32_t seg, std::uint32_t
   return 0;
 }
 
-void sprawling_jit_data_drop(Ctx* c, std::uint32_t seg) { c->inst->datas[seg] = {}; }
+void sprawling_jit_data_drop(Ctx* c, std::uint32_t seg) {
+  c->inst->datas[seg] = {};
+}
 
 std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t* out) {
   const TableInst* table = c->inst->tables[t];
@@ -263,7 +265,9 @@ std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t 
   return 0;
 }
 
-void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg) { c->inst->elements[seg].clear(); }
+void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg) {
+  c->inst->elements[seg].clear();
+}
 
 }  // extern "C"
 
@@ -279,16 +283,23 @@ using u64 = std::uint64_t;
 
 template <class T>
 T from_slot(std::uint64_t s) noexcept {
-  if constexpr (std::is_same_v<T, std::uint32_t>) return static_cast<std::uint32_t>(s);
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return s;
-  else if constexpr (std::is_same_v<T, float>) return std::bit_cast<float>(static_cast<std::uint32_t>(s));
-  else return std::bit_cast<double>(s);
+  if constexpr (std::is_same_v<T, std::uint32_t>)
+    return static_cast<std::uint32_t>(s);
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return s;
+  else if constexpr (std::is_same_v<T, float>)
+    return std::bit_cast<float>(static_cast<std::uint32_t>(s));
+  else
+    return std::bit_cast<double>(s);
 }
 template <class T>
 std::uint64_t to_slot(T v) noexcept {
-  if constexpr (std::is_same_v<T, float>) return std::bit_cast<std::uint32_t>(v);
-  else if constexpr (std::is_same_v<T, double>) return std::bit_cast<std::uint64_t>(v);
-  else return v;
+  if constexpr (std::is_same_v<T, float>)
+    return std::bit_cast<std::uint32_t>(v);
+  else if constexpr (std::is_same_v<T, double>)
+    return std::bit_cast<std::uint64_t>(v);
+  else
+    return v;
 }
 
 template <Opcode O, class A, class R>
@@ -310,7 +321,8 @@ struct NumTable {
   std::vector<HelperSymbol> symbols;
   NumTable() {
 #define SPRAWLING_JIT_Un(Name, A, R) helpers[static_cast<std::size_t>(Op::Num##Name)] = &un_helper<Opcode::Name, A, R>;
-#define SPRAWLING_JIT_Bin(Name, A, R) helpers[static_cast<std::size_t>(Op::Num##Name)] = &bin_helper<Opcode::Name, A, R>;
+#define SPRAWLING_JIT_Bin(Name, A, R) \
+  helpers[static_cast<std::size_t>(Op::Num##Name)] = &bin_helper<Opcode::Name, A, R>;
 #define SPRAWLING_SIMPLE_OP(Name, A, R, Form) SPRAWLING_JIT_##Form(Name, A, R)
 #define SPRAWLING_JIT_BinImm(Name, A, R) SPRAWLING_JIT_Bin(Name, A, R)
 #define SPRAWLING_JIT_BinFImm(Name, A, R) SPRAWLING_JIT_Bin(Name, A, R)
@@ -351,7 +363,11 @@ const NumTable& num_table() {
 
 }  // namespace
 
-NumHelper num_helper(Op op) noexcept { return num_table().helpers[static_cast<std::size_t>(op)]; }
-std::span<const HelperSymbol> runtime_symbols() { return num_table().symbols; }
+NumHelper num_helper(Op op) noexcept {
+  return num_table().helpers[static_cast<std::size_t>(op)];
+}
+std::span<const HelperSymbol> runtime_symbols() {
+  return num_table().symbols;
+}
 
 }  // namespace sprawling::wasm::jit

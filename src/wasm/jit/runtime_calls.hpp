@@ -26,7 +26,8 @@ void sprawling_jit_data_drop(Ctx* c, std::uint32_t seg);
 std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t* out);
 std::uint32_t sprawling_jit_table_set(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value);
 std::uint32_t sprawling_jit_table_size(Ctx* c, std::uint32_t t);
-std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint32_t n, std::uint64_t* out);
+std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint32_t n,
+                                       std::uint64_t* out);
 std::uint32_t sprawling_jit_table_fill(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value, std::uint32_t n);
 std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t st, std::uint32_t d, std::uint32_t s,
                                        std::uint32_t n);
