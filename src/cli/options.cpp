@@ -244,6 +244,16 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
       if (auto r = apply_wasi_option(request, std::string(flag.substr(2)) + "=" + std::string(*value)); !r) {
         return std::unexpected(r.error());
       }
+    } else if (flag == "--tier") {
+      auto value = take_value(flag, arg);
+      if (!value) return std::unexpected(value.error());
+      if (*value == "interpret") {
+        request.tier = runtime::ExecutionTier::Interpret;
+      } else if (*value == "compile") {
+        request.tier = runtime::ExecutionTier::Compile;
+      } else {
+        return std::unexpected(UsageError{"--tier '" + std::string(*value) + "': expected interpret or compile"});
+      }
     } else if (flag == "--json") {
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());

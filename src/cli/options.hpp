@@ -32,6 +32,7 @@ struct RunRequest {
   std::optional<std::uint64_t> max_disk_write_bytes;
   std::optional<std::string> json_path;           // "-" = stderr
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
+  runtime::ExecutionTier tier = runtime::ExecutionTier::Interpret;  // --tier
 };
 
 // A usage error: what was wrong and the accepted form.

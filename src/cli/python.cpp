@@ -27,7 +27,7 @@ Runs CPython 3.11 built for WASI in the sandbox: the standard library is mounted
   sprawl python --dir ./work::/work /work/script.py
 
 Options: the long options of `sprawl run` (--dir, --env, --fuel, --max-memory-size, --timeout,
---hostcall-fuel, --stdin, --json), and --no-snapshot, before the Python arguments; the first
+--hostcall-fuel, --tier, --stdin, --json), and --no-snapshot, before the Python arguments; the first
 argument that is not one of them (-c, a script, -W …, -S, or anything after --) starts Python's
 own. Exit statuses: as `sprawl run`.
 

@@ -61,6 +61,12 @@ Options:
                            write quota on writable mounts: bytes written plus the size of
                            any hole a write past the end or a resize adds; past it writes
                            fail with EDQUOT; default 1G (--json reports disk_write_bytes)
+  --tier interpret|compile which tier runs the guest's functions; both give the same output,
+                           traps and fuel. interpret (default): the interpreter, instant start.
+                           compile: LLVM compiles the module to machine code before it starts
+                           (the time counts towards --timeout); functions using what it does not
+                           compile yet (table and bulk-memory instructions) stay interpreted.
+                           Only in builds with the compiled tier (else exit status 127)
   --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
                            when it is a pipe or file; empty when it is a terminal); read on
                            demand as the guest reads, nothing ahead, and a read waiting for
@@ -142,6 +148,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.max_store_bytes = request.max_store_bytes;
   if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;
   config.meter_fuel = request.fuel.has_value();
+  config.tier = request.tier;
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
   config.snapshot_dir = std::move(snapshot_dir);  // [snapshots]

@@ -290,6 +290,8 @@ std::string extern_kind_name(wasm::ExternKind kind) {
 
 }  // namespace
 
+bool wasm_sandbox_has_compiled_tier() noexcept { return wasm::compiled_tier_available(); }
+
 WasmSandbox::WasmSandbox(SandboxConfig config) : config_(std::move(config)) {}
 WasmSandbox::~WasmSandbox() = default;
 
@@ -385,6 +387,13 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
                     resource_pool());
   // Host work (bytes moved or produced by WASI calls) is paid from the same fuel budget.
   (*context)->set_fuel_charger([&store](std::uint64_t units) { return store.charge_fuel(units); });
+  if (config_.tier == ExecutionTier::Compile && !store.set_tier(wasm::Tier::Compile)) {
+    return std::unexpected(AxError{.code = ErrorCode::ToolUnavailable,
+                                   .message = "this build has no compiled tier (built with SPRAWLING_WITH_JIT=OFF); "
+                                              "the job was not run",
+                                   .alternative = "the interpreter (ExecutionTier::Interpret, sprawl run --tier interpret)",
+                                   .detail = {{"tier", "compile"}}});
+  }
   std::vector<wasm::Extern> imports;
   imports.reserve(wasi_imports.size());
   for (const auto* def : wasi_imports) {

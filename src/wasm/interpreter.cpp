@@ -4,6 +4,9 @@
 #include "wasm/code.hpp"
 #include "wasm/numeric.hpp"
 #include "wasm/store_impl.hpp"
+#if SPRAWLING_WITH_JIT
+#include "wasm/jit/jit.hpp"
+#endif
 
 #include <algorithm>
 #include <bit>
@@ -57,9 +60,12 @@ inline T fimm(const u32* w) noexcept {
   else return std::bit_cast<double>(static_cast<u64>(w[0]) | (static_cast<u64>(w[1]) << 32));
 }
 
+}  // namespace
+
 // Calls a host function whose arguments sit at nfp and writes its results back there. Kept out
 // of the dispatch function so that nothing with a destructor lives in the computed-goto scope
 // (an indirect goto out of it would skip the destructor; clang rejects it, GCC leaks).
+// Also the compiled tier's way to host functions (store_impl.hpp).
 [[gnu::noinline]] HostStatus call_host(const FuncInst& callee, u64* nfp, MemoryView memory, ExecOutcome& out) {
   u64 result_buffer[16];
   std::vector<u64> big;
@@ -83,6 +89,8 @@ inline T fimm(const u32* w) noexcept {
   }
   return HostStatus::Ok;
 }
+
+namespace {
 
 template <bool Metered>
 [[gnu::noinline]] void run(Store::Impl* store, FuncInst* entry_func, ExecOutcome* out_arg, std::int32_t* offsets_out) {
@@ -196,6 +204,33 @@ template <bool Metered>
     }                                                                                \
   } while (0)
 
+  // ---- compiled-tier hook (SPRAWLING_WITH_JIT): a callee with machine code runs there, its
+  // entry protocol (stack check, entry fuel, frame record, zeroed locals) made here as always.
+#if SPRAWLING_WITH_JIT
+#define JIT_ENTER(callee_, nfp_, then_)                                                              \
+  do {                                                                                             \
+    const std::atomic<jit::Entry>* slot_ = (callee_)->jit[Metered ? 1 : 0];                        \
+    if (slot_ != nullptr) {                                                                        \
+      const jit::Entry e_ = slot_->load(std::memory_order_acquire);                               \
+      if (e_ != nullptr && jit::native_stack_ok()) {                                               \
+        const jit::Result r_ = jit::enter(e_, *S, (callee_), (nfp_), cs.fr, fuel, *out, Metered);  \
+        fuel = r_.fuel;                                                                            \
+        if (r_.trap != TrapKind::None) {                                                           \
+          func = r_.func;                                                                          \
+          ip = r_.ip;                                                                              \
+          TRAP(r_.trap);                                                                           \
+        }                                                                                          \
+        then_;                                                                                     \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+#else
+#define JIT_ENTER(callee_, nfp_, then_) \
+  do {                                  \
+  } while (0)
+#endif
+  // ---- end of the compiled-tier hook
+
   if (static_cast<u64>(stack_end - fp) < entry_func->frame_slots) {
     trap = TrapKind::CallStackExhausted;
     out->func = func;
@@ -208,6 +243,7 @@ template <bool Metered>
     if (fuel <= 1) [[unlikely]] REFUEL(1);
     fuel -= entry_func->entry_fuel;
   }
+  JIT_ENTER(entry_func, fp, goto L_done);  // compiled tier
   DISPATCH();
 
 L_Unreachable:
@@ -300,6 +336,14 @@ do_call:
     cs.fr = f + 1;
   }
   for (u32 i = callee->num_params; i < callee->num_locals; ++i) nfp[i] = 0;
+  // compiled tier: back here after the callee, as L_Return would (same instance: reload memory).
+  JIT_ENTER(callee, nfp, {
+    cs.fr = cs.fr - 1;
+    RELOAD_MEMORY();
+    ip = ret_ip;
+    if constexpr (Metered) fuel -= ip[-1];
+    DISPATCH();
+  });
   fp = nfp;
   func = callee;
   if (inst != callee->instance) {
@@ -625,6 +669,7 @@ L_done:
 #undef RELOAD_MEMORY
 #undef REFUEL
 #undef CHARGE_UNITS
+#undef JIT_ENTER
 
 struct OffsetTables {
   std::int32_t unmetered[kOpCount];

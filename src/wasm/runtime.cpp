@@ -5,6 +5,9 @@
 
 #include "wasm/snapshot.hpp"
 #include "wasm/store_impl.hpp"
+#if SPRAWLING_WITH_JIT
+#include "wasm/jit/jit.hpp"
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -192,6 +195,34 @@ void Store::Impl::ensure_metered_code() {
     inst->metered_ready = true;
   }
   all_metered_ready = true;
+}
+
+bool compiled_tier_available() noexcept {
+#if SPRAWLING_WITH_JIT
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool Store::set_tier(Tier tier) noexcept {
+  if (tier == Tier::Compile && !compiled_tier_available()) return false;
+  impl_->tier = tier;
+  return true;
+}
+
+void Store::Impl::ensure_jit_code([[maybe_unused]] int variant) {
+#if SPRAWLING_WITH_JIT
+  if (all_jit_ready[variant]) return;
+  for (auto& inst : instances) {
+    if (inst->jit_ready[variant]) continue;
+    const jit::ModuleCode& code = inst->compiled_module->impl().jit(variant);
+    const std::uint32_t imported = inst->module->imported_funcs;
+    for (std::uint32_t i = 0; i < code.entries.size(); ++i) inst->funcs[imported + i]->jit[variant] = &code.entries[i];
+    inst->jit_ready[variant] = true;
+  }
+  all_jit_ready[variant] = true;
+#endif
 }
 
 Store::Store(StoreLimits limits, std::shared_ptr<ResourcePool> pool)
@@ -488,6 +519,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
   s.instances.push_back(std::move(owned));
   s.all_metered_ready = false;
   inst.metered_ready = false;
+  s.all_jit_ready[kUnmetered] = s.all_jit_ready[kMetered] = false;
   if (from != nullptr) {  // [snapshots] the snapshot's state replaces segments and the start function
     restore_instance_state(*from, inst);
     return &inst;
@@ -586,6 +618,7 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   ExecOutcome out;
   const int variant = s.metered ? kMetered : kUnmetered;
   ++s.active_runs;
+  if (s.tier == Tier::Compile) s.ensure_jit_code(variant);
   if (s.metered) {
     s.ensure_metered_code();
     // Entry check of the deadline: what ran before this call (instantiation, the translation of

@@ -162,6 +162,14 @@ struct ExecutionBudget {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // → TrapKind::DeadlineExceeded
 };
 
+// Which tier runs wasm functions. Interpret: the interpreter only. Compile: every function the
+// compiled tier supports is compiled (LLVM, whole module, on the first run of each variant) and
+// runs as machine code; the rest stay interpreted. Both give the same results, traps and fuel.
+enum class Tier : std::uint8_t { Interpret, Compile };
+
+// Whether this build has the compiled tier (CMake option SPRAWLING_WITH_JIT).
+[[nodiscard]] bool compiled_tier_available() noexcept;
+
 struct InstantiationError {
   enum class Kind : std::uint8_t {
     Link,  // "incompatible import type", too few imports, memory/table minimum above the limits
@@ -227,6 +235,8 @@ class Store {
   // Bytes charged to the account (StoreLimits::max_store_bytes) so far; nothing is given back
   // before the store dies, so this is also the peak.
   [[nodiscard]] std::uint64_t store_bytes() const noexcept;
+  // The tier for what runs after it; false (and nothing changed) when the build lacks it.
+  [[nodiscard]] bool set_tier(Tier tier) noexcept;
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

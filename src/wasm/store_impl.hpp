@@ -7,6 +7,7 @@
 #include "wasm/host.hpp"
 #include "wasm/runtime.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -31,6 +32,12 @@ struct ResourceAccount {
     return true;
   }
 };
+// The compiled tier (wasm/jit/, built with SPRAWLING_WITH_JIT): a compiled function's entry.
+namespace jit {
+struct Ctx;
+using Entry = std::uint32_t (*)(Ctx*, std::uint64_t*);
+class ModuleCode;
+}  // namespace jit
 
 // Code variant: unmetered or metered (fuel ops present). Indexes FuncInst::entry.
 inline constexpr int kUnmetered = 0;
@@ -51,6 +58,8 @@ struct FuncInst {
   // metered entry pointer skips the FuelCheck this replaces. 0 for host functions.
   std::int64_t entry_fuel = 0;
   const std::uint32_t* entry[2] = {nullptr, nullptr};
+  // Compiled tier, per variant: the module's entry slot for this function (null: interpreted).
+  const std::atomic<jit::Entry>* jit[2] = {nullptr, nullptr};
   // Host functions keep their type and name in Store::Impl::host_infos: a module's million
   // functions should not each carry an empty FuncType and string (80 bytes apiece).
 };
@@ -143,6 +152,10 @@ struct CompiledModule::Impl {
   mutable std::once_flag metered_once;
   mutable std::vector<CompiledFunc> metered_funcs;
   const std::vector<CompiledFunc>& metered() const;
+  // The compiled tier's code per variant, compiled on first use by a Store on that tier.
+  mutable std::once_flag jit_once[2];
+  mutable std::shared_ptr<jit::ModuleCode> jit_code[2];
+  const jit::ModuleCode& jit(int variant) const;  // wasm/jit/
 };
 
 struct InstanceImpl final : Instance {
@@ -157,6 +170,7 @@ struct InstanceImpl final : Instance {
   std::vector<std::vector<std::uint64_t>> elements;  // element segments as references; cleared on drop
   std::vector<std::span<const std::uint8_t>> datas;  // data segments; emptied on drop
   bool metered_ready = false;
+  bool jit_ready[2] = {false, false};
 
   [[nodiscard]] std::optional<Extern> find_export(std::string_view name) const override;
   [[nodiscard]] MemoryInst* memory(std::uint32_t index) const override {
@@ -190,6 +204,8 @@ struct Store::Impl {
   Frame* frames = nullptr;
   std::size_t frames_bytes = 0;
   bool all_metered_ready = true;
+  Tier tier = Tier::Interpret;
+  bool all_jit_ready[2] = {true, true};
   // Where the next run starts: the stack bottom, or — when a host function calls back into the
   // store — just above the frame and the frame record of the host call in progress.
   // (The interpreter records both before every host call.)
@@ -215,6 +231,8 @@ struct Store::Impl {
   // until counter > visible, or says why it cannot.
   [[nodiscard]] TrapKind refuel(std::int64_t& counter_io, std::int64_t visible);
   void ensure_metered_code();
+  // Compiled tier: points every instance's functions at the module's compiled code.
+  void ensure_jit_code(int variant);
 };
 
 // Execution entry (interpreter.cpp): runs `func` with its arguments in stack[0, params);
@@ -229,6 +247,8 @@ struct ExecOutcome {
 };
 template <bool Metered>
 void execute(Store::Impl& store, FuncInst* func, ExecOutcome& out);
+// Calls host function `callee` with its arguments at nfp; results written back there (interpreter.cpp).
+HostStatus call_host(const FuncInst& callee, std::uint64_t* nfp, MemoryView memory, ExecOutcome& out);
 
 // Handler offsets from the interpreter's base label, per variant (interpreter.cpp).
 const std::int32_t* handler_offsets(bool metered);

@@ -2,6 +2,8 @@
 #include "tests/cli/process.hpp"
 #include "tests/engine/guest.hpp"
 
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -101,7 +103,7 @@ TEST(Cli, RunHelpDocumentsEveryFlagAndStatus) {
   auto help = sprawl({"run", "--help"});
   EXPECT_EQ(help.status, 0);
   for (const char* word : {"--dir HOST::GUEST::ro", "--env NAME=VALUE", "--fuel", "-W fuel=N", "--max-memory-size",
-                           "--timeout", "--hostcall-fuel", "-S hostcall-fuel=BYTES", "--json", "--stdin", "134", "135", "136", "133", "132", "131", "128", "126"}) {
+                           "--timeout", "--hostcall-fuel", "-S hostcall-fuel=BYTES", "--tier interpret|compile", "--json", "--stdin", "134", "135", "136", "133", "132", "131", "128", "126"}) {
     EXPECT_TRUE(contains(help.out, word)) << word;
   }
   for (const char* sub : {"wast", "validate", "python"}) {
@@ -137,6 +139,32 @@ TEST(Cli, FuelExhaustionIs135InBothSpellings) {
   EXPECT_EQ(sprawl({"run", "--fuel", "10000", wasm}).status, 135);
   EXPECT_EQ(sprawl({"run", "-W", "fuel=10000", wasm}).status, 135);
   EXPECT_EQ(sprawl({"run", "--fuel=10000", wasm}).status, 135);
+}
+
+// The compiled tier gives the same output, exit status and fuel as the interpreter; a build
+// without it refuses --tier compile with E_TOOL_UNAVAILABLE (127) and runs nothing.
+TEST(Cli, TierCompileRunsTheSameOrIsUnavailable) {
+  TempDir dir;
+  const auto ok = dir.write("ok.wat", test::kOkGuest).string();
+  const auto loop = dir.write("loop.wat", kLoop).string();
+  if (runtime::wasm_sandbox_has_compiled_tier()) {
+    auto result = sprawl({"run", "--tier", "compile", ok});
+    EXPECT_EQ(result.status, 0) << result.err;
+    EXPECT_EQ(result.out, "ok\n");
+    EXPECT_EQ(sprawl({"run", "--tier", "compile", "--fuel", "10000", loop}).status, 135);
+    auto interp = sprawl({"run", "--fuel", "100000", "--json", "-", ok});
+    auto compiled = sprawl({"run", "--tier", "compile", "--fuel", "100000", "--json", "-", ok});
+    const auto fuel_of = [](const std::string& report) {
+      const auto at = report.find("\"fuel_consumed\":");
+      return at == std::string::npos ? std::string("none") : report.substr(at, report.find(',', at) - at);
+    };
+    EXPECT_EQ(fuel_of(interp.err), fuel_of(compiled.err));
+  } else {
+    auto result = sprawl({"run", "--tier", "compile", ok});
+    EXPECT_EQ(result.status, 127);
+    EXPECT_TRUE(contains(result.err, "no compiled tier")) << result.err;
+    EXPECT_EQ(result.out, "");
+  }
 }
 
 TEST(Cli, DeadlineIs136InBothSpellings) {

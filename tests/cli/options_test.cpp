@@ -99,6 +99,15 @@ TEST(Options, WasiOptionHostcallFuelInBothSpellings) {
   EXPECT_FALSE(parse({"-S"}).has_value());
 }
 
+TEST(Options, TierIsInterpretByDefaultAndTakesCompile) {
+  EXPECT_EQ(parse({"m.wasm"}).value().tier, runtime::ExecutionTier::Interpret);
+  EXPECT_EQ(parse({"--tier", "compile", "m.wasm"}).value().tier, runtime::ExecutionTier::Compile);
+  EXPECT_EQ(parse({"--tier=interpret", "m.wasm"}).value().tier, runtime::ExecutionTier::Interpret);
+  auto bad = parse({"--tier", "jit", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("expected interpret or compile"), std::string::npos);
+}
+
 TEST(Options, AFlagsValueIsNeverTheNextOption) {
   auto r = parse({"--json", "-c", "m.wasm"});
   ASSERT_FALSE(r.has_value());

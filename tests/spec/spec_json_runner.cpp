@@ -2,6 +2,8 @@
 // counts and the closing line "N passed, M failed, K skipped"; exits non-zero on any failure.
 // --validate-only checks just decoding/validation (modules must validate, binary
 // assert_invalid/assert_malformed must be rejected with the expected message).
+// --tier compile runs every function the compiled tier supports as machine code; --metered runs
+// the metered code (fuel operations present) under an unbounded budget.
 #include "wasm/script/json_script.hpp"
 #include "wasm/script/script.hpp"
 
@@ -29,17 +31,29 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "--validate-only") {
       validate = true;
+    } else if (arg == "--metered") {
+      options.metered = true;
     } else if (arg == "--verbose" || arg == "-v") {
       options.verbose = true;
+    } else if (arg == "--tier" && i + 1 < argc && std::string_view(argv[i + 1]) == "compile") {
+      ++i;
+      if (!compiled_tier_available()) {
+        std::cerr << "spec_json_runner: --tier compile: this build has no compiled tier (SPRAWLING_WITH_JIT=OFF)\n";
+        return 2;
+      }
+      options.tier = Tier::Compile;
+    } else if (arg == "--tier" && i + 1 < argc && std::string_view(argv[i + 1]) == "interpret") {
+      ++i;
+      options.tier = Tier::Interpret;
     } else if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: spec_json_runner [--validate-only] [--verbose] FILE.json...\n";
+      std::cout << "usage: spec_json_runner [--validate-only] [--verbose] [--tier interpret|compile] [--metered] FILE.json...\n";
       return 0;
     } else {
       files.emplace_back(arg);
     }
   }
   if (files.empty()) {
-    std::cerr << "usage: spec_json_runner [--validate-only] [--verbose] FILE.json...\n";
+    std::cerr << "usage: spec_json_runner [--validate-only] [--verbose] [--tier interpret|compile] [--metered] FILE.json...\n";
     return 2;
   }
 #ifdef SPRAWLING_SPEC_TEXT

@@ -14,6 +14,14 @@
 
 namespace sprawling::runtime {
 
+// Which tier runs the guest's functions (both give the same results, traps and fuel).
+// Interpret: the interpreter alone, no compilation (instant start). Compile: every function the
+// compiled tier supports is compiled with LLVM before the guest starts and runs as machine code,
+// the rest interpreted; only in builds with the compiled tier (wasm_sandbox_has_compiled_tier()),
+// otherwise run() fails with E_TOOL_UNAVAILABLE.
+enum class ExecutionTier : std::uint8_t { Interpret, Compile };
+[[nodiscard]] bool wasm_sandbox_has_compiled_tier() noexcept;
+
 struct SandboxConfig {
   // Cap on each linear memory; memory.grow past it returns -1. Default: wasm32's 4 GiB.
   std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;
@@ -61,6 +69,8 @@ struct SandboxConfig {
   // also kept between processes, checksummed; a corrupt or foreign file is rebuilt. Empty: the
   // in-memory cache only.
   std::filesystem::path snapshot_dir{};
+  // Interpret by default: the compiled tier compiles the whole module first (no tiering yet).
+  ExecutionTier tier = ExecutionTier::Interpret;
 };
 
 class WasmSandbox final : public Sandbox {

@@ -6,6 +6,7 @@
 #include "wasm/script/expectations.hpp"
 
 #include <bit>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -115,6 +116,8 @@ class Runner {
  public:
   Runner(const Script& script, const RunOptions& options, std::ostream& log)
       : script_(script), options_(options), log_(log) {
+    (void)store_.set_tier(options.tier);
+    if (options.metered) store_.set_budget({std::numeric_limits<std::uint64_t>::max(), std::nullopt});
     define_spectest();
   }
 

@@ -83,6 +83,8 @@ using TextCompiler = std::function<std::expected<std::vector<std::uint8_t>, std:
 struct RunOptions {
   TextCompiler text_compiler;  // empty: text modules are counted as skipped
   bool verbose = false;        // log passing commands too
+  Tier tier = Tier::Interpret;  // the Store's tier (Compile: the caller checked compiled_tier_available)
+  bool metered = false;         // run on the metered code, under an unbounded fuel budget
 };
 
 // Runs every command of `script`, logging each failure with file:line to `log`.

@@ -1,0 +1,89 @@
+// The compiled tier: LLVM machine code generated from the internal code (code.hpp), one native
+// function per wasm function, run with the interpreter's frames, fuel, traps and limits.
+// Private to the engine; built only with SPRAWLING_WITH_JIT (docs/compiled-tier.md).
+#pragma once
+
+#include "wasm/store_impl.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sprawling::wasm::jit {
+
+// What compiled code and its runtime helpers share. Compiled code reads and writes these fields
+// at fixed offsets (the compiler takes them with offsetof), so it stays standard-layout.
+struct Ctx {
+  std::int64_t fuel = 0;   // the interpreter's counter, current at calls, exits and traps
+  char* fr = nullptr;      // the frame-record top (Frame*): counts the call depth
+  char* fr_end = nullptr;  // frames + max_call_depth
+  std::uint64_t* stack_end = nullptr;
+  std::uint8_t** mem_base = nullptr;  // &memory0->base: reloaded after calls and memory.grow
+  std::uint64_t* mem_size = nullptr;  // &memory0->size
+  GlobalInst** globals = nullptr;
+  FuncInst** funcs = nullptr;
+  char* native_limit = nullptr;  // below it, calls go through the interpreter (no native recursion)
+  InstanceImpl* inst = nullptr;
+  Store::Impl* store = nullptr;
+  ExecOutcome* out = nullptr;
+  bool metered = false;
+  // Where a trap happened: compiled code stores its function and word, helpers the ip.
+  FuncInst* loc_fn = nullptr;
+  const std::uint32_t* loc_ip = nullptr;
+  std::uint32_t loc_word = 0;
+};
+
+// A helper's status: 0, a TrapKind to be located at the calling instruction, or a TrapKind with
+// this bit when the trap is located already (inside a callee).
+inline constexpr std::uint32_t kLocated = 0x100;
+
+// The compiled code of one module variant (metered or not): an entry per defined function,
+// null where the function stays interpreted. Entries are published once, read with acquire.
+class ModuleCode {
+ public:
+  struct Impl;
+  explicit ModuleCode(std::size_t functions);
+  ~ModuleCode();
+  ModuleCode(const ModuleCode&) = delete;
+  ModuleCode& operator=(const ModuleCode&) = delete;
+
+  std::vector<std::atomic<Entry>> entries;
+  std::size_t compiled = 0;          // functions with an entry (a stub until their first call)
+  std::string error;                 // LLVM's message when the module could not be compiled at all
+  std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
+  // Compile cost: the wasm code bytes, seconds emitting IR for every function and setting up the
+  // stubs, then (functions compile lazily, on their first call) how many were compiled and the
+  // seconds their optimization took. SPRAWLING_JIT_STATS=1 prints them when the code goes away.
+  std::size_t code_bytes = 0;
+  double seconds_ir = 0;
+  double seconds_codegen = 0;
+  double seconds_opt = 0;
+  std::size_t materialized = 0;
+  std::size_t materialized_bytes = 0;  // their wasm code bytes
+  std::unique_ptr<Impl> impl;          // the JIT that owns the machine code
+};
+
+// Compiles every function of the module variant that uses only what the compiled tier supports.
+std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& module, bool metered);
+
+// Runs compiled `entry` for `callee` whose frame is at nfp, after the caller made the entry
+// protocol (stack and depth check, entry fuel, frame record pushed at fr - 1, locals zeroed).
+struct Result {
+  std::int64_t fuel;
+  TrapKind trap;
+  FuncInst* func;           // on trap: the innermost function
+  const std::uint32_t* ip;  // and its instruction
+};
+Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* nfp, Frame* fr, std::int64_t fuel,
+             ExecOutcome& out, bool metered);
+
+// True while this thread has native stack to spare for compiled frames: compiled calls recurse
+// natively, so below the margin calls run in the interpreter instead (same results and fuel).
+char* native_stack_limit() noexcept;
+[[nodiscard]] inline bool native_stack_ok() noexcept {
+  return static_cast<char*>(__builtin_frame_address(0)) > native_stack_limit();
+}
+
+}  // namespace sprawling::wasm::jit

@@ -1,0 +1,373 @@
+// The compiled tier's runtime side: entering compiled code from the interpreter, and the helpers
+// compiled code calls for what it does not inline (refuel, calls that leave the module's machine
+// code, host calls, memory.grow). Each follows the interpreter's handler of the same operation.
+#include "wasm/jit/runtime_calls.hpp"
+#include "wasm/jit/jit.hpp"
+#include "wasm/numeric.hpp"
+
+#include <pthread.h>
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace sprawling::wasm::jit {
+
+namespace {
+
+// Room left on this thread's stack for compiled frames and whatever they call (host functions
+// included) before calls fall back to the interpreter, which does not recurse natively.
+constexpr std::size_t kNativeStackReserve = std::size_t{256} << 10;
+
+char* compute_native_limit() noexcept {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return nullptr;
+  void* low = nullptr;
+  std::size_t size = 0;
+  const int rc = pthread_attr_getstack(&attr, &low, &size);
+  pthread_attr_destroy(&attr);
+  if (rc != 0 || size <= kNativeStackReserve) {
+    // Unknown or tiny stack: never enter compiled code from here.
+    return reinterpret_cast<char*>(~std::uintptr_t{0});
+  }
+  return static_cast<char*>(low) + kNativeStackReserve;
+}
+
+// The caller's side of a call to a wasm function that is not entered directly as machine code:
+// the interpreter's do_call checks, then the callee runs in a nested interpreter run (which may
+// itself enter the callee's machine code).
+std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
+  Store::Impl& s = *c->store;
+  auto* fr = reinterpret_cast<Frame*>(c->fr);
+  if (c->fr == c->fr_end || static_cast<std::uint64_t>(c->stack_end - nfp) < callee->frame_slots)
+    return static_cast<std::uint32_t>(TrapKind::CallStackExhausted);
+  if (c->metered && c->fuel <= 1) {
+    const TrapKind k = s.refuel(c->fuel, 1);
+    if (k != TrapKind::None) return static_cast<std::uint32_t>(k);
+  }
+  // Machine code for the callee (call_indirect, or a callee of another instance): enter it
+  // directly, after the entry charge the interpreter's do_call makes (locals: the callee zeroes).
+  const int variant = c->metered ? kMetered : kUnmetered;
+  if (const std::atomic<Entry>* slot = callee->jit[variant]; slot != nullptr) {
+    if (const Entry entry = slot->load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
+      if (c->metered) c->fuel -= callee->entry_fuel;
+      if (callee->instance == c->inst) {
+        c->fr += sizeof(Frame);
+        const std::uint32_t st = entry(c, nfp);
+        c->fr -= sizeof(Frame);
+        return st == 0 ? 0 : st | kLocated;  // located by the callee, in this same context
+      }
+      const Result r = enter(entry, s, callee, nfp, fr + 1, c->fuel, *c->out, c->metered);
+      c->fuel = r.fuel;
+      if (r.trap == TrapKind::None) return 0;
+      c->loc_fn = r.func;
+      c->loc_ip = r.ip;
+      return static_cast<std::uint32_t>(r.trap) | kLocated;
+    }
+  }
+  // The nested run makes the entry charge itself: the balance is above 1, so its own entry
+  // check passes without a refill, exactly as the interpreter's single check did.
+  s.entry_fp = nfp;
+  s.entry_frame = fr + 1;
+  s.counter = c->fuel;
+  ExecOutcome o;
+  if (c->metered) {
+    execute<true>(s, callee, o);
+  } else {
+    execute<false>(s, callee, o);
+  }
+  c->fuel = s.counter;
+  if (o.trap == TrapKind::None) return 0;
+  c->out->host_message = std::move(o.host_message);
+  c->out->exit_code = o.exit_code;
+  c->out->element_index = o.element_index;
+  c->loc_fn = o.func;
+  c->loc_ip = o.ip;
+  return static_cast<std::uint32_t>(o.trap) | kLocated;
+}
+
+}  // namespace
+
+char* native_stack_limit() noexcept {
+  thread_local char* const limit = compute_native_limit();
+  return limit;
+}
+
+Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* nfp, Frame* fr, std::int64_t fuel,
+             ExecOutcome& out, bool metered) {
+  InstanceImpl* inst = callee->instance;
+  Ctx c;
+  c.fuel = fuel;
+  c.fr = reinterpret_cast<char*>(fr);
+  c.fr_end = reinterpret_cast<char*>(store.frames + store.limits.max_call_depth);
+  c.stack_end = store.stack + store.limits.max_value_stack_slots;
+  c.mem_base = &inst->memory0->base;
+  c.mem_size = &inst->memory0->size;
+  c.globals = inst->globals.data();
+  c.funcs = inst->funcs.data();
+  c.native_limit = native_stack_limit();
+  c.inst = inst;
+  c.store = &store;
+  c.out = &out;
+  c.metered = metered;
+  const std::uint32_t status = entry(&c, nfp);
+  if (status == 0) return {c.fuel, TrapKind::None, nullptr, nullptr};
+  const std::uint32_t* ip = c.loc_ip;
+  if (ip == nullptr) ip = c.loc_fn->code[metered ? kMetered : kUnmetered]->code.data() + c.loc_word;
+  return {c.fuel, static_cast<TrapKind>(status & 0xFF), c.loc_fn, ip};
+}
+
+extern "C" {
+
+std::uint32_t sprawling_jit_refuel(Ctx* c, std::int64_t visible) {
+  return static_cast<std::uint32_t>(c->store->refuel(c->fuel, visible));
+}
+
+std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
+  if (callee->host == nullptr) return call_wasm(c, callee, nfp);
+  // As the interpreter's host path: a callback into the store starts above this frame and sees
+  // the counter in the store; only the `call` itself costs fuel.
+  Store::Impl& s = *c->store;
+  s.entry_fp = nfp + std::max(callee->num_params, callee->num_results);
+  s.entry_frame = reinterpret_cast<Frame*>(c->fr);
+  if (c->metered) s.counter = c->fuel;
+  const HostStatus st = call_host(*callee, nfp, MemoryView{*c->mem_base, *c->mem_size}, *c->out);
+  if (c->metered) c->fuel = s.counter;
+  if (st == HostStatus::Ok) return 0;
+  return static_cast<std::uint32_t>(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
+}
+
+std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
+                                          std::uint32_t element, std::uint64_t* nfp) {
+  InstanceImpl& inst = *c->inst;
+  TableInst* t = inst.tables[table_index];
+  if (element >= t->elements.size()) return static_cast<std::uint32_t>(TrapKind::UndefinedElement);
+  auto* callee = reinterpret_cast<FuncInst*>(t->elements[element]);
+  if (callee == nullptr) {
+    c->out->element_index = element;
+    return static_cast<std::uint32_t>(TrapKind::UninitializedElement);
+  }
+  const FuncType* want = inst.types[type_index];
+  if (callee->type != want && !(*callee->type == *want))
+    return static_cast<std::uint32_t>(TrapKind::IndirectCallTypeMismatch);
+  return sprawling_jit_call(c, callee, nfp);
+}
+
+std::uint32_t sprawling_jit_memory_grow(Ctx* c, std::uint32_t delta) {
+  return static_cast<std::uint32_t>(c->inst->memory0->grow(delta));
+}
+
+}  // extern "C"
+
+namespace {
+
+constexpr auto kOobMemory = static_cast<std::uint32_t>(TrapKind::OutOfBoundsMemoryAccess);
+constexpr auto kOobTable = static_cast<std::uint32_t>(TrapKind::OutOfBoundsTableAccess);
+
+// The interpreter's CHARGE_UNITS: per unit after the bounds check, then the balance is checked.
+std::uint32_t charge_units(Ctx* c, std::uint64_t n) {
+  if (!c->metered) return 0;
+  c->fuel -= static_cast<std::int64_t>(n);
+  if (c->fuel > 0) return 0;
+  return static_cast<std::uint32_t>(c->store->refuel(c->fuel, 0));
+}
+
+}  // namespace
+
+extern "C" {
+
+std::uint32_t sprawling_jit_memory_fill(Ctx* c, std::uint32_t d, std::uint32_t value, std::uint32_t n) {
+  if (std::uint64_t{d} + n > *c->mem_size) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memset(*c->mem_base + d, static_cast<std::uint8_t>(value), n);
+  return 0;
+}
+
+std::uint32_t sprawling_jit_memory_copy(Ctx* c, std::uint32_t d, std::uint32_t s, std::uint32_t n) {
+  if (std::uint64_t{d} + n > *c->mem_size || std::uint64_t{s} + n > *c->mem_size) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memmove(*c->mem_base + d, *c->mem_base + s, n);
+  return 0;
+}
+
+std::uint32_t sprawling_jit_memory_init(Ctx* c, std::uint32_t seg, std::uint32_t d, std::uint32_t s, std::uint32_t n) {
+  const std::span<const std::uint8_t> data = c->inst->datas[seg];
+  if (std::uint64_t{s} + n > data.size() || std::uint64_t{d} + n > *c->mem_size) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memcpy(*c->mem_base + d, data.data() + s, n);
+  return 0;
+}
+
+void sprawling_jit_data_drop(Ctx* c, std::uint32_t seg) {
+  c->inst->datas[seg] = {};
+}
+
+std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t* out) {
+  const TableInst* table = c->inst->tables[t];
+  if (i >= table->elements.size()) return kOobTable;
+  *out = table->elements[i];
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_set(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value) {
+  TableInst* table = c->inst->tables[t];
+  if (i >= table->elements.size()) return kOobTable;
+  table->elements[i] = value;
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_size(Ctx* c, std::uint32_t t) {
+  return static_cast<std::uint32_t>(c->inst->tables[t]->elements.size());
+}
+
+std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint32_t n,
+                                       std::uint64_t* out) {
+  TableInst* table = c->inst->tables[t];
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  const std::uint64_t old = table->elements.size();
+  if (old + n > table->max_elements) {
+    *out = 0xFFFFFFFFu;
+  } else {
+    table->elements.resize(old + n, init);
+    *out = static_cast<std::uint32_t>(old);
+  }
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_fill(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value, std::uint32_t n) {
+  TableInst* table = c->inst->tables[t];
+  if (std::uint64_t{i} + n > table->elements.size()) return kOobTable;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  std::fill_n(table->elements.begin() + i, n, value);
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t st, std::uint32_t d, std::uint32_t s,
+                                       std::uint32_t n) {
+  TableInst* dst = c->inst->tables[dt];
+  const TableInst* src = c->inst->tables[st];
+  if (std::uint64_t{d} + n > dst->elements.size() || std::uint64_t{s} + n > src->elements.size()) return kOobTable;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memmove(dst->elements.data() + d, src->elements.data() + s, n * sizeof(std::uint64_t));
+  return 0;
+}
+
+std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint32_t d, std::uint32_t s,
+                                       std::uint32_t n) {
+  const std::vector<std::uint64_t>& elems = c->inst->elements[seg];
+  TableInst* table = c->inst->tables[t];
+  if (std::uint64_t{s} + n > elems.size() || std::uint64_t{d} + n > table->elements.size()) return kOobTable;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memcpy(table->elements.data() + d, elems.data() + s, n * sizeof(std::uint64_t));
+  return 0;
+}
+
+void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg) {
+  c->inst->elements[seg].clear();
+}
+
+}  // extern "C"
+
+}  // namespace sprawling::wasm::jit
+
+// ---------------------------------------------------------------- numeric helpers
+
+namespace sprawling::wasm::jit {
+namespace {
+
+using u32 = std::uint32_t;  // the spellings simple_ops.inc uses
+using u64 = std::uint64_t;
+
+template <class T>
+T from_slot(std::uint64_t s) noexcept {
+  if constexpr (std::is_same_v<T, std::uint32_t>)
+    return static_cast<std::uint32_t>(s);
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return s;
+  else if constexpr (std::is_same_v<T, float>)
+    return std::bit_cast<float>(static_cast<std::uint32_t>(s));
+  else
+    return std::bit_cast<double>(s);
+}
+template <class T>
+std::uint64_t to_slot(T v) noexcept {
+  if constexpr (std::is_same_v<T, float>)
+    return std::bit_cast<std::uint32_t>(v);
+  else if constexpr (std::is_same_v<T, double>)
+    return std::bit_cast<std::uint64_t>(v);
+  else
+    return v;
+}
+
+template <Opcode O, class A, class R>
+std::uint64_t un_helper(std::uint64_t a, std::uint64_t /*b*/, std::uint32_t* trap) {
+  R r{};
+  *trap = static_cast<std::uint32_t>(num::un<O, A, R>(from_slot<A>(a), r));
+  return to_slot<R>(r);
+}
+template <Opcode O, class A, class R>
+std::uint64_t bin_helper(std::uint64_t a, std::uint64_t b, std::uint32_t* trap) {
+  R r{};
+  *trap = static_cast<std::uint32_t>(num::bin<O, A, R>(from_slot<A>(a), from_slot<A>(b), r));
+  return to_slot<R>(r);
+}
+
+struct NumTable {
+  std::array<NumHelper, kOpCount> helpers{};
+  std::vector<std::string> names;
+  std::vector<HelperSymbol> symbols;
+  NumTable() {
+#define SPRAWLING_JIT_Un(Name, A, R) helpers[static_cast<std::size_t>(Op::Num##Name)] = &un_helper<Opcode::Name, A, R>;
+#define SPRAWLING_JIT_Bin(Name, A, R) \
+  helpers[static_cast<std::size_t>(Op::Num##Name)] = &bin_helper<Opcode::Name, A, R>;
+#define SPRAWLING_SIMPLE_OP(Name, A, R, Form) SPRAWLING_JIT_##Form(Name, A, R)
+#define SPRAWLING_JIT_BinImm(Name, A, R) SPRAWLING_JIT_Bin(Name, A, R)
+#define SPRAWLING_JIT_BinFImm(Name, A, R) SPRAWLING_JIT_Bin(Name, A, R)
+#include "wasm/simple_ops.inc"
+#undef SPRAWLING_SIMPLE_OP
+#undef SPRAWLING_JIT_Un
+#undef SPRAWLING_JIT_Bin
+#undef SPRAWLING_JIT_BinImm
+#undef SPRAWLING_JIT_BinFImm
+    names.reserve(kOpCount);
+    for (std::size_t i = 0; i < kOpCount; ++i)
+      if (helpers[i] != nullptr) names.push_back("sprawling_jit_num_" + std::to_string(i));
+    symbols = {{"sprawling_jit_refuel", reinterpret_cast<void*>(&sprawling_jit_refuel)},
+               {"sprawling_jit_call", reinterpret_cast<void*>(&sprawling_jit_call)},
+               {"sprawling_jit_call_indirect", reinterpret_cast<void*>(&sprawling_jit_call_indirect)},
+               {"sprawling_jit_memory_grow", reinterpret_cast<void*>(&sprawling_jit_memory_grow)},
+               {"sprawling_jit_memory_fill", reinterpret_cast<void*>(&sprawling_jit_memory_fill)},
+               {"sprawling_jit_memory_copy", reinterpret_cast<void*>(&sprawling_jit_memory_copy)},
+               {"sprawling_jit_memory_init", reinterpret_cast<void*>(&sprawling_jit_memory_init)},
+               {"sprawling_jit_data_drop", reinterpret_cast<void*>(&sprawling_jit_data_drop)},
+               {"sprawling_jit_table_get", reinterpret_cast<void*>(&sprawling_jit_table_get)},
+               {"sprawling_jit_table_set", reinterpret_cast<void*>(&sprawling_jit_table_set)},
+               {"sprawling_jit_table_size", reinterpret_cast<void*>(&sprawling_jit_table_size)},
+               {"sprawling_jit_table_grow", reinterpret_cast<void*>(&sprawling_jit_table_grow)},
+               {"sprawling_jit_table_fill", reinterpret_cast<void*>(&sprawling_jit_table_fill)},
+               {"sprawling_jit_table_copy", reinterpret_cast<void*>(&sprawling_jit_table_copy)},
+               {"sprawling_jit_table_init", reinterpret_cast<void*>(&sprawling_jit_table_init)},
+               {"sprawling_jit_elem_drop", reinterpret_cast<void*>(&sprawling_jit_elem_drop)}};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < kOpCount; ++i)
+      if (helpers[i] != nullptr) symbols.push_back({names[k++], reinterpret_cast<void*>(helpers[i])});
+  }
+};
+const NumTable& num_table() {
+  static const NumTable table;
+  return table;
+}
+
+}  // namespace
+
+NumHelper num_helper(Op op) noexcept {
+  return num_table().helpers[static_cast<std::size_t>(op)];
+}
+std::span<const HelperSymbol> runtime_symbols() {
+  return num_table().symbols;
+}
+
+}  // namespace sprawling::wasm::jit

@@ -1,0 +1,51 @@
+// The functions compiled code calls (runtime_calls.cpp), by the names the compiler gives them in
+// the JIT's symbol table, and the numeric helpers: one per simple operator, the interpreter's own
+// num:: code, for the operators the compiler does not inline.
+#pragma once
+
+#include "wasm/code.hpp"
+#include "wasm/jit/jit.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace sprawling::wasm::jit {
+
+extern "C" {
+std::uint32_t sprawling_jit_refuel(Ctx* c, std::int64_t visible);
+std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp);
+std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
+                                          std::uint32_t element, std::uint64_t* nfp);
+std::uint32_t sprawling_jit_memory_grow(Ctx* c, std::uint32_t delta);
+// Bulk memory and table instructions, as the interpreter's handlers: status as above.
+std::uint32_t sprawling_jit_memory_fill(Ctx* c, std::uint32_t d, std::uint32_t value, std::uint32_t n);
+std::uint32_t sprawling_jit_memory_copy(Ctx* c, std::uint32_t d, std::uint32_t s, std::uint32_t n);
+std::uint32_t sprawling_jit_memory_init(Ctx* c, std::uint32_t seg, std::uint32_t d, std::uint32_t s, std::uint32_t n);
+void sprawling_jit_data_drop(Ctx* c, std::uint32_t seg);
+std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t* out);
+std::uint32_t sprawling_jit_table_set(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value);
+std::uint32_t sprawling_jit_table_size(Ctx* c, std::uint32_t t);
+std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint32_t n,
+                                       std::uint64_t* out);
+std::uint32_t sprawling_jit_table_fill(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value, std::uint32_t n);
+std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t st, std::uint32_t d, std::uint32_t s,
+                                       std::uint32_t n);
+std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint32_t d, std::uint32_t s,
+                                       std::uint32_t n);
+void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg);
+}
+
+// A numeric helper: result slot bits of `op a b` (b ignored by unary ones); *trap set when it traps.
+using NumHelper = std::uint64_t (*)(std::uint64_t a, std::uint64_t b, std::uint32_t* trap);
+// Indexed by Op: the helper of each simple operator, null for other ops.
+NumHelper num_helper(Op op) noexcept;
+
+struct HelperSymbol {
+  std::string_view name;
+  void* address;
+};
+// Every runtime function above, for the JIT's symbol table.
+std::span<const HelperSymbol> runtime_symbols();
+
+}  // namespace sprawling::wasm::jit

@@ -1,0 +1,190 @@
+// The compiled tier's compiler (src/wasm/jit/compiler.cpp): which functions it compiles, and that
+// compiled code gives the interpreter's results, traps and exact fuel, metered and unmetered.
+#include "jit/tier_fixture.hpp"
+#include "wasm/jit/jit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace sprawling::wasm {
+namespace {
+
+using jit_testing::compile_wat;
+using jit_testing::Outcome;
+using jit_testing::run;
+
+// Loops, calls (direct, indirect, host), memory, globals, br_table, traps.
+constexpr std::string_view kWorkload = R"((module
+  (import "env" "add1" (func $add1 (param i32) (result i32)))
+  (memory 1 4)
+  (global $g (mut i32) (i32.const 7))
+  (table 2 funcref)
+  (elem (i32.const 0) $sq $fib)
+  (type $ii (func (param i32) (result i32)))
+  (func $sq (type $ii) (i32.mul (local.get 0) (local.get 0)))
+  (func $fib (export "fib") (param i32) (result i32)
+    (if (result i32) (i32.lt_u (local.get 0) (i32.const 2))
+      (then (local.get 0))
+      (else (i32.add (call $fib (i32.sub (local.get 0) (i32.const 1)))
+                     (call $fib (i32.sub (local.get 0) (i32.const 2)))))))
+  ;; sum of i*i for i < n through memory, a global, the host and call_indirect.
+  (func $work (export "work") (param $n i32) (result i64)
+    (local $i i32) (local $acc i64)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store (i32.mul (i32.rem_u (local.get $i) (i32.const 1000)) (i32.const 4))
+                   (call_indirect (type $ii) (local.get $i) (i32.const 0)))
+        (local.set $acc (i64.add (local.get $acc)
+          (i64.extend_i32_u (i32.load (i32.mul (i32.rem_u (local.get $i) (i32.const 1000)) (i32.const 4))))))
+        (global.set $g (call $add1 (global.get $g)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (i64.add (local.get $acc) (i64.extend_i32_u (global.get $g))))
+  (func (export "switch") (param i32) (result i32)
+    (block $c (block $b (block $a
+      (br_table $a $b $c (local.get 0)))
+      (return (i32.const 10)))
+      (return (i32.const 20)))
+    (i32.const 30))
+  (func (export "div") (param i32 i32) (result i32) (i32.div_s (local.get 0) (local.get 1)))
+  (func (export "load") (param i32) (result i64) (i64.load offset=8 (local.get 0)))
+  (func (export "grow") (param i32) (result i32) (drop (memory.grow (local.get 0))) (memory.size))
+  (func (export "fdiv") (param f64 f64) (result f64) (f64.div (local.get 0) (local.get 1)))
+  (func (export "trunc") (param f32) (result i32) (i32.trunc_f32_s (local.get 0)))
+  (func (export "fill") (param i32) (memory.fill (i32.const 0) (local.get 0) (i32.const 16)))
+  (func (export "deep") (param i32) (result i32)
+    (if (result i32) (i32.eqz (local.get 0)) (then (i32.const 0))
+      (else (i32.add (i32.const 1) (call 11 (i32.sub (local.get 0) (i32.const 1)))))))
+  ;; bulk memory (charged per byte) and table instructions
+  (func (export "bulk") (param $n i32) (param $dst i32) (result i32)
+    (memory.fill (i32.const 100) (i32.const 7) (local.get $n))
+    (memory.copy (local.get $dst) (i32.const 100) (local.get $n))
+    (drop (table.grow (ref.null func) (i32.const 3)))
+    (table.set (i32.const 2) (table.get (i32.const 1)))
+    (i32.add (table.size) (i32.load8_u (local.get $dst)))))
+)";
+
+class CompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    module_ = compile_wat(kWorkload);
+    ASSERT_NE(module_, nullptr);
+  }
+  void same(std::string_view name, const std::vector<Value>& args, std::optional<std::uint64_t> fuel) {
+    const Outcome want = run(module_, Tier::Interpret, name, args, fuel);
+    const Outcome got = run(module_, Tier::Compile, name, args, fuel);
+    EXPECT_EQ(want, got) << name << " fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+  }
+  std::shared_ptr<const CompiledModule> module_;
+};
+
+TEST_F(CompilerTest, CompilesEveryFunction) {
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module_->impl().jit(variant);
+    EXPECT_EQ(code.error, "");
+    EXPECT_EQ(code.compiled, module_->module().code.size()) << "variant " << variant;
+    for (std::size_t i = 0; i < code.entries.size(); ++i) {
+      EXPECT_NE(code.entries[i].load(), nullptr) << i;
+      EXPECT_EQ(code.reasons[i], "") << i;
+    }
+  }
+}
+
+TEST_F(CompilerTest, ResultsAndFuelMatchTheInterpreter) {
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    same("fib", {Value::i32(15)}, fuel);
+    same("work", {Value::i32(3000)}, fuel);
+    for (std::uint32_t i = 0; i < 5; ++i) same("switch", {Value::i32(i)}, fuel);
+    same("div", {Value::i32(7), Value::i32(2)}, fuel);
+    same("load", {Value::i32(16)}, fuel);
+    same("grow", {Value::i32(2)}, fuel);
+    same("grow", {Value::i32(9)}, fuel);
+    same("fdiv", {Value::f64_bits(0x4000000000000000u), Value::f64_bits(0)}, fuel);
+    same("trunc", {Value::f32_bits(0x42f60000u)}, fuel);
+    same("fill", {Value::i32(3)}, fuel);
+    same("deep", {Value::i32(1000)}, fuel);
+    same("bulk", {Value::i32(100), Value::i32(200)}, fuel);
+    same("bulk", {Value::i32(100), Value::i32(65500)}, fuel);
+  }
+  const Outcome o = run(module_, Tier::Compile, "fib", {Value::i32(20)}, std::nullopt);
+  ASSERT_EQ(o.trap, TrapKind::None);
+  EXPECT_EQ(o.results[0].bits, 6765u);
+}
+
+TEST_F(CompilerTest, TrapsMatchTheInterpreterInKindFunctionAndOffset) {
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    same("div", {Value::i32(7), Value::i32(0)}, fuel);
+    same("div", {Value::i32(0x80000000u), Value::i32(0xFFFFFFFFu)}, fuel);
+    same("load", {Value::i32(65536 - 8)}, fuel);
+    same("load", {Value::i32(0xFFFFFFF0u)}, fuel);
+    same("trunc", {Value::f32_bits(0x7fc00000u)}, fuel);
+    same("trunc", {Value::f32_bits(0x4f000000u)}, fuel);
+  }
+  const Outcome o = run(module_, Tier::Compile, "div", {Value::i32(1), Value::i32(0)}, std::nullopt);
+  EXPECT_EQ(o.trap, TrapKind::IntegerDivideByZero);
+  EXPECT_EQ(o.func_index, 5u);
+  EXPECT_GT(o.offset, 0u);
+}
+
+// Every budget from 1 up past what the run needs stops at the same point with the same figure:
+// the entry checks, the loop headers and the call entries see the same balance in both tiers.
+TEST_F(CompilerTest, OutOfFuelStopsAtTheSamePointForEveryBudget) {
+  const Outcome full = run(module_, Tier::Interpret, "work", {Value::i32(20)}, std::uint64_t{1} << 30);
+  ASSERT_EQ(full.trap, TrapKind::None);
+  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+    same("work", {Value::i32(20)}, budget);
+    if (HasFailure()) return;
+  }
+  const Outcome bulk = run(module_, Tier::Interpret, "bulk", {Value::i32(300), Value::i32(8)}, std::uint64_t{1} << 30);
+  for (std::uint64_t budget = 1; budget <= bulk.fuel + 2; ++budget) {
+    same("bulk", {Value::i32(300), Value::i32(8)}, budget);
+    if (HasFailure()) return;
+  }
+  const Outcome fib = run(module_, Tier::Interpret, "fib", {Value::i32(6)}, std::uint64_t{1} << 30);
+  for (std::uint64_t budget = 1; budget <= fib.fuel + 2; ++budget) {
+    same("fib", {Value::i32(6)}, budget);
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(CompilerTest, CallStackExhaustedAtTheSameDepthAndFuel) {
+  StoreLimits limits;
+  limits.max_call_depth = 500;
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    for (std::uint32_t n : {498u, 499u, 500u, 501u, 5000u}) {
+      const Outcome want = run(module_, Tier::Interpret, "deep", {Value::i32(n)}, fuel, limits);
+      const Outcome got = run(module_, Tier::Compile, "deep", {Value::i32(n)}, fuel, limits);
+      EXPECT_EQ(want, got) << n;
+    }
+  }
+  const Outcome o = run(module_, Tier::Compile, "deep", {Value::i32(5000)}, std::nullopt, limits);
+  EXPECT_EQ(o.trap, TrapKind::CallStackExhausted);
+}
+
+// Code pages are never writable and executable at once: after compiling, no mapping is rwx.
+TEST_F(CompilerTest, NoPageIsWritableAndExecutable) {
+  ASSERT_GT(module_->impl().jit(kMetered).compiled, 0u);
+  ASSERT_GT(module_->impl().jit(kUnmetered).compiled, 0u);
+  const Outcome o = run(module_, Tier::Compile, "fib", {Value::i32(10)}, std::nullopt);
+  EXPECT_EQ(o.results.at(0).bits, 55u);
+  std::ifstream maps("/proc/self/maps");
+  ASSERT_TRUE(maps.good());
+  std::string line;
+  int lines = 0;
+  while (std::getline(maps, line)) {
+    ++lines;
+    // "address perms offset dev inode path": perms is the second field, e.g. "r-xp".
+    const auto sp = line.find(' ');
+    ASSERT_NE(sp, std::string::npos);
+    const std::string perms = line.substr(sp + 1, 4);
+    EXPECT_FALSE(perms[1] == 'w' && perms[2] == 'x') << line;
+  }
+  EXPECT_GT(lines, 0);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm

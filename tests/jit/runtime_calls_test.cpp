@@ -1,0 +1,126 @@
+// The compiled tier's runtime side (src/wasm/jit/runtime_calls.cpp): calls that leave machine code
+// (host functions calling back into the store, the interpreter when the native stack runs low)
+// keep the interpreter's results, traps and fuel.
+#include "jit/tier_fixture.hpp"
+#include "wasm/jit/jit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <pthread.h>
+
+namespace sprawling::wasm {
+namespace {
+
+using jit_testing::compile_wat;
+using jit_testing::Outcome;
+using jit_testing::run;
+
+constexpr std::string_view kDeep = R"((module
+  (import "env" "add1" (func $add1 (param i32) (result i32)))
+  (func $deep (export "deep") (param i32) (result i32)
+    (if (result i32) (i32.eqz (local.get 0)) (then (i32.const 0))
+      (else (call $add1 (call $deep (i32.sub (local.get 0) (i32.const 1))))))))
+)";
+
+struct ThreadRun {
+  std::shared_ptr<const CompiledModule> module;
+  Tier tier;
+  std::uint32_t n;
+  std::optional<std::uint64_t> fuel;
+  Outcome out;
+};
+
+// Runs on a thread with a 512 KiB stack: the compiled frames of a 20,000-deep recursion do not
+// fit, so past the reserve the calls continue in the interpreter.
+Outcome run_on_small_stack(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::uint32_t n,
+                           std::optional<std::uint64_t> fuel) {
+  ThreadRun r{module, tier, n, fuel, {}};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, std::size_t{512} << 10);
+  pthread_t thread;
+  const int rc = pthread_create(
+      &thread, &attr,
+      [](void* p) -> void* {
+        auto* t = static_cast<ThreadRun*>(p);
+        t->out = run(t->module, t->tier, "deep", {Value::i32(t->n)}, t->fuel);
+        return nullptr;
+      },
+      &r);
+  pthread_attr_destroy(&attr);
+  EXPECT_EQ(rc, 0);
+  if (rc == 0) pthread_join(thread, nullptr);
+  return r.out;
+}
+
+TEST(RuntimeCalls, LowNativeStackFallsBackToTheInterpreterWithTheSameOutcome) {
+  auto module = compile_wat(kDeep);
+  ASSERT_NE(module, nullptr);
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    for (std::uint32_t n : {100u, 15000u, 19999u, 20000u, 25000u}) {
+      const Outcome want = run_on_small_stack(module, Tier::Interpret, n, fuel);
+      const Outcome got = run_on_small_stack(module, Tier::Compile, n, fuel);
+      EXPECT_EQ(want, got) << n;
+    }
+  }
+  EXPECT_EQ(run_on_small_stack(module, Tier::Compile, 15000, std::nullopt).results.at(0).bits, 15000u);
+  EXPECT_EQ(run_on_small_stack(module, Tier::Compile, 25000, std::nullopt).trap, TrapKind::CallStackExhausted);
+}
+
+// A host function called from machine code calls back into the store (as WASI never does, but an
+// embedder may): the nested run starts above the host call's frame and shares the fuel counter.
+constexpr std::string_view kReenter = R"((module
+  (import "env" "back" (func $back (param i32) (result i32)))
+  (func $inner (export "inner") (param i32) (result i32) (i32.mul (local.get 0) (i32.const 3)))
+  (func (export "outer") (param i32) (result i32)
+    (local $i i32) (local $acc i32)
+    (loop $l
+      (local.set $acc (i32.add (local.get $acc) (call $back (local.get $i))))
+      (br_if $l (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get 0))))
+    (local.get $acc)))
+)";
+
+struct Reenter {
+  Store* store = nullptr;
+  FuncInst* inner = nullptr;
+};
+
+HostStatus call_back(HostCall& call) {
+  auto* r = static_cast<Reenter*>(call.context);
+  auto res = r->store->invoke(r->inner, std::vector<Value>{Value::i32(static_cast<std::uint32_t>(call.args[0]))});
+  if (!res) {
+    call.trap_message = res.error().message;
+    return HostStatus::Trap;
+  }
+  call.results[0] = (*res)[0].bits;
+  return HostStatus::Ok;
+}
+
+Outcome run_reenter(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::uint64_t fuel) {
+  Store store;
+  EXPECT_TRUE(store.set_tier(tier));
+  Reenter r{&store, nullptr};
+  FuncInst* back = store.add_host_function(FuncType{{ValType::I32}, {ValType::I32}}, call_back, &r, "back");
+  store.set_budget({fuel, std::nullopt});
+  auto inst = store.instantiate(module, std::vector<Extern>{back});
+  EXPECT_TRUE(inst.has_value());
+  if (!inst) return {};
+  r.inner = std::get<FuncInst*>(*(*inst)->find_export("inner"));
+  return jit_testing::outcome_of(
+      store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export("outer")), std::vector<Value>{Value::i32(50)}));
+}
+
+TEST(RuntimeCalls, HostCallbacksIntoTheStoreShareTheFuelCounter) {
+  auto module = compile_wat(kReenter);
+  ASSERT_NE(module, nullptr);
+  const Outcome full = run_reenter(module, Tier::Interpret, 1u << 30);
+  ASSERT_EQ(full.trap, TrapKind::None);
+  EXPECT_EQ(full.results.at(0).bits, 3u * (49u * 50u / 2u));
+  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+    EXPECT_EQ(run_reenter(module, Tier::Interpret, budget), run_reenter(module, Tier::Compile, budget)) << budget;
+    if (HasFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace sprawling::wasm

@@ -1,0 +1,85 @@
+// Shared by the compiled-tier tests: assemble WAT, run one export under a tier and a budget, and
+// record everything the two tiers must agree on (results, trap kind/function/offset, fuel).
+#pragma once
+
+#include "wasm/runtime.hpp"
+#include "wasm/text/wat.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sprawling::wasm::jit_testing {
+
+inline std::shared_ptr<const CompiledModule> compile_wat(std::string_view wat) {
+  auto bin = text::wat_to_binary(wat);
+  EXPECT_TRUE(bin.has_value()) << (bin ? "" : bin.error().message);
+  if (!bin) return nullptr;
+  auto m = compile(*bin);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().message);
+  return m ? *m : nullptr;
+}
+
+struct Outcome {
+  std::vector<Value> results;
+  TrapKind trap = TrapKind::None;
+  std::optional<std::uint32_t> func_index;
+  std::size_t offset = 0;
+  std::uint64_t fuel = 0;
+  friend bool operator==(const Outcome&, const Outcome&) = default;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  os << "{trap " << static_cast<int>(o.trap) << " func " << (o.func_index ? static_cast<int>(*o.func_index) : -1)
+     << " offset " << o.offset << " fuel " << o.fuel << " results";
+  for (const Value& v : o.results) os << ' ' << v.bits;
+  return os << '}';
+}
+
+// Host function "env" "add1": i32 -> i32.
+inline HostStatus host_add1(HostCall& call) {
+  call.results[0] = static_cast<std::uint32_t>(call.args[0] + 1);
+  return HostStatus::Ok;
+}
+
+// What an invoke gave, with the store's fuel figure.
+inline Outcome outcome_of(const Store& store, const std::expected<std::vector<Value>, Trap>& r) {
+  Outcome o;
+  if (r) {
+    o.results = *r;
+  } else {
+    o.trap = r.error().kind;
+    o.func_index = r.error().func_index;
+    o.offset = r.error().offset;
+  }
+  o.fuel = store.fuel_consumed();
+  return o;
+}
+
+// Instantiates `module` in a fresh Store on `tier` and runs `name` under `fuel` (none: unmetered).
+inline Outcome run(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::string_view name,
+                   const std::vector<Value>& args, std::optional<std::uint64_t> fuel, StoreLimits limits = {}) {
+  Store store(limits);
+  EXPECT_TRUE(store.set_tier(tier));
+  FuncInst* add1 = store.add_host_function(FuncType{{ValType::I32}, {ValType::I32}}, host_add1, nullptr, "add1");
+  Linker linker;
+  linker.define("env", "add1", add1);
+  auto imports = linker.resolve(module->module());
+  EXPECT_TRUE(imports.has_value());
+  store.set_budget({fuel, std::nullopt});
+  auto inst = store.instantiate(module, *imports);
+  EXPECT_TRUE(inst.has_value()) << (inst ? "" : inst.error().message);
+  if (!inst) return {};
+  auto e = (*inst)->find_export(name);
+  EXPECT_TRUE(e.has_value()) << name;
+  return outcome_of(store, store.invoke(std::get<FuncInst*>(*e), args));
+}
+
+}  // namespace sprawling::wasm::jit_testing
