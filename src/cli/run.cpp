@@ -131,8 +131,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
             std::string_view wasm_path, runtime::SnapshotPolicy snapshot, std::filesystem::path snapshot_dir) {
   auto guest_stdin = open_stdin_for_guest(request);
   if (!guest_stdin) {
-    std::fprintf(stderr, "sprawl: %s
-", guest_stdin.error().c_str());
+    std::fprintf(stderr, "sprawl: %s\n", guest_stdin.error().c_str());
     return status::kUsage;
   }
   runtime::SandboxConfig config;

@@ -132,6 +132,7 @@ std::expected<std::shared_ptr<const wasm::InstanceSnapshot>, std::string> build_
   wasi::WasiConfig wasi_config{.args = {job.argv.empty() ? std::string() : job.argv[0]},
                                .env = {},
                                .stdin_bytes = {},
+                               .stdin_fd = {},
                                .preopens = {},
                                .stdout_cap = 1u << 20,
                                .stderr_cap = 1u << 20,

@@ -91,13 +91,17 @@ constexpr std::array<Simple, kOpCount> make_simple_table() {
 #define SPRAWLING_JIT_BinImm(Name, A, R) \
   SPRAWLING_JIT_Bin(Name, A, R) SPRAWLING_JIT_META(Num##Name##Imm, Name, A, R, true, true)
 #define SPRAWLING_JIT_BinFImm(Name, A, R) SPRAWLING_JIT_BinImm(Name, A, R)
-#define SPRAWLING_SIMPLE_OP(Name, A, R, Form) SPRAWLING_JIT_##Form(Name, A, R)
+#define SPRAWLING_JIT_BinF32Imm(Name, A, R) SPRAWLING_JIT_BinFImm(Name, A, R)
+#define SPRAWLING_JIT_BinF64Imm(Name, A, R) SPRAWLING_JIT_BinFImm(Name, A, R)
+#define SPRAWLING_SIMPLE_OP(Name, A, R, Form, Trap) SPRAWLING_JIT_##Form(Name, A, R)
 #include "wasm/simple_ops.inc"
 #undef SPRAWLING_SIMPLE_OP
 #undef SPRAWLING_JIT_Un
 #undef SPRAWLING_JIT_Bin
 #undef SPRAWLING_JIT_BinImm
 #undef SPRAWLING_JIT_BinFImm
+#undef SPRAWLING_JIT_BinF32Imm
+#undef SPRAWLING_JIT_BinF64Imm
 #undef SPRAWLING_JIT_META
   return t;
 }

@@ -323,15 +323,19 @@ struct NumTable {
 #define SPRAWLING_JIT_Un(Name, A, R) helpers[static_cast<std::size_t>(Op::Num##Name)] = &un_helper<Opcode::Name, A, R>;
 #define SPRAWLING_JIT_Bin(Name, A, R) \
   helpers[static_cast<std::size_t>(Op::Num##Name)] = &bin_helper<Opcode::Name, A, R>;
-#define SPRAWLING_SIMPLE_OP(Name, A, R, Form) SPRAWLING_JIT_##Form(Name, A, R)
+#define SPRAWLING_SIMPLE_OP(Name, A, R, Form, Trap) SPRAWLING_JIT_##Form(Name, A, R)
 #define SPRAWLING_JIT_BinImm(Name, A, R) SPRAWLING_JIT_Bin(Name, A, R)
 #define SPRAWLING_JIT_BinFImm(Name, A, R) SPRAWLING_JIT_Bin(Name, A, R)
+#define SPRAWLING_JIT_BinF32Imm(Name, A, R) SPRAWLING_JIT_BinFImm(Name, A, R)
+#define SPRAWLING_JIT_BinF64Imm(Name, A, R) SPRAWLING_JIT_BinFImm(Name, A, R)
 #include "wasm/simple_ops.inc"
 #undef SPRAWLING_SIMPLE_OP
 #undef SPRAWLING_JIT_Un
 #undef SPRAWLING_JIT_Bin
 #undef SPRAWLING_JIT_BinImm
 #undef SPRAWLING_JIT_BinFImm
+#undef SPRAWLING_JIT_BinF32Imm
+#undef SPRAWLING_JIT_BinF64Imm
     names.reserve(kOpCount);
     for (std::size_t i = 0; i < kOpCount; ++i)
       if (helpers[i] != nullptr) names.push_back("sprawling_jit_num_" + std::to_string(i));
