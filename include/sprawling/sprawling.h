@@ -66,6 +66,15 @@ typedef enum sprawling_exit_kind {
   SPRAWLING_EXIT_TRAP = 3            /* a wasm trap, or the deadline (message "deadline exceeded") */
 } sprawling_exit_kind;
 
+/* Which tier runs the guest's functions; every tier gives the same results, traps and fuel.
+ * New tiers get the next numbers (sprawling_tier_name says which ones this library knows). */
+typedef enum sprawling_tier {
+  SPRAWLING_TIER_INTERPRET = 0, /* the interpreter alone: no compilation, instant start */
+  SPRAWLING_TIER_COMPILE = 1    /* every function the compiled tier supports is compiled (LLVM) before the
+                                 * guest starts; only where sprawling_compiled_tier_available(), else
+                                 * every run ends in E_TOOL_UNAVAILABLE */
+} sprawling_tier;
+
 typedef struct sprawling_config sprawling_config;
 typedef struct sprawling_sandbox sprawling_sandbox;
 typedef struct sprawling_job sprawling_job;
@@ -82,11 +91,20 @@ SPRAWLING_API int sprawling_engine_available(void);
 SPRAWLING_API const char* sprawling_status_name(sprawling_status status);
 /* "success", "failure", "fuel_exhausted", "trap" (static storage; "unknown" for other values). */
 SPRAWLING_API const char* sprawling_exit_kind_name(sprawling_exit_kind kind);
+/* "interpret", "compile" … (static storage); NULL for a value this library does not know, so
+ * tiers can be listed by counting up from 0 until NULL. */
+SPRAWLING_API const char* sprawling_tier_name(sprawling_tier tier);
+/* 1 when this build carries the compiled tier (SPRAWLING_TIER_COMPILE can run); 0 otherwise. */
+SPRAWLING_API int sprawling_compiled_tier_available(void);
 
 /* ---- config -------------------------------------------------------------------------------- */
 
 /* A config holding the defaults: memory cap 4 GiB (wasm32's whole space), no deadline, 64 MiB
- * per output stream, fuel metered, not deterministic, 128 MiB host-call copy limit. */
+ * per output stream, fuel metered, not deterministic, 128 MiB host-call copy limit, 10,000,000
+ * table elements, 100 tables, 100 memories, store limit = memory cap + 256 MiB, 1 GiB disk
+ * writes, the interpreter, no snapshot folder (the C++ SandboxConfig's defaults).
+ * Setters return SPRAWLING_EINVAL for a NULL config or a value outside the documented range and
+ * then leave the config unchanged. */
 SPRAWLING_API sprawling_status sprawling_config_new(sprawling_config** out);
 SPRAWLING_API void sprawling_config_free(sprawling_config* config);
 
@@ -108,6 +126,29 @@ SPRAWLING_API sprawling_status sprawling_config_set_deterministic(sprawling_conf
 SPRAWLING_API sprawling_status sprawling_config_set_random_seed(sprawling_config* config, uint64_t seed);
 /* What one WASI call may take from guest memory in bytes; past it the call fails with ENOMEM. */
 SPRAWLING_API sprawling_status sprawling_config_set_hostcall_copy_limit(sprawling_config* config, uint64_t bytes);
+
+/* Cap on each table's elements (<= UINT32_MAX); table.grow past it returns -1 to the guest and a
+ * module declaring a larger table is refused (E_INVALID_MODULE). */
+SPRAWLING_API sprawling_status sprawling_config_set_max_table_elements(sprawling_config* config, uint64_t elements);
+/* How many tables / memories the module may define (each <= UINT32_MAX); past one the module is
+ * refused (E_INVALID_MODULE). */
+SPRAWLING_API sprawling_status sprawling_config_set_max_tables(sprawling_config* config, uint64_t tables);
+SPRAWLING_API sprawling_status sprawling_config_set_max_memories(sprawling_config* config, uint64_t memories);
+/* One account of everything the guest makes the host allocate (linear memories, tables, functions,
+ * globals, segments, compiled code) in bytes: a module past it is refused (E_INVALID_MODULE),
+ * memory.grow / table.grow past it return -1. sprawling_config_clear_max_store_bytes restores the
+ * default (the memory cap + 256 MiB). */
+SPRAWLING_API sprawling_status sprawling_config_set_max_store_bytes(sprawling_config* config, uint64_t bytes);
+SPRAWLING_API sprawling_status sprawling_config_clear_max_store_bytes(sprawling_config* config);
+/* Write quota of a job on its writable mounts in bytes (bytes written plus the holes a write past
+ * the end adds); past it the guest's write fails with EDQUOT. See sprawling_outcome_disk_write_bytes. */
+SPRAWLING_API sprawling_status sprawling_config_set_max_disk_write_bytes(sprawling_config* config, uint64_t bytes);
+/* The execution tier; SPRAWLING_EINVAL for a value sprawling_tier_name does not know. */
+SPRAWLING_API sprawling_status sprawling_config_set_tier(sprawling_config* config, sprawling_tier tier);
+/* A folder (created 0700 when missing) where snapshots of initialised instances are also kept
+ * between processes, checksummed (a corrupt or foreign file is rebuilt); copied. NULL or "": the
+ * in-memory snapshot cache of the process only (the default). See sprawling_job_set_snapshot. */
+SPRAWLING_API sprawling_status sprawling_config_set_snapshot_dir(sprawling_config* config, const char* dir);
 
 /* Streaming: called with each piece of output as the guest writes it, on the thread running the
  * job, before sprawling_run returns (the outcome still holds the whole capped output). `user` is
@@ -143,12 +184,23 @@ SPRAWLING_API sprawling_status sprawling_job_add_env(sprawling_job* job, const c
                                                      const char* value, size_t value_len);
 /* The guest's stdin, copied (bytes may be NULL when len is 0). Replaces any earlier stdin. */
 SPRAWLING_API sprawling_status sprawling_job_set_stdin(sprawling_job* job, const uint8_t* bytes, size_t len);
+/* Streamed stdin: the guest's fd 0 reads host fd `fd` (a pipe, a file, a socket) on demand, at most
+ * the guest's buffer per read, under the deadline; nothing is read ahead. Borrowed, not closed:
+ * keep it open until sprawling_run returns (a job whose fd is closed by then is E_INVALID_JOB).
+ * SPRAWLING_EINVAL when fd < 0 or not open. Replaces any earlier stdin, as set_stdin replaces this. */
+SPRAWLING_API sprawling_status sprawling_job_set_stdin_fd(sprawling_job* job, int fd);
 /* Preopens host directory `host` at absolute guest path `guest`; writable 0: read-only. The mount
  * set is the whole file capability of the guest. Checked when the job runs (E_INVALID_JOB). */
 SPRAWLING_API sprawling_status sprawling_job_add_mount(sprawling_job* job, const char* host, const char* guest,
                                                        int writable);
 /* CPU budget in fuel units (one unit ~ one executed wasm operator). */
 SPRAWLING_API sprawling_status sprawling_job_set_fuel(sprawling_job* job, uint64_t fuel);
+/* Start-up snapshots, for modules exporting `wizer.initialize` (docs/snapshots.md): enabled
+ * (non-zero, the default) lets the job start from a snapshot of the initialised instance, built
+ * by the first such job and cached in the process (and in the config's snapshot folder). The
+ * first `init_mounts` mounts (default 0) are all the initialisation sees, read-only; the job must
+ * have at least that many mounts when it runs (E_INVALID_JOB otherwise). 0: start cold. */
+SPRAWLING_API sprawling_status sprawling_job_set_snapshot(sprawling_job* job, int enabled, size_t init_mounts);
 
 /* ---- run ----------------------------------------------------------------------------------- */
 
@@ -176,6 +228,10 @@ SPRAWLING_API uint64_t sprawling_outcome_wall_time_ns(const sprawling_outcome* o
 SPRAWLING_API uint64_t sprawling_outcome_peak_memory_bytes(const sprawling_outcome* outcome);
 SPRAWLING_API int sprawling_outcome_stdout_truncated(const sprawling_outcome* outcome);
 SPRAWLING_API int sprawling_outcome_stderr_truncated(const sprawling_outcome* outcome);
+/* Bytes charged to the disk write quota (sprawling_config_set_max_disk_write_bytes). */
+SPRAWLING_API uint64_t sprawling_outcome_disk_write_bytes(const sprawling_outcome* outcome);
+/* 1 when the job started from a snapshot (its fuel consumed then excludes the initialisation). */
+SPRAWLING_API int sprawling_outcome_from_snapshot(const sprawling_outcome* outcome);
 
 /* ---- error --------------------------------------------------------------------------------- */
 

@@ -8,16 +8,23 @@
 // SandboxConfig lives here; WasmSandbox itself is only constructed in builds with the engine.
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,6 +40,7 @@ struct sprawling_config {
 };
 
 struct sprawling_sandbox {
+  rt::SandboxConfig config;  // for a job with streamed stdin, which the seam takes from the config
   std::unique_ptr<rt::Sandbox> sandbox;
   std::mutex mutex;  // the seam runs one job at a time per instance
 };
@@ -43,6 +51,8 @@ struct sprawling_job {
   bool has_module = false;
   bool module_is_bytes = false;
   std::vector<std::uint8_t> module_bytes;
+  // Streamed stdin is per job here (a job's input), per sandbox in the seam: see run_job.
+  std::optional<int> stdin_fd;
 };
 
 struct sprawling_outcome {
@@ -115,6 +125,42 @@ void replace_all(std::string& text, const std::string& from, std::string_view to
   }
 }
 
+// The tiers, one row each, in sprawling_tier order: a new tier is one row here and one enum
+// value in sprawling.h (the Python module lists the tiers through sprawling_tier_name).
+struct TierRow {
+  sprawling_tier c;
+  rt::ExecutionTier tier;
+  const char* name;
+};
+constexpr std::array kTiers{
+    TierRow{SPRAWLING_TIER_INTERPRET, rt::ExecutionTier::Interpret, "interpret"},
+    TierRow{SPRAWLING_TIER_COMPILE, rt::ExecutionTier::Compile, "compile"},
+};
+
+const TierRow* tier_row(sprawling_tier tier) {
+  for (const auto& row : kTiers) {
+    if (row.c == tier) return &row;
+  }
+  return nullptr;
+}
+
+// Every seam tier has a row: a tier added to rt::ExecutionTier is a -Wswitch error here until it
+// gets its case, its row above and its place in the static_assert.
+[[maybe_unused]] constexpr bool every_tier_has_a_row(rt::ExecutionTier tier) {
+  switch (tier) {
+    case rt::ExecutionTier::Interpret:
+    case rt::ExecutionTier::Compile:
+      return std::ranges::any_of(kTiers, [tier](const TierRow& row) { return row.tier == tier; });
+  }
+  return false;
+}
+static_assert(every_tier_has_a_row(rt::ExecutionTier::Interpret) && every_tier_has_a_row(rt::ExecutionTier::Compile));
+
+rt::AxError job_error(std::string message, std::map<std::string, std::string> detail = {}) {
+  return rt::AxError{.code = rt::ErrorCode::InvalidJob, .message = std::move(message), .alternative = {},
+                     .detail = std::move(detail)};
+}
+
 sprawling_error* make_error(rt::AxError error) {
   auto* out = new sprawling_error{.error = std::move(error), .detail = {}};
   out->detail.assign(out->error.detail.begin(), out->error.detail.end());
@@ -128,24 +174,46 @@ sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, s
     return SPRAWLING_ERROR;
   };
   if (!job.has_module) {
-    return fail(rt::AxError{.code = rt::ErrorCode::InvalidJob,
-                            .message = "the job has no module (sprawling_job_set_module_path or sprawling_job_set_module_bytes)",
-                            .alternative = {},
-                            .detail = {}});
+    return fail(job_error("the job has no module (sprawling_job_set_module_path or sprawling_job_set_module_bytes)"));
   }
-  std::expected<rt::SandboxOutcome, rt::AxError> result;
+  // The seam would start such a job cold without a word; a count the job cannot meet is the
+  // caller's mistake, said as one.
+  if (job.job.snapshot.enabled && job.job.snapshot.init_mounts > job.job.mounts.size()) {
+    return fail(job_error("the job's snapshot init_mounts (" + std::to_string(job.job.snapshot.init_mounts) +
+                              ") is more than its mounts (" + std::to_string(job.job.mounts.size()) +
+                              "); sprawling_job_set_snapshot counts the first mounts the initialisation sees",
+                          {{"init_mounts", std::to_string(job.job.snapshot.init_mounts)}}));
+  }
+  if (job.stdin_fd && ::fcntl(*job.stdin_fd, F_GETFD) < 0) {
+    return fail(job_error("the job's stdin fd " + std::to_string(*job.stdin_fd) +
+                              " is not open (sprawling_job_set_stdin_fd borrows it: keep it open until sprawling_run returns)",
+                          {{"stdin_fd", std::to_string(*job.stdin_fd)}}));
+  }
+  const rt::SandboxJob* to_run = &job.job;
+  rt::SandboxJob with_path;
   MemoryFile memory_file;
   if (job.module_is_bytes) {
     if (auto problem = memory_file.open(job.module_bytes); !problem.empty()) {
       return fail(rt::AxError{.code = rt::ErrorCode::SandboxHost, .message = problem, .alternative = {}, .detail = {}});
     }
-    rt::SandboxJob with_path = job.job;
+    with_path = job.job;
     with_path.wasm = memory_file.path();
+    to_run = &with_path;
+  }
+  std::expected<rt::SandboxOutcome, rt::AxError> result;
+#if SPRAWLING_WITH_ENGINE
+  if (job.stdin_fd) {
+    // The seam reads streamed stdin from its config: this job gets an engine sandbox of its own
+    // (as cheap as a run: the module and snapshot caches are the process's, not the sandbox's).
+    rt::SandboxConfig config = sandbox.config;
+    config.stdin_fd = job.stdin_fd;
+    rt::WasmSandbox streamed(std::move(config));
+    result = streamed.run(*to_run);
+  } else
+#endif
+  {
     std::lock_guard lock(sandbox.mutex);
-    result = sandbox.sandbox->run(with_path);
-  } else {
-    std::lock_guard lock(sandbox.mutex);
-    result = sandbox.sandbox->run(job.job);
+    result = sandbox.sandbox->run(*to_run);
   }
   if (!result) {
     rt::AxError e = std::move(result.error());
@@ -163,11 +231,18 @@ sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, s
   return SPRAWLING_OK;
 }
 
-// One config field set from C: a new SandboxConfig limit is one line per setter below.
+// One config field set from C: a new SandboxConfig limit is one line per setter below. A value
+// past the field's type (a uint32_t count given as uint64_t) is refused, never cut.
 template <auto Field, typename Value>
 sprawling_status set_field(sprawling_config* config, Value value) {
   if (config == nullptr) return SPRAWLING_EINVAL;
-  config->config.*Field = value;
+  using Target = std::remove_cvref_t<decltype(config->config.*Field)>;
+  if constexpr (std::is_integral_v<Target> && !std::is_same_v<Target, bool>) {
+    if (!std::in_range<Target>(value)) return SPRAWLING_EINVAL;
+    config->config.*Field = static_cast<Target>(value);
+  } else {
+    config->config.*Field = value;
+  }
   return SPRAWLING_OK;
 }
 
@@ -196,6 +271,19 @@ const char* sprawling_status_name(sprawling_status status) {
     case SPRAWLING_ENOMEM: return "SPRAWLING_ENOMEM";
   }
   return "SPRAWLING_UNKNOWN";
+}
+
+const char* sprawling_tier_name(sprawling_tier tier) {
+  const TierRow* row = tier_row(tier);
+  return row != nullptr ? row->name : nullptr;
+}
+
+int sprawling_compiled_tier_available(void) {
+#if SPRAWLING_WITH_ENGINE
+  return rt::wasm_sandbox_has_compiled_tier() ? 1 : 0;
+#else
+  return 0;
+#endif
 }
 
 const char* sprawling_exit_kind_name(sprawling_exit_kind kind) {
@@ -263,6 +351,44 @@ sprawling_status sprawling_config_set_hostcall_copy_limit(sprawling_config* conf
   return set_field<&rt::SandboxConfig::hostcall_copy_limit>(config, bytes);
 }
 
+sprawling_status sprawling_config_set_max_table_elements(sprawling_config* config, uint64_t elements) {
+  return set_field<&rt::SandboxConfig::max_table_elements>(config, elements);
+}
+
+sprawling_status sprawling_config_set_max_tables(sprawling_config* config, uint64_t tables) {
+  return set_field<&rt::SandboxConfig::max_tables>(config, tables);
+}
+
+sprawling_status sprawling_config_set_max_memories(sprawling_config* config, uint64_t memories) {
+  return set_field<&rt::SandboxConfig::max_memories>(config, memories);
+}
+
+sprawling_status sprawling_config_set_max_store_bytes(sprawling_config* config, uint64_t bytes) {
+  return set_field<&rt::SandboxConfig::max_store_bytes>(config, std::optional<std::uint64_t>(bytes));
+}
+
+sprawling_status sprawling_config_clear_max_store_bytes(sprawling_config* config) {
+  return set_field<&rt::SandboxConfig::max_store_bytes>(config, std::optional<std::uint64_t>());
+}
+
+sprawling_status sprawling_config_set_max_disk_write_bytes(sprawling_config* config, uint64_t bytes) {
+  return set_field<&rt::SandboxConfig::max_disk_write_bytes>(config, bytes);
+}
+
+sprawling_status sprawling_config_set_tier(sprawling_config* config, sprawling_tier tier) {
+  const TierRow* row = tier_row(tier);
+  if (row == nullptr) return SPRAWLING_EINVAL;
+  return set_field<&rt::SandboxConfig::tier>(config, row->tier);
+}
+
+sprawling_status sprawling_config_set_snapshot_dir(sprawling_config* config, const char* dir) {
+  if (config == nullptr) return SPRAWLING_EINVAL;
+  return guarded([&] {
+    config->config.snapshot_dir = dir != nullptr ? std::filesystem::path(dir) : std::filesystem::path();
+    return SPRAWLING_OK;
+  });
+}
+
 sprawling_status sprawling_config_set_stdout_sink(sprawling_config* config, sprawling_output_sink sink, void* user) {
   if (config == nullptr) return SPRAWLING_EINVAL;
   return guarded([&] {
@@ -286,7 +412,8 @@ sprawling_status sprawling_sandbox_new(const sprawling_config* config, sprawling
   return guarded([&] {
     auto sandbox = std::make_unique<sprawling_sandbox>();
 #if SPRAWLING_WITH_ENGINE
-    sandbox->sandbox = std::make_unique<rt::WasmSandbox>(config != nullptr ? config->config : rt::SandboxConfig{});
+    if (config != nullptr) sandbox->config = config->config;
+    sandbox->sandbox = std::make_unique<rt::WasmSandbox>(sandbox->config);
 #else
     (void)config;
     sandbox->sandbox = rt::make_sandbox();
@@ -357,8 +484,17 @@ sprawling_status sprawling_job_set_stdin(sprawling_job* job, const uint8_t* byte
   if (job == nullptr || (bytes == nullptr && len != 0)) return SPRAWLING_EINVAL;
   return guarded([&] {
     job->job.stdin_bytes.assign(bytes, bytes + len);
+    job->stdin_fd.reset();
     return SPRAWLING_OK;
   });
+}
+
+sprawling_status sprawling_job_set_stdin_fd(sprawling_job* job, int fd) {
+  if (job == nullptr || fd < 0 || ::fcntl(fd, F_GETFD) < 0) return SPRAWLING_EINVAL;
+  job->job.stdin_bytes.clear();
+  job->job.stdin_bytes.shrink_to_fit();
+  job->stdin_fd = fd;
+  return SPRAWLING_OK;
 }
 
 sprawling_status sprawling_job_add_mount(sprawling_job* job, const char* host, const char* guest, int writable) {
@@ -372,6 +508,12 @@ sprawling_status sprawling_job_add_mount(sprawling_job* job, const char* host, c
 sprawling_status sprawling_job_set_fuel(sprawling_job* job, uint64_t fuel) {
   if (job == nullptr) return SPRAWLING_EINVAL;
   job->job.fuel = rt::Fuel{fuel};
+  return SPRAWLING_OK;
+}
+
+sprawling_status sprawling_job_set_snapshot(sprawling_job* job, int enabled, size_t init_mounts) {
+  if (job == nullptr) return SPRAWLING_EINVAL;
+  job->job.snapshot = rt::SnapshotPolicy{.enabled = enabled != 0, .init_mounts = init_mounts};
   return SPRAWLING_OK;
 }
 
@@ -469,6 +611,16 @@ int sprawling_outcome_stdout_truncated(const sprawling_outcome* outcome) {
 int sprawling_outcome_stderr_truncated(const sprawling_outcome* outcome) {
   const auto* stats = stats_of(outcome);
   return stats != nullptr && stats->stderr_truncated ? 1 : 0;
+}
+
+uint64_t sprawling_outcome_disk_write_bytes(const sprawling_outcome* outcome) {
+  const auto* stats = stats_of(outcome);
+  return stats != nullptr ? stats->disk_write_bytes : 0;
+}
+
+int sprawling_outcome_from_snapshot(const sprawling_outcome* outcome) {
+  const auto* stats = stats_of(outcome);
+  return stats != nullptr && stats->from_snapshot ? 1 : 0;
 }
 
 // ---- error ----

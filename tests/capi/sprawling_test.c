@@ -1,8 +1,10 @@
 /* Tests of the C API (src/capi/sprawling.cpp) from a C11 program: every outcome kind, every error
- * code, mounts, module bytes and paths, limits, sinks, argument checks and threads. */
+ * code, mounts, module bytes and paths, every limit of the config, tiers, snapshots, streamed
+ * stdin, sinks, argument checks and threads. */
 #define _POSIX_C_SOURCE 200809L
 #include <sprawling/sprawling.h>
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,27 @@ static const char ok_wat[] =
 static const char denied_wat[] =
     "(module (import \"env\" \"open_socket\" (func (param i32) (result i32)))\n"
     "  (memory (export \"memory\") 1) (func (export \"_start\")))\n";
+
+/* Resource limits: modules that define what each limit counts (checked at instantiation). */
+static const char two_tables_wat[] =
+    "(module (table 1 funcref) (table 1 funcref) (memory (export \"memory\") 1) (func (export \"_start\")))";
+static const char big_table_wat[] =
+    "(module (table 1000 funcref) (memory (export \"memory\") 1) (func (export \"_start\")))";
+static const char one_memory_wat[] = "(module (memory (export \"memory\") 1) (func (export \"_start\")))";
+
+/* A module with an initialisation export: prints "snap\n" when it starts from the initialised
+ * instance, "cold\n" when _start runs on a fresh one. */
+static const char snapshot_wat[] =
+    "(module\n"
+    "  (import \"wasi_snapshot_preview1\" \"fd_write\" (func $w (param i32 i32 i32 i32) (result i32)))\n"
+    "  (memory (export \"memory\") 1)\n"
+    "  (global $inited (mut i32) (i32.const 0))\n"
+    "  (data (i32.const 16) \"cold\\nsnap\\n\")\n"
+    "  (func (export \"wizer.initialize\") (global.set $inited (i32.const 1)))\n"
+    "  (func (export \"_start\")\n"
+    "    (i32.store (i32.const 0) (i32.add (i32.const 16) (i32.mul (global.get $inited) (i32.const 5))))\n"
+    "    (i32.store (i32.const 4) (i32.const 5))\n"
+    "    (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))\n";
 
 /* A job running the test guest with `args` after argv[0]. */
 static sprawling_job* guest_job(const char* const* args, uint64_t fuel) {
@@ -102,6 +125,38 @@ static sprawling_sandbox* sandbox_with(const sprawling_config* config) {
   sprawling_sandbox* sandbox = NULL;
   CHECK(sprawling_sandbox_new(config, &sandbox) == SPRAWLING_OK);
   return sandbox;
+}
+
+/* A job running `text` (a module's text or bytes) with argv[0] `name`. */
+static sprawling_job* bytes_job(const char* text, const char* name) {
+  sprawling_job* job = NULL;
+  CHECK(sprawling_job_new(&job) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_module_bytes(job, (const uint8_t*)text, strlen(text)) == SPRAWLING_OK);
+  CHECK(sprawling_job_add_arg(job, name, SPRAWLING_NUL_TERMINATED) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_fuel(job, 10000000) == SPRAWLING_OK);
+  return job;
+}
+
+/* Runs `text` in a sandbox made from `config`: 1 when it ran to success, 0 when it was refused
+ * with `refused_code` (anything else is a failed check). */
+static int runs_under(const sprawling_config* config, const char* text, const char* refused_code) {
+  sprawling_sandbox* sandbox = sandbox_with(config);
+  sprawling_job* job = bytes_job(text, "limits");
+  sprawling_outcome* outcome = NULL;
+  sprawling_error* error = NULL;
+  const sprawling_status status = sprawling_run(sandbox, job, &outcome, &error);
+  int ran = 0;
+  if (status == SPRAWLING_OK) {
+    ran = sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_SUCCESS;
+    CHECK(ran);
+  } else {
+    CHECK(status == SPRAWLING_ERROR && error != NULL && strcmp(sprawling_error_code(error), refused_code) == 0);
+  }
+  sprawling_outcome_free(outcome);
+  sprawling_error_free(error);
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+  return ran;
 }
 
 static void test_outcome_kinds(void) {
@@ -375,6 +430,191 @@ static void test_limits(void) {
   sprawling_sandbox_free(sandbox);
 }
 
+static void test_resource_limits(void) {
+  sprawling_config* config = NULL;
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  /* The defaults admit every one of these modules. */
+  CHECK(runs_under(config, two_tables_wat, "") && runs_under(config, big_table_wat, "") &&
+        runs_under(config, one_memory_wat, ""));
+
+  CHECK(sprawling_config_set_max_tables(config, 1) == SPRAWLING_OK);
+  CHECK(!runs_under(config, two_tables_wat, "E_INVALID_MODULE"));
+  CHECK(sprawling_config_set_max_tables(config, 2) == SPRAWLING_OK);
+  CHECK(runs_under(config, two_tables_wat, ""));
+
+  CHECK(sprawling_config_set_max_table_elements(config, 999) == SPRAWLING_OK);
+  CHECK(!runs_under(config, big_table_wat, "E_INVALID_MODULE"));
+  CHECK(sprawling_config_set_max_table_elements(config, 1000) == SPRAWLING_OK);
+  CHECK(runs_under(config, big_table_wat, ""));
+
+  CHECK(sprawling_config_set_max_memories(config, 0) == SPRAWLING_OK);
+  CHECK(!runs_under(config, one_memory_wat, "E_INVALID_MODULE"));
+  CHECK(sprawling_config_set_max_memories(config, 1) == SPRAWLING_OK);
+  CHECK(runs_under(config, one_memory_wat, ""));
+
+  /* A 64 KiB memory does not fit a 4 KiB store; clearing restores the default. */
+  CHECK(sprawling_config_set_max_store_bytes(config, 4096) == SPRAWLING_OK);
+  CHECK(!runs_under(config, one_memory_wat, "E_INVALID_MODULE"));
+  CHECK(sprawling_config_clear_max_store_bytes(config) == SPRAWLING_OK);
+  CHECK(runs_under(config, one_memory_wat, ""));
+  sprawling_config_free(config);
+}
+
+/* The disk write quota: a 4-byte write passes a quota of 4 and fails (EDQUOT) under one of 3. */
+static void test_disk_quota(void) {
+  char rw[] = "/tmp/sprawling-capi-quota-XXXXXX";
+  CHECK(mkdtemp(rw) != NULL);
+  const char* write4[] = {"write", "/out/f.txt", "data", NULL};
+  for (uint64_t quota = 3; quota <= 4; ++quota) {
+    sprawling_config* config = NULL;
+    CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+    CHECK(sprawling_config_set_max_disk_write_bytes(config, quota) == SPRAWLING_OK);
+    sprawling_sandbox* sandbox = sandbox_with(config);
+    sprawling_config_free(config);
+    sprawling_job* job = guest_job(write4, 10000000);
+    CHECK(sprawling_job_add_mount(job, rw, "/out", 1) == SPRAWLING_OK);
+    sprawling_outcome* outcome = run_ok(sandbox, job);
+    if (quota == 4) {
+      CHECK(sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_SUCCESS);
+      CHECK(sprawling_outcome_disk_write_bytes(outcome) == 4);
+    } else {
+      CHECK(sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FAILURE && sprawling_outcome_exit_code(outcome) == 3);
+      CHECK(sprawling_outcome_disk_write_bytes(outcome) <= 3);
+    }
+    sprawling_outcome_free(outcome);
+    sprawling_job_free(job);
+    sprawling_sandbox_free(sandbox);
+  }
+  char path[256];
+  snprintf(path, sizeof path, "%s/f.txt", rw);
+  unlink(path);
+  rmdir(rw);
+}
+
+/* Both tiers give the same output and the same fuel; without the compiled tier, compile is
+ * refused with E_TOOL_UNAVAILABLE naming the interpreter. */
+static void test_tiers(void) {
+  CHECK(strcmp(sprawling_tier_name(SPRAWLING_TIER_INTERPRET), "interpret") == 0);
+  CHECK(strcmp(sprawling_tier_name(SPRAWLING_TIER_COMPILE), "compile") == 0);
+  uint64_t fuel[2] = {0, 0};
+  const sprawling_tier tiers[2] = {SPRAWLING_TIER_INTERPRET, SPRAWLING_TIER_COMPILE};
+  for (int i = 0; i < 2; ++i) {
+    sprawling_config* config = NULL;
+    CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+    CHECK(sprawling_config_set_tier(config, tiers[i]) == SPRAWLING_OK);
+    sprawling_sandbox* sandbox = sandbox_with(config);
+    sprawling_config_free(config);
+    sprawling_job* job = bytes_job(ok_wat, "ok");
+    if (tiers[i] == SPRAWLING_TIER_COMPILE && !sprawling_compiled_tier_available()) {
+      sprawling_error* error = run_error(sandbox, job, "E_TOOL_UNAVAILABLE");
+      CHECK(sprawling_error_alternative(error) != NULL);
+      sprawling_error_free(error);
+      fuel[i] = fuel[0];
+    } else {
+      sprawling_outcome* outcome = run_ok(sandbox, job);
+      CHECK(stdout_is(outcome, "ok\n"));
+      fuel[i] = sprawling_outcome_fuel_consumed(outcome);
+      sprawling_outcome_free(outcome);
+    }
+    sprawling_job_free(job);
+    sprawling_sandbox_free(sandbox);
+  }
+  CHECK(fuel[0] > 0 && fuel[0] == fuel[1]);
+}
+
+static int folder_holds_a_file(const char* dir) {
+  DIR* d = opendir(dir);
+  int found = 0;
+  for (struct dirent* e; d != NULL && (e = readdir(d)) != NULL;) found |= e->d_name[0] != '.';
+  if (d != NULL) closedir(d);
+  return found;
+}
+
+static void remove_folder(const char* dir) {
+  DIR* d = opendir(dir);
+  char path[512];
+  for (struct dirent* e; d != NULL && (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  if (d != NULL) closedir(d);
+  rmdir(dir);
+}
+
+static void test_snapshots(void) {
+  char dir[] = "/tmp/sprawling-capi-snap-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char snapshots[sizeof dir + 16];
+  snprintf(snapshots, sizeof snapshots, "%s/snapshots", dir); /* created by the sandbox */
+  sprawling_config* config = NULL;
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_snapshot_dir(config, snapshots) == SPRAWLING_OK);
+  sprawling_sandbox* sandbox = sandbox_with(config);
+  sprawling_config_free(config);
+
+  /* Enabled by default: the first job builds the snapshot (kept in the folder), both start from it.
+   * argv[0] is part of the snapshot's key: this one is the test's own. */
+  for (int i = 0; i < 2; ++i) {
+    sprawling_job* job = bytes_job(snapshot_wat, "capi-snapshot-dir");
+    sprawling_outcome* outcome = run_ok(sandbox, job);
+    CHECK(stdout_is(outcome, "snap\n") && sprawling_outcome_from_snapshot(outcome) == 1);
+    sprawling_outcome_free(outcome);
+    sprawling_job_free(job);
+  }
+  CHECK(folder_holds_a_file(snapshots));
+
+  /* Disabled: _start runs on a fresh instance. */
+  sprawling_job* job = bytes_job(snapshot_wat, "capi-snapshot-dir");
+  CHECK(sprawling_job_set_snapshot(job, 0, 0) == SPRAWLING_OK);
+  sprawling_outcome* outcome = run_ok(sandbox, job);
+  CHECK(stdout_is(outcome, "cold\n") && sprawling_outcome_from_snapshot(outcome) == 0);
+  sprawling_outcome_free(outcome);
+
+  /* init_mounts the job cannot meet is the caller's mistake, not a silent cold start. */
+  CHECK(sprawling_job_set_snapshot(job, 1, 1) == SPRAWLING_OK);
+  sprawling_error* error = run_error(sandbox, job, "E_INVALID_JOB");
+  CHECK(error != NULL && strstr(sprawling_error_message(error), "init_mounts") != NULL);
+  sprawling_error_free(error);
+  CHECK(sprawling_job_add_mount(job, dir, "/init", 0) == SPRAWLING_OK);
+  outcome = run_ok(sandbox, job);
+  CHECK(stdout_is(outcome, "snap\n"));
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+  remove_folder(snapshots);
+  rmdir(dir);
+}
+
+/* Streamed stdin: the guest reads a pipe on demand; a closed fd is refused. */
+static void test_stdin_fd(void) {
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  const char text[] = "streamed\n";
+  CHECK(write(fds[1], text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
+  close(fds[1]);
+  sprawling_sandbox* sandbox = sandbox_with(NULL);
+  const char* cat[] = {"cat", NULL};
+  sprawling_job* job = guest_job(cat, 10000000);
+  CHECK(sprawling_job_set_stdin_fd(job, fds[0]) == SPRAWLING_OK);
+  sprawling_outcome* outcome = run_ok(sandbox, job);
+  CHECK(stdout_is(outcome, text));
+  sprawling_outcome_free(outcome);
+  /* Closed between setting and running: E_INVALID_JOB; once closed, the setter refuses it. */
+  close(fds[0]);
+  sprawling_error* error = run_error(sandbox, job, "E_INVALID_JOB");
+  CHECK(error != NULL && strstr(sprawling_error_message(error), "stdin fd") != NULL);
+  sprawling_error_free(error);
+  CHECK(sprawling_job_set_stdin_fd(job, fds[0]) == SPRAWLING_EINVAL);
+  /* Bytes replace the fd. */
+  CHECK(sprawling_job_set_stdin(job, (const uint8_t*)"b", 1) == SPRAWLING_OK);
+  outcome = run_ok(sandbox, job);
+  CHECK(stdout_is(outcome, "b"));
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+}
+
 struct collected {
   char bytes[64];
   size_t len;
@@ -425,6 +665,26 @@ static void test_invalid_arguments(void) {
   CHECK(sprawling_job_set_stdin(job, NULL, 0) == SPRAWLING_OK);
   CHECK(sprawling_job_add_mount(job, "/tmp", NULL, 0) == SPRAWLING_EINVAL);
   CHECK(sprawling_job_set_fuel(NULL, 1) == SPRAWLING_EINVAL);
+  /* Every limit refuses a NULL config, and the 32-bit counts refuse what does not fit. */
+  CHECK(sprawling_config_set_max_table_elements(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_max_table_elements(config, (uint64_t)UINT32_MAX + 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_max_table_elements(config, UINT32_MAX) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_max_tables(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_max_tables(config, (uint64_t)UINT32_MAX + 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_max_memories(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_max_memories(config, UINT64_MAX) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_max_store_bytes(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_clear_max_store_bytes(NULL) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_max_disk_write_bytes(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_tier(NULL, SPRAWLING_TIER_INTERPRET) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_tier(config, (sprawling_tier)99) == SPRAWLING_EINVAL);
+  CHECK(sprawling_tier_name((sprawling_tier)99) == NULL);
+  CHECK(sprawling_config_set_snapshot_dir(NULL, "/tmp") == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_snapshot_dir(config, NULL) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_snapshot(NULL, 1, 0) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_set_stdin_fd(NULL, 0) == SPRAWLING_EINVAL);
+  CHECK(sprawling_job_set_stdin_fd(job, -1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_outcome_disk_write_bytes(NULL) == 0 && sprawling_outcome_from_snapshot(NULL) == 0);
   CHECK(sprawling_sandbox_new(config, &sandbox) == SPRAWLING_OK);
   CHECK(sprawling_run(NULL, job, &outcome, NULL) == SPRAWLING_EINVAL);
   CHECK(sprawling_run(sandbox, NULL, &outcome, NULL) == SPRAWLING_EINVAL);
@@ -495,6 +755,11 @@ int main(int argc, char** argv) {
     test_module_bytes();
     test_errors();
     test_limits();
+    test_resource_limits();
+    test_disk_quota();
+    test_tiers();
+    test_snapshots();
+    test_stdin_fd();
     test_sinks();
     test_threads();
   }
