@@ -19,7 +19,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import Callable, Optional, Protocol, Union
 
 __all__ = [
     "Exit",
@@ -28,12 +28,20 @@ __all__ = [
     "Sandbox",
     "SandboxError",
     "Stats",
+    "compiled_tier_available",
     "engine_available",
     "python",
+    "tiers",
     "version",
 ]
 
 _U64_MAX = (1 << 64) - 1
+
+
+class _HasFileno(Protocol):
+    """What run() takes as streamed stdin besides an fd: a file, a pipe, a socket."""
+
+    def fileno(self) -> int: ...
 
 
 class SandboxError(Exception):
@@ -82,13 +90,17 @@ class Exit:
 
 @dataclass(frozen=True)
 class Stats:
-    """Measurements of the run: fuel consumed (exact), wall time in seconds, peak linear memory."""
+    """Measurements of the run: fuel consumed (exact), wall time in seconds, peak linear memory,
+    whether an output cap cut the output, bytes charged to the disk write quota, and whether the
+    job started from a snapshot (fuel consumed then excludes the initialisation)."""
 
     fuel_consumed: int
     wall_time: float
     peak_memory_bytes: int
     stdout_truncated: bool
     stderr_truncated: bool
+    disk_write_bytes: int = 0
+    from_snapshot: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,6 +155,8 @@ def _load() -> ctypes.CDLL:
     signatures = {
         "sprawling_version": (cp, []),
         "sprawling_engine_available": (i, []),
+        "sprawling_compiled_tier_available": (i, []),
+        "sprawling_tier_name": (cp, [i]),
         "sprawling_config_new": (st, [ctypes.POINTER(h)]),
         "sprawling_config_free": (None, [h]),
         "sprawling_config_set_max_memory_bytes": (st, [h, u64]),
@@ -154,6 +168,13 @@ def _load() -> ctypes.CDLL:
         "sprawling_config_set_deterministic": (st, [h, i]),
         "sprawling_config_set_random_seed": (st, [h, u64]),
         "sprawling_config_set_hostcall_copy_limit": (st, [h, u64]),
+        "sprawling_config_set_max_table_elements": (st, [h, u64]),
+        "sprawling_config_set_max_tables": (st, [h, u64]),
+        "sprawling_config_set_max_memories": (st, [h, u64]),
+        "sprawling_config_set_max_store_bytes": (st, [h, u64]),
+        "sprawling_config_set_max_disk_write_bytes": (st, [h, u64]),
+        "sprawling_config_set_tier": (st, [h, i]),
+        "sprawling_config_set_snapshot_dir": (st, [h, cp]),
         "sprawling_config_set_stdout_sink": (st, [h, _SINK, ctypes.c_void_p]),
         "sprawling_config_set_stderr_sink": (st, [h, _SINK, ctypes.c_void_p]),
         "sprawling_sandbox_new": (st, [h, ctypes.POINTER(h)]),
@@ -165,6 +186,8 @@ def _load() -> ctypes.CDLL:
         "sprawling_job_add_arg": (st, [h, cp, sz]),
         "sprawling_job_add_env": (st, [h, cp, sz, cp, sz]),
         "sprawling_job_set_stdin": (st, [h, cp, sz]),
+        "sprawling_job_set_stdin_fd": (st, [h, i]),
+        "sprawling_job_set_snapshot": (st, [h, i, sz]),
         "sprawling_job_add_mount": (st, [h, cp, cp, i]),
         "sprawling_job_set_fuel": (st, [h, u64]),
         "sprawling_run": (st, [h, h, ctypes.POINTER(h), ctypes.POINTER(h)]),
@@ -179,6 +202,8 @@ def _load() -> ctypes.CDLL:
         "sprawling_outcome_peak_memory_bytes": (u64, [h]),
         "sprawling_outcome_stdout_truncated": (i, [h]),
         "sprawling_outcome_stderr_truncated": (i, [h]),
+        "sprawling_outcome_disk_write_bytes": (u64, [h]),
+        "sprawling_outcome_from_snapshot": (i, [h]),
         "sprawling_error_free": (None, [h]),
         "sprawling_error_code": (cp, [h]),
         "sprawling_error_message": (cp, [h]),
@@ -197,6 +222,18 @@ def _load() -> ctypes.CDLL:
 _lib = _load()
 _OK, _ERROR, _EINVAL, _ENOMEM = 0, 1, 2, 3
 _KINDS = {0: "success", 1: "failure", 2: "fuel_exhausted", 3: "trap"}
+
+
+def _list_tiers() -> dict[str, int]:
+    # The library names its tiers from 0 up (NULL past the last), so a tier added in C needs no
+    # change here.
+    found = {}
+    while (name := _lib.sprawling_tier_name(len(found))) is not None:
+        found[name.decode()] = len(found)
+    return found
+
+
+_TIERS = _list_tiers()
 
 
 def _check(status: int, what: str) -> None:
@@ -218,18 +255,60 @@ def engine_available() -> bool:
     return bool(_lib.sprawling_engine_available())
 
 
+def compiled_tier_available() -> bool:
+    """True when this build carries the compiled tier (tier="compile" can run)."""
+    return bool(_lib.sprawling_compiled_tier_available())
+
+
+def tiers() -> tuple[str, ...]:
+    """The execution tiers this library knows, e.g. ("interpret", "compile")."""
+    return tuple(_TIERS)
+
+
 # ---- argument checks ----------------------------------------------------------------------
 
 
-def _u64(name: str, value: object, *, allow_none: bool = False) -> Optional[int]:
+def _u64(name: str, value: object, *, allow_none: bool = False, bits: int = 64) -> Optional[int]:
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         expected = "an int or None" if allow_none else "an int"
         raise TypeError(f"{name} must be {expected}, not {type(value).__name__}")
-    if value < 0 or value > _U64_MAX:
-        raise ValueError(f"{name} must be between 0 and 2**64-1, got {value}")
+    if value < 0 or value >= 1 << bits:
+        raise ValueError(f"{name} must be between 0 and 2**{bits}-1, got {value}")
     return value
+
+
+def _path(name: str, value: object) -> bytes:
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
+    path = os.fsencode(value)
+    if not path or b"\0" in path:
+        raise ValueError(f"{name} must be a non-empty path without NUL characters, got {value!r}")
+    return path
+
+
+def _stdin(value: object) -> Union[bytes, int]:
+    """The job's stdin: bytes (copied) or a host fd the guest reads on demand (borrowed)."""
+    if isinstance(value, (bytes, bytearray, memoryview)) or isinstance(value, str):
+        return _bytes_like("stdin", value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        fd = value
+    elif callable(getattr(value, "fileno", None)):
+        try:
+            fd = value.fileno()
+        except (OSError, ValueError) as e:  # io.UnsupportedOperation is both
+            raise TypeError(f"stdin {value!r} has no file descriptor ({e}); pass its bytes instead") from None
+    else:
+        raise TypeError(f"stdin must be bytes, bytearray, memoryview, a file descriptor (int) or an object with "
+                        f"fileno(), not {type(value).__name__}")
+    if fd < 0:
+        raise ValueError(f"stdin file descriptor must be >= 0, got {fd}")
+    try:
+        os.fstat(fd)
+    except OSError as e:
+        raise ValueError(f"stdin file descriptor {fd} is not open ({e.strerror})") from None
+    return fd
 
 
 def _flag(name: str, value: object) -> bool:
@@ -266,6 +345,18 @@ class Sandbox:
     meter_fuel         False: fuel is not metered at all (benchmarks only)
     deterministic, random_seed   reproducible runs: fixed clocks, seeded randomness
     hostcall_copy_limit  what one WASI call may take from guest memory (default 128 MiB)
+    max_table_elements cap on each table's elements (default 10,000,000; at most 2**32-1)
+    max_tables, max_memories   how many tables / memories the module may define (default 100
+                       each; at most 2**32-1); past a limit the module is refused (E_INVALID_MODULE)
+    max_store_bytes    one account of everything the guest makes the host allocate (default None:
+                       max_memory_bytes + 256 MiB)
+    max_disk_write_bytes   write quota of a job on its writable mounts (default 1 GiB); past it
+                       the guest's writes fail with EDQUOT (Stats.disk_write_bytes says how much)
+    tier               "interpret" or "compile" (sprawling.tiers() lists them; None: the
+                       library's default, the interpreter); "compile" runs only where
+                       sprawling.compiled_tier_available(), else E_TOOL_UNAVAILABLE
+    snapshot_dir       a folder where start-up snapshots are also kept between processes
+                       (created 0700; None: the process's in-memory cache only)
     on_stdout, on_stderr   called with each piece of output (bytes) as the guest writes it, on
                        the thread running the job; an exception it raises is raised by run()
                        once the job has ended (the outcome still holds the whole output)
@@ -274,16 +365,33 @@ class Sandbox:
     def __init__(self, *, max_memory_bytes: Optional[int] = None, timeout: Optional[float] = None,
                  max_stdout_bytes: Optional[int] = None, max_stderr_bytes: Optional[int] = None,
                  meter_fuel: bool = True, deterministic: bool = False, random_seed: int = 0,
-                 hostcall_copy_limit: Optional[int] = None, on_stdout: Optional[Callable[[bytes], object]] = None,
+                 hostcall_copy_limit: Optional[int] = None, max_table_elements: Optional[int] = None,
+                 max_tables: Optional[int] = None, max_memories: Optional[int] = None,
+                 max_store_bytes: Optional[int] = None, max_disk_write_bytes: Optional[int] = None,
+                 tier: Optional[str] = None, snapshot_dir: Optional[Union[str, os.PathLike]] = None,
+                 on_stdout: Optional[Callable[[bytes], object]] = None,
                  on_stderr: Optional[Callable[[bytes], object]] = None) -> None:
-        # Checked in full before anything is allocated, so a bad argument leaks nothing.
+        # Checked in full before anything is allocated, so a bad argument leaks nothing. Each
+        # integer setting is sprawling_config_set_<name>; None keeps the library's default.
         u64_settings = {
             "max_memory_bytes": _u64("max_memory_bytes", max_memory_bytes, allow_none=True),
             "max_stdout_bytes": _u64("max_stdout_bytes", max_stdout_bytes, allow_none=True),
             "max_stderr_bytes": _u64("max_stderr_bytes", max_stderr_bytes, allow_none=True),
             "random_seed": _u64("random_seed", random_seed),
             "hostcall_copy_limit": _u64("hostcall_copy_limit", hostcall_copy_limit, allow_none=True),
+            "max_table_elements": _u64("max_table_elements", max_table_elements, allow_none=True, bits=32),
+            "max_tables": _u64("max_tables", max_tables, allow_none=True, bits=32),
+            "max_memories": _u64("max_memories", max_memories, allow_none=True, bits=32),
+            "max_store_bytes": _u64("max_store_bytes", max_store_bytes, allow_none=True),
+            "max_disk_write_bytes": _u64("max_disk_write_bytes", max_disk_write_bytes, allow_none=True),
         }
+        if tier is not None:
+            if not isinstance(tier, str):
+                raise TypeError(f"tier must be a str ({', '.join(map(repr, _TIERS))}) or None, "
+                                f"not {type(tier).__name__}")
+            if tier not in _TIERS:
+                raise ValueError(f"tier must be one of {', '.join(map(repr, _TIERS))}, got {tier!r}")
+        snapshot_path = _path("snapshot_dir", snapshot_dir) if snapshot_dir is not None else None
         timeout_ns = None
         if timeout is not None:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
@@ -307,6 +415,10 @@ class Sandbox:
             _check(_lib.sprawling_config_set_timeout_ns(self._config, timeout_ns), "timeout")
         for name, value in flags.items():
             _check(getattr(_lib, "sprawling_config_set_" + name)(self._config, int(value)), name)
+        if tier is not None:
+            _check(_lib.sprawling_config_set_tier(self._config, _TIERS[tier]), "tier")
+        if snapshot_path is not None:
+            _check(_lib.sprawling_config_set_snapshot_dir(self._config, snapshot_path), "snapshot_dir")
         # Sink exceptions are kept per thread (a sink runs on the thread running the job) and
         # raised once the job is over; the ctypes callbacks live as long as the config.
         self._sink_errors = threading.local()
@@ -317,6 +429,10 @@ class Sandbox:
                 self._sinks.append(sink)
                 _check(getattr(_lib, f"sprawling_config_set_{name}_sink")(self._config, sink, None), "on_" + name)
         self._settings = {**{k: v for k, v in u64_settings.items() if v is not None}, **flags, "timeout": timeout}
+        if tier is not None:
+            self._settings["tier"] = tier
+        if snapshot_dir is not None:
+            self._settings["snapshot_dir"] = os.fsdecode(snapshot_dir)
 
     def __del__(self) -> None:
         config = getattr(self, "_config", None)
@@ -330,12 +446,16 @@ class Sandbox:
 
     def run(self, wasm: Union[str, os.PathLike, bytes, bytearray, memoryview], *,
             argv: Optional[Sequence[str]] = None, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,
-            stdin: Union[bytes, bytearray, memoryview] = b"", mounts: Iterable[Mount] = (),
-            fuel: Optional[int] = None) -> Outcome:
+            stdin: Union[bytes, bytearray, memoryview, int, _HasFileno] = b"", mounts: Iterable[Mount] = (),
+            fuel: Optional[int] = None, snapshot: bool = True, snapshot_init_mounts: int = 0) -> Outcome:
         """Runs the module `wasm` (a path to a .wasm or .wat file, or the module's bytes) and
         returns its Outcome; raises SandboxError when the job cannot run. argv defaults to
         [the file's name] ("module" for bytes); fuel None means no budget (set one, or a timeout,
-        for untrusted code)."""
+        for untrusted code). stdin is bytes, or a file descriptor / an object with fileno()
+        (a pipe, a file, a socket) that the guest reads on demand, borrowed for the run (data a
+        Python file object has already buffered is not seen). snapshot: a module exporting
+        `wizer.initialize` may start from a snapshot of its initialised instance; the first
+        `snapshot_init_mounts` mounts are all the initialisation sees."""
         job = _Job()
         try:
             if isinstance(wasm, (bytes, bytearray, memoryview)):
@@ -353,7 +473,8 @@ class Sandbox:
             else:
                 raise TypeError(f"wasm must be a path (str or os.PathLike) or the module's bytes, "
                                 f"not {type(wasm).__name__}")
-            job.fill(argv=argv if argv is not None else [default_name], env=env, stdin=stdin, mounts=mounts, fuel=fuel)
+            job.fill(argv=argv if argv is not None else [default_name], env=env, stdin=stdin, mounts=mounts, fuel=fuel,
+                     snapshot=snapshot, snapshot_init_mounts=snapshot_init_mounts)
             return self._run(job)
         finally:
             job.free()
@@ -380,13 +501,18 @@ class Sandbox:
         return result
 
     def python(self, args: Sequence[str] = (), *, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,
-               stdin: Union[bytes, bytearray, memoryview] = b"", mounts: Iterable[Mount] = (),
-               fuel: Optional[int] = None) -> Outcome:
+               stdin: Union[bytes, bytearray, memoryview, int, _HasFileno] = b"", mounts: Iterable[Mount] = (),
+               fuel: Optional[int] = None, snapshot: bool = True) -> Outcome:
         """Runs CPython for WASI (the python arm) with `args` as Python's own arguments (e.g.
         ["-c", "print(1)"]), its standard library mounted read-only at /usr/local/lib. The
         interpreter is found as `sprawl python` finds it: SPRAWLING_PYTHON_WASM and
         SPRAWLING_PYTHON_LIB, else the build's .artifacts/python-wasi; absent, the call raises
-        SandboxError E_TOOL_UNAVAILABLE saying how to build it."""
+        SandboxError E_TOOL_UNAVAILABLE saying how to build it. snapshot (as `sprawl python`,
+        whose --no-snapshot is snapshot=False): a job of the form -c CMD, -m MOD, SCRIPT or -
+        with no PYTHON* variable starts from a snapshot of an initialised interpreter (built by
+        the process's first such job, kept in snapshot_dir when the Sandbox has one); any other
+        command line starts cold, as `python` would."""
+        _flag("snapshot", snapshot)
         if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
             raise TypeError(f"args must be a sequence of str (Python's arguments), not {type(args).__name__}")
         user_mounts = _mount_list(mounts)
@@ -395,7 +521,10 @@ class Sandbox:
                 raise ValueError(f"mounts: {_PYTHON_STDLIB_GUEST} is where the standard library is mounted")
         wasm, lib = _python_artifact()
         stdlib = Mount(lib, _PYTHON_STDLIB_GUEST, writable=False)
-        return self.run(wasm, argv=["python", *args], env=env, stdin=stdin, mounts=[stdlib, *user_mounts], fuel=fuel)
+        pairs = [(k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in _env_pairs(env)]
+        # The initialisation sees the standard library (the first mount) and nothing else.
+        return self.run(wasm, argv=["python", *args], env=pairs, stdin=stdin, mounts=[stdlib, *user_mounts], fuel=fuel,
+                        snapshot=snapshot and _snapshot_can_run(list(args), pairs), snapshot_init_mounts=1)
 
 
 class _Job:
@@ -410,41 +539,60 @@ class _Job:
             _lib.sprawling_job_free(self.handle)
             self.handle = _Handle()
 
-    def fill(self, *, argv, env, stdin, mounts, fuel) -> None:
+    def fill(self, *, argv, env, stdin, mounts, fuel, snapshot, snapshot_init_mounts) -> None:
         if isinstance(argv, (str, bytes)) or not isinstance(argv, Sequence):
             raise TypeError(f"argv must be a sequence of str (argv[0] first), not {type(argv).__name__}")
         for i, arg in enumerate(argv):
             data = _text(f"argv[{i}]", arg)
             _check(_lib.sprawling_job_add_arg(self.handle, data, len(data)), "argv")
 
-        if env is None:
-            pairs: Iterable = ()
-        elif isinstance(env, Mapping):
-            pairs = env.items()
-        elif isinstance(env, (str, bytes)) or not isinstance(env, Iterable):
-            raise TypeError(f"env must be a mapping of str to str or an iterable of (name, value) pairs, "
-                            f"not {type(env).__name__}")
-        else:
-            pairs = env
-        for pair in pairs:
-            if not isinstance(pair, tuple) or len(pair) != 2:
-                raise TypeError(f"env entries must be (name, value) pairs of str, not {pair!r}")
-            key = _text("env name", pair[0])
-            value = _text(f"env[{pair[0]!r}]", pair[1])
-            if not key or b"=" in key:
-                raise ValueError(f"env name must be non-empty and hold no '=': {pair[0]!r}")
+        for key, value in _env_pairs(env):
             _check(_lib.sprawling_job_add_env(self.handle, key, len(key), value, len(value)), "env")
 
-        data = _bytes_like("stdin", stdin)
-        _check(_lib.sprawling_job_set_stdin(self.handle, data, len(data)), "stdin")
+        data = _stdin(stdin)
+        if isinstance(data, int):
+            _check(_lib.sprawling_job_set_stdin_fd(self.handle, data), "stdin")
+        else:
+            _check(_lib.sprawling_job_set_stdin(self.handle, data, len(data)), "stdin")
 
-        for mount in _mount_list(mounts):
+        mount_list = _mount_list(mounts)
+        for mount in mount_list:
             host = os.fsencode(mount.host)
             _check(_lib.sprawling_job_add_mount(self.handle, host, _text("Mount guest", mount.guest), int(mount.writable)),
                    "mounts")
 
         units = _u64("fuel", fuel, allow_none=True)
         _check(_lib.sprawling_job_set_fuel(self.handle, _U64_MAX if units is None else units), "fuel")
+
+        _flag("snapshot", snapshot)
+        init_mounts = _u64("snapshot_init_mounts", snapshot_init_mounts)
+        if snapshot and init_mounts > len(mount_list):
+            raise ValueError(f"snapshot_init_mounts ({init_mounts}) is more than the job's mounts ({len(mount_list)}): "
+                             "it counts the first mounts the initialisation sees")
+        _check(_lib.sprawling_job_set_snapshot(self.handle, int(snapshot), init_mounts), "snapshot")
+
+
+def _env_pairs(env: object) -> list[tuple[bytes, bytes]]:
+    """The environment, checked and encoded, in order."""
+    if env is None:
+        pairs: Iterable = ()
+    elif isinstance(env, Mapping):
+        pairs = env.items()
+    elif isinstance(env, (str, bytes)) or not isinstance(env, Iterable):
+        raise TypeError(f"env must be a mapping of str to str or an iterable of (name, value) pairs, "
+                        f"not {type(env).__name__}")
+    else:
+        pairs = env
+    result = []
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"env entries must be (name, value) pairs of str, not {pair!r}")
+        key = _text("env name", pair[0])
+        value = _text(f"env[{pair[0]!r}]", pair[1])
+        if not key or b"=" in key:
+            raise ValueError(f"env name must be non-empty and hold no '=': {pair[0]!r}")
+        result.append((key, value))
+    return result
 
 
 def _sink_calling(callback: Callable[[bytes], object], errors: threading.local):
@@ -497,7 +645,9 @@ def _read_outcome(outcome: _Handle) -> Outcome:
                   wall_time=_lib.sprawling_outcome_wall_time_ns(outcome) / 1e9,
                   peak_memory_bytes=_lib.sprawling_outcome_peak_memory_bytes(outcome),
                   stdout_truncated=bool(_lib.sprawling_outcome_stdout_truncated(outcome)),
-                  stderr_truncated=bool(_lib.sprawling_outcome_stderr_truncated(outcome)))
+                  stderr_truncated=bool(_lib.sprawling_outcome_stderr_truncated(outcome)),
+                  disk_write_bytes=_lib.sprawling_outcome_disk_write_bytes(outcome),
+                  from_snapshot=bool(_lib.sprawling_outcome_from_snapshot(outcome)))
     return Outcome(exit=exit_, stdout=_read_bytes(_lib.sprawling_outcome_stdout, outcome),
                    stderr=_read_bytes(_lib.sprawling_outcome_stderr, outcome), stats=stats)
 
@@ -505,6 +655,19 @@ def _read_outcome(outcome: _Handle) -> Outcome:
 # ---- the python arm -----------------------------------------------------------------------
 
 _PYTHON_STDLIB_GUEST = "/usr/local/lib"
+
+
+def _snapshot_can_run(args: list, env: list[tuple[str, str]]) -> bool:
+    # The command lines python.wasm's `wizer.resume` honours exactly as `python` would (the same
+    # rule as `sprawl python`, src/cli/python.cpp): everything else was fixed at initialisation.
+    if any(name.startswith("PYTHON") for name, _ in env):
+        return False
+    if not args:
+        return True
+    first = args[0]
+    if first in ("-c", "-m"):
+        return len(args) >= 2
+    return isinstance(first, str) and (first == "-" or not first.startswith("-"))
 
 
 def _python_artifact() -> tuple[str, str]:
@@ -528,10 +691,11 @@ def _python_artifact() -> tuple[str, str]:
 
 
 def python(args: Sequence[str] = (), *, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,
-           stdin: Union[bytes, bytearray, memoryview] = b"", mounts: Iterable[Mount] = (),
-           fuel: Optional[int] = None, sandbox: Optional[Sandbox] = None) -> Outcome:
+           stdin: Union[bytes, bytearray, memoryview, int, _HasFileno] = b"", mounts: Iterable[Mount] = (),
+           fuel: Optional[int] = None, snapshot: bool = True, sandbox: Optional[Sandbox] = None) -> Outcome:
     """Runs the python arm (CPython for WASI) like `sprawl python ARGS…`; see Sandbox.python.
     `sandbox` gives the limits (default: a Sandbox with the defaults)."""
     if sandbox is not None and not isinstance(sandbox, Sandbox):
         raise TypeError(f"sandbox must be a sprawling.Sandbox or None, not {type(sandbox).__name__}")
-    return (sandbox if sandbox is not None else Sandbox()).python(args, env=env, stdin=stdin, mounts=mounts, fuel=fuel)
+    return (sandbox if sandbox is not None else Sandbox()).python(args, env=env, stdin=stdin, mounts=mounts, fuel=fuel,
+                                                                  snapshot=snapshot)

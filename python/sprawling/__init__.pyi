@@ -1,11 +1,15 @@
 # Type stubs of the `sprawling` module (python/sprawling/__init__.py) for editors and type checkers.
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Callable, Literal, Optional, Union
+from typing import Callable, Literal, Optional, Protocol, Union
 
 _Path = Union[str, os.PathLike[str]]
 _Bytes = Union[bytes, bytearray, memoryview]
 _Env = Union[Mapping[str, str], Iterable[tuple[str, str]]]
+class _HasFileno(Protocol):
+    def fileno(self) -> int: ...
+
+_Stdin = Union[bytes, bytearray, memoryview, int, _HasFileno]
 ExitKind = Literal["success", "failure", "fuel_exhausted", "trap"]
 ErrorCode = Literal["E_TOOL_UNAVAILABLE", "E_SANDBOX_DENIED", "E_SANDBOX_HOST", "E_INVALID_MODULE", "E_INVALID_JOB"]
 
@@ -34,8 +38,10 @@ class Stats:
     peak_memory_bytes: int
     stdout_truncated: bool
     stderr_truncated: bool
+    disk_write_bytes: int
+    from_snapshot: bool
     def __init__(self, fuel_consumed: int, wall_time: float, peak_memory_bytes: int, stdout_truncated: bool,
-                 stderr_truncated: bool) -> None: ...
+                 stderr_truncated: bool, disk_write_bytes: int = ..., from_snapshot: bool = ...) -> None: ...
 
 class Outcome:
     exit: Exit
@@ -48,14 +54,21 @@ class Sandbox:
     def __init__(self, *, max_memory_bytes: Optional[int] = ..., timeout: Optional[float] = ...,
                  max_stdout_bytes: Optional[int] = ..., max_stderr_bytes: Optional[int] = ...,
                  meter_fuel: bool = ..., deterministic: bool = ..., random_seed: int = ...,
-                 hostcall_copy_limit: Optional[int] = ..., on_stdout: Optional[Callable[[bytes], object]] = ...,
+                 hostcall_copy_limit: Optional[int] = ..., max_table_elements: Optional[int] = ...,
+                 max_tables: Optional[int] = ..., max_memories: Optional[int] = ...,
+                 max_store_bytes: Optional[int] = ..., max_disk_write_bytes: Optional[int] = ...,
+                 tier: Optional[str] = ..., snapshot_dir: Optional[_Path] = ...,
+                 on_stdout: Optional[Callable[[bytes], object]] = ...,
                  on_stderr: Optional[Callable[[bytes], object]] = ...) -> None: ...
     def run(self, wasm: Union[_Path, _Bytes], *, argv: Optional[Sequence[str]] = ..., env: Optional[_Env] = ...,
-            stdin: _Bytes = ..., mounts: Iterable[Mount] = ..., fuel: Optional[int] = ...) -> Outcome: ...
-    def python(self, args: Sequence[str] = ..., *, env: Optional[_Env] = ..., stdin: _Bytes = ...,
-               mounts: Iterable[Mount] = ..., fuel: Optional[int] = ...) -> Outcome: ...
+            stdin: _Stdin = ..., mounts: Iterable[Mount] = ..., fuel: Optional[int] = ..., snapshot: bool = ...,
+            snapshot_init_mounts: int = ...) -> Outcome: ...
+    def python(self, args: Sequence[str] = ..., *, env: Optional[_Env] = ..., stdin: _Stdin = ...,
+               mounts: Iterable[Mount] = ..., fuel: Optional[int] = ..., snapshot: bool = ...) -> Outcome: ...
 
-def python(args: Sequence[str] = ..., *, env: Optional[_Env] = ..., stdin: _Bytes = ..., mounts: Iterable[Mount] = ...,
-           fuel: Optional[int] = ..., sandbox: Optional[Sandbox] = ...) -> Outcome: ...
+def python(args: Sequence[str] = ..., *, env: Optional[_Env] = ..., stdin: _Stdin = ..., mounts: Iterable[Mount] = ...,
+           fuel: Optional[int] = ..., snapshot: bool = ..., sandbox: Optional[Sandbox] = ...) -> Outcome: ...
 def version() -> str: ...
 def engine_available() -> bool: ...
+def compiled_tier_available() -> bool: ...
+def tiers() -> tuple[str, ...]: ...
