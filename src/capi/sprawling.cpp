@@ -167,6 +167,23 @@ sprawling_error* make_error(rt::AxError error) {
   return out;
 }
 
+// The seam reads streamed stdin from its config (the CLI has one input per process); here it is the
+// job's, so such a job gets an engine sandbox of its own made from the sandbox's config: as cheap
+// as a run, since the module and snapshot caches belong to the process, not to the sandbox.
+std::expected<rt::SandboxOutcome, rt::AxError> run_streamed(sprawling_sandbox& sandbox, const rt::SandboxJob& job,
+                                                            int stdin_fd) {
+#if SPRAWLING_WITH_ENGINE
+  rt::SandboxConfig config = sandbox.config;
+  config.stdin_fd = stdin_fd;
+  rt::WasmSandbox streamed(std::move(config));
+  return streamed.run(job);
+#else
+  (void)stdin_fd;  // refused below with E_TOOL_UNAVAILABLE, as every job of this build
+  std::lock_guard lock(sandbox.mutex);
+  return sandbox.sandbox->run(job);
+#endif
+}
+
 sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, sprawling_outcome** outcome,
                          sprawling_error** error) {
   auto fail = [&](rt::AxError e) {
@@ -201,17 +218,9 @@ sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, s
     to_run = &with_path;
   }
   std::expected<rt::SandboxOutcome, rt::AxError> result;
-#if SPRAWLING_WITH_ENGINE
   if (job.stdin_fd) {
-    // The seam reads streamed stdin from its config: this job gets an engine sandbox of its own
-    // (as cheap as a run: the module and snapshot caches are the process's, not the sandbox's).
-    rt::SandboxConfig config = sandbox.config;
-    config.stdin_fd = job.stdin_fd;
-    rt::WasmSandbox streamed(std::move(config));
-    result = streamed.run(*to_run);
-  } else
-#endif
-  {
+    result = run_streamed(sandbox, *to_run, *job.stdin_fd);
+  } else {
     std::lock_guard lock(sandbox.mutex);
     result = sandbox.sandbox->run(*to_run);
   }
