@@ -519,9 +519,9 @@ class Sandbox:
         for mount in user_mounts:
             if mount.guest.rstrip("/") == _PYTHON_STDLIB_GUEST:
                 raise ValueError(f"mounts: {_PYTHON_STDLIB_GUEST} is where the standard library is mounted")
+        pairs = [(k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in _env_pairs(env)]
         wasm, lib = _python_artifact()
         stdlib = Mount(lib, _PYTHON_STDLIB_GUEST, writable=False)
-        pairs = [(k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in _env_pairs(env)]
         # The initialisation sees the standard library (the first mount) and nothing else.
         return self.run(wasm, argv=["python", *args], env=pairs, stdin=stdin, mounts=[stdlib, *user_mounts], fuel=fuel,
                         snapshot=snapshot and _snapshot_can_run(list(args), pairs), snapshot_init_mounts=1)

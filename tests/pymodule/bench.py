@@ -11,16 +11,7 @@ import threading
 import time
 
 import sprawling
-
-# The smallest useful job: one fd_write of "ok\n" (the module is text; the engine takes .wat).
-OK_WAT = b"""(module
-  (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
-  (memory (export "memory") 1)
-  (data (i32.const 8) "ok\\n")
-  (func (export "_start")
-    (i32.store (i32.const 0) (i32.const 8)) (i32.store (i32.const 4) (i32.const 3))
-    (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16)))))
-"""
+from wat_modules import OK_WAT  # the smallest useful job: one fd_write of "ok\n"
 
 
 def load() -> str:
