@@ -70,7 +70,7 @@ TEST(SimdTable, NamesAll236InstructionsOnEveryPath) {
 // it names has lane semantics here, under the same text name. Compiled once that list is in the tree.
 TEST(SimdTable, CoversEveryInstructionOfTheSharedOpcodeList) {
   static constexpr std::array kTexts = {
-#define WASM_SIMD_OPCODE(code, name, text, immediate, signature) std::string_view{text},
+#define WASM_SIMD_OPCODE(code, name, text, immediate, signature, fn) std::string_view{text},
 #include "wasm/simd_opcodes.def"
 #undef WASM_SIMD_OPCODE
   };
