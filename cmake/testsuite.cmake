@@ -67,3 +67,25 @@ function(sprawling_testsuite_core out)
   set_property(GLOBAL PROPERTY SPRAWLING_TESTSUITE_RESOLVED "${core}")
   set(${out} "${core}" PARENT_SCOPE)
 endfunction()
+
+# The WebAssembly 3.0 testsuite (../shared/testsuite-3.0 beside the checkout, or the cache
+# variable SPRAWLING_TESTSUITE_3_DIR): its SIMD files are replayed by tests/wasm (lane semantics)
+# and run whole by tests/spec (`sprawl wast`). Missing: those tests are left out, said loudly by
+# each caller; SPRAWLING_REQUIRE_TESTSUITE makes it a configure error there.
+set(SPRAWLING_TESTSUITE_3_DIR "${PROJECT_SOURCE_DIR}/../shared/testsuite-3.0" CACHE PATH
+    "The WebAssembly 3.0 spec testsuite checkout (holds core/*.wast)")
+
+# sprawling_testsuite3_simd(OUT WHAT): sets OUT to the 3.0 suite's core/simd_*.wast files, or to
+# nothing after one loud warning naming WHAT (the tests left out) or, under
+# SPRAWLING_REQUIRE_TESTSUITE, a configure error.
+function(sprawling_testsuite3_simd out what)
+  file(GLOB files CONFIGURE_DEPENDS ${SPRAWLING_TESTSUITE_3_DIR}/core/simd_*.wast)
+  if(NOT files)
+    set(why "no simd_*.wast under ${SPRAWLING_TESTSUITE_3_DIR}/core (set SPRAWLING_TESTSUITE_3_DIR)")
+    if(SPRAWLING_REQUIRE_TESTSUITE OR "$ENV{SPRAWLING_REQUIRE_TESTSUITE}")
+      message(FATAL_ERROR "SPRAWLING_REQUIRE_TESTSUITE is on, but ${why}")
+    endif()
+    message(WARNING "*** ${what} SKIPPED: ${why}")
+  endif()
+  set(${out} "${files}" PARENT_SCOPE)
+endfunction()

@@ -65,10 +65,23 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   const auto eq = option.find('=');
   const std::string_view key = option.substr(0, eq);
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
+  // A feature switch alone turns it on, as in Wasmtime (-W simd is -W simd=y).
+  if (key == "simd" && eq == std::string_view::npos) {
+    request.simd = true;
+    return {};
+  }
   if (eq == std::string_view::npos || value.empty()) {
     return std::unexpected(UsageError{"-W '" + std::string(option) + "': expected -W KEY=VALUE"});
   }
-  if (key == "fuel") {
+  if (key == "simd") {
+    if (value == "y" || value == "yes" || value == "true") {
+      request.simd = true;
+    } else if (value == "n" || value == "no" || value == "false") {
+      request.simd = false;
+    } else {
+      return std::unexpected(UsageError{"-W simd='" + std::string(value) + "': expected y or n"});
+    }
+  } else if (key == "fuel") {
     auto n = parse_u64(value);
     if (!n) return std::unexpected(UsageError{"-W fuel='" + std::string(value) + "': expected a whole number"});
     request.fuel = n;
@@ -105,7 +118,7 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   } else {
     return std::unexpected(UsageError{"-W '" + std::string(key) +
                                       "': unknown option (supported: fuel, max-memory-size, max-table-elements, "
-                                      "max-tables, max-memories, max-store-size, timeout)"});
+                                      "max-tables, max-memories, max-store-size, timeout, simd)"});
   }
   return {};
 }

@@ -33,6 +33,7 @@ struct RunRequest {
   std::optional<std::string> json_path;           // "-" = stderr
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
   runtime::ExecutionTier tier = runtime::ExecutionTier::Interpret;  // --tier
+  bool simd = true;                                                 // -W simd=y|n
 };
 
 // A usage error: what was wrong and the accepted form.

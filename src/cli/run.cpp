@@ -53,6 +53,8 @@ Options:
                            + 256M
   --timeout DURATION, -W timeout=DURATION
                            wall-clock limit (500ms, 2s, 1m); default: none
+  -W simd=y|n              fixed-width SIMD (v128); n refuses a module that uses any of it,
+                           naming its first use; default y (as Wasmtime)
   --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past
@@ -65,7 +67,7 @@ Options:
                            traps and fuel. interpret (default): the interpreter, instant start.
                            compile: LLVM compiles the module to machine code before it starts
                            (the time counts towards --timeout); functions using what it does not
-                           compile yet (table and bulk-memory instructions) stay interpreted.
+                           compile yet (table and bulk-memory instructions, SIMD) stay interpreted.
                            Only in builds with the compiled tier (else exit status 127)
   --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
                            when it is a pipe or file; empty when it is a terminal); read on
@@ -148,6 +150,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;
   config.meter_fuel = request.fuel.has_value();
   config.tier = request.tier;
+  config.simd = request.simd;
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
   config.snapshot_dir = std::move(snapshot_dir);  // [snapshots]

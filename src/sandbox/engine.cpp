@@ -317,6 +317,11 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
     return engine::classify(std::move(record));
   }
   const wasm::Module& module = (*compiled)->module();
+  if (!config_.simd && !module.simd_use.empty()) {
+    return std::unexpected(module_error("'" + job.wasm.string() + "': the module uses SIMD (" + module.simd_use +
+                                            ") and SIMD is turned off (-W simd=n)",
+                                        {{"path", job.wasm.string()}, {"feature", "simd"}}));
+  }
 
   // Link: every import must be a wasi_snapshot_preview1 function we provide. Anything else —
   // sock_open/sock_connect/sock_bind, another module, a memory or table import — is a

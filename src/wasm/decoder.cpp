@@ -64,10 +64,10 @@ class Decoder {
     if (!invalid_) invalid_ = CompileError{CompileError::Kind::Invalid, std::move(message), at};
   }
   bool validating() const { return !invalid_; }
-  // Records the first use of v128 or of a SIMD instruction (Module::simd_use): such a module
-  // validates, but compile() refuses it until the engine executes SIMD.
+  // Records the first use of v128 or of a SIMD instruction (Module::simd_use), which an embedder
+  // that turns SIMD off (SandboxConfig::simd, -W simd=n) names when it refuses the module.
   void note_simd(const std::string& what) {
-    if (module_.simd_use.empty()) module_.simd_use = what + ", which this engine does not execute yet";
+    if (module_.simd_use.empty()) module_.simd_use = what;
   }
   bool type_has_v128(std::uint32_t type_index) const {
     if (type_index >= module_.types.size()) return false;

@@ -16,7 +16,7 @@ struct CompileError {
   enum class Kind : std::uint8_t {
     Malformed,    // not a well-formed binary (assert_malformed): "unexpected end", "magic header not detected", …
     Invalid,      // well-formed but does not validate (assert_invalid): "type mismatch", "unknown global 3", …
-    Unsupported,  // valid, but uses what this engine cannot execute yet (compile() only; see Module::simd_use)
+    Unsupported,  // valid, but uses what this engine cannot execute yet (compile() only)
   };
   Kind kind = Kind::Malformed;
   std::string message;     // the spec testsuite's wording first, detail after: "type mismatch: expected i32, found i64"
@@ -24,7 +24,7 @@ struct CompileError {
 };
 
 // Decodes and validates a whole module (WebAssembly 2.0 with fixed-width SIMD). A valid module
-// that uses SIMD is accepted here; Module::simd_use says so and compile() refuses it.
+// that uses SIMD is accepted; Module::simd_use names its first use.
 [[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes);
 
 }  // namespace sprawling::wasm

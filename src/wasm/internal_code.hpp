@@ -20,6 +20,14 @@ namespace sprawling::wasm {
 // What a word (or word pair) after the handler word is; see the legend in internal_ops.def.
 enum class OperandKind : std::uint8_t {
   Dst, Src, Base, Imm, Imm64, F32, F64, Func, Type, Table, Global, Elem, Data, Branch, Count, Targets, Fuel, Fall,
+  VDst, VSrc, V128, Lane,
+};
+
+// A V128 operand's value (shape Q: four words, lowest first): bytes 0..7 in lo, 8..15 in hi.
+struct Imm128 {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+  friend constexpr bool operator==(const Imm128&, const Imm128&) = default;
 };
 
 enum class Layout : std::uint8_t {
@@ -38,7 +46,7 @@ enum class Op : std::uint16_t {
 };
 inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::Count_);
 
-enum class OpFamily : std::uint8_t { Control, Fuel, Move, Call, Global, Table, Memory, Ref, Load, Store, FusedBranch, Numeric };
+enum class OpFamily : std::uint8_t { Control, Fuel, Move, Call, Global, Table, Memory, Ref, Load, Store, FusedBranch, Numeric, Simd };
 // How a load/store finds its address (VMEM in internal_ops.def).
 enum class MemMode : std::uint8_t { Plain, Add, Abs };
 inline constexpr std::size_t kMemModeCount = 3;
@@ -61,6 +69,7 @@ inline constexpr unsigned kTailTargets = 2;  // the last operand is the TARGETS 
 #define SPRAWLING_WORDS_D(n) n, n##_hi_,
 #define SPRAWLING_WORDS_T(n) n,
 #define SPRAWLING_WORDS_F(n) n,
+#define SPRAWLING_WORDS_Q(n) n, n##_w1_, n##_w2_, n##_w3_,
 #define SPRAWLING_LAYOUT(Name, Operands) \
   struct Name##Words {                   \
     enum Word : std::uint32_t { op_word_, Operands end_ }; \
@@ -75,6 +84,7 @@ inline constexpr unsigned kTailTargets = 2;  // the last operand is the TARGETS 
 #define SPRAWLING_ARGS_D(n) std::uint64_t n;
 #define SPRAWLING_ARGS_T(n)
 #define SPRAWLING_ARGS_F(n)
+#define SPRAWLING_ARGS_Q(n) Imm128 n;
 #define SPRAWLING_LAYOUT(Name, Operands) \
   struct Name##Args {                    \
     Operands                             \
@@ -89,6 +99,7 @@ inline constexpr unsigned kTailTargets = 2;  // the last operand is the TARGETS 
 #define SPRAWLING_TAIL_D
 #define SPRAWLING_TAIL_T | kTailTargets
 #define SPRAWLING_TAIL_F | kTailFall
+#define SPRAWLING_TAIL_Q
 #define SPRAWLING_LAYOUT(Name, Operands) inline constexpr unsigned Name##Tail = 0 Operands;
 #include "wasm/internal_ops.def"
 #undef SPRAWLING_LAYOUT
@@ -102,6 +113,11 @@ inline constexpr unsigned kTailTargets = 2;  // the last operand is the TARGETS 
   w[Words::n##_hi_] = static_cast<std::uint32_t>(a.n >> 32);
 #define SPRAWLING_PUT_T(n)
 #define SPRAWLING_PUT_F(n)
+#define SPRAWLING_PUT_Q(n)                                     \
+  w[Words::n] = static_cast<std::uint32_t>(a.n.lo);            \
+  w[Words::n##_w1_] = static_cast<std::uint32_t>(a.n.lo >> 32); \
+  w[Words::n##_w2_] = static_cast<std::uint32_t>(a.n.hi);      \
+  w[Words::n##_w3_] = static_cast<std::uint32_t>(a.n.hi >> 32);
 #define SPRAWLING_LAYOUT(Name, Operands)                                                                 \
   constexpr void Name##Write([[maybe_unused]] std::uint32_t* w, [[maybe_unused]] const Name##Args& a) noexcept { \
     using Words [[maybe_unused]] = Name##Words;                                                                         \
@@ -115,6 +131,9 @@ inline constexpr unsigned kTailTargets = 2;  // the last operand is the TARGETS 
 #define SPRAWLING_GET_D(n) a.n = static_cast<std::uint64_t>(w[Words::n]) | (static_cast<std::uint64_t>(w[Words::n##_hi_]) << 32);
 #define SPRAWLING_GET_T(n)
 #define SPRAWLING_GET_F(n)
+#define SPRAWLING_GET_Q(n)                                                                                      \
+  a.n.lo = static_cast<std::uint64_t>(w[Words::n]) | (static_cast<std::uint64_t>(w[Words::n##_w1_]) << 32);     \
+  a.n.hi = static_cast<std::uint64_t>(w[Words::n##_w2_]) | (static_cast<std::uint64_t>(w[Words::n##_w3_]) << 32);
 #define SPRAWLING_LAYOUT(Name, Operands)                                             \
   constexpr Name##Args Name##Read([[maybe_unused]] const std::uint32_t* w) noexcept { \
     using Words [[maybe_unused]] = Name##Words;                                                     \
@@ -176,6 +195,7 @@ inline constexpr std::array<LayoutInfo, kLayoutCount> kLayouts = {
 #define SPRAWLING_SHAPE_WORDS_D 2
 #define SPRAWLING_SHAPE_WORDS_T 1
 #define SPRAWLING_SHAPE_WORDS_F 1
+#define SPRAWLING_SHAPE_WORDS_Q 4
 #define SPRAWLING_LAYOUT(Name, Operands) LayoutInfo{#Name, layout::Name::kTail} Operands,
 #include "wasm/internal_ops.def"
 #undef SPRAWLING_LAYOUT
@@ -192,26 +212,32 @@ inline constexpr std::array<LayoutInfo, kLayoutCount> kLayouts = {
 #undef SPRAWLING_WORDS_D
 #undef SPRAWLING_WORDS_T
 #undef SPRAWLING_WORDS_F
+#undef SPRAWLING_WORDS_Q
 #undef SPRAWLING_ARGS_S
 #undef SPRAWLING_ARGS_D
 #undef SPRAWLING_ARGS_T
 #undef SPRAWLING_ARGS_F
+#undef SPRAWLING_ARGS_Q
 #undef SPRAWLING_TAIL_S
 #undef SPRAWLING_TAIL_D
 #undef SPRAWLING_TAIL_T
 #undef SPRAWLING_TAIL_F
+#undef SPRAWLING_TAIL_Q
 #undef SPRAWLING_PUT_S
 #undef SPRAWLING_PUT_D
 #undef SPRAWLING_PUT_T
 #undef SPRAWLING_PUT_F
+#undef SPRAWLING_PUT_Q
 #undef SPRAWLING_GET_S
 #undef SPRAWLING_GET_D
 #undef SPRAWLING_GET_T
 #undef SPRAWLING_GET_F
+#undef SPRAWLING_GET_Q
 #undef SPRAWLING_SHAPE_WORDS_S
 #undef SPRAWLING_SHAPE_WORDS_D
 #undef SPRAWLING_SHAPE_WORDS_T
 #undef SPRAWLING_SHAPE_WORDS_F
+#undef SPRAWLING_SHAPE_WORDS_Q
 
 [[nodiscard]] constexpr const LayoutInfo& info(Layout l) noexcept { return kLayouts[static_cast<std::size_t>(l)]; }
 
@@ -252,6 +278,7 @@ inline constexpr std::array<OpInfo, kOpCount> kOps = {
 #define VCMP(Cmp, Second, When) \
   detail::OpVariant{Op::Count_, MemMode::Plain, true, Opcode::Cmp, SecondOperand::Second, BranchWhen::When}
 #define VNUM(Name, Second) detail::OpVariant{Op::Count_, MemMode::Plain, true, Opcode::Name, SecondOperand::Second}
+#define VSIMD(Name) detail::OpVariant{Op::Count_, MemMode::Plain, true, Opcode::Name}
 #define SPRAWLING_OP(Name, L, Family, Variant, Trap, Segment) \
   detail::make_op(#Name, Layout::L, OpFamily::Family, Variant, OpTrap::Trap, OpSegment::Segment),
 #include "wasm/internal_ops.def"
@@ -260,6 +287,7 @@ inline constexpr std::array<OpInfo, kOpCount> kOps = {
 #undef VMEM
 #undef VCMP
 #undef VNUM
+#undef VSIMD
 };
 
 [[nodiscard]] constexpr const OpInfo& info(Op op) noexcept { return kOps[static_cast<std::size_t>(op)]; }
@@ -305,6 +333,7 @@ constexpr std::array<std::array<std::array<Op, 2>, 2>, kOpcodeSpace> make_wasm_v
 }
 inline constexpr auto kFused = make_wasm_variants(OpFamily::FusedBranch);
 inline constexpr auto kNumeric = make_wasm_variants(OpFamily::Numeric);
+inline constexpr auto kSimdOps = make_wasm_variants(OpFamily::Simd);
 }  // namespace detail
 
 namespace detail {
@@ -340,6 +369,11 @@ inline constexpr auto kAccessOps = make_access_ops();
   return detail::kNumeric[static_cast<std::size_t>(op)][static_cast<std::size_t>(second)][0];
 }
 
+// The op of a fixed-width SIMD instruction (one per simd_opcodes.def row), or Op::Count_.
+[[nodiscard]] constexpr Op simd_op(Opcode op) noexcept {
+  return detail::kSimdOps[static_cast<std::size_t>(op)][0][0];
+}
+
 namespace detail {
 constexpr bool variants_complete() {
   for (std::size_t i = 0; i < kOpCount; ++i) {
@@ -362,6 +396,9 @@ constexpr bool variants_complete() {
         if ((fused_branch(op, static_cast<SecondOperand>(s), static_cast<BranchWhen>(w)) != Op::Count_) != i32_cmp)
           return false;
   }
+  // Every SIMD instruction has its op, and only those.
+  for (std::size_t c = 0; c < kOpcodeSpace; ++c)
+    if ((simd_op(static_cast<Opcode>(c)) != Op::Count_) != (c >= kSimdBase && !kOpcodeTable[c].text.empty())) return false;
   return true;
 }
 static_assert(variants_complete(), "internal_ops.def: a load/store lacks an address mode, or a fused branch is missing");
@@ -370,6 +407,8 @@ static_assert(mem_variant(Op::I64Load8U, MemMode::Add) == Op::I64Load8UAdd);
 static_assert(mem_variant(Op::I32Store16, MemMode::Abs) == Op::I32Store16Abs);
 static_assert(fused_branch(Opcode::I32LtS, SecondOperand::Imm, BranchWhen::False) == Op::BrUnlessI32LtSImm);
 static_assert(numeric_op(Opcode::I64Add, SecondOperand::Imm) == Op::NumI64AddImm);
+static_assert(simd_op(Opcode::I8x16Shuffle) == Op::SimdI8x16Shuffle && info(Op::SimdV128Load).can_trap &&
+              info(Op::SimdI32x4ExtractLane).layout == Layout::VExtract && simd_op(Opcode::I32Add) == Op::Count_);
 static_assert(access_op(Opcode::I64Load16S) == Op::I64Load16S && access_op(Opcode::F64Store) == Op::I64Store &&
               access_op(Opcode::MemoryGrow) == Op::Count_);
 

@@ -35,6 +35,20 @@ std::string operand_text(const Module& m, const CompiledFunc& f, const Instr& in
     case OperandKind::Dst:
     case OperandKind::Src:
     case OperandKind::Base: return slot_name(f, v);
+    case OperandKind::VDst:
+    case OperandKind::VSrc: return slot_name(f, v) + ":v128";  // and the next slot
+    case OperandKind::V128: {
+      // The 16 bytes in lane order (v128.const's little-endian bytes; a shuffle's lane indexes).
+      std::string s = "0x";
+      char b[4];
+      for (u32 w = 0; w < 4; ++w)
+        for (u32 i = 0; i < 4; ++i) {
+          std::snprintf(b, sizeof b, "%02x", (ip[o.word + w] >> (8 * i)) & 0xFFu);
+          s += b;
+        }
+      return s;
+    }
+    case OperandKind::Lane:
     case OperandKind::Imm:
     case OperandKind::Count:
     case OperandKind::Type:

@@ -78,6 +78,13 @@ std::string verify_code(const CompiledFunc& f, bool metered) {
             return at_word(in) + ": slot " + std::to_string(v) + " (" + std::string(o.name) + ") outside the frame of " +
                    std::to_string(f.frame_slots);
           break;
+        case OperandKind::VDst:
+        case OperandKind::VSrc:
+          // A v128 takes this slot and the next.
+          if (v >= f.frame_slots || v + 1 >= f.frame_slots)
+            return at_word(in) + ": v128 slots " + std::to_string(v) + ".." + std::to_string(v + 1) + " (" +
+                   std::string(o.name) + ") outside the frame of " + std::to_string(f.frame_slots);
+          break;
         case OperandKind::Base:
           if (v > f.frame_slots)
             return at_word(in) + ": callee frame base " + std::to_string(v) + " beyond the frame of " +

@@ -3,6 +3,7 @@
 // never recurse natively; the hot state (ip, fp, memory base and size, fuel) lives in locals.
 #include "wasm/code.hpp"
 #include "wasm/numeric.hpp"
+#include "wasm/simd.hpp"
 #include "wasm/store_impl.hpp"
 #if SPRAWLING_WITH_JIT
 #include "wasm/jit/jit.hpp"
@@ -643,6 +644,163 @@ L_RefFunc:
 #define SPRAWLING_SIMPLE_OP(Name, A, R, Form, Trap) SPRAWLING_HANDLER_##Form(Name, A, R)
 #include "wasm/simple_ops.inc"
 #undef SPRAWLING_SIMPLE_OP
+
+  // ---- fixed-width SIMD (the Simd family): a v128 lives in two consecutive slots, lanes 0..7
+  // of its bytes in the first. Handlers read every operand before writing (slots may overlap);
+  // the lane semantics are wasm/simd.hpp's, one function per instruction (simd_opcodes.def's fn).
+#define VGET(n) simd::from_slots(fp + ip[n])
+#define VPUT(n, v) simd::to_slots(fp + ip[n], (v))
+#define SIMD_EA(L) (static_cast<u64>(static_cast<u32>(SLOT(L::addr))) + ip[L::offset])
+L_VCopy: {
+  using L = layout::VCopy;
+  const simd::V128 v = VGET(L::src);
+  VPUT(L::dst, v);
+  NEXT(L::kWords);
+}
+L_VSelect: {
+  using L = layout::VSelect;
+  const simd::V128 v = static_cast<u32>(SLOT(L::cond)) != 0 ? VGET(L::a) : VGET(L::b);
+  VPUT(L::dst, v);
+  NEXT(L::kWords);
+}
+L_VGlobalGet: {
+  using L = layout::VGlobalGet;
+  const GlobalInst* g = inst->globals[ip[L::global]];
+  VPUT(L::dst, (simd::V128{g->bits, g->bits_hi}));
+  NEXT(L::kWords);
+}
+L_VGlobalSet: {
+  using L = layout::VGlobalSet;
+  GlobalInst* g = inst->globals[ip[L::global]];
+  const simd::V128 v = VGET(L::src);
+  g->bits = v.lo;
+  g->bits_hi = v.hi;
+  NEXT(L::kWords);
+}
+#define SIMD_V(Name, Layout, expr) \
+  L_Simd##Name : {                 \
+    using L = layout::Layout;      \
+    const simd::V128 r_ = (expr);  \
+    VPUT(L::dst, r_);              \
+    NEXT(L::kWords);               \
+  }
+#define SIMD_Un(Name, fn) SIMD_V(Name, VUnary, simd::fn(VGET(L::a)))
+#define SIMD_Bin(Name, fn) SIMD_V(Name, VBinary, simd::fn(VGET(L::a), VGET(L::b)))
+#define SIMD_Tern(Name, fn) SIMD_V(Name, VTernary, simd::fn(VGET(L::a), VGET(L::b), VGET(L::c)))
+#define SIMD_Shift(Name, fn) SIMD_V(Name, VShift, simd::fn(VGET(L::a), static_cast<u32>(SLOT(L::b))))
+#define SIMD_Splat32(Name, fn) SIMD_V(Name, VSplat, simd::fn(static_cast<u32>(SLOT(L::a))))
+#define SIMD_Splat64(Name, fn) SIMD_V(Name, VSplat, simd::fn(SLOT(L::a)))
+#define SIMD_Const(Name, fn) SIMD_V(Name, VConst, (simd::V128{L::read(ip).value.lo, L::read(ip).value.hi}))
+#define SIMD_Replace32(Name, fn) \
+  SIMD_V(Name, VReplace, simd::fn(VGET(L::a), ip[L::lane], static_cast<u32>(SLOT(L::b))))
+#define SIMD_Replace64(Name, fn) SIMD_V(Name, VReplace, simd::fn(VGET(L::a), ip[L::lane], SLOT(L::b)))
+#define SIMD_Shuffle(Name, fn)                                          \
+  L_Simd##Name : {                                                      \
+    using L = layout::VShuffle;                                         \
+    std::uint8_t lanes_[16];                                            \
+    std::memcpy(lanes_, ip + L::lanes, sizeof lanes_);                  \
+    const simd::V128 r_ = simd::fn(VGET(L::a), VGET(L::b), lanes_);     \
+    VPUT(L::dst, r_);                                                   \
+    NEXT(L::kWords);                                                    \
+  }
+#define SIMD_S(Name, Layout, expr) \
+  L_Simd##Name : {                 \
+    using L = layout::Layout;      \
+    SLOT(L::dst) = (expr);         \
+    NEXT(L::kWords);               \
+  }
+#define SIMD_Test(Name, fn) SIMD_S(Name, VTest, simd::fn(VGET(L::a)))
+#define SIMD_Extract32(Name, fn) SIMD_S(Name, VExtract, simd::fn(VGET(L::a), ip[L::lane]))
+#define SIMD_Extract64(Name, fn) SIMD_S(Name, VExtract, simd::fn(VGET(L::a), ip[L::lane]))
+  // Memory: exact bounds checks on the accessed width, as the scalar accesses.
+#define SIMD_LOAD(Name, fn, W)                                                           \
+  L_Simd##Name : {                                                                       \
+    using L = layout::VLoad;                                                             \
+    const u64 ea = SIMD_EA(L);                                                           \
+    if (ea + (W) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);        \
+    VPUT(L::dst, simd::fn(mem + ea));                                                    \
+    NEXT(L::kWords);                                                                     \
+  }
+#define SIMD_LOAD_LANE(Name, fn, W)                                                      \
+  L_Simd##Name : {                                                                       \
+    using L = layout::VLoadLane;                                                         \
+    const u64 ea = SIMD_EA(L);                                                           \
+    if (ea + (W) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);        \
+    const simd::V128 r_ = simd::fn(mem + ea, VGET(L::v), ip[L::lane]);                   \
+    VPUT(L::dst, r_);                                                                    \
+    NEXT(L::kWords);                                                                     \
+  }
+#define SIMD_STORE_LANE(Name, fn, W)                                                     \
+  L_Simd##Name : {                                                                       \
+    using L = layout::VStoreLane;                                                        \
+    const u64 ea = SIMD_EA(L);                                                           \
+    if (ea + (W) > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);        \
+    simd::fn(mem + ea, VGET(L::val), ip[L::lane]);                                       \
+    NEXT(L::kWords);                                                                     \
+  }
+#define SIMD_Load1(Name, fn) SIMD_LOAD(Name, fn, 1)
+#define SIMD_Load2(Name, fn) SIMD_LOAD(Name, fn, 2)
+#define SIMD_Load4(Name, fn) SIMD_LOAD(Name, fn, 4)
+#define SIMD_Load8(Name, fn) SIMD_LOAD(Name, fn, 8)
+#define SIMD_Load16(Name, fn) SIMD_LOAD(Name, fn, 16)
+#define SIMD_Store16(Name, fn)                                                           \
+  L_Simd##Name : {                                                                       \
+    using L = layout::VStore;                                                            \
+    const u64 ea = SIMD_EA(L);                                                           \
+    if (ea + 16 > memsize) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);         \
+    simd::fn(mem + ea, VGET(L::val));                                                    \
+    NEXT(L::kWords);                                                                     \
+  }
+#define SIMD_LoadLane1(Name, fn) SIMD_LOAD_LANE(Name, fn, 1)
+#define SIMD_LoadLane2(Name, fn) SIMD_LOAD_LANE(Name, fn, 2)
+#define SIMD_LoadLane4(Name, fn) SIMD_LOAD_LANE(Name, fn, 4)
+#define SIMD_LoadLane8(Name, fn) SIMD_LOAD_LANE(Name, fn, 8)
+#define SIMD_StoreLane1(Name, fn) SIMD_STORE_LANE(Name, fn, 1)
+#define SIMD_StoreLane2(Name, fn) SIMD_STORE_LANE(Name, fn, 2)
+#define SIMD_StoreLane4(Name, fn) SIMD_STORE_LANE(Name, fn, 4)
+#define SIMD_StoreLane8(Name, fn) SIMD_STORE_LANE(Name, fn, 8)
+#define SIMD_HANDLER_(Name, fn, Shape) SIMD_##Shape(Name, fn)
+#define SIMD_HANDLER(Name, fn, Shape) SIMD_HANDLER_(Name, fn, Shape)
+#define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn) SIMD_HANDLER(Name, fn, SPRAWLING_SIMD_SHAPE(imm, sig))
+#include "wasm/simd_opcodes.def"
+#undef WASM_SIMD_OPCODE
+#undef SIMD_HANDLER
+#undef SIMD_HANDLER_
+#undef SIMD_V
+#undef SIMD_S
+#undef SIMD_Un
+#undef SIMD_Bin
+#undef SIMD_Tern
+#undef SIMD_Shift
+#undef SIMD_Splat32
+#undef SIMD_Splat64
+#undef SIMD_Const
+#undef SIMD_Replace32
+#undef SIMD_Replace64
+#undef SIMD_Shuffle
+#undef SIMD_Test
+#undef SIMD_Extract32
+#undef SIMD_Extract64
+#undef SIMD_LOAD
+#undef SIMD_LOAD_LANE
+#undef SIMD_STORE_LANE
+#undef SIMD_Load1
+#undef SIMD_Load2
+#undef SIMD_Load4
+#undef SIMD_Load8
+#undef SIMD_Load16
+#undef SIMD_Store16
+#undef SIMD_LoadLane1
+#undef SIMD_LoadLane2
+#undef SIMD_LoadLane4
+#undef SIMD_LoadLane8
+#undef SIMD_StoreLane1
+#undef SIMD_StoreLane2
+#undef SIMD_StoreLane4
+#undef SIMD_StoreLane8
+#undef SIMD_EA
+#undef VGET
+#undef VPUT
 
 L_trap:
   out->trap = trap;

@@ -100,8 +100,8 @@ struct Module {
   std::unordered_map<std::uint32_t, std::string> function_names;
 
   // The first use of v128 or of a SIMD instruction, described ("function 3 uses SIMD instruction
-  // i32x4.add, which this engine does not execute yet"); empty when there is none. Such a module
-  // validates, but compile() refuses it: the engine does not execute SIMD yet.
+  // i32x4.add"); empty when there is none. The engine runs such modules; an embedder with SIMD
+  // turned off (SandboxConfig::simd, -W simd=n) refuses them naming this use.
   std::string simd_use;
 
   [[nodiscard]] const FuncType& func_type(std::uint32_t funcidx) const { return types[func_types[funcidx]]; }

@@ -121,7 +121,7 @@ enum class Opcode : std::uint16_t {
 #define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm) Name = ((prefix) == 0xFC ? 0x100 : 0) + (code),
 #include "wasm/opcodes.def"
 #undef WASM_OPCODE
-#define WASM_SIMD_OPCODE(code, Name, text, imm, sig) Name = kSimdBase + (code),
+#define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn) Name = kSimdBase + (code),
 #include "wasm/simd_opcodes.def"
 #undef WASM_SIMD_OPCODE
 };
@@ -154,7 +154,7 @@ constexpr std::array<OpcodeInfo, kOpcodeSpace> make_opcode_table() {
 #undef SPRAWLING_OPCODE_FLAG_C
 #undef SPRAWLING_OPCODE_FLAG__
 // SIMD rows: every one costs 1 fuel; those with a memory immediate can trap (out of bounds).
-#define WASM_SIMD_OPCODE(code, Name, text, imm, sig)                                                        \
+#define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn)                                                        \
   table[static_cast<std::size_t>(Opcode::Name)] =                                                          \
       OpcodeInfo{text, kPrefixSimd, code, ImmKind::imm, OpSig::sig, 1,                                      \
                  ImmKind::imm == ImmKind::MemArg8 || ImmKind::imm == ImmKind::MemArg16 ||                   \

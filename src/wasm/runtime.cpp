@@ -71,7 +71,6 @@ std::string type_key(const FuncType& t) {
 std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes) {
   auto decoded = decode_and_validate(bytes);
   if (!decoded) return std::unexpected(std::move(decoded.error()));
-  if (!decoded->simd_use.empty()) return std::unexpected(CompileError{CompileError::Kind::Unsupported, decoded->simd_use, 0});
   auto impl = std::make_unique<CompiledModule::Impl>();
   impl->module = std::move(*decoded);
   const Module& m = impl->module;
@@ -289,8 +288,9 @@ FuncInst* Store::add_host_function(const FuncType& type, HostFn fn, void* contex
   f.type = &info.type;
   f.host = fn;
   f.host_context = context;
-  f.num_params = static_cast<std::uint32_t>(type.params.size());
-  f.num_results = static_cast<std::uint32_t>(type.results.size());
+  // In slots, as the interpreter hands them over (a v128 takes two; HostCall's spans are slots).
+  f.num_params = value_slots(type.params);
+  f.num_results = value_slots(type.results);
   return &f;
 }
 
@@ -578,9 +578,27 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   };
   std::vector<Value> results;
   results.reserve(type.results.size());
+  // Values to and from frame slots (value_slots: a v128 takes two, low half first).
+  auto put_args = [&](std::uint64_t* slots) {
+    for (const Value& v : args) {
+      *slots++ = slot_of(v);
+      if (v.type == ValType::V128) *slots++ = v.bits_hi;
+    }
+  };
+  auto take_results = [&](const std::uint64_t* slots) {
+    for (const ValType t : type.results) {
+      std::uint64_t bits = *slots++;
+      std::uint64_t hi = 0;
+      if (t == ValType::I32 || t == ValType::F32) bits &= 0xFFFFFFFFu;
+      if (t == ValType::V128) hi = *slots++;
+      results.push_back(Value{t, bits, hi});
+    }
+  };
   if (func->host != nullptr) {
-    std::vector<std::uint64_t> in(args.size()), res(type.results.size());
-    for (std::size_t i = 0; i < args.size(); ++i) in[i] = slot_of(args[i]);
+    std::uint32_t arg_slots = 0;
+    for (const Value& v : args) arg_slots += value_slots(v.type);
+    std::vector<std::uint64_t> in(arg_slots), res(value_slots(type.results));
+    put_args(in.data());
     HostCall hc{in, res, MemoryView{}, func->host_context, {}, 0};
     const HostStatus st = func->host(hc);
     if (st != HostStatus::Ok) {
@@ -590,10 +608,7 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
       t.exit_code = hc.exit_code;
       return std::unexpected(std::move(t));
     }
-    for (std::size_t i = 0; i < res.size(); ++i) {
-      const bool narrow = type.results[i] == ValType::I32 || type.results[i] == ValType::F32;
-      results.push_back(Value{type.results[i], narrow ? (res[i] & 0xFFFFFFFFu) : res[i], 0});
-    }
+    take_results(res.data());
     return results;
   }
   if (!s.ensure_stack()) {
@@ -608,13 +623,15 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
     s.entry_frame = s.frames;
   }
   std::uint64_t* const base = s.entry_fp;
-  if (base + std::max(args.size(), type.results.size()) > s.stack + s.limits.max_value_stack_slots) {
+  std::uint32_t arg_slots = 0;
+  for (const Value& v : args) arg_slots += value_slots(v.type);
+  if (base + std::max(arg_slots, value_slots(type.results)) > s.stack + s.limits.max_value_stack_slots) {
     Trap t;
     t.kind = TrapKind::CallStackExhausted;
     t.message = std::string(trap_message(t.kind));
     return std::unexpected(std::move(t));
   }
-  for (std::size_t i = 0; i < args.size(); ++i) base[i] = slot_of(args[i]);
+  put_args(base);
   ExecOutcome out;
   const int variant = s.metered ? kMetered : kUnmetered;
   ++s.active_runs;
@@ -636,11 +653,7 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   }
   --s.active_runs;
   if (out.trap != TrapKind::None) return std::unexpected(make_trap(out, variant));
-  for (std::size_t i = 0; i < type.results.size(); ++i) {
-    std::uint64_t bits = base[i];
-    if (type.results[i] == ValType::I32 || type.results[i] == ValType::F32) bits &= 0xFFFFFFFFu;
-    results.push_back(Value{type.results[i], bits, 0});
-  }
+  take_results(base);
   return results;
 }
 

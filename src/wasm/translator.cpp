@@ -93,13 +93,26 @@ struct Reader {
 // An operand-stack entry. Temp: in its own slot. Local: lazily the local's slot. Const: a
 // constant not yet placed. AddImm: u32(slot `local` + `value`) not yet computed, where the slot is
 // a local or this entry's own temp slot (an i32.add of a constant, folded into a later
-// load/store address or add).
+// load/store address or add). `at` is its own temp slot's offset from the first temporary: a
+// v128 (`wide`) takes two slots, every other value one, so in a function without v128 values
+// the entry at height k is at k. Const and AddImm entries are never wide.
 struct Operand {
   enum Kind : std::uint8_t { Temp, Local, Const, AddImm };
   Kind kind = Temp;
   u32 local = 0;
   u64 value = 0;
+  u32 at = 0;
+  bool wide = false;
 };
+
+// Every value type once, for block types of a single result to point into.
+constexpr std::array<ValType, 7> kValTypes = {ValType::I32, ValType::I64, ValType::F32, ValType::F64,
+                                              ValType::V128, ValType::FuncRef, ValType::ExternRef};
+std::span<const ValType> single_type(std::uint8_t byte) {
+  for (const ValType& t : kValTypes)
+    if (static_cast<std::uint8_t>(t) == byte) return {&t, 1};
+  return {};
+}
 
 struct Fixup {
   u32 instr;  // first word of the branch instruction
@@ -110,8 +123,11 @@ struct Ctrl {
   enum Kind : std::uint8_t { Func, Block, Loop, If, Else };
   Kind kind = Block;
   u32 base = 0;  // operand height below the block's parameters
+  u32 base_at = 0;  // the slot offset (Operand::at) of the entry at `base`
   u32 params = 0;
   u32 results = 0;
+  std::span<const ValType> param_types;
+  std::span<const ValType> result_types;
   u32 loop_start = 0;
   std::vector<Fixup> fixups;
   Fixup else_fixup{0, 0};
@@ -145,8 +161,9 @@ struct Peephole {
 };
 
 // The families Translator::step dispatches to, one member function each.
-enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric };
+enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd };
 constexpr Family family_of(Opcode op) {
+  if (is_simd(op)) return Family::Simd;
   switch (op) {
     case Opcode::Unreachable: case Opcode::Nop: case Opcode::Block: case Opcode::Loop: case Opcode::If:
     case Opcode::Else: case Opcode::End: case Opcode::Br: case Opcode::BrIf: case Opcode::BrTable: case Opcode::Return:
@@ -176,10 +193,25 @@ class Translator {
   Translator(const Module& m, std::span<const u32> canon, u32 defined_index, bool metered)
       : m_(m), canon_(canon), body_(m.code[defined_index]), type_(m.types[body_.type_index]), metered_(metered),
         handlers_(handler_offsets(metered)) {
-    out_.num_params = static_cast<u32>(type_.params.size());
-    out_.num_results = static_cast<u32>(type_.results.size());
-    locals_ = out_.num_params + static_cast<u32>(body_.locals.size());
+    out_.num_params = value_slots(type_.params);
+    out_.num_results = value_slots(type_.results);
+    locals_ = out_.num_params + value_slots(body_.locals);
     out_.num_locals = locals_;
+    // Local x's slot: x itself unless a v128 comes before it (then a table, built only then).
+    const auto n_params = static_cast<u32>(type_.params.size());
+    if (locals_ != n_params + body_.locals.size()) {
+      local_at_.reserve(n_params + body_.locals.size() + 1);
+      u32 at = 0;
+      for (const ValType t : type_.params) {
+        local_at_.push_back(at);
+        at += value_slots(t);
+      }
+      for (const ValType t : body_.locals) {
+        local_at_.push_back(at);
+        at += value_slots(t);
+      }
+      local_at_.push_back(at);
+    }
   }
 
   CompiledFunc run() {
@@ -187,7 +219,8 @@ class Translator {
     const std::uint8_t* end = r.p + body_.code_size;
     Ctrl f;
     f.kind = Ctrl::Func;
-    f.results = out_.num_results;
+    f.results = static_cast<u32>(type_.results.size());
+    f.result_types = type_.results;
     ctrl_.push_back(std::move(f));
     if (metered_) {
       seg_cost_ = 1;  // the function-entry charge
@@ -196,7 +229,7 @@ class Translator {
       trapping();
     }
     while (r.p < end && !ctrl_.empty()) step(r);
-    out_.frame_slots = std::max(locals_ + max_height_, out_.num_results);
+    out_.frame_slots = std::max(locals_ + max_slots_, out_.num_results);
     out_.frame_slots = std::max(out_.frame_slots, out_.num_params);
     return std::move(out_);
   }
@@ -212,7 +245,8 @@ class Translator {
   u32 locals_ = 0;
   std::vector<Operand> vs_;
   std::vector<Ctrl> ctrl_;
-  u32 max_height_ = 0;
+  std::vector<u32> local_at_;  // slot of each local, and the total; empty when slot == index
+  u32 max_slots_ = 0;          // the temporaries' extent in slots
   u32 dead_depth_ = 0;
   u32 cur_offset_ = 0;
   // Fuel segment: cost so far, and the word holding it once the segment's fuel op is emitted.
@@ -276,14 +310,28 @@ class Translator {
 
   // ---------------------------------------------------------------- operand stack
   u32 height() const { return static_cast<u32>(vs_.size()); }
-  u32 temp_slot(u32 k) const { return locals_ + k; }
-  void push_temp() {
-    vs_.push_back(Operand{});
-    max_height_ = std::max(max_height_, height());
+  // The slot offset the next pushed entry takes.
+  u32 next_at() const { return vs_.empty() ? 0 : vs_.back().at + (vs_.back().wide ? 2 : 1); }
+  u32 at_of(u32 k) const { return k < height() ? vs_[k].at : next_at(); }
+  // Entry k's own slot; k == height() names where the next push goes.
+  u32 temp_slot(u32 k) const {
+    assert(k <= height());
+    return locals_ + at_of(k);
+  }
+  u32 local_slot(u32 x) const { return local_at_.empty() ? x : local_at_[x]; }
+  bool local_wide(u32 x) const { return !local_at_.empty() && local_at_[x + 1] - local_at_[x] == 2; }
+  void push_temp(bool wide = false) {
+    Operand o;
+    o.wide = wide;
+    push(o);
   }
   void push(Operand o) {
+    o.at = next_at();
     vs_.push_back(o);
-    max_height_ = std::max(max_height_, height());
+    max_slots_ = std::max(max_slots_, next_at());
+  }
+  void push_temps(std::span<const ValType> types) {
+    for (const ValType t : types) push_temp(t == ValType::V128);
   }
   void emit_const(u32 dst, u64 v) {
     if (v <= 0xFFFFFFFFu) {
@@ -304,9 +352,18 @@ class Translator {
     } else if (o.kind == Operand::AddImm) {
       emit_add_imm(temp_slot(k), o.local, static_cast<u32>(o.value));
     } else if (o.kind == Operand::Local) {
-      emit<Op::Copy>({.dst = temp_slot(k), .src = o.local});
+      emit_copy(temp_slot(k), o.local, o.wide);
     }
-    o = Operand{};
+    o.kind = Operand::Temp;
+    o.local = 0;
+    o.value = 0;
+  }
+  void emit_copy(u32 dst, u32 src, bool wide) {
+    if (wide) {
+      emit<Op::VCopy>({.dst = dst, .src = src});
+    } else {
+      emit<Op::Copy>({.dst = dst, .src = src});
+    }
   }
   void materialize_all() {
     for (u32 k = 0; k < height(); ++k)
@@ -343,31 +400,44 @@ class Translator {
       emit_add_imm(dst, o.local, static_cast<u32>(o.value));
     } else {
       const u32 src = o.kind == Operand::Local ? o.local : temp_slot(k);
-      if (src != dst) emit<Op::Copy>({.dst = dst, .src = src});
+      if (src != dst) emit_copy(dst, src, o.wide);
     }
   }
 
   // ---------------------------------------------------------------- branches
   Ctrl& label(u32 depth) { return ctrl_[ctrl_.size() - 1 - depth]; }
   u32 arity(const Ctrl& c) const { return c.kind == Ctrl::Loop ? c.params : c.results; }
+  std::span<const ValType> label_types(const Ctrl& c) const {
+    return c.kind == Ctrl::Loop ? c.param_types : c.result_types;
+  }
+  // A label's values are in slots from its base on (each as wide as its type).
   bool needs_copies(const Ctrl& c) {
     if (c.kind == Ctrl::Func) return true;
     const u32 n = arity(c);
+    const std::span<const ValType> types = label_types(c);
+    u32 at = c.base_at;
     for (u32 i = 0; i < n; ++i) {
       const u32 k = height() - n + i;
-      if (vs_[k].kind != Operand::Temp || k != c.base + i) return true;
+      if (vs_[k].kind != Operand::Temp || vs_[k].at != at) return true;
+      at += value_slots(types[i]);
     }
     return false;
   }
   void emit_label_copies(const Ctrl& c) {
     const u32 n = arity(c);
-    for (u32 i = 0; i < n; ++i) move_to(temp_slot(c.base + i), height() - n + i);
+    const std::span<const ValType> types = label_types(c);
+    u32 at = c.base_at;
+    for (u32 i = 0; i < n; ++i) {
+      move_to(locals_ + at, height() - n + i);
+      at += value_slots(types[i]);
+    }
   }
   // Results into slots [0, results): in ascending order, which is safe for temporaries (their
   // source slot is never below the destination); locals that would be overwritten first are
   // copied out beforehand.
+  // (Result i goes to the slot after those of the results before it: i without v128 results.)
   void emit_return() {
-    const u32 n = out_.num_results;
+    const auto n = static_cast<u32>(type_.results.size());
     // A single result computed by the instruction just emitted is written straight to slot 0.
     if (n == 1 && vs_.back().kind == Operand::Temp && peep_.producer_end == pos() &&
         out_.code[peep_.producer_dst_word] == temp_slot(height() - 1)) {
@@ -376,20 +446,29 @@ class Translator {
       return;
     }
     bool clobber = false;
+    u32 dst = 0;
     for (u32 i = 0; i < n; ++i) {
       const Operand& o = vs_[height() - n + i];
-      if ((o.kind == Operand::Local || o.kind == Operand::AddImm) && o.local < i) clobber = true;
+      if ((o.kind == Operand::Local || o.kind == Operand::AddImm) && o.local < dst) clobber = true;
+      dst += value_slots(type_.results[i]);
     }
     if (clobber) {
       // Through the (otherwise unused) temp slots, leaving the operand model untouched: this
       // may be a branch trampoline that only one path runs.
       for (u32 i = 0; i < n; ++i) move_to(temp_slot(height() - n + i), height() - n + i);
+      dst = 0;
       for (u32 i = 0; i < n; ++i) {
+        const Operand& o = vs_[height() - n + i];
         const u32 src = temp_slot(height() - n + i);
-        if (src != i) emit<Op::Copy>({.dst = i, .src = src});
+        if (src != dst) emit_copy(dst, src, o.wide);
+        dst += value_slots(type_.results[i]);
       }
     } else {
-      for (u32 i = 0; i < n; ++i) move_to(i, height() - n + i);
+      dst = 0;
+      for (u32 i = 0; i < n; ++i) {
+        move_to(dst, height() - n + i);
+        dst += value_slots(type_.results[i]);
+      }
     }
     emit<Op::Return>({});
   }
@@ -458,29 +537,27 @@ class Translator {
   }
 
   // ---------------------------------------------------------------- helpers per instruction
-  void block_type(Reader& r, u32& params, u32& results) {
+  struct BlockSig {
+    std::span<const ValType> params;
+    std::span<const ValType> results;
+  };
+  BlockSig block_type(Reader& r) {
     const std::uint8_t b = *r.p;
     if (b == 0x40) {
       ++r.p;
-      params = results = 0;
-    } else if (is_valtype_byte(b)) {
-      ++r.p;
-      params = 0;
-      results = 1;
-    } else {
-      const auto idx = static_cast<u32>(r.sleb());
-      params = static_cast<u32>(m_.types[idx].params.size());
-      results = static_cast<u32>(m_.types[idx].results.size());
+      return {};
     }
+    if (is_valtype_byte(b)) {
+      ++r.p;
+      return {{}, single_type(b)};
+    }
+    const auto idx = static_cast<u32>(r.sleb());
+    return {m_.types[idx].params, m_.types[idx].results};
   }
   void skip_imm(Reader& r, ImmKind k) {
     switch (k) {
       case ImmKind::None: break;
-      case ImmKind::BlockType: {
-        u32 p, q;
-        block_type(r, p, q);
-        break;
-      }
+      case ImmKind::BlockType: block_type(r); break;
       case ImmKind::BrTable: {
         const u32 n = r.u32leb();
         for (u32 i = 0; i <= n; ++i) r.u32leb();
@@ -501,26 +578,37 @@ class Translator {
         break;
       }
       case ImmKind::MemArg8: case ImmKind::MemArg16: case ImmKind::MemArg32: case ImmKind::MemArg64:
+      case ImmKind::MemArg128:
         r.u32leb();
         r.u32leb();
         break;
+      case ImmKind::MemArgLane8: case ImmKind::MemArgLane16: case ImmKind::MemArgLane32: case ImmKind::MemArgLane64:
+        r.u32leb();
+        r.u32leb();
+        r.u8();
+        break;
+      case ImmKind::V128: case ImmKind::Shuffle: r.p += 16; break;
+      case ImmKind::Lane16: case ImmKind::Lane8: case ImmKind::Lane4: case ImmKind::Lane2: r.u8(); break;
       default:  // single LEB index
         r.u32leb();
         break;
     }
   }
 
-  void enter_block(Ctrl::Kind kind, u32 params, u32 results) {
+  void enter_block(Ctrl::Kind kind, const BlockSig& sig) {
     Ctrl c;
     c.kind = kind;
-    c.params = params;
-    c.results = results;
-    c.base = height() - params;
+    c.params = static_cast<u32>(sig.params.size());
+    c.results = static_cast<u32>(sig.results.size());
+    c.param_types = sig.params;
+    c.result_types = sig.results;
+    c.base = height() - c.params;
+    c.base_at = at_of(c.base);
     ctrl_.push_back(std::move(c));
   }
-  void reset_stack(u32 base, u32 n) {
+  void reset_stack(u32 base, std::span<const ValType> types) {
     vs_.resize(base);
-    for (u32 i = 0; i < n; ++i) push_temp();
+    push_temps(types);
   }
   void set_unreachable() {
     ctrl_.back().unreachable = true;
@@ -702,6 +790,11 @@ class Translator {
     return s;
   }
 
+  // A callee's frame starts at slot `base` (its arguments, then its results there on return).
+  void push_call_results(u32 base, const FuncType& ft) {
+    push_temps(ft.results);
+    max_slots_ = std::max(max_slots_, base - locals_ + std::max(value_slots(ft.params), value_slots(ft.results)));
+  }
   void do_call(u32 n_params) {
     for (u32 k = height() - n_params; k < height(); ++k)
       if (vs_[k].kind != Operand::Temp) materialize(k);
@@ -715,6 +808,8 @@ class Translator {
     Opcode opc;
     if (b0 == kPrefixFC) {
       opc = static_cast<Opcode>(0x100 + r.u32leb());
+    } else if (b0 == kPrefixSimd) {
+      opc = static_cast<Opcode>(kSimdBase + r.u32leb());
     } else {
       opc = static_cast<Opcode>(b0);
     }
@@ -743,6 +838,7 @@ class Translator {
       case Family::Memory: step_memory(opc, r); break;
       case Family::Table: step_table(opc, r); break;
       case Family::Numeric: step_numeric(opc, r); break;
+      case Family::Simd: step_simd(opc, r); break;
     }
   }
 
@@ -756,17 +852,15 @@ class Translator {
         break;
       case Opcode::Nop: break;
       case Opcode::Block: {
-        u32 p, q;
-        block_type(r, p, q);
+        const BlockSig sig = block_type(r);
         materialize_all();
-        enter_block(Ctrl::Block, p, q);
+        enter_block(Ctrl::Block, sig);
         break;
       }
       case Opcode::Loop: {
-        u32 p, q;
-        block_type(r, p, q);
+        const BlockSig sig = block_type(r);
         materialize_all();
-        enter_block(Ctrl::Loop, p, q);
+        enter_block(Ctrl::Loop, sig);
         begin_segment();
         invalidate_peepholes();
         ctrl_.back().loop_start = pos();
@@ -777,12 +871,11 @@ class Translator {
         break;
       }
       case Opcode::If: {
-        u32 p, q;
-        block_type(r, p, q);
+        const BlockSig sig = block_type(r);
         const bool eqz = eqz_pending();
         Cond c = pop_cond();
         materialize_all();
-        enter_block(Ctrl::If, p, q);
+        enter_block(Ctrl::If, sig);
         // Into the else arm when the condition is false.
         const u32 at = emit_cond_branch(c, eqz);
         ctrl_.back().else_fixup = Fixup{at, cond_offset_word(c, at)};
@@ -802,7 +895,7 @@ class Translator {
         bind(c.else_fixup, pos());
         c.kind = Ctrl::Else;
         c.unreachable = false;
-        reset_stack(c.base, c.params);
+        reset_stack(c.base, c.param_types);
         break;
       }
       case Opcode::End: {
@@ -825,7 +918,7 @@ class Translator {
           if (c.kind == Ctrl::If) bind(c.else_fixup, here);
         }
         const u32 base = c.base;
-        const u32 results = c.results;
+        const std::span<const ValType> results = c.result_types;
         ctrl_.pop_back();
         reset_stack(base, results);
         break;
@@ -896,13 +989,11 @@ class Translator {
         const u32 f = r.u32leb();
         const FuncType& ft = m_.func_type(f);
         const auto np = static_cast<u32>(ft.params.size());
-        const auto nr = static_cast<u32>(ft.results.size());
         do_call(np);
         const u32 base = temp_slot(height());
         const u32 at = emit<Op::Call>({.func = f, .base = base, .post = 0});
         trapping();
-        for (u32 i = 0; i < nr; ++i) push_temp();
-        max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
+        push_call_results(base, ft);
         begin_post_call_segment(at + layout::Call::post);
         break;
       }
@@ -911,7 +1002,6 @@ class Translator {
         const u32 table = r.u32leb();
         const FuncType& ft = m_.types[type];
         const auto np = static_cast<u32>(ft.params.size());
-        const auto nr = static_cast<u32>(ft.results.size());
         const u32 idx = top_slot();
         pop();
         do_call(np);
@@ -919,8 +1009,7 @@ class Translator {
         const u32 at =
             emit<Op::CallIndirect>({.type = canon_[type], .table = table, .base = base, .idx = idx, .post = 0});
         trapping();
-        for (u32 i = 0; i < nr; ++i) push_temp();
-        max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
+        push_call_results(base, ft);
         begin_post_call_segment(at + layout::CallIndirect::post);
         break;
       }
@@ -935,22 +1024,27 @@ class Translator {
       case Opcode::Select:
       case Opcode::SelectT: {
         if (opc == Opcode::SelectT) skip_imm(r, ImmKind::SelectT);
+        const bool wide = vs_[height() - 3].wide;
         const auto s = operands<3>();
-        const u32 at = emit<Op::Select>({.dst = temp_slot(height()), .a = s[0], .b = s[1], .cond = s[2]});
-        push_temp();
+        const u32 at = wide ? emit<Op::VSelect>({.dst = temp_slot(height()), .a = s[0], .b = s[1], .cond = s[2]})
+                            : emit<Op::Select>({.dst = temp_slot(height()), .a = s[0], .b = s[1], .cond = s[2]});
+        static_assert(u32{layout::Select::dst} == u32{layout::VSelect::dst});
+        push_temp(wide);
         mark_producer(at + layout::Select::dst);
         break;
       }
       case Opcode::LocalGet: {
+        const u32 index = r.u32leb();
         Operand o;
         o.kind = Operand::Local;
-        o.local = r.u32leb();
+        o.local = local_slot(index);
+        o.wide = local_wide(index);
         push(o);
         break;
       }
       case Opcode::LocalSet:
       case Opcode::LocalTee: {
-        const u32 x = r.u32leb();
+        const u32 x = local_slot(r.u32leb());
         const bool tee = opc == Opcode::LocalTee;
         const u32 k = height() - 1;
         Operand& top = vs_[k];
@@ -985,8 +1079,11 @@ class Translator {
       }
       case Opcode::GlobalGet: {
         const u32 g = r.u32leb();
-        const u32 at = emit<Op::GlobalGet>({.dst = temp_slot(height()), .global = g});
-        push_temp();
+        const bool wide = m_.globals[g].type == ValType::V128;
+        const u32 at = wide ? emit<Op::VGlobalGet>({.dst = temp_slot(height()), .global = g})
+                            : emit<Op::GlobalGet>({.dst = temp_slot(height()), .global = g});
+        static_assert(u32{layout::GlobalGet::dst} == u32{layout::VGlobalGet::dst});
+        push_temp(wide);
         mark_producer(at + layout::GlobalGet::dst);
         break;
       }
@@ -994,7 +1091,11 @@ class Translator {
         const u32 g = r.u32leb();
         const u32 s = top_slot();
         pop();
-        emit<Op::GlobalSet>({.global = g, .src = s});
+        if (m_.globals[g].type == ValType::V128) {
+          emit<Op::VGlobalSet>({.global = g, .src = s});
+        } else {
+          emit<Op::GlobalSet>({.global = g, .src = s});
+        }
         break;
       }
       default: break;  // not of this family (kFamilies)
@@ -1143,6 +1244,115 @@ class Translator {
       }
       default: break;  // not of this family (kFamilies)
     }
+  }
+
+  // ---------------------------------------------------------------- fixed-width SIMD
+  // One internal op per instruction (simd_op), laid out by its shape (simd_shape.hpp); v128
+  // operands and results take two slots. Addresses are plain slots (no folded add or constant
+  // address modes for these).
+  void step_simd(Opcode opc, Reader& r) {
+    const Op o = simd_op(opc);
+    const SigTypes& st = sig_types(info(opc).sig);
+    const bool v128_result = st.result_count == 1 && st.result == ValType::V128;
+    u32 at = 0;
+    switch (info(o).layout) {
+      case Layout::VConst: {
+        const u64 lo = r.fixed(8);
+        const u64 hi = r.fixed(8);
+        at = emit_as<layout::VConst>(o, {.dst = temp_slot(height()), .value = {lo, hi}});
+        break;
+      }
+      case Layout::VShuffle: {
+        const u64 lo = r.fixed(8);
+        const u64 hi = r.fixed(8);
+        const auto s = operands<2>();
+        at = emit_as<layout::VShuffle>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .lanes = {lo, hi}});
+        break;
+      }
+      case Layout::VUnary: {
+        const auto s = operands<1>();
+        at = emit_as<layout::VUnary>(o, {.dst = temp_slot(height()), .a = s[0]});
+        break;
+      }
+      case Layout::VBinary: {
+        const auto s = operands<2>();
+        at = emit_as<layout::VBinary>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1]});
+        break;
+      }
+      case Layout::VTernary: {
+        const auto s = operands<3>();
+        at = emit_as<layout::VTernary>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .c = s[2]});
+        break;
+      }
+      case Layout::VShift: {
+        const auto s = operands<2>();
+        at = emit_as<layout::VShift>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1]});
+        break;
+      }
+      case Layout::VSplat: {
+        const auto s = operands<1>();
+        at = emit_as<layout::VSplat>(o, {.dst = temp_slot(height()), .a = s[0]});
+        break;
+      }
+      case Layout::VTest: {
+        const auto s = operands<1>();
+        at = emit_as<layout::VTest>(o, {.dst = temp_slot(height()), .a = s[0]});
+        break;
+      }
+      case Layout::VExtract: {
+        const u32 lane = r.u8();
+        const auto s = operands<1>();
+        at = emit_as<layout::VExtract>(o, {.dst = temp_slot(height()), .a = s[0], .lane = lane});
+        break;
+      }
+      case Layout::VReplace: {
+        const u32 lane = r.u8();
+        const auto s = operands<2>();
+        at = emit_as<layout::VReplace>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .lane = lane});
+        break;
+      }
+      case Layout::VLoad: {
+        r.u32leb();
+        const u32 offset = r.u32leb();
+        const auto s = operands<1>();
+        at = emit_as<layout::VLoad>(o, {.dst = temp_slot(height()), .addr = s[0], .offset = offset});
+        trapping();
+        break;
+      }
+      case Layout::VStore: {
+        r.u32leb();
+        const u32 offset = r.u32leb();
+        const auto s = operands<2>();
+        emit_as<layout::VStore>(o, {.addr = s[0], .val = s[1], .offset = offset});
+        trapping();
+        return;
+      }
+      case Layout::VLoadLane: {
+        r.u32leb();
+        const u32 offset = r.u32leb();
+        const u32 lane = r.u8();
+        const auto s = operands<2>();
+        at = emit_as<layout::VLoadLane>(
+            o, {.dst = temp_slot(height()), .addr = s[0], .v = s[1], .offset = offset, .lane = lane});
+        trapping();
+        break;
+      }
+      case Layout::VStoreLane: {
+        r.u32leb();
+        const u32 offset = r.u32leb();
+        const u32 lane = r.u8();
+        const auto s = operands<2>();
+        emit_as<layout::VStoreLane>(o, {.addr = s[0], .val = s[1], .offset = offset, .lane = lane});
+        trapping();
+        return;
+      }
+      default: assert(false && "a SIMD op of no SIMD layout"); return;
+    }
+    // Every producing layout has its destination in word 1, so a local.set can retarget it.
+    static_assert(u32{layout::VUnary::dst} == 1 && u32{layout::VTest::dst} == 1 && u32{layout::VConst::dst} == 1 &&
+                  u32{layout::VLoad::dst} == 1 && u32{layout::VLoadLane::dst} == 1 && u32{layout::VExtract::dst} == 1);
+    push_temp(v128_result);
+    mark_producer(at + 1);
   }
 
   // ---------------------------------------------------------------- numeric: constants and operators

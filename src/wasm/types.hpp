@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,17 @@ enum class ValType : std::uint8_t {
     case ValType::ExternRef: return "externref";
   }
   return "?";
+}
+
+// Frame slots (64-bit) a value of type t takes in the interpreter and at the host boundary's
+// slot spans: a v128 two (low half first), every other value one (docs/interpreter.md).
+[[nodiscard]] constexpr std::uint32_t value_slots(ValType t) noexcept {
+  return t == ValType::V128 ? 2 : 1;
+}
+[[nodiscard]] constexpr std::uint32_t value_slots(std::span<const ValType> types) noexcept {
+  std::uint32_t n = 0;
+  for (const ValType t : types) n += value_slots(t);
+  return n;
 }
 
 // https://webassembly.github.io/spec/core/syntax/types.html#function-types

@@ -57,11 +57,30 @@ TEST(Options, WasmOptionsTakeACommaSeparatedList) {
 }
 
 TEST(Options, UnknownWasmOptionIsRefusedNamingTheSupportedOnes) {
-  auto r = parse({"-W", "simd=y", "m.wasm"});
+  auto r = parse({"-W", "gc=y", "m.wasm"});
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("supported: fuel, max-memory-size, max-table-elements, max-tables, max-memories, "
-                                   "max-store-size, timeout"),
+                                   "max-store-size, timeout, simd"),
             std::string::npos);
+}
+
+TEST(Options, SimdSwitchInWasmtimesSpellings) {
+  auto plain = parse({"m.wasm"});
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_TRUE(plain->simd);
+  for (const char* off : {"simd=n", "simd=no", "simd=false"}) {
+    auto r = parse({"-W", off, "m.wasm"});
+    ASSERT_TRUE(r.has_value()) << off;
+    EXPECT_FALSE(r->simd) << off;
+  }
+  for (const char* on : {"simd", "simd=y", "simd=yes", "simd=true"}) {
+    auto r = parse({"-W", "simd=n", "-W", on, "m.wasm"});
+    ASSERT_TRUE(r.has_value()) << on;
+    EXPECT_TRUE(r->simd) << on;
+  }
+  auto bad = parse({"-W", "simd=maybe", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "-W simd='maybe': expected y or n");
 }
 
 TEST(Options, ResourceLimitsInBothSpellings) {

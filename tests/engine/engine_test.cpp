@@ -192,6 +192,42 @@ TEST(LinkDenial, AWasiFunctionWithTheWrongTypeIsAnInvalidModule) {
   EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule);
 }
 
+// --------------------------------------------------------------------- features
+
+// Prints "ok" when i32x4.add works; with SIMD turned off (-W simd=n) the module is refused.
+constexpr std::string_view kSimdGuest = R"((module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 8) "\00\00\00\00\03\00\00\00")
+  (func (export "_start")
+    (v128.store (i32.const 16) (i32x4.add (v128.const i8x16 0x6e 0x6a 0x09 0 0 0 0 0 0 0 0 0 0 0 0 0)
+                                          (v128.const i8x16 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0)))
+    (i32.store (i32.const 8) (i32.const 16))
+    (drop (call $fd_write (i32.const 1) (i32.const 8) (i32.const 1) (i32.const 0)))))
+)";
+
+TEST(Features, SimdRunsByDefaultAndIsRefusedWhenTurnedOff) {
+  TempDir dir;
+  const auto path = dir.write("simd.wat", kSimdGuest);
+  auto on = WasmSandbox{}.run(job_for(path, 1'000'000));
+  ASSERT_TRUE(on.has_value()) << on.error().to_string();
+  EXPECT_EQ(on->exit, SandboxExit{Success{}});
+  EXPECT_EQ(text(on->stdout_bytes), "ok\n");
+  SandboxConfig config;
+  config.simd = false;
+  auto off = WasmSandbox{config}.run(job_for(path, 1'000'000));
+  ASSERT_FALSE(off.has_value());
+  EXPECT_EQ(off.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(off.error().to_string().find("the module uses SIMD (function 1 uses SIMD instruction v128.const) and SIMD "
+                                         "is turned off (-W simd=n)"),
+            std::string::npos)
+      << off.error().to_string();
+  // A module without SIMD runs either way.
+  auto scalar = WasmSandbox{config}.run(job_for(dir.write("ok.wat", kOkGuest), 1'000'000));
+  ASSERT_TRUE(scalar.has_value()) << scalar.error().to_string();
+  EXPECT_EQ(scalar->exit, SandboxExit{Success{}});
+}
+
 // --------------------------------------------------------------------- host faults
 
 TEST(HostFault, ProcExitAtOrAbove126IsAHostErrorNeverClamped) {

@@ -211,7 +211,7 @@ TEST(RunScript, TextModulesNeedATextFrontEnd) {
   EXPECT_EQ(run_script(s, options, log).failed, 1u);
 }
 
-// (module (func (export "f") (result i32) v128.const i32x4 0 0 0 0 v128.any_true)): valid, but SIMD.
+// (module (func (export "f") (result i32) v128.const i32x4 0 0 0 0 v128.any_true)).
 Bytes simd_module() {
   Bytes body = {0x00, 0xFD, 0x0C};
   body.insert(body.end(), 16, 0x00);
@@ -221,29 +221,64 @@ Bytes simd_module() {
   return module({{1, {0x01, 0x60, 0x00, 0x01, 0x7F}}, {3, {0x01, 0x00}}, {7, {0x01, 0x01, 'f', 0x00, 0x00}}, {10, code}});
 }
 
-TEST(RunScript, ModulesRefusedForSimdAndTheirCommandsAreNotExecutedFailures) {
-  // m1 first: commands after the refused module must not run against it ("add" exists in m1).
-  const Script s = numbered({module_command(m1()), module_command(simd_module()),
-                             invoke(Command::Kind::AssertReturn, "add", {Value::i32(1), Value::i32(2)}, {exact(Value::i32(3))}),
-                             module_command(simd_module(), "$S"),
+// (module (func (export "v") (result v128) v128.const i32x4 1 0x7FC00000 3 0xFFC00001)).
+Bytes simd_result_module() {
+  Bytes body = {0x00, 0xFD, 0x0C, 1, 0, 0, 0, 0x00, 0x00, 0xC0, 0x7F, 3, 0, 0, 0, 0x01, 0x00, 0xC0, 0xFF, 0x0B};
+  Bytes code = {0x01, static_cast<std::uint8_t>(body.size())};
+  code.insert(code.end(), body.begin(), body.end());
+  return module({{1, {0x01, 0x60, 0x00, 0x01, 0x7B}}, {3, {0x01, 0x00}}, {7, {0x01, 0x01, 'v', 0x00, 0x00}}, {10, code}});
+}
+
+TEST(RunScript, SimdModulesRun) {
+  const Script s = numbered({module_command(simd_module()),
                              invoke(Command::Kind::AssertReturn, "f", {}, {exact(Value::i32(0))}),
                              with_module(Command::Kind::AssertInvalid, simd_module(), "type mismatch")});
   std::ostringstream log;
   const Counts c = run_script(s, RunOptions{}, log);
-  EXPECT_EQ(c.passed, 1u) << log.str();
-  EXPECT_EQ(c.failed, 5u) << log.str();
-  EXPECT_EQ(c.skipped, 0u);
-  const std::string out = log.str();
-  EXPECT_NE(out.find("test.wast:2: module: FAILED: not executed: function 0 uses SIMD instruction v128.const, which "
-                     "this engine does not execute yet"),
-            std::string::npos)
-      << out;
-  EXPECT_NE(out.find("test.wast:3: assert_return: FAILED: not executed: the module was refused"), std::string::npos) << out;
-  EXPECT_NE(out.find("test.wast:5: assert_return: FAILED: not executed"), std::string::npos) << out;
+  EXPECT_EQ(c.passed, 2u) << log.str();
+  EXPECT_EQ(c.failed, 1u) << log.str();
   // The SIMD module validates, so an assert_invalid on it fails as it should.
-  EXPECT_NE(out.find("test.wast:6: assert_invalid: FAILED: expected a invalid module (\"type mismatch\"), it compiled"),
+  EXPECT_NE(log.str().find("test.wast:3: assert_invalid: FAILED: expected a invalid module (\"type mismatch\"), it compiled"),
             std::string::npos)
-      << out;
+      << log.str();
+}
+
+// A v128 result: bit for bit, or lane by lane (f32x4 / f64x2 lanes may expect NaN patterns).
+TEST(RunScript, VectorResultsMatchBitsOrLanePatterns) {
+  const Value bits{ValType::V128, 0x7FC0000000000001ULL, 0xFFC0000100000003ULL};
+  auto lane = [](ExpectedValue::Kind kind, std::uint64_t b) {
+    ExpectedValue e;
+    e.kind = kind;
+    e.value = Value::f32_bits(static_cast<std::uint32_t>(b));
+    return e;
+  };
+  auto lanes = [&](ExpectedValue::Kind third, ExpectedValue::Kind fourth) {
+    ExpectedValue e;
+    e.value.type = ValType::V128;
+    e.lane_type_hint = ValType::F32;
+    e.lanes = {lane(ExpectedValue::Kind::Exact, 1), lane(ExpectedValue::Kind::CanonicalNan, 0),
+               lane(third, 3), lane(fourth, 0)};
+    return e;
+  };
+  using K = ExpectedValue::Kind;
+  struct Case {
+    ExpectedValue want;
+    bool passes;
+  };
+  const std::vector<Case> cases = {
+      {exact(bits), true},
+      {exact(Value{ValType::V128, 0x7FC0000000000001ULL, 0xFFC0000100000004ULL}), false},
+      {lanes(K::Exact, K::ArithmeticNan), true},  // 0xFFC00001 is an arithmetic NaN
+      {lanes(K::Exact, K::CanonicalNan), false},  // … but not a canonical one
+      {lanes(K::CanonicalNan, K::ArithmeticNan), false},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Script s = numbered({module_command(simd_result_module()),
+                               invoke(Command::Kind::AssertReturn, "v", {}, {cases[i].want})});
+    std::ostringstream log;
+    const Counts c = run_script(s, RunOptions{}, log);
+    EXPECT_EQ(c.failed, cases[i].passes ? 0u : 1u) << i << ": " << log.str();
+  }
 }
 
 TEST(RunScript, LossyConversionAcceptsAnyInvalidMessage) {

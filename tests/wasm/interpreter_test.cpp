@@ -2,6 +2,7 @@
 // where exhaustion is detected, the deadline, and trap locations.
 #include "engine_fixtures.hpp"
 
+#include <bit>
 #include <chrono>
 
 namespace sprawling::wasm {
@@ -219,6 +220,123 @@ TEST(Execution, TrapCarriesFunctionNameAndOffset) {
   auto fib = store.invoke(export_func(**inst, "fib"), std::vector{Value::i32(20)});
   ASSERT_TRUE(fib.has_value());
   EXPECT_EQ((*fib)[0].bits, 6765u);
+}
+
+// ---- fixed-width SIMD (fixtures/simd.wat): a v128 takes two slots beside one-slot values.
+Value v128(std::uint64_t lo, std::uint64_t hi) {
+  return Value{ValType::V128, lo, hi};
+}
+Value i32x4(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+  return v128(a | (std::uint64_t{b} << 32), c | (std::uint64_t{d} << 32));
+}
+Value i64x2(std::uint64_t a, std::uint64_t b) {
+  return v128(a, b);
+}
+
+class SimdTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    module_ = compile_fixture("simd");
+    ASSERT_TRUE(module_);
+    // Both code variants: the unmetered one, and the metered one under an unbounded budget.
+    if (GetParam()) store_.set_budget(ExecutionBudget{std::uint64_t{1} << 60, std::nullopt});
+    auto inst = store_.instantiate(module_, {});
+    ASSERT_TRUE(inst.has_value()) << inst.error().message;
+    instance_ = *inst;
+  }
+  std::expected<std::vector<Value>, Trap> call(std::string_view name, std::vector<Value> args) {
+    return store_.invoke(export_func(*instance_, name), args);
+  }
+  std::vector<Value> ok(std::string_view name, std::vector<Value> args) {
+    auto r = call(name, std::move(args));
+    EXPECT_TRUE(r.has_value()) << name << ": " << (r ? "" : r.error().message);
+    return r ? *r : std::vector<Value>{};
+  }
+
+  Store store_;
+  std::shared_ptr<const CompiledModule> module_;
+  Instance* instance_ = nullptr;
+};
+INSTANTIATE_TEST_SUITE_P(Variants, SimdTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Metered" : "Unmetered"; });
+
+TEST_P(SimdTest, MixedParamsAndResultsKeepTheirSlots) {
+  const auto r = ok("mixed", {Value::i32(3), i32x4(1, 2, 3, 4), Value::i64(77), i32x4(5, 6, 7, 8),
+                              Value::f64_bits(std::bit_cast<std::uint64_t>(9.5))});
+  EXPECT_EQ(r, (std::vector{Value::i64(77), i32x4(8, 15, 24, 35), Value::i32(9)}));
+}
+
+TEST_P(SimdTest, LocalsAreZeroedAndALoopCarriesAVector) {
+  EXPECT_EQ(ok("sum_lanes", {i32x4(1, 2, 3, 4), Value::i32(3)}), std::vector{Value::i32(30)});
+  EXPECT_EQ(ok("sum_lanes", {i32x4(1, 2, 3, 4), Value::i32(1)}), std::vector{Value::i32(10)});
+}
+
+TEST_P(SimdTest, BranchesCarryVectorsToTheirLabels) {
+  EXPECT_EQ(ok("blocks", {Value::i32(1)}), (std::vector{Value::i32(20), i64x2(1, 2)}));
+  EXPECT_EQ(ok("blocks", {Value::i32(0)}), (std::vector{Value::i32(10), i64x2(103, 104)}));
+  EXPECT_EQ(ok("table", {Value::i32(0)}), std::vector{i32x4(1, 0, 0, 7)});
+  EXPECT_EQ(ok("table", {Value::i32(1)}), std::vector{i32x4(2, 0, 0, 7)});
+  EXPECT_EQ(ok("table", {Value::i32(9)}), std::vector{i32x4(3, 0, 0, 7)});
+  EXPECT_EQ(ok("if_else", {Value::i32(1), i32x4(0x01010101, 0x01010101, 0x01010101, 0x01010101)}),
+            std::vector{i32x4(~0U, ~0U, ~0U, ~0U)});
+  EXPECT_EQ(ok("if_else", {Value::i32(0), i32x4(0, 1, 2, 3)}), std::vector{i32x4(~0U, ~1U, ~2U, ~3U)});
+  EXPECT_EQ(ok("select", {Value::i32(1)}), std::vector{i32x4(1, 1, 1, 1)});
+  EXPECT_EQ(ok("select", {Value::i32(0)}), std::vector{i32x4(2, 2, 2, 2)});
+}
+
+TEST_P(SimdTest, CallsPassVectorsInTheCalleesSlots) {
+  EXPECT_EQ(ok("calls", {Value::i32(0)}), (std::vector{Value::i32(5), i32x4(12, 23, 34, 45)}));
+  EXPECT_EQ(ok("calls", {Value::i32(1)}), (std::vector{Value::i32(5), i32x4(10, 21, 32, 43)}));
+  auto undefined = call("calls", {Value::i32(2)});
+  ASSERT_FALSE(undefined.has_value());
+  EXPECT_EQ(undefined.error().kind, TrapKind::UndefinedElement);
+  EXPECT_EQ(ok("rec", {Value::i32(100), i32x4(0, 0, 0, 0)}), std::vector{i32x4(5050, 5050, 5050, 5050)});
+}
+
+TEST_P(SimdTest, VectorGlobalsHoldAll128Bits) {
+  EXPECT_EQ(ok("global_swap", {i64x2(0x1122334455667788ULL, 0x99AABBCCDDEEFF00ULL)}), std::vector{i32x4(1, 2, 3, 4)});
+  EXPECT_EQ(ok("global_get", {}), std::vector{i64x2(0x1122334455667788ULL, 0x99AABBCCDDEEFF00ULL)});
+}
+
+TEST_P(SimdTest, MemoryAccessesCheckTheirWholeWidth) {
+  const Value v = i32x4(0x11111111, 0x22222222, 0x33333333, 0x44444444);
+  EXPECT_EQ(ok("store_load", {Value::i32(0), v}), std::vector{v});
+  EXPECT_EQ(ok("load_lane", {Value::i32(20)}), std::vector{i32x4(0, 0x22222222, 0, 0)});
+  EXPECT_EQ(ok("store_load", {Value::i32(65536 - 32), v}), std::vector{v});  // the last 16 bytes
+  for (const std::uint32_t a : {65536U - 31, 65536U - 16, 0xFFFFFFF0U}) {
+    auto r = call("store_load", {Value::i32(a), v});
+    ASSERT_FALSE(r.has_value()) << a;
+    EXPECT_EQ(r.error().kind, TrapKind::OutOfBoundsMemoryAccess) << a;
+  }
+  ok("store_lane", {Value::i32(100), i64x2(1, 0xBEEF)});
+  EXPECT_EQ(ok("load_splat", {Value::i32(100)}), std::vector{i32x4(0xBEEFBEEF, 0xBEEFBEEF, 0xBEEFBEEF, 0xBEEFBEEF)});
+  EXPECT_EQ(ok("load_lane", {Value::i32(65532)}).size(), 1U);
+  EXPECT_EQ(call("load_lane", {Value::i32(65533)}).error().kind, TrapKind::OutOfBoundsMemoryAccess);
+  EXPECT_EQ(call("store_lane", {Value::i32(65529), v}).error().kind, TrapKind::OutOfBoundsMemoryAccess);
+  EXPECT_EQ(call("load_splat", {Value::i32(65535)}).error().kind, TrapKind::OutOfBoundsMemoryAccess);
+}
+
+TEST_P(SimdTest, ShuffleReadsTwoLocalsThroughATee) {
+  const Value a = v128(0x0706050403020100ULL, 0x0F0E0D0C0B0A0908ULL);
+  const Value b = v128(0x6B6A696867666564ULL, 0x737271706F6E6D6CULL);  // bytes 100..115
+  EXPECT_EQ(ok("shuffle", {a, b}), std::vector{v128(0x6703660265016400ULL, 0x6B076A0669056804ULL)});
+}
+
+TEST(SimdFuel, EveryInstructionCostsOne) {
+  auto module = compile_fixture("simd");
+  Store store;
+  store.set_budget(ExecutionBudget{kPlenty, std::nullopt});
+  auto inst = store.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  auto r = store.invoke(export_func(**inst, "fuel"), {});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ((*r)[0].bits, 1U);
+  EXPECT_EQ(store.fuel_consumed(), 6U);
+  // Out of fuel inside a loop of vector adds stops it, as any other loop.
+  store.set_budget(ExecutionBudget{100, std::nullopt});
+  auto stopped = store.invoke(export_func(**inst, "sum_lanes"), std::vector{i32x4(1, 1, 1, 1), Value::i32(1000)});
+  ASSERT_FALSE(stopped.has_value());
+  EXPECT_EQ(stopped.error().kind, TrapKind::OutOfFuel);
 }
 
 }  // namespace

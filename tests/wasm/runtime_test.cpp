@@ -11,18 +11,25 @@ namespace {
 using testing::compile_fixture;
 using testing::export_func;
 
-// A valid module that uses SIMD is refused by compile() with what it uses, never run.
-TEST(Compile, SimdModulesAreRefusedUntilTheEngineExecutesThem) {
-  // (module (func (param v128 v128) (result v128) local.get 0 local.get 1 i32x4.add))
+// A module that uses SIMD compiles and runs; v128 values cross invoke() as bits + bits_hi.
+TEST(Compile, SimdModulesRun) {
+  // (module (func (export "f") (param v128 v128) (result v128) local.get 0 local.get 1 i32x4.add))
   const std::vector<std::uint8_t> bytes = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00,  //
                                            0x01, 0x07, 0x01, 0x60, 0x02, 0x7B, 0x7B, 0x01, 0x7B,  //
                                            0x03, 0x02, 0x01, 0x00,                                //
+                                           0x07, 0x05, 0x01, 0x01, 'f', 0x00, 0x00,               //
                                            0x0A, 0x0B, 0x01, 0x09, 0x00, 0x20, 0x00, 0x20, 0x01, 0xFD, 0xAE, 0x01, 0x0B};
   auto compiled = compile(bytes);
-  ASSERT_FALSE(compiled.has_value());
-  EXPECT_EQ(compiled.error().kind, CompileError::Kind::Unsupported);
-  EXPECT_EQ(compiled.error().message,
-            "function 0 has a v128 parameter or result, which this engine does not execute yet");
+  ASSERT_TRUE(compiled.has_value()) << compiled.error().message;
+  EXPECT_EQ((*compiled)->module().simd_use, "function 0 has a v128 parameter or result");
+  Store store;
+  auto inst = store.instantiate(*compiled, {});
+  ASSERT_TRUE(inst.has_value());
+  const std::vector<Value> args = {Value{ValType::V128, 0x0000000200000001ULL, 0x0000000400000003ULL},
+                                   Value{ValType::V128, 0xFFFFFFFF00000010ULL, 0x0000003000000020ULL}};
+  auto r = store.invoke(export_func(**inst, "f"), args);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(*r, (std::vector{Value{ValType::V128, 0x0000000100000011ULL, 0x0000003400000023ULL}}));
   // Same body with an i32 signature is invalid (the validator types SIMD exactly).
   std::vector<std::uint8_t> invalid = bytes;
   invalid[13] = invalid[14] = invalid[16] = 0x7F;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest-spi.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -70,13 +71,29 @@ TEST(SimdTable, NamesAll236InstructionsOnEveryPath) {
 // it names has lane semantics here, under the same text name. Compiled once that list is in the tree.
 TEST(SimdTable, CoversEveryInstructionOfTheSharedOpcodeList) {
   static constexpr std::array kTexts = {
-#define WASM_SIMD_OPCODE(code, name, text, immediate, signature) std::string_view{text},
+#define WASM_SIMD_OPCODE(code, name, text, immediate, signature, fn) std::string_view{text},
 #include "wasm/simd_opcodes.def"
 #undef WASM_SIMD_OPCODE
   };
   EXPECT_EQ(kTexts.size(), 236U);
   for (const std::string_view text : kTexts) {
     EXPECT_TRUE(x86_table::instructions().contains(std::string(text))) << text;
+  }
+}
+
+// The list's fn column (the function the interpreter's handler calls) is each row's own text with
+// `.` as `_`: a row naming another instruction's function of the same shape would compile.
+TEST(SimdTable, EveryRowsFunctionIsItsOwnInstruction) {
+  static constexpr std::array kRows = {
+#define WASM_SIMD_OPCODE(code, name, text, immediate, signature, fn) \
+  std::pair{std::string_view{text}, std::string_view{#fn}},
+#include "wasm/simd_opcodes.def"
+#undef WASM_SIMD_OPCODE
+  };
+  for (const auto& [text, fn] : kRows) {
+    std::string want(text);
+    std::replace(want.begin(), want.end(), '.', '_');
+    EXPECT_EQ(fn, want);
   }
 }
 #endif

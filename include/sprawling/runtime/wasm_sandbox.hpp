@@ -71,6 +71,9 @@ struct SandboxConfig {
   std::filesystem::path snapshot_dir{};
   // Interpret by default: the compiled tier compiles the whole module first (no tiering yet).
   ExecutionTier tier = ExecutionTier::Interpret;
+  // Fixed-width SIMD (v128 and its 236 instructions; Wasmtime's -W simd). When false a module
+  // that uses any of it is refused before it runs, naming its first use.
+  bool simd = true;
 };
 
 class WasmSandbox final : public Sandbox {

@@ -214,6 +214,7 @@ Scan scan(const CompiledFunc& f, u32 start, const OpDecoder& dec, bool metered) 
   for (u32 w = start; w < n;) {
     const Op o = dec.op(code[w]);
     if (o == Op::Count_) return fail("an instruction word the decoder does not know");
+    if (info(o).family == OpFamily::Simd) return fail("uses SIMD (v128), which only the interpreter runs");
     const u32 len = length(o, code.data() + w, metered);
     if (len == 0)
       return fail("uses an instruction the compiled tier does not handle yet (op " + std::to_string(idx(o)) + ")");

@@ -48,8 +48,31 @@ std::expected<ExpectedValue, std::string> parse_value(const json& j, bool for_ex
   if (!type) return std::unexpected("unknown value type " + j.value("type", std::string("?")));
   out.value.type = *type;
   if (*type == ValType::V128) {
-    // v128 values carry lanes; this engine has no SIMD, so keep only the type.
-    out.lane_type_hint = parse_type(j.value("lane_type", ""));
+    // {"type": "v128", "lane_type": "i8"..."f64", "value": [lane, ...]}: lanes as unsigned
+    // decimal bit patterns, lane 0 first; float lanes of a result may be NaN patterns.
+    const std::string lane_type = j.value("lane_type", "");
+    const unsigned width = lane_type == "i8" ? 8 : lane_type == "i16" ? 16 : (lane_type == "i64" || lane_type == "f64") ? 64 : 32;
+    const bool is_float = lane_type == "f32" || lane_type == "f64";
+    if (is_float) out.lane_type_hint = width == 64 ? ValType::F64 : ValType::F32;
+    if (!j.contains("value") || !j.at("value").is_array() || j.at("value").size() != 128 / width)
+      return std::unexpected("v128 value without " + std::to_string(128 / width) + " " + lane_type + " lanes");
+    unsigned bit = 0;
+    for (const json& lj : j.at("value")) {
+      ExpectedValue lane;
+      lane.value.type = width == 64 ? ValType::F64 : ValType::F32;
+      const std::string v = lj.get<std::string>();
+      if (is_float && for_expected && (v == "nan:canonical" || v == "nan:arithmetic")) {
+        lane.kind = v == "nan:canonical" ? ExpectedValue::Kind::CanonicalNan : ExpectedValue::Kind::ArithmeticNan;
+      } else {
+        const auto bits = parse_u64(v);
+        if (!bits) return std::unexpected("bad v128 lane " + v);
+        const std::uint64_t mask = width == 64 ? ~0ULL : (1ULL << width) - 1;
+        lane.value.bits = *bits & mask;
+        (bit < 64 ? out.value.bits : out.value.bits_hi) |= (*bits & mask) << (bit % 64);
+      }
+      if (is_float) out.lanes.push_back(lane);
+      bit += width;
+    }
     return out;
   }
   if (!j.contains("value")) {

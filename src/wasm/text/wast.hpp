@@ -16,7 +16,7 @@ namespace sprawling::wasm::text {
 // Parses a whole script. Ordinary `(module …)` forms are compiled here (ModuleSource::Binary);
 // `(module quote …)` forms, and ordinary modules that do not compile, become
 // ModuleSource::Text for the runner's TextCompiler (so a failing assert_malformed is judged
-// by the runner, with the testsuite's expected message). v128 values are not supported yet.
+// by the runner, with the testsuite's expected message).
 [[nodiscard]] std::expected<script::Script, TextError> parse_wast(std::string_view source, std::string file_name);
 
 // wat_to_binary as a script::TextCompiler; the error is TextError::to_string(), which starts
