@@ -627,7 +627,8 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   ExecOutcome out;
   const int variant = s.metered ? kMetered : kUnmetered;
   ++s.active_runs;
-  if (s.tier != Tier::Interpret) s.ensure_jit_code(variant);
+  // Auto without a code cache has nothing to find: the interpreter's path exactly.
+  if (s.tier == Tier::Compile || (s.tier == Tier::Auto && s.code_cache)) s.ensure_jit_code(variant);
   if (s.metered) {
     s.ensure_metered_code();
     // Entry check of the deadline: what ran before this call (instantiation, the translation of
