@@ -44,6 +44,7 @@ struct ModuleCode::Impl {
 
 ModuleCode::ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
 ModuleCode::~ModuleCode() {
+  if (impl == nullptr) return;  // never set up (an error, or compile_object's scratch record)
   if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty() && from_cache) {
     std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s\n", compiled,
                  entries.size(), seconds_codegen);
@@ -1239,10 +1240,17 @@ std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Imp
   ModuleCode scratch(nfuncs);  // collects the reasons and the emission's error
   std::optional<Emitted> emitted = emit_module(cm, metered, (*tm)->createDataLayout(), (*tm)->getTargetTriple(), scratch);
   if (!emitted) return std::unexpected(scratch.error);
+  auto t0 = std::chrono::steady_clock::now();
   optimize(*emitted->mod, **tm);
+  const double seconds_opt = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
   llvm::orc::SimpleCompiler compiler(**tm);
   auto object = compiler(*emitted->mod);
   if (!object) return std::unexpected(error_text(object.takeError()));
+  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr) {
+    std::fprintf(stderr, "sprawl jit: whole module: IR %.3f s, optimizing %.3f s, code generation %.3f s\n",
+                 scratch.seconds_ir, seconds_opt, seconds_since(t0));
+  }
   ObjectImage image;
   image.reasons = std::move(scratch.reasons);
   image.object.assign((*object)->getBufferStart(), (*object)->getBufferEnd());
