@@ -12,6 +12,7 @@
 
 namespace {
 
+using sprawling::runtime::ExecutionTier;
 using sprawling::runtime::Failure;
 using sprawling::runtime::Fuel;
 using sprawling::runtime::FuelExhausted;
@@ -38,6 +39,13 @@ void run_hello_jobs(benchmark::State& state, const std::filesystem::path& module
   }
   SandboxConfig config;
   config.meter_fuel = meter_fuel;
+  // SPRAWL_BENCH_TIER=interpret|compile|auto: the tier (default: SandboxConfig's, auto).
+  if (const char* tier = std::getenv("SPRAWL_BENCH_TIER"); tier != nullptr) {
+    const std::string_view t(tier);
+    config.tier = t == "interpret" ? ExecutionTier::Interpret
+                  : t == "compile" ? ExecutionTier::Compile
+                                   : ExecutionTier::Auto;
+  }
   WasmSandbox sandbox(config);
   SandboxJob job;
   job.wasm = module;

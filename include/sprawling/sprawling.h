@@ -70,9 +70,13 @@ typedef enum sprawling_exit_kind {
  * New tiers get the next numbers (sprawling_tier_name says which ones this library knows). */
 typedef enum sprawling_tier {
   SPRAWLING_TIER_INTERPRET = 0, /* the interpreter alone: no compilation, instant start */
-  SPRAWLING_TIER_COMPILE = 1    /* every function the compiled tier supports is compiled (LLVM) before the
-                                 * guest starts; only where sprawling_compiled_tier_available(), else
-                                 * every run ends in E_TOOL_UNAVAILABLE */
+  SPRAWLING_TIER_COMPILE = 1,   /* machine code: from the code cache when it holds the module, else LLVM
+                                 * compiles each function the compiled tier supports on its first call;
+                                 * only where sprawling_compiled_tier_available(), else every run ends
+                                 * in E_TOOL_UNAVAILABLE */
+  SPRAWLING_TIER_AUTO = 2       /* the default: machine code when the code cache (see
+                                 * sprawling_config_set_code_cache_dir) holds the module, else the
+                                 * interpreter; nothing is compiled during a run */
 } sprawling_tier;
 
 typedef struct sprawling_config sprawling_config;
@@ -149,6 +153,14 @@ SPRAWLING_API sprawling_status sprawling_config_set_tier(sprawling_config* confi
  * between processes, checksummed (a corrupt or foreign file is rebuilt); copied. NULL or "": the
  * in-memory snapshot cache of the process only (the default). See sprawling_job_set_snapshot. */
 SPRAWLING_API sprawling_status sprawling_config_set_snapshot_dir(sprawling_config* config, const char* dir);
+/* The compiled-code cache (docs/compiled-tier.md): a folder (created 0700 when missing; ignored
+ * when another user owns it or others may write it) of machine code per module, engine build,
+ * LLVM version, CPU features and fuel mode, checked on every read; `sprawl compile` fills it.
+ * Copied. NULL or "": no cache (the default), so SPRAWLING_TIER_AUTO is the interpreter. */
+SPRAWLING_API sprawling_status sprawling_config_set_code_cache_dir(sprawling_config* config, const char* dir);
+/* Its size bound in bytes (default 1 GiB; 0 is SPRAWLING_EINVAL): past it, writing an entry
+ * removes the least recently used ones. */
+SPRAWLING_API sprawling_status sprawling_config_set_code_cache_max_bytes(sprawling_config* config, uint64_t bytes);
 
 /* Streaming: called with each piece of output as the guest writes it, on the thread running the
  * job, before sprawling_run returns (the outcome still holds the whole capped output). `user` is

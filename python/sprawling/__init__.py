@@ -175,6 +175,8 @@ def _load() -> ctypes.CDLL:
         "sprawling_config_set_max_disk_write_bytes": (st, [h, u64]),
         "sprawling_config_set_tier": (st, [h, i]),
         "sprawling_config_set_snapshot_dir": (st, [h, cp]),
+        "sprawling_config_set_code_cache_dir": (st, [h, cp]),
+        "sprawling_config_set_code_cache_max_bytes": (st, [h, u64]),
         "sprawling_config_set_stdout_sink": (st, [h, _SINK, ctypes.c_void_p]),
         "sprawling_config_set_stderr_sink": (st, [h, _SINK, ctypes.c_void_p]),
         "sprawling_sandbox_new": (st, [h, ctypes.POINTER(h)]),
@@ -352,9 +354,13 @@ class Sandbox:
                        max_memory_bytes + 256 MiB)
     max_disk_write_bytes   write quota of a job on its writable mounts (default 1 GiB); past it
                        the guest's writes fail with EDQUOT (Stats.disk_write_bytes says how much)
-    tier               "interpret" or "compile" (sprawling.tiers() lists them; None: the
-                       library's default, the interpreter); "compile" runs only where
-                       sprawling.compiled_tier_available(), else E_TOOL_UNAVAILABLE
+    tier               "interpret", "compile" or "auto" (sprawling.tiers() lists them; None:
+                       the library's default, auto: machine code when code_cache_dir holds the
+                       module (`sprawl compile` fills it), else the interpreter); "compile" runs
+                       only where sprawling.compiled_tier_available(), else E_TOOL_UNAVAILABLE
+    code_cache_dir     the compiled-code cache folder (created 0700; None: no cache)
+    code_cache_max_bytes   its size bound (default 1 GiB); past it the least recently used
+                       entries are removed
     snapshot_dir       a folder where start-up snapshots are also kept between processes
                        (created 0700; None: the process's in-memory cache only)
     on_stdout, on_stderr   called with each piece of output (bytes) as the guest writes it, on
@@ -369,6 +375,8 @@ class Sandbox:
                  max_tables: Optional[int] = None, max_memories: Optional[int] = None,
                  max_store_bytes: Optional[int] = None, max_disk_write_bytes: Optional[int] = None,
                  tier: Optional[str] = None, snapshot_dir: Optional[Union[str, os.PathLike]] = None,
+                 code_cache_dir: Optional[Union[str, os.PathLike]] = None,
+                 code_cache_max_bytes: Optional[int] = None,
                  on_stdout: Optional[Callable[[bytes], object]] = None,
                  on_stderr: Optional[Callable[[bytes], object]] = None) -> None:
         # Checked in full before anything is allocated, so a bad argument leaks nothing. Each
@@ -384,7 +392,10 @@ class Sandbox:
             "max_memories": _u64("max_memories", max_memories, allow_none=True, bits=32),
             "max_store_bytes": _u64("max_store_bytes", max_store_bytes, allow_none=True),
             "max_disk_write_bytes": _u64("max_disk_write_bytes", max_disk_write_bytes, allow_none=True),
+            "code_cache_max_bytes": _u64("code_cache_max_bytes", code_cache_max_bytes, allow_none=True),
         }
+        if code_cache_max_bytes == 0:
+            raise ValueError("code_cache_max_bytes must be positive, got 0")
         if tier is not None:
             if not isinstance(tier, str):
                 raise TypeError(f"tier must be a str ({', '.join(map(repr, _TIERS))}) or None, "
@@ -392,6 +403,7 @@ class Sandbox:
             if tier not in _TIERS:
                 raise ValueError(f"tier must be one of {', '.join(map(repr, _TIERS))}, got {tier!r}")
         snapshot_path = _path("snapshot_dir", snapshot_dir) if snapshot_dir is not None else None
+        code_cache_path = _path("code_cache_dir", code_cache_dir) if code_cache_dir is not None else None
         timeout_ns = None
         if timeout is not None:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
@@ -419,6 +431,8 @@ class Sandbox:
             _check(_lib.sprawling_config_set_tier(self._config, _TIERS[tier]), "tier")
         if snapshot_path is not None:
             _check(_lib.sprawling_config_set_snapshot_dir(self._config, snapshot_path), "snapshot_dir")
+        if code_cache_path is not None:
+            _check(_lib.sprawling_config_set_code_cache_dir(self._config, code_cache_path), "code_cache_dir")
         # Sink exceptions are kept per thread (a sink runs on the thread running the job) and
         # raised once the job is over; the ctypes callbacks live as long as the config.
         self._sink_errors = threading.local()
@@ -433,6 +447,8 @@ class Sandbox:
             self._settings["tier"] = tier
         if snapshot_dir is not None:
             self._settings["snapshot_dir"] = os.fsdecode(snapshot_dir)
+        if code_cache_dir is not None:
+            self._settings["code_cache_dir"] = os.fsdecode(code_cache_dir)
 
     def __del__(self) -> None:
         config = getattr(self, "_config", None)

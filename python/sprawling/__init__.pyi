@@ -58,6 +58,7 @@ class Sandbox:
                  max_tables: Optional[int] = ..., max_memories: Optional[int] = ...,
                  max_store_bytes: Optional[int] = ..., max_disk_write_bytes: Optional[int] = ...,
                  tier: Optional[str] = ..., snapshot_dir: Optional[_Path] = ...,
+                 code_cache_dir: Optional[_Path] = ..., code_cache_max_bytes: Optional[int] = ...,
                  on_stdout: Optional[Callable[[bytes], object]] = ...,
                  on_stderr: Optional[Callable[[bytes], object]] = ...) -> None: ...
     def run(self, wasm: Union[_Path, _Bytes], *, argv: Optional[Sequence[str]] = ..., env: Optional[_Env] = ...,

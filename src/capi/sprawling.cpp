@@ -135,6 +135,7 @@ struct TierRow {
 constexpr std::array kTiers{
     TierRow{SPRAWLING_TIER_INTERPRET, rt::ExecutionTier::Interpret, "interpret"},
     TierRow{SPRAWLING_TIER_COMPILE, rt::ExecutionTier::Compile, "compile"},
+    TierRow{SPRAWLING_TIER_AUTO, rt::ExecutionTier::Auto, "auto"},
 };
 
 const TierRow* tier_row(sprawling_tier tier) {
@@ -150,11 +151,13 @@ const TierRow* tier_row(sprawling_tier tier) {
   switch (tier) {
     case rt::ExecutionTier::Interpret:
     case rt::ExecutionTier::Compile:
+    case rt::ExecutionTier::Auto:
       return std::ranges::any_of(kTiers, [tier](const TierRow& row) { return row.tier == tier; });
   }
   return false;
 }
-static_assert(every_tier_has_a_row(rt::ExecutionTier::Interpret) && every_tier_has_a_row(rt::ExecutionTier::Compile));
+static_assert(every_tier_has_a_row(rt::ExecutionTier::Interpret) && every_tier_has_a_row(rt::ExecutionTier::Compile) &&
+              every_tier_has_a_row(rt::ExecutionTier::Auto));
 
 rt::AxError job_error(std::string message, std::map<std::string, std::string> detail = {}) {
   return rt::AxError{.code = rt::ErrorCode::InvalidJob, .message = std::move(message), .alternative = {},
@@ -396,6 +399,19 @@ sprawling_status sprawling_config_set_snapshot_dir(sprawling_config* config, con
     config->config.snapshot_dir = dir != nullptr ? std::filesystem::path(dir) : std::filesystem::path();
     return SPRAWLING_OK;
   });
+}
+
+sprawling_status sprawling_config_set_code_cache_dir(sprawling_config* config, const char* dir) {
+  if (config == nullptr) return SPRAWLING_EINVAL;
+  return guarded([&] {
+    config->config.code_cache_dir = dir != nullptr ? std::filesystem::path(dir) : std::filesystem::path();
+    return SPRAWLING_OK;
+  });
+}
+
+sprawling_status sprawling_config_set_code_cache_max_bytes(sprawling_config* config, uint64_t bytes) {
+  if (bytes == 0) return SPRAWLING_EINVAL;
+  return set_field<&rt::SandboxConfig::code_cache_max_bytes>(config, bytes);
 }
 
 sprawling_status sprawling_config_set_stdout_sink(sprawling_config* config, sprawling_output_sink sink, void* user) {

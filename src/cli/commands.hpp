@@ -11,5 +11,6 @@ int python_command(std::span<const std::string_view> args);
 int wast_command(std::span<const std::string_view> args);
 int validate_command(std::span<const std::string_view> args);
 int inspect_command(std::span<const std::string_view> args);
+int compile_command(std::span<const std::string_view> args);
 
 }  // namespace sprawling::cli

@@ -17,6 +17,7 @@ constexpr std::string_view kUsage = R"(sprawl — run WebAssembly (wasip1) modul
 Usage:
   sprawl run [OPTIONS] MODULE [ARGS...]    run a .wasm or .wat command module (its _start)
   sprawl python [OPTIONS] [PYTHON-ARGS...] run CPython (built for WASI) in the sandbox
+  sprawl compile [OPTIONS] MODULE...       compile modules to machine code into the code cache
   sprawl wast FILE...                      run WebAssembly spec scripts (.wast)
   sprawl validate MODULE...                decode and validate modules
   sprawl inspect --internal MODULE [FUNC]  print the internal code the engine makes of MODULE
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
     if (rest[0] == "wast") return sprawling::cli::wast_command(help);
     if (rest[0] == "validate") return sprawling::cli::validate_command(help);
     if (rest[0] == "inspect") return sprawling::cli::inspect_command(help);
+    if (rest[0] == "compile") return sprawling::cli::compile_command(help);
     std::fprintf(stderr, "sprawl: unknown command '%.*s' (see sprawl --help)\n", static_cast<int>(rest[0].size()),
                  rest[0].data());
     return sprawling::cli::status::kUsage;
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
   if (command == "wast") return sprawling::cli::wast_command(rest);
   if (command == "validate") return sprawling::cli::validate_command(rest);
   if (command == "inspect") return sprawling::cli::inspect_command(rest);
+  if (command == "compile") return sprawling::cli::compile_command(rest);
   std::fprintf(stderr, "sprawl: unknown command '%.*s' (see sprawl --help)\n", static_cast<int>(command.size()),
                command.data());
   return sprawling::cli::status::kUsage;

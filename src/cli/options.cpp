@@ -151,6 +151,24 @@ std::expected<void, UsageError> apply_wasi_option(RunRequest& request, std::stri
   return {};
 }
 
+// One KEY=VALUE of -C (Wasmtime's codegen options): cache=y|n, the compiled-code cache.
+std::expected<void, UsageError> apply_codegen_option(RunRequest& request, std::string_view option) {
+  const auto eq = option.find('=');
+  const std::string_view key = option.substr(0, eq);
+  const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
+  if (key != "cache") {
+    return std::unexpected(UsageError{"-C '" + std::string(key) + "': unknown option (supported: cache=y|n)"});
+  }
+  if (value == "y" || value == "yes" || value == "true" || value.empty()) {
+    request.code_cache = true;
+  } else if (value == "n" || value == "no" || value == "false") {
+    request.code_cache = false;
+  } else {
+    return std::unexpected(UsageError{"-C cache='" + std::string(value) + "': expected y or n"});
+  }
+  return {};
+}
+
 // "-W a=1,b=2" / "-Wa=1": each item of the comma-separated list through `apply`.
 template <class Apply>
 std::expected<void, UsageError> apply_list(std::string_view list, Apply apply) {
@@ -264,9 +282,15 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
         request.tier = runtime::ExecutionTier::Interpret;
       } else if (*value == "compile") {
         request.tier = runtime::ExecutionTier::Compile;
+      } else if (*value == "auto") {
+        request.tier = runtime::ExecutionTier::Auto;
       } else {
-        return std::unexpected(UsageError{"--tier '" + std::string(*value) + "': expected interpret or compile"});
+        return std::unexpected(UsageError{"--tier '" + std::string(*value) + "': expected auto, interpret or compile"});
       }
+    } else if (flag == "--cache") {
+      auto value = take_value(flag, arg);
+      if (!value) return std::unexpected(value.error());
+      if (auto r = apply_codegen_option(request, "cache=" + std::string(*value)); !r) return std::unexpected(r.error());
     } else if (flag == "--json") {
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
@@ -275,8 +299,7 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
       request.stdin_path = std::string(*value);
-    } else if (module_required && (arg.starts_with("-W") || arg.starts_with("-S"))) {
-      const bool wasm = arg.starts_with("-W");
+    } else if (module_required && (arg.starts_with("-W") || arg.starts_with("-S") || arg.starts_with("-C"))) {
       std::string_view list;
       if (arg.size() == 2) {
         if (i + 1 >= args.size()) return std::unexpected(UsageError{std::string(arg) + " needs KEY=VALUE"});
@@ -284,9 +307,11 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
       } else {
         list = arg.substr(2);
       }
-      // -W and -S take comma-separated lists, as in Wasmtime: -W fuel=100,timeout=1s
-      auto r = wasm ? apply_list(list, [&](std::string_view o) { return apply_wasm_option(request, o); })
-                    : apply_list(list, [&](std::string_view o) { return apply_wasi_option(request, o); });
+      // -W, -S and -C take comma-separated lists, as in Wasmtime: -W fuel=100,timeout=1s
+      const char group = arg[1];
+      auto r = group == 'W'   ? apply_list(list, [&](std::string_view o) { return apply_wasm_option(request, o); })
+               : group == 'S' ? apply_list(list, [&](std::string_view o) { return apply_wasi_option(request, o); })
+                              : apply_list(list, [&](std::string_view o) { return apply_codegen_option(request, o); });
       if (!r) return std::unexpected(r.error());
     } else if (!module_required) {
       break;  // python mode: the first option that is not ours starts the interpreter's arguments
@@ -307,6 +332,17 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
     }
   }
   return request;
+}
+
+std::filesystem::path user_cache_folder(const char* env_var, std::string_view leaf) {
+  if (const char* dir = std::getenv(env_var); dir != nullptr && *dir != '\0') return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {
+    return std::filesystem::path(xdg) / "sprawling" / leaf;
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+    return std::filesystem::path(home) / ".cache" / "sprawling" / leaf;
+  }
+  return {};
 }
 
 }  // namespace sprawling::cli

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,8 +33,9 @@ struct RunRequest {
   std::optional<std::uint64_t> max_disk_write_bytes;
   std::optional<std::string> json_path;           // "-" = stderr
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
-  runtime::ExecutionTier tier = runtime::ExecutionTier::Interpret;  // --tier
-  bool simd = true;                                                 // -W simd=y|n
+  runtime::ExecutionTier tier = runtime::ExecutionTier::Auto;  // --tier
+  bool code_cache = true;                                        // -C cache=y|n, --cache y|n
+  bool simd = true;                                              // -W simd=y|n
 };
 
 // A usage error: what was wrong and the accepted form.
@@ -46,6 +48,10 @@ struct UsageError {
 // `--` — starts the interpreter's arguments; -W belongs to Python there, so use the long forms).
 [[nodiscard]] std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view> args,
                                                               bool module_required = true);
+
+// A per-user cache folder: $ENV_VAR, else $XDG_CACHE_HOME/sprawling/LEAF, else
+// ~/.cache/sprawling/LEAF; empty when none can be named.
+[[nodiscard]] std::filesystem::path user_cache_folder(const char* env_var, std::string_view leaf);
 
 // "500ms", "2s", "1m", "1.5s", "250us", "10ns"; a bare number is seconds.
 [[nodiscard]] std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text);

@@ -27,7 +27,7 @@ Runs CPython 3.11 built for WASI in the sandbox: the standard library is mounted
   sprawl python --dir ./work::/work /work/script.py
 
 Options: the long options of `sprawl run` (--dir, --env, --fuel, --max-memory-size, --timeout,
---hostcall-fuel, --tier, --stdin, --json), and --no-snapshot, before the Python arguments; the first
+--hostcall-fuel, --tier, --cache, --stdin, --json), and --no-snapshot, before the Python arguments; the first
 argument that is not one of them (-c, a script, -W …, -S, or anything after --) starts Python's
 own. Exit statuses: as `sprawl run`.
 
@@ -64,7 +64,7 @@ bool take_no_snapshot(std::vector<std::string_view>& args) {
     }
     if (arg == "--" || !arg.starts_with("--")) break;
     static constexpr std::string_view kWithValue[] = {"--dir", "--env", "--fuel", "--max-memory-size", "--timeout",
-                                                      "--hostcall-fuel", "--json", "--stdin"};
+                                                      "--hostcall-fuel", "--json", "--stdin", "--tier", "--cache"};
     i += std::ranges::find(kWithValue, arg) != std::end(kWithValue) ? 2 : 1;  // `--opt=value` is one
   }
   return found;
@@ -80,18 +80,6 @@ bool snapshot_can_run(const std::vector<std::string>& python_args, const std::ve
   const std::string& first = python_args[0];
   if (first == "-c" || first == "-m") return python_args.size() >= 2;
   return first == "-" || !first.starts_with("-");
-}
-
-// [snapshots] Where snapshots persist between `sprawl python` processes; empty: nowhere.
-std::filesystem::path snapshot_dir() {
-  if (const char* dir = std::getenv("SPRAWLING_SNAPSHOT_DIR"); dir != nullptr && *dir != '\0') return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {
-    return std::filesystem::path(xdg) / "sprawling" / "snapshots";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
-    return std::filesystem::path(home) / ".cache" / "sprawling" / "snapshots";
-  }
-  return {};
 }
 
 }  // namespace
@@ -131,7 +119,7 @@ int python_command(std::span<const std::string_view> command_args) {
   std::vector<runtime::Mount> stdlib{runtime::Mount{.host = lib, .guest = "/usr/local/lib", .writable = false}};
   // [snapshots] The initialisation sees the standard library (the first mount) and nothing else.
   // Without a folder to keep it in, a snapshot would be rebuilt by every process: start cold.
-  const auto dir = snapshot_dir();
+  const auto dir = user_cache_folder("SPRAWLING_SNAPSHOT_DIR", "snapshots");
   const runtime::SnapshotPolicy snapshot{
       .enabled = !no_snapshot && !dir.empty() && snapshot_can_run(request->args, request->env), .init_mounts = 1};
   return run_job(*request, std::move(argv), std::move(stdlib), wasm.string(), snapshot, dir);

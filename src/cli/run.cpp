@@ -63,12 +63,19 @@ Options:
                            write quota on writable mounts: bytes written plus the size of
                            any hole a write past the end or a resize adds; past it writes
                            fail with EDQUOT; default 1G (--json reports disk_write_bytes)
-  --tier interpret|compile which tier runs the guest's functions; both give the same output,
-                           traps and fuel. interpret (default): the interpreter, instant start.
-                           compile: LLVM compiles the module to machine code before it starts
-                           (the time counts towards --timeout); functions using what it does not
-                           compile yet (table and bulk-memory instructions, SIMD) stay interpreted.
-                           Only in builds with the compiled tier (else exit status 127)
+  --tier auto|interpret|compile
+                           which tier runs the guest's functions; all give the same output,
+                           traps and fuel. auto (default): machine code when the code cache
+                           holds the module (see `sprawl compile`), else the interpreter;
+                           nothing is compiled during the run (no background tier-up yet).
+                           interpret: the interpreter alone. compile: machine code from the
+                           cache, else LLVM compiles each function on its first call (the time
+                           counts towards --timeout); functions using SIMD stay interpreted.
+                           compile needs a build with the compiled tier (else exit status
+                           127); auto is the interpreter in one without
+  -C cache=y|n, --cache y|n
+                           use the compiled-code cache (default y): SPRAWLING_CACHE_DIR, else
+                           $XDG_CACHE_HOME/sprawling/code, else ~/.cache/sprawling/code
   --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
                            when it is a pipe or file; empty when it is a terminal); read on
                            demand as the guest reads, nothing ahead, and a read waiting for
@@ -151,6 +158,9 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.meter_fuel = request.fuel.has_value();
   config.tier = request.tier;
   config.simd = request.simd;
+  // The compiled-code cache (filled by `sprawl compile`): where auto and compile find machine code.
+  if (request.code_cache && request.tier != runtime::ExecutionTier::Interpret)
+    config.code_cache_dir = user_cache_folder("SPRAWLING_CACHE_DIR", "code");
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
   config.snapshot_dir = std::move(snapshot_dir);  // [snapshots]

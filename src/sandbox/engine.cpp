@@ -1,6 +1,7 @@
 // The engine adapter (Rust original: WasmtimeSandbox): loads and caches the module, links the
 // WASI host, preopens the mounts, sets the fuel budget and limits, runs _start and classifies
 // the ending. The seam file (sandbox.cpp) stays free of engine code.
+#include "sandbox/engine_code_cache.hpp"
 #include "sandbox/engine.hpp"
 #include "sandbox/engine_snapshot.hpp"
 
@@ -399,6 +400,9 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
                                    .alternative = "the interpreter (ExecutionTier::Interpret, sprawl run --tier interpret)",
                                    .detail = {{"tier", "compile"}}});
   }
+  if (config_.tier == ExecutionTier::Auto) (void)store.set_tier(wasm::Tier::Auto);  // the interpreter without the tier
+  if (config_.tier != ExecutionTier::Interpret && !config_.code_cache_dir.empty() && wasm::compiled_tier_available())
+    store.set_code_cache(std::make_shared<engine::FileCodeCache>(config_.code_cache_dir, config_.code_cache_max_bytes));
   std::vector<wasm::Extern> imports;
   imports.reserve(wasi_imports.size());
   for (const auto* def : wasi_imports) {
@@ -439,6 +443,36 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   record.stderr_bytes = (*context)->take_stderr();
   record.wall_time = std::chrono::steady_clock::now() - started;
   return engine::classify(std::move(record));
+}
+
+std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(const std::filesystem::path& wasm,
+                                                                     const SandboxConfig& config, bool metered,
+                                                                     bool unmetered) {
+  if (!wasm::compiled_tier_available()) {
+    return std::unexpected(AxError{.code = ErrorCode::ToolUnavailable,
+                                   .message = "this build has no compiled tier (built with SPRAWLING_WITH_JIT=OFF): "
+                                              "nothing to compile",
+                                   .alternative = "the interpreter (sprawl run --tier interpret)",
+                                   .detail = {{"tier", "compile"}}});
+  }
+  if (config.code_cache_dir.empty()) return std::unexpected(job_error("no code cache folder to compile into"));
+  auto compiled = load_module(wasm);
+  if (!compiled) return std::unexpected(compiled.error());
+  engine::FileCodeCache cache(config.code_cache_dir, config.code_cache_max_bytes);
+  std::vector<PrecompiledEntry> out;
+  for (const bool m : {false, true}) {
+    if (!(m ? metered : unmetered)) continue;
+    auto report = wasm::precompile(**compiled, m, cache);
+    if (!report) return std::unexpected(engine::host_error(report.error(), {{"path", wasm.string()}}));
+    out.push_back(PrecompiledEntry{.metered = m,
+                                   .file = config.code_cache_dir / report->entry,
+                                   .functions = report->functions,
+                                   .compiled = report->compiled,
+                                   .wasm_code_bytes = report->wasm_code_bytes,
+                                   .entry_bytes = report->entry_bytes,
+                                   .cpu_seconds = report->cpu_seconds});
+  }
+  return out;
 }
 
 }  // namespace sprawling::runtime

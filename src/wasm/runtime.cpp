@@ -206,18 +206,27 @@ bool compiled_tier_available() noexcept {
 
 bool Store::set_tier(Tier tier) noexcept {
   if (tier == Tier::Compile && !compiled_tier_available()) return false;
-  impl_->tier = tier;
+  impl_->tier = compiled_tier_available() ? tier : Tier::Interpret;
   return true;
 }
+
+#if !SPRAWLING_WITH_JIT
+std::expected<PrecompileReport, std::string> precompile(const CompiledModule&, bool, CodeCacheStorage&) {
+  return std::unexpected(std::string("this build has no compiled tier (built with SPRAWLING_WITH_JIT=OFF)"));
+}
+#endif
+
+void Store::set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept { impl_->code_cache = std::move(cache); }
 
 void Store::Impl::ensure_jit_code([[maybe_unused]] int variant) {
 #if SPRAWLING_WITH_JIT
   if (all_jit_ready[variant]) return;
   for (auto& inst : instances) {
     if (inst->jit_ready[variant]) continue;
-    const jit::ModuleCode& code = inst->compiled_module->impl().jit(variant);
-    const std::uint32_t imported = inst->module->imported_funcs;
-    for (std::uint32_t i = 0; i < code.entries.size(); ++i) inst->funcs[imported + i]->jit[variant] = &code.entries[i];
+    if (const jit::ModuleCode* code = inst->compiled_module->impl().jit_for(variant, tier, code_cache.get())) {
+      const std::uint32_t imported = inst->module->imported_funcs;
+      for (std::uint32_t i = 0; i < code->entries.size(); ++i) inst->funcs[imported + i]->jit[variant] = &code->entries[i];
+    }
     inst->jit_ready[variant] = true;
   }
   all_jit_ready[variant] = true;
@@ -635,7 +644,8 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   ExecOutcome out;
   const int variant = s.metered ? kMetered : kUnmetered;
   ++s.active_runs;
-  if (s.tier == Tier::Compile) s.ensure_jit_code(variant);
+  // Auto without a code cache has nothing to find: the interpreter's path exactly.
+  if (s.tier == Tier::Compile || (s.tier == Tier::Auto && s.code_cache)) s.ensure_jit_code(variant);
   if (s.metered) {
     s.ensure_metered_code();
     // Entry check of the deadline: what ran before this call (instantiation, the translation of

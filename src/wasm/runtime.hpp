@@ -162,13 +162,47 @@ struct ExecutionBudget {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // → TrapKind::DeadlineExceeded
 };
 
-// Which tier runs wasm functions. Interpret: the interpreter only. Compile: every function the
-// compiled tier supports is compiled (LLVM, whole module, on the first run of each variant) and
-// runs as machine code; the rest stay interpreted. Both give the same results, traps and fuel.
-enum class Tier : std::uint8_t { Interpret, Compile };
+// Which tier runs wasm functions; all give the same results, traps and fuel.
+// Interpret: the interpreter only. Compile: machine code for every function the compiled tier
+// supports — from the code cache (Store::set_code_cache) when it holds the module, else compiled
+// by LLVM, each function on its first call; the rest stay interpreted. Auto: machine code from the
+// code cache when it holds the module, else the interpreter (nothing is compiled on the way: no
+// background tier-up yet); in a build without the compiled tier, the interpreter.
+enum class Tier : std::uint8_t { Interpret, Compile, Auto };
 
 // Whether this build has the compiled tier (CMake option SPRAWLING_WITH_JIT).
 [[nodiscard]] bool compiled_tier_available() noexcept;
+
+// Where compiled code persists between processes (docs/compiled-tier.md, "Code cache"). The
+// engine names each entry (a hash of everything the machine code depends on) and writes
+// self-checking bytes (a header with the full key and a checksum it verifies on every read), so
+// an implementation only keeps bytes: the sandbox's keeps files (temp file + rename, a size bound).
+// Thread-safe implementations only: several stores and threads may use one.
+class CodeCacheStorage {
+ public:
+  virtual ~CodeCacheStorage() = default;
+  // The bytes last written under `name`, or nothing (absent, unreadable).
+  [[nodiscard]] virtual std::optional<std::vector<std::uint8_t>> read(std::string_view name) = 0;
+  // Replaces the entry `name` atomically (a reader sees the old bytes or the new, whole); the
+  // error says why it could not.
+  [[nodiscard]] virtual std::expected<void, std::string> write(std::string_view name,
+                                                               std::span<const std::uint8_t> bytes) = 0;
+};
+
+// What `precompile` did.
+struct PrecompileReport {
+  std::string entry;                 // the entry's name in the storage
+  std::size_t functions = 0;         // defined functions
+  std::size_t compiled = 0;          // of which have machine code (the rest stay interpreted)
+  std::size_t wasm_code_bytes = 0;   // the code section's function bodies
+  std::size_t entry_bytes = 0;       // what was written
+  double cpu_seconds = 0;            // this thread's CPU time, IR to object
+};
+// Compiles every function of `module` (variant: metered or not) to machine code ahead of time and
+// writes it to `cache`, where stores on Tier::Compile or Tier::Auto with that cache find it. The
+// error says what failed (no compiled tier in this build, LLVM, the storage).
+[[nodiscard]] std::expected<PrecompileReport, std::string> precompile(const CompiledModule& module, bool metered,
+                                                                      CodeCacheStorage& cache);
 
 struct InstantiationError {
   enum class Kind : std::uint8_t {
@@ -235,8 +269,12 @@ class Store {
   // Bytes charged to the account (StoreLimits::max_store_bytes) so far; nothing is given back
   // before the store dies, so this is also the peak.
   [[nodiscard]] std::uint64_t store_bytes() const noexcept;
-  // The tier for what runs after it; false (and nothing changed) when the build lacks it.
+  // The tier for what runs after it; false (and nothing changed) when the build lacks it
+  // (Tier::Compile only: Tier::Auto then means the interpreter).
   [[nodiscard]] bool set_tier(Tier tier) noexcept;
+  // Where Tier::Compile and Tier::Auto look for machine code made ahead of time (none: nowhere).
+  // A module's code is looked up once per variant and process: the first store to need it decides.
+  void set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept;
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

@@ -152,10 +152,15 @@ struct CompiledModule::Impl {
   mutable std::once_flag metered_once;
   mutable std::vector<CompiledFunc> metered_funcs;
   const std::vector<CompiledFunc>& metered() const;
-  // The compiled tier's code per variant, compiled on first use by a Store on that tier.
-  mutable std::once_flag jit_once[2];
+  // The compiled tier's code per variant (wasm/jit/), made on first use by a Store on that tier:
+  // loaded from the code cache (tried once per variant), else (Tier::Compile) compiled lazily.
+  mutable std::mutex jit_mutex;
   mutable std::shared_ptr<jit::ModuleCode> jit_code[2];
-  const jit::ModuleCode& jit(int variant) const;  // wasm/jit/
+  mutable bool jit_cache_tried[2] = {false, false};
+  mutable std::string jit_digest;  // the module bytes' BLAKE3 (hex), the code cache's key; "" until needed
+  const jit::ModuleCode& jit(int variant) const;  // compiled now (lazily per function), no cache
+  // The code for a store on `tier` with `cache` (may be null); null: none (Auto, not cached).
+  const jit::ModuleCode* jit_for(int variant, Tier tier, CodeCacheStorage* cache) const;
 };
 
 struct InstanceImpl final : Instance {
@@ -205,6 +210,7 @@ struct Store::Impl {
   std::size_t frames_bytes = 0;
   bool all_metered_ready = true;
   Tier tier = Tier::Interpret;
+  std::shared_ptr<CodeCacheStorage> code_cache;  // Tier::Compile / Auto: where cached code is found
   bool all_jit_ready[2] = {true, true};
   // Where the next run starts: the stack bottom, or — when a host function calls back into the
   // store — just above the frame and the frame record of the host call in progress.

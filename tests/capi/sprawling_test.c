@@ -491,17 +491,25 @@ static void test_disk_quota(void) {
   rmdir(rw);
 }
 
-/* Both tiers give the same output and the same fuel; without the compiled tier, compile is
- * refused with E_TOOL_UNAVAILABLE naming the interpreter. */
+/* Every tier gives the same output and the same fuel (auto with a code-cache folder, which holds
+ * nothing, so it interprets); without the compiled tier, compile is refused with
+ * E_TOOL_UNAVAILABLE naming the interpreter. */
 static void test_tiers(void) {
   CHECK(strcmp(sprawling_tier_name(SPRAWLING_TIER_INTERPRET), "interpret") == 0);
   CHECK(strcmp(sprawling_tier_name(SPRAWLING_TIER_COMPILE), "compile") == 0);
-  uint64_t fuel[2] = {0, 0};
-  const sprawling_tier tiers[2] = {SPRAWLING_TIER_INTERPRET, SPRAWLING_TIER_COMPILE};
-  for (int i = 0; i < 2; ++i) {
+  CHECK(strcmp(sprawling_tier_name(SPRAWLING_TIER_AUTO), "auto") == 0);
+  char cache[] = "/tmp/sprawling-capi-cache-XXXXXX";
+  CHECK(mkdtemp(cache) != NULL);
+  uint64_t fuel[3] = {0, 0, 0};
+  const sprawling_tier tiers[3] = {SPRAWLING_TIER_INTERPRET, SPRAWLING_TIER_COMPILE, SPRAWLING_TIER_AUTO};
+  for (int i = 0; i < 3; ++i) {
     sprawling_config* config = NULL;
     CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
     CHECK(sprawling_config_set_tier(config, tiers[i]) == SPRAWLING_OK);
+    if (tiers[i] == SPRAWLING_TIER_AUTO) {
+      CHECK(sprawling_config_set_code_cache_dir(config, cache) == SPRAWLING_OK);
+      CHECK(sprawling_config_set_code_cache_max_bytes(config, (uint64_t)64 << 20) == SPRAWLING_OK);
+    }
     sprawling_sandbox* sandbox = sandbox_with(config);
     sprawling_config_free(config);
     sprawling_job* job = bytes_job(ok_wat, "ok");
@@ -519,7 +527,8 @@ static void test_tiers(void) {
     sprawling_job_free(job);
     sprawling_sandbox_free(sandbox);
   }
-  CHECK(fuel[0] > 0 && fuel[0] == fuel[1]);
+  CHECK(fuel[0] > 0 && fuel[0] == fuel[1] && fuel[0] == fuel[2]);
+  rmdir(cache);
 }
 
 static int folder_holds_a_file(const char* dir) {
@@ -681,6 +690,10 @@ static void test_invalid_arguments(void) {
   CHECK(sprawling_tier_name((sprawling_tier)99) == NULL);
   CHECK(sprawling_config_set_snapshot_dir(NULL, "/tmp") == SPRAWLING_EINVAL);
   CHECK(sprawling_config_set_snapshot_dir(config, NULL) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_code_cache_dir(NULL, "/tmp") == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_code_cache_dir(config, NULL) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_code_cache_max_bytes(config, 0) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_code_cache_max_bytes(NULL, 1) == SPRAWLING_EINVAL);
   CHECK(sprawling_job_set_snapshot(NULL, 1, 0) == SPRAWLING_EINVAL);
   CHECK(sprawling_job_set_stdin_fd(NULL, 0) == SPRAWLING_EINVAL);
   CHECK(sprawling_job_set_stdin_fd(job, -1) == SPRAWLING_EINVAL);

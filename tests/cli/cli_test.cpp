@@ -103,10 +103,10 @@ TEST(Cli, RunHelpDocumentsEveryFlagAndStatus) {
   auto help = sprawl({"run", "--help"});
   EXPECT_EQ(help.status, 0);
   for (const char* word : {"--dir HOST::GUEST::ro", "--env NAME=VALUE", "--fuel", "-W fuel=N", "--max-memory-size",
-                           "--timeout", "--hostcall-fuel", "-S hostcall-fuel=BYTES", "--tier interpret|compile", "--json", "--stdin", "134", "135", "136", "133", "132", "131", "128", "126"}) {
+                           "--timeout", "--hostcall-fuel", "-S hostcall-fuel=BYTES", "--tier auto|interpret|compile", "-C cache=y|n", "--json", "--stdin", "134", "135", "136", "133", "132", "131", "128", "126"}) {
     EXPECT_TRUE(contains(help.out, word)) << word;
   }
-  for (const char* sub : {"wast", "validate", "python"}) {
+  for (const char* sub : {"wast", "validate", "python", "compile"}) {
     auto sub_help = sprawl({sub, "--help"});
     EXPECT_EQ(sub_help.status, 0) << sub;
     EXPECT_TRUE(contains(sub_help.out, "Usage: sprawl")) << sub;
@@ -165,6 +165,48 @@ TEST(Cli, TierCompileRunsTheSameOrIsUnavailable) {
     EXPECT_TRUE(contains(result.err, "no compiled tier")) << result.err;
     EXPECT_EQ(result.out, "");
   }
+}
+
+// `sprawl compile` fills the code cache (SPRAWLING_CACHE_DIR) and says what it wrote; `sprawl run`
+// (tier auto, the default) then starts on that machine code, with the interpreter's output and
+// fuel; -C cache=n and --tier interpret leave it alone.
+TEST(Cli, CompileFillsTheCodeCacheThatRunStartsFrom) {
+  TempDir dir;
+  const auto ok = dir.write("ok.wat", test::kOkGuest).string();
+  const std::vector<std::string> env{"SPRAWLING_CACHE_DIR=" + (dir.path() / "code").string(), "SPRAWLING_JIT_STATS=1"};
+  if (!runtime::wasm_sandbox_has_compiled_tier()) {
+    auto result = sprawl({"compile", ok}, {}, false, env);
+    EXPECT_EQ(result.status, 127);
+    EXPECT_TRUE(contains(result.err, "no compiled tier")) << result.err;
+    return;
+  }
+  auto compiled = sprawl({"compile", ok}, {}, false, env);
+  ASSERT_EQ(compiled.status, 0) << compiled.err;
+  EXPECT_TRUE(contains(compiled.out, "unmetered code: " + (dir.path() / "code").string())) << compiled.out;
+  EXPECT_TRUE(contains(compiled.out, "metered code: ")) << compiled.out;
+  const auto fuel_of = [](const std::string& report) {
+    const auto at = report.find("\"fuel_consumed\":");
+    return at == std::string::npos ? std::string("none") : report.substr(at, report.find(',', at) - at);
+  };
+  for (const char* fuel : {"", "100000"}) {
+    std::vector<std::string> args{"run"};
+    if (*fuel != '\0') args.insert(args.end(), {"--fuel", fuel});
+    args.insert(args.end(), {"--json", "-", ok});
+    auto cached = sprawl(args, {}, false, env);
+    EXPECT_EQ(cached.status, 0) << cached.err;
+    EXPECT_EQ(cached.out, "ok\n");
+    EXPECT_TRUE(contains(cached.err, "loaded from the code cache")) << cached.err;
+    args.insert(args.begin() + 1, {"--tier", "interpret"});
+    auto interpreted = sprawl(args, {}, false, env);
+    EXPECT_EQ(interpreted.out, "ok\n");
+    EXPECT_FALSE(contains(interpreted.err, "sprawl jit:")) << interpreted.err;
+    EXPECT_EQ(fuel_of(cached.err), fuel_of(interpreted.err));
+  }
+  auto off = sprawl({"run", "-C", "cache=n", ok}, {}, false, env);
+  EXPECT_EQ(off.out, "ok\n");
+  EXPECT_FALSE(contains(off.err, "sprawl jit:")) << off.err;
+  EXPECT_EQ(sprawl({"compile", dir.write("bad.wat", "(module (func (result i32)))").string()}, {}, false, env).status, 132);
+  EXPECT_EQ(sprawl({"compile"}, {}, false, env).status, 128);
 }
 
 TEST(Cli, DeadlineIs136InBothSpellings) {

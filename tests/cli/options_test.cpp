@@ -118,13 +118,27 @@ TEST(Options, WasiOptionHostcallFuelInBothSpellings) {
   EXPECT_FALSE(parse({"-S"}).has_value());
 }
 
-TEST(Options, TierIsInterpretByDefaultAndTakesCompile) {
-  EXPECT_EQ(parse({"m.wasm"}).value().tier, runtime::ExecutionTier::Interpret);
+TEST(Options, TierIsAutoByDefaultAndTakesInterpretAndCompile) {
+  EXPECT_EQ(parse({"m.wasm"}).value().tier, runtime::ExecutionTier::Auto);
   EXPECT_EQ(parse({"--tier", "compile", "m.wasm"}).value().tier, runtime::ExecutionTier::Compile);
   EXPECT_EQ(parse({"--tier=interpret", "m.wasm"}).value().tier, runtime::ExecutionTier::Interpret);
+  EXPECT_EQ(parse({"--tier", "auto", "m.wasm"}).value().tier, runtime::ExecutionTier::Auto);
   auto bad = parse({"--tier", "jit", "m.wasm"});
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message.find("expected interpret or compile"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("expected auto, interpret or compile"), std::string::npos);
+}
+
+TEST(Options, CodeCacheIsOnByDefaultAndSwitchedWithDashCOrCache) {
+  EXPECT_TRUE(parse({"m.wasm"}).value().code_cache);
+  EXPECT_FALSE(parse({"-C", "cache=n", "m.wasm"}).value().code_cache);
+  EXPECT_TRUE(parse({"-Ccache=y", "m.wasm"}).value().code_cache);
+  EXPECT_FALSE(parse({"--cache", "n", "m.wasm"}).value().code_cache);
+  auto bad = parse({"-C", "cache=maybe", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("expected y or n"), std::string::npos);
+  auto unknown = parse({"-C", "compiler=cranelift", "m.wasm"});
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message.find("supported: cache=y|n"), std::string::npos);
 }
 
 TEST(Options, AFlagsValueIsNeverTheNextOption) {

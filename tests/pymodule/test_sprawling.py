@@ -287,10 +287,14 @@ def test_disk_quota_fails_writes_past_it_and_is_measured(dirs):
 # ---- tiers (#17) ----
 
 
-def test_tiers_give_the_same_output_and_fuel():
-    assert sprawling.tiers()[:2] == ("interpret", "compile")
+def test_tiers_give_the_same_output_and_fuel(tmp_path):
+    assert sprawling.tiers()[:3] == ("interpret", "compile", "auto")
     interpreted = sprawling.Sandbox(tier="interpret").run(OK_WAT, fuel=FUEL)
     assert interpreted.stdout == b"ok\n"
+    auto = sprawling.Sandbox(tier="auto", code_cache_dir=tmp_path / "code", code_cache_max_bytes=1 << 26)
+    automatic = auto.run(OK_WAT, fuel=FUEL)
+    assert automatic.stdout == interpreted.stdout
+    assert automatic.stats.fuel_consumed == interpreted.stats.fuel_consumed
     compiling = sprawling.Sandbox(tier="compile")
     if sprawling.compiled_tier_available():
         compiled = compiling.run(OK_WAT, fuel=FUEL)
@@ -435,6 +439,11 @@ def test_parallel_jobs_from_threads_overlap():
     ({"tier": 1}, TypeError),
     ({"snapshot_dir": ""}, ValueError),
     ({"snapshot_dir": 7}, TypeError),
+    ({"code_cache_dir": ""}, ValueError),
+    ({"code_cache_dir": 7}, TypeError),
+    ({"code_cache_max_bytes": 0}, ValueError),
+    ({"code_cache_max_bytes": -1}, ValueError),
+    ({"code_cache_max_bytes": "1"}, TypeError),
 ])
 def test_bad_sandbox_arguments(kwargs, error):
     name = next(iter(kwargs))

@@ -11,15 +11,19 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace sprawling::runtime {
 
-// Which tier runs the guest's functions (both give the same results, traps and fuel).
-// Interpret: the interpreter alone, no compilation (instant start). Compile: every function the
-// compiled tier supports is compiled with LLVM before the guest starts and runs as machine code,
-// the rest interpreted; only in builds with the compiled tier (wasm_sandbox_has_compiled_tier()),
-// otherwise run() fails with E_TOOL_UNAVAILABLE.
-enum class ExecutionTier : std::uint8_t { Interpret, Compile };
+// Which tier runs the guest's functions (all give the same results, traps and fuel).
+// Interpret: the interpreter alone, no compilation (instant start). Compile: machine code for
+// every function the compiled tier supports, from the code cache (code_cache_dir) when it holds
+// the module, else compiled by LLVM as each function is first called; the rest interpreted. Only
+// in builds with the compiled tier (wasm_sandbox_has_compiled_tier()), otherwise run() fails with
+// E_TOOL_UNAVAILABLE. Auto: machine code from the code cache when it holds the module (filled by
+// precompile_module, `sprawl compile`), else the interpreter — nothing is compiled while the job
+// runs (no background tier-up of hot functions yet); the interpreter in builds without the tier.
+enum class ExecutionTier : std::uint8_t { Interpret, Compile, Auto };
 [[nodiscard]] bool wasm_sandbox_has_compiled_tier() noexcept;
 
 struct SandboxConfig {
@@ -69,12 +73,36 @@ struct SandboxConfig {
   // also kept between processes, checksummed; a corrupt or foreign file is rebuilt. Empty: the
   // in-memory cache only.
   std::filesystem::path snapshot_dir{};
-  // Interpret by default: the compiled tier compiles the whole module first (no tiering yet).
-  ExecutionTier tier = ExecutionTier::Interpret;
+  ExecutionTier tier = ExecutionTier::Auto;
+  // The compiled-code cache (docs/compiled-tier.md, "Code cache"): a folder (created 0700 when
+  // missing; not used when another user owns it or others may write it) of machine code per
+  // module, engine build, LLVM version, CPU features and fuel mode, checked on every read (a
+  // corrupt, truncated or foreign entry is ignored). Empty: no cache.
+  std::filesystem::path code_cache_dir{};
+  // Its size bound: past it, writing an entry removes the least recently used ones (down to 70%).
+  std::uint64_t code_cache_max_bytes = std::uint64_t{1} << 30;
   // Fixed-width SIMD (v128 and its 236 instructions; Wasmtime's -W simd). When false a module
   // that uses any of it is refused before it runs, naming its first use.
   bool simd = true;
 };
+
+// What precompile_module wrote, per fuel mode.
+struct PrecompiledEntry {
+  bool metered = false;              // the variant with fuel metering (SandboxConfig::meter_fuel)
+  std::filesystem::path file;        // the entry written
+  std::size_t functions = 0;         // defined functions
+  std::size_t compiled = 0;          // of which have machine code
+  std::size_t wasm_code_bytes = 0;   // the function bodies' bytes
+  std::size_t entry_bytes = 0;
+  double cpu_seconds = 0;            // compiling, this thread
+};
+// Compiles the whole module `wasm` ahead of time into config.code_cache_dir (`sprawl compile`),
+// for the metered variant, the unmetered one, or both; later runs with ExecutionTier::Auto or
+// Compile start on that machine code. Errors: the module (E_INVALID_MODULE), no compiled tier
+// (E_TOOL_UNAVAILABLE), no cache folder or a failed write (E_INVALID_JOB / E_SANDBOX_HOST).
+[[nodiscard]] std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(const std::filesystem::path& wasm,
+                                                                                    const SandboxConfig& config,
+                                                                                    bool metered, bool unmetered);
 
 class WasmSandbox final : public Sandbox {
  public:

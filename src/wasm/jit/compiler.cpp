@@ -8,6 +8,7 @@
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/opcodes.hpp"
 
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -35,15 +36,19 @@ namespace sprawling::wasm {
 namespace jit {
 
 struct ModuleCode::Impl {
-  std::unique_ptr<llvm::orc::LLLazyJIT> lljit;
-  std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model
+  std::unique_ptr<llvm::orc::LLJIT> lljit;  // lazy (compile_module) or holding a cached object
+  std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model (lazy only)
   std::mutex optimize_mutex;                // partitions of one module optimize one at a time
   std::vector<std::size_t> body_bytes;      // per defined function: its wasm code size
 };
 
 ModuleCode::ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
 ModuleCode::~ModuleCode() {
-  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty()) {
+  if (impl == nullptr) return;  // never set up (an error, or compile_object's scratch record)
+  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty() && from_cache) {
+    std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s\n", compiled,
+                 entries.size(), seconds_codegen);
+  } else if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty()) {
     std::fprintf(stderr,
                  "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call (%zu of %zu wasm code "
                  "bytes); IR %.3f s, optimizing %.3f s\n",
@@ -1070,35 +1075,105 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace
+std::string function_name(std::size_t defined) {
+  return "wasm_f" + std::to_string(defined);
+}
 
-std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool metered) {
+// The host target every path compiles for (and the code cache keys on).
+llvm::Expected<llvm::orc::JITTargetMachineBuilder> host_target_builder() {
   init_llvm();
-  auto t0 = std::chrono::steady_clock::now();
-  const std::vector<CompiledFunc>& funcs = metered ? cm.metered() : cm.funcs;
-  auto out = std::make_shared<ModuleCode>(funcs.size());
-  const OpDecoder dec(metered);
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (jtmb) jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  return jtmb;
+}
 
-  for (const FunctionBody& body : cm.module.code) out->code_bytes += body.code_size;
+// The IR of every compilable function of a variant in one module (`wasm_f<defined index>`);
+// out->reasons says why the others stay interpreted. Shared by the lazy and the whole-module paths.
+struct Emitted {
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> mod;
+};
+std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered, const llvm::DataLayout& layout,
+                                   const llvm::Triple& triple, ModuleCode& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<CompiledFunc>& funcs = metered ? cm.metered() : cm.funcs;
+  const OpDecoder dec(metered);
+  for (const FunctionBody& body : cm.module.code) out.code_bytes += body.code_size;
   std::vector<Scan> scans;
   scans.reserve(funcs.size());
   for (const CompiledFunc& f : funcs) {
     const u32 start = metered ? 3 : 0;
     if (metered && (f.code.size() < 3 || dec.op(f.code[0]) != Op::FuelCheck || f.code[2] != 1)) {
-      Scan s;
-      s.reason = "the metered code does not start with the entry check";
-      scans.push_back(std::move(s));
+      Scan sc;
+      sc.reason = "the metered code does not start with the entry check";
+      scans.push_back(std::move(sc));
       continue;
     }
     scans.push_back(scan(f, start, dec, metered));
   }
+  Emitted e;
+  e.context = std::make_unique<llvm::LLVMContext>();
+  e.mod = std::make_unique<llvm::Module>("wasm", *e.context);
+  e.mod->setDataLayout(layout);
+  e.mod->setTargetTriple(triple.str());
+  ModuleEmitter me(cm, funcs, metered, *e.context, *e.mod);
+  me.fns.assign(funcs.size(), nullptr);
+  for (std::size_t i = 0; i < funcs.size(); ++i) {
+    if (!scans[i].reason.empty()) {
+      out.reasons[i] = scans[i].reason;
+      continue;
+    }
+    me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *e.mod);
+  }
+  for (std::size_t i = 0; i < funcs.size(); ++i)
+    if (me.fns[i] != nullptr) FunctionEmitter(me, static_cast<u32>(i), scans[i]).emit();
 
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  std::string verify;
+  llvm::raw_string_ostream vs(verify);
+  if (llvm::verifyModule(*e.mod, &vs)) {
+    out.error = "the compiled tier generated invalid IR: " + verify;
+    return std::nullopt;
+  }
+  out.seconds_ir = seconds_since(t0);
+  return e;
+}
+
+// The runtime helpers compiled code calls, by name (runtime_calls.hpp).
+llvm::Error define_helpers(llvm::orc::LLJIT& lljit) {
+  llvm::orc::SymbolMap symbols;
+  for (const HelperSymbol& h : runtime_symbols()) {
+    symbols[lljit.mangleAndIntern(llvm::StringRef(h.name.data(), h.name.size()))] = {
+        llvm::orc::ExecutorAddr::fromPtr(h.address), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  }
+  return lljit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)));
+}
+
+// Publishes the entry of every function with machine code (out->reasons "" ), or none on error.
+void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
+  for (std::size_t i = 0; i < out.entries.size(); ++i) {
+    if (!out.reasons[i].empty()) continue;
+    auto addr = lljit.lookup(function_name(i));
+    if (!addr) {
+      out.error = error_text(addr.takeError());
+      for (auto& e : out.entries) e.store(nullptr, std::memory_order_relaxed);
+      out.compiled = 0;
+      return;
+    }
+    out.entries[i].store(addr->toPtr<Entry>(), std::memory_order_release);
+    ++out.compiled;
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool metered) {
+  const std::size_t nfuncs = (metered ? cm.metered() : cm.funcs).size();
+  auto out = std::make_shared<ModuleCode>(nfuncs);
+  auto jtmb = host_target_builder();
   if (!jtmb) {
     out->error = error_text(jtmb.takeError());
     return out;
   }
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
   auto tm = jtmb->createTargetMachine();
   if (!tm) {
     out->error = error_text(tm.takeError());
@@ -1138,69 +1213,90 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
         return tsm;
       });
 
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto mod = std::make_unique<llvm::Module>("wasm", *context);
-  mod->setDataLayout((*lljit)->getDataLayout());
-  mod->setTargetTriple(state->tm->getTargetTriple().str());
-  ModuleEmitter me(cm, funcs, metered, *context, *mod);
-  me.fns.assign(funcs.size(), nullptr);
-  for (std::size_t i = 0; i < funcs.size(); ++i) {
-    if (!scans[i].reason.empty()) {
-      out->reasons[i] = scans[i].reason;
-      continue;
-    }
-    me.fns[i] =
-        llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, "wasm_f" + std::to_string(i), *mod);
-  }
-  for (std::size_t i = 0; i < funcs.size(); ++i)
-    if (me.fns[i] != nullptr) FunctionEmitter(me, static_cast<u32>(i), scans[i]).emit();
-
-  std::string verify;
-  llvm::raw_string_ostream vs(verify);
-  if (llvm::verifyModule(*mod, &vs)) {
-    out->error = "the compiled tier generated invalid IR: " + verify;
-    return out;
-  }
-  out->seconds_ir = seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
-
-  llvm::orc::JITDylib& jd = (*lljit)->getMainJITDylib();
-  llvm::orc::SymbolMap symbols;
-  for (const HelperSymbol& h : runtime_symbols()) {
-    symbols[(*lljit)->mangleAndIntern(llvm::StringRef(h.name.data(), h.name.size()))] = {
-        llvm::orc::ExecutorAddr::fromPtr(h.address), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
-  }
-  if (auto e = jd.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+  std::optional<Emitted> emitted =
+      emit_module(cm, metered, (*lljit)->getDataLayout(), state->tm->getTargetTriple(), *out);
+  if (!emitted) return out;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto e = define_helpers(**lljit)) {
     out->error = error_text(std::move(e));
     return out;
   }
-  if (auto e = (*lljit)->addLazyIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(context)))) {
+  if (auto e = (*lljit)->addLazyIRModule(llvm::orc::ThreadSafeModule(std::move(emitted->mod), std::move(emitted->context)))) {
     out->error = error_text(std::move(e));
     return out;
   }
-  for (std::size_t i = 0; i < funcs.size(); ++i) {
-    if (me.fns[i] == nullptr) continue;
-    auto addr = (*lljit)->lookup("wasm_f" + std::to_string(i));
-    if (!addr) {
-      out->error = error_text(addr.takeError());
-      for (auto& e : out->entries) e.store(nullptr, std::memory_order_relaxed);
-      out->compiled = 0;
-      return out;
-    }
-    out->entries[i].store(addr->toPtr<Entry>(), std::memory_order_release);
-    ++out->compiled;
-  }
+  publish_entries(**lljit, *out);
   out->seconds_codegen = seconds_since(t0);  // the stubs only: functions compile on first call
   impl->lljit = std::move(*lljit);
   out->impl = std::move(impl);
   return out;
 }
 
-}  // namespace jit
-
-const jit::ModuleCode& CompiledModule::Impl::jit(int variant) const {
-  std::call_once(jit_once[variant], [&] { jit_code[variant] = jit::compile_module(*this, variant == kMetered); });
-  return *jit_code[variant];
+std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Impl& cm, bool metered) {
+  const std::size_t nfuncs = (metered ? cm.metered() : cm.funcs).size();
+  auto jtmb = host_target_builder();
+  if (!jtmb) return std::unexpected(error_text(jtmb.takeError()));
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) return std::unexpected(error_text(tm.takeError()));
+  ModuleCode scratch(nfuncs);  // collects the reasons and the emission's error
+  std::optional<Emitted> emitted = emit_module(cm, metered, (*tm)->createDataLayout(), (*tm)->getTargetTriple(), scratch);
+  if (!emitted) return std::unexpected(scratch.error);
+  auto t0 = std::chrono::steady_clock::now();
+  optimize(*emitted->mod, **tm);
+  const double seconds_opt = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  llvm::orc::SimpleCompiler compiler(**tm);
+  auto object = compiler(*emitted->mod);
+  if (!object) return std::unexpected(error_text(object.takeError()));
+  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr) {
+    std::fprintf(stderr, "sprawl jit: whole module: IR %.3f s, optimizing %.3f s, code generation %.3f s\n",
+                 scratch.seconds_ir, seconds_opt, seconds_since(t0));
+  }
+  ObjectImage image;
+  image.reasons = std::move(scratch.reasons);
+  image.object.assign((*object)->getBufferStart(), (*object)->getBufferEnd());
+  return image;
 }
+
+std::shared_ptr<ModuleCode> load_object(const ObjectImage& image) {
+  auto out = std::make_shared<ModuleCode>(image.reasons.size());
+  out->reasons = image.reasons;
+  out->from_cache = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto jtmb = host_target_builder();
+  if (!jtmb) {
+    out->error = error_text(jtmb.takeError());
+    return out;
+  }
+  auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+  if (!lljit) {
+    out->error = error_text(lljit.takeError());
+    return out;
+  }
+  if (auto e = define_helpers(**lljit)) {
+    out->error = error_text(std::move(e));
+    return out;
+  }
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(reinterpret_cast<const char*>(image.object.data()), image.object.size()), "sprawling-code-cache");
+  if (auto e = (*lljit)->addObjectFile(std::move(buffer))) {
+    out->error = error_text(std::move(e));
+    return out;
+  }
+  publish_entries(**lljit, *out);  // the first lookup links the whole object
+  out->seconds_codegen = seconds_since(t0);
+  auto impl = std::make_unique<ModuleCode::Impl>();
+  impl->lljit = std::move(*lljit);
+  out->impl = std::move(impl);
+  return out;
+}
+
+std::expected<TargetId, std::string> host_target() {
+  auto jtmb = host_target_builder();
+  if (!jtmb) return std::unexpected(error_text(jtmb.takeError()));
+  return TargetId{jtmb->getTargetTriple().str(), jtmb->getCPU(), jtmb->getFeatures().getString()};
+}
+
+}  // namespace jit
 
 }  // namespace sprawling::wasm

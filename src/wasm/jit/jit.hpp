@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,11 +63,33 @@ class ModuleCode {
   double seconds_opt = 0;
   std::size_t materialized = 0;
   std::size_t materialized_bytes = 0;  // their wasm code bytes
+  bool from_cache = false;             // loaded from the code cache (seconds_codegen: the linking)
+  std::string cache_miss;              // why the code cache gave nothing, when it was asked
   std::unique_ptr<Impl> impl;          // the JIT that owns the machine code
 };
 
-// Compiles every function of the module variant that uses only what the compiled tier supports.
+// Compiles every function of the module variant that uses only what the compiled tier supports,
+// each on its first call.
 std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& module, bool metered);
+
+// A whole module variant compiled ahead of time: one relocatable object defining wasm_f<i> for
+// every defined function i whose reason is "" (the code cache's payload).
+struct ObjectImage {
+  std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
+  std::vector<std::uint8_t> object;  // ELF relocatable object, helpers referenced by name
+};
+std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Impl& module, bool metered);
+// Links the object in this process (JITLink; code pages read+execute) and publishes its entries;
+// on failure ModuleCode::error says why and no entry is set.
+std::shared_ptr<ModuleCode> load_object(const ObjectImage& image);
+
+// The target machine code is generated for: this host's, with every feature its CPU has.
+struct TargetId {
+  std::string triple;
+  std::string cpu;
+  std::string features;
+};
+std::expected<TargetId, std::string> host_target();
 
 // Runs compiled `entry` for `callee` whose frame is at nfp, after the caller made the entry
 // protocol (stack and depth check, entry fuel, frame record pushed at fr - 1, locals zeroed).

@@ -1,0 +1,293 @@
+// The code cache's keys and entries (code_cache.hpp), the choice of a module variant's machine
+// code for a store's tier (cache, else lazy compilation) and `precompile`, which fills the cache.
+#include "wasm/jit/code_cache.hpp"
+
+#include <link.h>
+#include <llvm-c/Core.h>
+#include <llvm/Support/BLAKE3.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+namespace sprawling::wasm {
+
+namespace jit {
+
+namespace {
+
+constexpr std::string_view kMagic = "SPRWCODE";
+constexpr std::uint32_t kFormat = 1;
+constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 + 32;  // magic, format, key length, payload length, BLAKE3
+
+void put32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void put64(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+std::uint64_t get_le(std::span<const std::uint8_t> in, std::size_t at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in[at + static_cast<std::size_t>(i)]) << (8 * i);
+  return v;
+}
+
+std::string hex(std::span<const std::uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(bytes.size() * 2);
+  for (const std::uint8_t b : bytes) {
+    s.push_back(kDigits[b >> 4]);
+    s.push_back(kDigits[b & 15]);
+  }
+  return s;
+}
+
+llvm::BLAKE3Result<32> blake3_of(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b = {}) {
+  llvm::BLAKE3 h;
+  h.update(llvm::ArrayRef<std::uint8_t>(a.data(), a.size()));
+  if (!b.empty()) h.update(llvm::ArrayRef<std::uint8_t>(b.data(), b.size()));
+  return h.final();
+}
+
+std::span<const std::uint8_t> bytes_of(std::string_view s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// The GNU build-id note of the loaded object (executable or shared library) holding this code:
+// it changes with any change to the engine, its translator or this compiler.
+std::string engine_build_id() {
+  struct Search {
+    std::uintptr_t address;
+    std::string id;
+  } search{reinterpret_cast<std::uintptr_t>(&engine_build_id), {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
+        bool mine = false;
+        for (int i = 0; i < info->dlpi_phnum && !mine; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          const std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+          mine = ph.p_type == PT_LOAD && s->address >= lo && s->address < lo + ph.p_memsz;
+        }
+        if (!mine) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_NOTE) continue;
+          const auto* p = reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+          const std::uint8_t* end = p + ph.p_memsz;
+          while (p + sizeof(ElfW(Nhdr)) <= end) {
+            ElfW(Nhdr) n;
+            std::memcpy(&n, p, sizeof n);
+            const std::uint8_t* name = p + sizeof n;
+            const std::uint8_t* desc = name + ((n.n_namesz + 3) & ~3u);
+            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0 &&
+                desc + n.n_descsz <= end) {
+              s->id = hex({desc, n.n_descsz});
+              return 1;
+            }
+            p = desc + ((n.n_descsz + 3) & ~3u);
+          }
+        }
+        return 1;
+      },
+      &search);
+  return search.id;
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+std::string digest_hex(std::span<const std::uint8_t> bytes) {
+  const auto d = blake3_of(bytes);
+  return hex(d);
+}
+
+const std::expected<CacheKeyParts, std::string>& host_key_parts() {
+  static const std::expected<CacheKeyParts, std::string> parts = []() -> std::expected<CacheKeyParts, std::string> {
+    CacheKeyParts p;
+    p.engine = engine_build_id();
+    if (p.engine.empty()) {
+      return std::unexpected(std::string(
+          "the binary holding the engine has no GNU build-id (linked without --build-id): the code cache could not "
+          "tell this engine from another build"));
+    }
+    unsigned major = 0;
+    unsigned minor = 0;
+    unsigned patch = 0;
+    LLVMGetVersion(&major, &minor, &patch);
+    p.llvm = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    auto target = host_target();
+    if (!target) return std::unexpected("the host target: " + target.error());
+    p.target = std::move(*target);
+    p.pipeline = "format " + std::to_string(kFormat) + "; IR O1, codegen Default; whole module, one object";
+    return p;
+  }();
+  return parts;
+}
+
+CacheKey make_key(const CacheKeyParts& parts, std::string_view module_digest, bool metered) {
+  CacheKey k;
+  k.material = "sprawling code cache\nengine " + parts.engine + "\nllvm " + parts.llvm + "\ntriple " +
+               parts.target.triple + "\ncpu " + parts.target.cpu + "\nfeatures " + parts.target.features +
+               "\npipeline " + parts.pipeline + "\nfuel " + (metered ? "metered" : "unmetered") + "\nmodule " +
+               std::string(module_digest) + "\n";
+  k.name = digest_hex(bytes_of(k.material)) + ".code";
+  return k;
+}
+
+std::vector<std::uint8_t> encode_entry(const CacheKey& key, std::span<const std::uint8_t> payload) {
+  std::vector<std::uint8_t> head;
+  head.assign(kMagic.begin(), kMagic.end());
+  put32(head, kFormat);
+  put32(head, static_cast<std::uint32_t>(key.material.size()));
+  put64(head, payload.size());
+  const auto sum = blake3_of(bytes_of(key.material), payload);
+  std::vector<std::uint8_t> out(kHeaderBytes + key.material.size() + payload.size());
+  std::memcpy(out.data(), head.data(), head.size());
+  std::memcpy(out.data() + head.size(), sum.data(), sum.size());
+  std::memcpy(out.data() + kHeaderBytes, key.material.data(), key.material.size());
+  if (!payload.empty()) std::memcpy(out.data() + kHeaderBytes + key.material.size(), payload.data(), payload.size());
+  return out;
+}
+
+std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span<const std::uint8_t> entry,
+                                                                       const CacheKey& key) {
+  if (entry.size() < kHeaderBytes || std::memcmp(entry.data(), kMagic.data(), kMagic.size()) != 0)
+    return std::unexpected(std::string("not a code cache entry (no header)"));
+  if (get_le(entry, 8, 4) != kFormat) return std::unexpected(std::string("another entry format"));
+  const std::uint64_t key_len = get_le(entry, 12, 4);
+  const std::uint64_t payload_len = get_le(entry, 16, 8);
+  if (key_len > entry.size() - kHeaderBytes || payload_len != entry.size() - kHeaderBytes - key_len)
+    return std::unexpected("truncated or padded: " + std::to_string(entry.size()) + " bytes, the header says " +
+                           std::to_string(kHeaderBytes + key_len + payload_len));
+  const auto material = entry.subspan(kHeaderBytes, key_len);
+  const auto payload = entry.subspan(kHeaderBytes + key_len);
+  if (!std::ranges::equal(material, bytes_of(key.material)))
+    return std::unexpected(std::string("made for another key (engine build, LLVM, CPU, fuel mode or module)"));
+  const auto sum = blake3_of(material, payload);
+  if (!std::ranges::equal(sum, entry.subspan(24, 32))) return std::unexpected(std::string("checksum mismatch"));
+  return payload;
+}
+
+std::vector<std::uint8_t> encode_image(const ObjectImage& image) {
+  std::vector<std::uint8_t> out;
+  put32(out, static_cast<std::uint32_t>(image.reasons.size()));
+  for (const std::string& r : image.reasons) {
+    put32(out, static_cast<std::uint32_t>(r.size()));
+    out.insert(out.end(), r.begin(), r.end());
+  }
+  put64(out, image.object.size());
+  out.insert(out.end(), image.object.begin(), image.object.end());
+  return out;
+}
+
+std::expected<ObjectImage, std::string> decode_image(std::span<const std::uint8_t> payload, std::size_t functions) {
+  const auto bad = [] { return std::unexpected(std::string("malformed payload")); };
+  std::size_t at = 0;
+  if (payload.size() < 4) return bad();
+  if (get_le(payload, 0, 4) != functions) return std::unexpected(std::string("made for another function count"));
+  at = 4;
+  ObjectImage image;
+  image.reasons.resize(functions);
+  for (std::string& r : image.reasons) {
+    if (payload.size() - at < 4) return bad();
+    const std::uint64_t n = get_le(payload, at, 4);
+    at += 4;
+    if (payload.size() - at < n) return bad();
+    r.assign(reinterpret_cast<const char*>(payload.data() + at), n);
+    at += n;
+  }
+  if (payload.size() - at < 8 || get_le(payload, at, 8) != payload.size() - at - 8) return bad();
+  image.object.assign(payload.begin() + static_cast<std::ptrdiff_t>(at + 8), payload.end());
+  return image;
+}
+
+namespace {
+
+// The module's BLAKE3, computed once (the caller holds jit_mutex).
+const std::string& digest_locked(const CompiledModule::Impl& cm) {
+  if (cm.jit_digest.empty()) cm.jit_digest = digest_hex(cm.module.bytes);
+  return cm.jit_digest;
+}
+
+std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const CompiledModule::Impl& cm, bool metered,
+                                                                     CodeCacheStorage& cache) {
+  const auto& parts = host_key_parts();
+  if (!parts) return std::unexpected(parts.error());
+  const CacheKey key = make_key(*parts, digest_locked(cm), metered);
+  const auto entry = cache.read(key.name);
+  if (!entry) return std::unexpected("no entry " + key.name);
+  const auto payload = decode_entry(*entry, key);
+  if (!payload) return std::unexpected("entry " + key.name + " rejected: " + payload.error());
+  auto image = decode_image(*payload, cm.module.code.size());
+  if (!image) return std::unexpected("entry " + key.name + " rejected: " + image.error());
+  auto code = load_object(*image);
+  if (!code->error.empty()) return std::unexpected("entry " + key.name + " could not be linked: " + code->error);
+  code->code_bytes = 0;
+  for (const FunctionBody& body : cm.module.code) code->code_bytes += body.code_size;
+  return code;
+}
+
+}  // namespace
+
+}  // namespace jit
+
+const jit::ModuleCode& CompiledModule::Impl::jit(int variant) const {
+  const std::lock_guard lock(jit_mutex);
+  if (!jit_code[variant]) jit_code[variant] = jit::compile_module(*this, variant == kMetered);
+  return *jit_code[variant];
+}
+
+const jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCacheStorage* cache) const {
+  const std::lock_guard lock(jit_mutex);
+  if (jit_code[variant]) return jit_code[variant].get();
+  std::string miss;
+  if (cache != nullptr && !jit_cache_tried[variant]) {
+    jit_cache_tried[variant] = true;
+    auto code = jit::load_cached(*this, variant == kMetered, *cache);
+    if (code) {
+      jit_code[variant] = std::move(*code);
+      return jit_code[variant].get();
+    }
+    miss = std::move(code.error());
+  }
+  if (tier != Tier::Compile) return nullptr;
+  jit_code[variant] = jit::compile_module(*this, variant == kMetered);
+  jit_code[variant]->cache_miss = std::move(miss);
+  return jit_code[variant].get();
+}
+
+std::expected<PrecompileReport, std::string> precompile(const CompiledModule& module, bool metered,
+                                                        CodeCacheStorage& cache) {
+  const CompiledModule::Impl& cm = module.impl();
+  const auto& parts = jit::host_key_parts();
+  if (!parts) return std::unexpected(parts.error());
+  std::string digest;
+  {
+    const std::lock_guard lock(cm.jit_mutex);
+    digest = jit::digest_locked(cm);
+  }
+  const double t0 = jit::thread_cpu_seconds();
+  auto image = jit::compile_object(cm, metered);
+  if (!image) return std::unexpected("the compiled tier could not compile the module: " + image.error());
+  PrecompileReport report;
+  report.cpu_seconds = jit::thread_cpu_seconds() - t0;
+  report.functions = image->reasons.size();
+  report.compiled = static_cast<std::size_t>(std::ranges::count(image->reasons, std::string()));
+  for (const FunctionBody& body : cm.module.code) report.wasm_code_bytes += body.code_size;
+  const jit::CacheKey key = jit::make_key(*parts, digest, metered);
+  const std::vector<std::uint8_t> entry = jit::encode_entry(key, jit::encode_image(*image));
+  if (auto w = cache.write(key.name, entry); !w) return std::unexpected("the code cache: " + w.error());
+  report.entry = key.name;
+  report.entry_bytes = entry.size();
+  return report;
+}
+
+}  // namespace sprawling::wasm
