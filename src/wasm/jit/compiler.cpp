@@ -20,6 +20,10 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -351,18 +355,32 @@ class FunctionEmitter {
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     reload_memory();
 
-    // The shared trap exit: the counter and the location go to the context.
-    trap_bb_ = llvm::BasicBlock::Create(me_.ctx, "trap", fn_);
+    // The shared exits, so that a trap site costs one edge and one phi entry: `trap` stores the
+    // counter and the location (kind << 32 | word) in the context; `status` takes a helper's
+    // status with the word: located already (kLocated) -> `unwind`, else a trap here; `unwind`
+    // returns a status whose trap is located and whose counter is stored (a callee's).
+    cold_ = llvm::MDBuilder(me_.ctx).createBranchWeights(1, 1 << 20);
+    trap_bb_ = new_block("trap");
+    status_bb_ = new_block("status");
+    unwind_bb_ = new_block("unwind");
     {
       llvm::IRBuilderBase::InsertPointGuard g(b_);
       b_.SetInsertPoint(trap_bb_);
-      trap_kind_ = b_.CreatePHI(t_.i32, 4);
-      trap_word_ = b_.CreatePHI(t_.i32, 4);
+      trap_loc_ = b_.CreatePHI(t_.i64, 4);
       store_fuel();
       ctx_store(load_func(me_.cm.module.imported_funcs + defined_), offsetof(Ctx, loc_fn));
       ctx_store(llvm::ConstantPointerNull::get(t_.ptr), offsetof(Ctx, loc_ip));
-      ctx_store(trap_word_, offsetof(Ctx, loc_word));
-      b_.CreateRet(trap_kind_);
+      ctx_store(b_.CreateTrunc(trap_loc_, t_.i32), offsetof(Ctx, loc_word));
+      b_.CreateRet(b_.CreateTrunc(b_.CreateLShr(trap_loc_, 32), t_.i32));
+      b_.SetInsertPoint(unwind_bb_);
+      unwind_status_ = b_.CreatePHI(t_.i32, 4);
+      b_.CreateRet(b_.CreateAnd(unwind_status_, u32c(0xFF)));
+      b_.SetInsertPoint(status_bb_);
+      status_loc_ = b_.CreatePHI(t_.i64, 4);
+      llvm::Value* st = b_.CreateTrunc(b_.CreateLShr(status_loc_, 32), t_.i32);
+      b_.CreateCondBr(b_.CreateICmpUGE(st, u32c(kLocated)), unwind_bb_, trap_bb_);
+      unwind_status_->addIncoming(st, status_bb_);
+      trap_loc_->addIncoming(status_loc_, status_bb_);
     }
 
     for (u32 tw : scan_.targets) block_at(tw);
@@ -371,9 +389,11 @@ class FunctionEmitter {
       if (auto it = blocks_.find(in.at); it != blocks_.end()) {
         if (open) b_.CreateBr(it->second);
         b_.SetInsertPoint(it->second);
+        forget_bounds();  // a join: what one path checked, another may not have
         open = true;
       } else if (!open) {
         b_.SetInsertPoint(llvm::BasicBlock::Create(me_.ctx, "dead", fn_));
+        forget_bounds();
         open = true;
       }
       open = instr(in);
@@ -400,9 +420,13 @@ class FunctionEmitter {
   llvm::AllocaInst* mem_size_ = nullptr;
   llvm::AllocaInst* trap_out_ = nullptr;
   llvm::AllocaInst* scratch_ = nullptr;  // a helper's i64 result (slots must not escape: mem2reg)
+  llvm::MDNode* cold_ = nullptr;  // branch weights: the first successor is (almost) never taken
   llvm::BasicBlock* trap_bb_ = nullptr;
-  llvm::PHINode* trap_kind_ = nullptr;
-  llvm::PHINode* trap_word_ = nullptr;
+  llvm::PHINode* trap_loc_ = nullptr;  // kind << 32 | word
+  llvm::BasicBlock* status_bb_ = nullptr;
+  llvm::PHINode* status_loc_ = nullptr;  // helper status << 32 | word
+  llvm::BasicBlock* unwind_bb_ = nullptr;
+  llvm::PHINode* unwind_status_ = nullptr;
   std::unordered_map<u32, llvm::BasicBlock*> blocks_;
   u32 w_ = 0;  // the current instruction's first word
 
@@ -438,7 +462,10 @@ class FunctionEmitter {
 
   // Slots: 64-bit, i32/f32 values zero-extended (the interpreter's invariant).
   llvm::Value* slot(u32 s) { return b_.CreateLoad(t_.i64, slots_[s]); }
-  void set_slot(u32 s, llvm::Value* v64) { b_.CreateStore(v64, slots_[s]); }
+  void set_slot(u32 s, llvm::Value* v64) {
+    b_.CreateStore(v64, slots_[s]);
+    std::erase_if(bounds_, [s](const Bound& k) { return k.slot == s; });
+  }
   llvm::Type* ty(VT v) {
     switch (v) {
       case VT::I32: return t_.i32;
@@ -471,18 +498,19 @@ class FunctionEmitter {
   llvm::Value* u32c(u32 v) { return b_.getInt32(v); }
 
   // Traps: to the shared exit with (kind, this instruction's word); cold.
-  void trap_if(llvm::Value* cond, llvm::Value* kind) {
+  llvm::Value* location(llvm::Value* kind32) {
+    return b_.CreateOr(b_.CreateShl(b_.CreateZExt(kind32, t_.i64), 32), b_.getInt64(w_));
+  }
+  llvm::Value* location(TrapKind k) { return b_.getInt64((static_cast<u64>(k) << 32) | w_); }
+  void trap_if(llvm::Value* cond, llvm::Value* loc) {
     auto* cont = new_block("ok");
-    llvm::MDBuilder md(me_.ctx);
-    b_.CreateCondBr(cond, trap_bb_, cont, md.createBranchWeights(1, 1 << 20));
-    trap_kind_->addIncoming(kind, b_.GetInsertBlock());
-    trap_word_->addIncoming(u32c(w_), b_.GetInsertBlock());
+    b_.CreateCondBr(cond, trap_bb_, cont, cold_);
+    trap_loc_->addIncoming(loc, b_.GetInsertBlock());
     b_.SetInsertPoint(cont);
   }
-  void trap_if(llvm::Value* cond, TrapKind k) { trap_if(cond, u32c(static_cast<u32>(k))); }
+  void trap_if(llvm::Value* cond, TrapKind k) { trap_if(cond, location(k)); }
   void trap(TrapKind k) {
-    trap_kind_->addIncoming(u32c(static_cast<u32>(k)), b_.GetInsertBlock());
-    trap_word_->addIncoming(u32c(w_), b_.GetInsertBlock());
+    trap_loc_->addIncoming(location(k), b_.GetInsertBlock());
     b_.CreateBr(trap_bb_);
   }
   // REFUEL(visible) at this instruction.
@@ -490,7 +518,7 @@ class FunctionEmitter {
     store_fuel();
     llvm::Value* st = b_.CreateCall(me_.refuel, {ctxp_, b_.getInt64(static_cast<u64>(visible))});
     load_fuel();
-    trap_if(b_.CreateICmpNE(st, u32c(0)), st);
+    trap_if(b_.CreateICmpNE(st, u32c(0)), location(st));
   }
   // if (fuel - visible <= 0) refuel(visible)
   void fuel_check(i64 visible) {
@@ -498,8 +526,7 @@ class FunctionEmitter {
     auto* cont = new_block("fuelled");
     llvm::Value* f = b_.CreateLoad(t_.i64, fuel_);
     llvm::Value* low = b_.CreateICmpSLE(b_.CreateSub(f, b_.getInt64(static_cast<u64>(visible))), b_.getInt64(0));
-    llvm::MDBuilder md(me_.ctx);
-    b_.CreateCondBr(low, slow, cont, md.createBranchWeights(1, 1 << 20));
+    b_.CreateCondBr(low, slow, cont, cold_);
     b_.SetInsertPoint(slow);
     refuel(visible);
     b_.CreateBr(cont);
@@ -516,11 +543,58 @@ class FunctionEmitter {
   }
 
   // ---- memory
-  llvm::Value* address(llvm::Value* ea64, u32 size) {
-    llvm::Value* end = b_.CreateAdd(ea64, b_.getInt64(size));
-    trap_if(b_.CreateICmpUGT(end, b_.CreateLoad(t_.i64, mem_size_)), TrapKind::OutOfBoundsMemoryAccess);
+  // Bounds already checked on the straight-line path to here: an access needs no check when an
+  // earlier one proved its end in bounds. Memory never shrinks, so a proof holds until its
+  // address slot is written or paths join. `slot + imm` (u32) + offsets below `end` are in
+  // bounds (imm 0 and not `add` for a plain address); `const_end_` bounds every proven end.
+  struct Bound {
+    u32 slot;
+    u32 imm;
+    bool add;
+    u64 end;
+  };
+  static constexpr std::size_t kMaxBounds = 16;
+  std::vector<Bound> bounds_;
+  u64 const_end_ = 0;
+  void forget_bounds() {
+    bounds_.clear();
+    const_end_ = 0;
+  }
+  // The address of an access of `size` bytes at ea64 = (slot [+ imm]) + offset, or at the
+  // constant ea64 when slot is absent; checked unless proven.
+  llvm::Value* address(llvm::Value* ea64, u32 size, std::optional<u32> slot, u32 imm, bool add, u32 offset) {
+    const u64 end = u64{offset} + size;
+    bool proven = false;
+    if (!slot) {
+      proven = end + llvm::cast<llvm::ConstantInt>(ea64)->getZExtValue() <= const_end_;
+      if (!proven) const_end_ = std::max(const_end_, end + llvm::cast<llvm::ConstantInt>(ea64)->getZExtValue());
+    } else {
+      auto it = std::find_if(bounds_.begin(), bounds_.end(),
+                             [&](const Bound& k) { return k.slot == *slot && k.imm == imm && k.add == add; });
+      proven = it != bounds_.end() && end <= it->end;
+      if (!proven) {
+        if (it != bounds_.end()) {
+          it->end = end;
+        } else {
+          if (bounds_.size() == kMaxBounds) bounds_.erase(bounds_.begin());
+          bounds_.push_back({*slot, imm, add, end});
+        }
+        const_end_ = std::max(const_end_, end);
+      }
+    }
+    if (!proven) {
+      llvm::Value* last = b_.CreateAdd(ea64, b_.getInt64(size));
+      trap_if(b_.CreateICmpUGT(last, b_.CreateLoad(t_.i64, mem_size_)), TrapKind::OutOfBoundsMemoryAccess);
+    }
     return b_.CreateInBoundsGEP(t_.i8, b_.CreateLoad(t_.ptr, mem_base_), ea64);
   }
+  struct Where {
+    llvm::Value* ea64;
+    std::optional<u32> slot;
+    u32 imm = 0;
+    bool add = false;
+    u32 offset = 0;
+  };
   struct Access {
     llvm::Type* mem;
     bool sign;
@@ -550,18 +624,19 @@ class FunctionEmitter {
       default: return {t_.i8, false, false};
     }
   }
-  void load(Op base_op, u32 dst, llvm::Value* ea64) {
+  llvm::Value* address(const Where& w, u32 size) { return address(w.ea64, size, w.slot, w.imm, w.add, w.offset); }
+  void load(Op base_op, u32 dst, const Where& where) {
     const Access a = access_of(base_op);
     const u32 size = a.mem->getPrimitiveSizeInBits() / 8;
-    llvm::Value* v = b_.CreateAlignedLoad(a.mem, address(ea64, size), llvm::MaybeAlign(1));
+    llvm::Value* v = b_.CreateAlignedLoad(a.mem, address(where, size), llvm::MaybeAlign(1));
     llvm::Type* rt = a.wide ? t_.i64 : t_.i32;
     if (a.mem != rt) v = a.sign ? b_.CreateSExt(v, rt) : b_.CreateZExt(v, rt);
     put(dst, v, a.wide ? VT::I64 : VT::I32);
   }
-  void store(Op base_op, u32 src, llvm::Value* ea64) {
+  void store(Op base_op, u32 src, const Where& where) {
     const Access a = access_of(base_op);
     const u32 size = a.mem->getPrimitiveSizeInBits() / 8;
-    llvm::Value* ptr = address(ea64, size);
+    llvm::Value* ptr = address(where, size);
     b_.CreateAlignedStore(b_.CreateTrunc(slot(src), a.mem), ptr, llvm::MaybeAlign(1));
   }
   llvm::Value* ea(u32 addr_slot, u32 offset) {
@@ -584,22 +659,16 @@ class FunctionEmitter {
   }
   // A helper's status: 0 on, kLocated bit -> return it as is, else trap here.
   void helper_status(llvm::Value* st) {
-    auto* bad = new_block("call_trap");
     auto* cont = new_block("call_ok");
-    llvm::MDBuilder md(me_.ctx);
-    b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), bad, cont, md.createBranchWeights(1, 1 << 20));
-    b_.SetInsertPoint(bad);
-    auto* located = new_block("located");
-    auto* here = new_block("here");
-    b_.CreateCondBr(b_.CreateICmpUGE(st, u32c(kLocated)), located, here);
-    b_.SetInsertPoint(located);
-    b_.CreateRet(b_.CreateAnd(st, u32c(0xFF)));
-    b_.SetInsertPoint(here);
-    trap_kind_->addIncoming(st, here);
-    trap_word_->addIncoming(u32c(w_), here);
-    b_.CreateBr(trap_bb_);
+    llvm::Value* loc = location(st);
+    b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), status_bb_, cont, cold_);
+    status_loc_->addIncoming(loc, b_.GetInsertBlock());
     b_.SetInsertPoint(cont);
   }
+  // A call: machine code to machine code directly when every precondition of the interpreter's
+  // entry protocol holds (native stack to spare, a frame record and value-stack room, fuel > 1);
+  // otherwise sprawling_jit_call makes the same checks in the same order (stack, then refuel)
+  // and traps, refuels or runs the callee as the interpreter would, so one branch guards all.
   void emit_call(u32 funcidx, u32 base, u32 post) {
     const Module& m = me_.cm.module;
     const FuncType& ft = m.func_type(funcidx);
@@ -617,35 +686,27 @@ class FunctionEmitter {
       auto* fast = new_block("call_fast");
       llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
       llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
-      b_.CreateCondBr(b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)), slow, fast);
-      b_.SetInsertPoint(fast);
       llvm::Value* fr = ctx_load(t_.ptr, offsetof(Ctx, fr));
       llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
       llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
       llvm::Value* room = b_.CreateLShr(
           b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(nfp, t_.i64)), b_.getInt64(3));
-      llvm::Value* exhausted =
-          b_.CreateOr(b_.CreateICmpEQ(fr, fr_end), b_.CreateICmpULT(room, b_.getInt64(callee.frame_slots)));
-      trap_if(exhausted, TrapKind::CallStackExhausted);
-      if (me_.metered) {
-        auto* slow_fuel = new_block("entry_refuel");
-        auto* ok = new_block("entry_ok");
-        b_.CreateCondBr(b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)), slow_fuel, ok);
-        b_.SetInsertPoint(slow_fuel);
-        refuel(1);
-        b_.CreateBr(ok);
-        b_.SetInsertPoint(ok);
-        charge(callee_v.code[1]);  // the callee's entry FuelCheck cost (FuncInst::entry_fuel)
-      }
+      llvm::Value* no = b_.CreateOr(
+          b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
+          b_.CreateOr(b_.CreateICmpEQ(fr, fr_end), b_.CreateICmpULT(room, b_.getInt64(callee.frame_slots))));
+      if (me_.metered) no = b_.CreateOr(no, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)));
+      b_.CreateCondBr(no, slow, fast, cold_);
+      b_.SetInsertPoint(fast);
+      // The callee's entry FuelCheck cost (FuncInst::entry_fuel).
+      if (me_.metered) charge(layout::FuelCheck::read(callee_v.code.data()).cost);
       ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
       store_fuel();
       llvm::CallInst* st = b_.CreateCall(direct, {ctxp_, nfp});
       st->setTailCallKind(llvm::CallInst::TCK_None);
       ctx_store(fr, offsetof(Ctx, fr));
-      auto* failed = new_block("callee_trapped");
-      b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), failed, join);
-      b_.SetInsertPoint(failed);
-      b_.CreateRet(st);  // located by the callee, counter stored by it
+      // A trap in the callee: located and its counter stored by the callee.
+      b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), unwind_bb_, join, cold_);
+      unwind_status_->addIncoming(st, b_.GetInsertBlock());
     } else {
       b_.CreateBr(slow);
     }
@@ -797,20 +858,20 @@ class FunctionEmitter {
     llvm::Value* r = b_.CreateCall(me_.num_helper_fn(numeric_op(s.opc, SecondOperand::Slot)), {a_bits, b_bits, trap_out_});
     if (traps) {
       llvm::Value* k = b_.CreateLoad(t_.i32, trap_out_);
-      trap_if(b_.CreateICmpNE(k, u32c(0)), k);
+      trap_if(b_.CreateICmpNE(k, u32c(0)), location(k));
     }
     set_slot(dst, r);
   }
 
   // The address of a load/store, as its mode finds it (internal_ops.def's VMEM).
   template <MemMode M, class A>
-  llvm::Value* effective_address(const A& a) {
+  Where effective_address(const A& a) {
     if constexpr (M == MemMode::Plain)
-      return ea(a.addr, a.offset);
+      return {ea(a.addr, a.offset), a.addr, 0, false, a.offset};
     else if constexpr (M == MemMode::Add)
-      return ea_add(a.base, a.imm, a.offset);
+      return {ea_add(a.base, a.imm, a.offset), a.base, a.imm, true, a.offset};
     else
-      return b_.getInt64(static_cast<u64>(a.addr) + a.offset);
+      return {b_.getInt64(static_cast<u64>(a.addr) + a.offset), std::nullopt, 0, false, 0};
   }
 
   // One instruction; false when control does not fall through to the next.
@@ -1018,6 +1079,32 @@ std::string error_text(llvm::Error e) {
   return llvm::toString(std::move(e));
 }
 
+// Functions larger than this many IR instructions after optimization are compiled with LLVM's
+// fast instruction selector (the optnone path of code generation: FastISel, no machine-code
+// optimization passes), which costs about half the codegen time of the optimizing selector at a
+// loss of code quality; in the benchmarks' modules only libc's printf core is that large.
+// SPRAWLING_JIT_FAST_CODEGEN_ABOVE overrides it (0: every function; the spec suite runs that way
+// too, so both code generators are checked for exactness).
+unsigned fast_codegen_above() {
+  static const unsigned limit = [] {
+    const char* v = std::getenv("SPRAWLING_JIT_FAST_CODEGEN_ABOVE");
+    if (v == nullptr || *v == '\0') return 4000U;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    if (*end != '\0' || n > ~0U) {
+      std::fprintf(stderr, "sprawl: SPRAWLING_JIT_FAST_CODEGEN_ABOVE=%s is not a count of IR instructions\n", v);
+      std::exit(2);
+    }
+    return static_cast<unsigned>(n);
+  }();
+  return limit;
+}
+
+// The IR the emitter produces needs little: its slots, counter and memory base/size live in
+// allocas (SROA makes them SSA values), loads of the context repeat (EarlyCSE), and the trap and
+// fall-through blocks leave straight-line chains (SimplifyCFG, InstCombine). LLVM's O1 pipeline
+// cost about 30% more time on the bench modules for code that was no faster (CGSCC passes,
+// inliner and function-attribute passes have nothing to do: each function is its own partition).
 void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -1029,8 +1116,20 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
+  fpm.addPass(llvm::SimplifyCFGPass());
+  fpm.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
+  const unsigned limit = fast_codegen_above();
+  for (llvm::Function& f : m.functions()) {
+    if (f.isDeclaration() || f.getInstructionCount() <= limit) continue;
+    f.addFnAttr(llvm::Attribute::OptimizeNone);  // read by code generation only: the IR passes ran
+    f.addFnAttr(llvm::Attribute::NoInline);      // which optnone requires
+  }
 }
 
 // LLVM failed to compile a function on its first call (the IR was verified, so an LLVM bug or
