@@ -1085,15 +1085,18 @@ std::string error_text(llvm::Error e) {
 // loss of code quality; in the benchmarks' modules only libc's printf core is that large.
 // SPRAWLING_JIT_FAST_CODEGEN_ABOVE overrides it (0: every function; the spec suite runs that way
 // too, so both code generators are checked for exactness).
+constexpr unsigned kFastCodegenAbove = 4000;
 unsigned fast_codegen_above() {
   static const unsigned limit = [] {
     const char* v = std::getenv("SPRAWLING_JIT_FAST_CODEGEN_ABOVE");
-    if (v == nullptr || *v == '\0') return 4000U;
+    if (v == nullptr || *v == '\0') return kFastCodegenAbove;
     char* end = nullptr;
     const unsigned long n = std::strtoul(v, &end, 10);
     if (*end != '\0' || n > ~0U) {
-      std::fprintf(stderr, "sprawl: SPRAWLING_JIT_FAST_CODEGEN_ABOVE=%s is not a count of IR instructions\n", v);
-      std::exit(2);
+      // An embedding process is not stopped over a tuning knob: say so and keep the default.
+      std::fprintf(stderr, "sprawl: SPRAWLING_JIT_FAST_CODEGEN_ABOVE=%s is not a count of IR instructions; using %u\n",
+                   v, kFastCodegenAbove);
+      return kFastCodegenAbove;
     }
     return static_cast<unsigned>(n);
   }();
