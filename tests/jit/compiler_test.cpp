@@ -210,5 +210,50 @@ TEST(CompilerSimd, FunctionsUsingSimdStayInterpretedTheOthersCompile) {
   }
 }
 
+// The compiler leaves out a bounds check that an earlier access on the same straight-line path
+// proved (same address slot, not written since, end not past the proven one): every access still
+// traps where the interpreter's does, for addresses walking over the end of memory.
+constexpr std::string_view kFields = R"((module
+  (memory 1)
+  (func (export "fields") (param $p i32) (param $q i32) (result i32)
+    (local $s i32)
+    (local.set $s (i32.load offset=8 (local.get $p)))
+    (local.set $s (i32.add (local.get $s) (i32.load offset=4 (local.get $p))))
+    (local.set $s (i32.add (local.get $s) (i32.load8_u offset=11 (local.get $p))))
+    (i32.store16 offset=2 (local.get $p) (local.get $s))
+    (local.set $s (i32.add (local.get $s) (i64.load32_u offset=12 (local.get $p)) (i32.wrap_i64)))
+    (local.set $s (i32.add (local.get $s) (i32.load (i32.add (local.get $q) (i32.const 16)))))
+    (local.set $s (i32.add (local.get $s) (i32.load (i32.add (local.get $q) (i32.const 12)))))
+    (local.set $s (i32.add (local.get $s) (i32.load (i32.add (local.get $q) (i32.const 20)))))
+    (local.set $s (i32.add (local.get $s) (i32.load offset=65520 (i32.const 0))))
+    (local.set $s (i32.add (local.get $s) (i32.load offset=65500 (i32.const 0))))
+    ;; the address slot written: checked again
+    (local.set $p (i32.add (local.get $p) (i32.const 4)))
+    (local.set $s (i32.add (local.get $s) (i32.load offset=8 (local.get $p))))
+    ;; a join: checked again on the way round
+    (block $out (loop $l
+      (local.set $s (i32.add (local.get $s) (i32.load offset=4 (local.get $q))))
+      (br_if $out (i32.ge_u (local.get $s) (i32.const 100)))
+      (local.set $s (i32.add (local.get $s) (i32.const 40)))
+      (local.set $q (i32.add (local.get $q) (i32.const 1)))
+      (br $l)))
+    (local.get $s)))
+)";
+
+TEST(CompilerBounds, ProvenChecksLeftOutTrapWhereTheInterpreterDoes) {
+  auto module = compile_wat(kFields);
+  ASSERT_NE(module, nullptr);
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    for (std::uint32_t p = 65536 - 24; p <= 65536 + 4; ++p) {
+      for (std::uint32_t q : {0u, p - 8, p, 0xFFFFFFF0u}) {
+        const std::vector<Value> args{Value::i32(p), Value::i32(q)};
+        const Outcome want = run(module, Tier::Interpret, "fields", args, fuel);
+        const Outcome got = run(module, Tier::Compile, "fields", args, fuel);
+        EXPECT_EQ(want, got) << "p " << p << " q " << q;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

@@ -1,10 +1,11 @@
-// The compiled tier's compiler: LLVM IR from the internal code (code.hpp, read through the same
-// handler offsets the interpreter dispatches on), optimized and linked by ORC's LLJIT. Each
+// The compiled tier's compiler: LLVM IR from the internal code (decoded through internal_code.hpp,
+// generated from internal_ops.def), optimized and linked by ORC's LLJIT. Each
 // instruction does what its interpreter handler does, so fuel segments, trap sites and results
 // are the interpreter's by construction; a function using anything not handled here stays
 // interpreted (ModuleCode::reasons says what; with every 2.0 instruction handled, that is an
 // internal code the decoder does not recognise).
 #include "wasm/jit/jit.hpp"
+#include "wasm/internal_code.hpp"
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/opcodes.hpp"
 
@@ -20,6 +21,10 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -63,199 +68,205 @@ using u64 = std::uint64_t;
 using i64 = std::int64_t;
 
 // ---------------------------------------------------------------- the internal code, decoded
+// Decoding is internal_code.hpp's, generated from internal_ops.def: decode_instructions splits a
+// function into instructions, visit_instruction hands the emitter each op as a template argument
+// with its operands read into its layout's Args, info(Op) and layout_of(Op) say the rest. Nothing
+// here knows a word index or an instruction length.
 
 enum class VT : std::uint8_t { I32, I64, F32, F64 };
-template <class T>
-constexpr VT vt_of() {
-  if constexpr (std::is_same_v<T, std::uint32_t>)
-    return VT::I32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>)
-    return VT::I64;
-  else if constexpr (std::is_same_v<T, float>)
-    return VT::F32;
-  else
-    return VT::F64;
-}
-
-// The simple (numeric) ops: which wasm operator, operand/result types, shape.
-struct Simple {
-  bool is = false;
-  Opcode opc = Opcode::Unreachable;
-  VT a = VT::I32;
-  VT r = VT::I32;
-  bool binary = false;
-  bool imm = false;  // the second operand is inline (BinImm: one word; BinFImm: f32 one, f64 two)
-};
-
-constexpr std::array<Simple, kOpCount> make_simple_table() {
-  std::array<Simple, kOpCount> t{};
-#define SPRAWLING_JIT_META(OpName, Name, A, R, Bin, Imm) \
-  t[static_cast<std::size_t>(Op::OpName)] = Simple{true, Opcode::Name, vt_of<A>(), vt_of<R>(), Bin, Imm};
-#define SPRAWLING_JIT_Un(Name, A, R) SPRAWLING_JIT_META(Num##Name, Name, A, R, false, false)
-#define SPRAWLING_JIT_Bin(Name, A, R) SPRAWLING_JIT_META(Num##Name, Name, A, R, true, false)
-#define SPRAWLING_JIT_BinImm(Name, A, R) \
-  SPRAWLING_JIT_Bin(Name, A, R) SPRAWLING_JIT_META(Num##Name##Imm, Name, A, R, true, true)
-#define SPRAWLING_JIT_BinFImm(Name, A, R) SPRAWLING_JIT_BinImm(Name, A, R)
-#define SPRAWLING_JIT_BinF32Imm(Name, A, R) SPRAWLING_JIT_BinFImm(Name, A, R)
-#define SPRAWLING_JIT_BinF64Imm(Name, A, R) SPRAWLING_JIT_BinFImm(Name, A, R)
-#define SPRAWLING_SIMPLE_OP(Name, A, R, Form, Trap) SPRAWLING_JIT_##Form(Name, A, R)
-#include "wasm/simple_ops.inc"
-#undef SPRAWLING_SIMPLE_OP
-#undef SPRAWLING_JIT_Un
-#undef SPRAWLING_JIT_Bin
-#undef SPRAWLING_JIT_BinImm
-#undef SPRAWLING_JIT_BinFImm
-#undef SPRAWLING_JIT_BinF32Imm
-#undef SPRAWLING_JIT_BinF64Imm
-#undef SPRAWLING_JIT_META
-  return t;
-}
-constexpr auto kSimple = make_simple_table();
 
 constexpr std::size_t idx(Op o) {
   return static_cast<std::size_t>(o);
 }
-constexpr bool in_range(Op o, Op first, Op last) {
-  return idx(o) >= idx(first) && idx(o) <= idx(last);
-}
-constexpr bool is_fused(Op o) {
-  return in_range(o, Op::BrIfI32Eq, Op::BrUnlessI32GeUImm);
+
+constexpr std::optional<VT> vt_of(ValType v) {
+  switch (v) {
+    case ValType::I32: return VT::I32;
+    case ValType::I64: return VT::I64;
+    case ValType::F32: return VT::F32;
+    case ValType::F64: return VT::F64;
+    default: return std::nullopt;
+  }
 }
 
-// Handler offset -> Op for a variant; Op::Count_ where two ops share a handler (never expected:
-// then those ops are not compiled, since the interpreter could not tell them apart either).
-class OpDecoder {
- public:
-  explicit OpDecoder(bool metered) {
-    const std::int32_t* offs = handler_offsets(metered);
-    for (std::size_t i = 0; i < kOpCount; ++i) {
-      auto [it, fresh] = map_.try_emplace(offs[i], static_cast<Op>(i));
-      if (!fresh) it->second = Op::Count_;
-    }
-  }
-  [[nodiscard]] Op op(u32 word) const {
-    auto it = map_.find(static_cast<std::int32_t>(word));
-    return it == map_.end() ? Op::Count_ : it->second;
-  }
-
- private:
-  std::unordered_map<std::int32_t, Op> map_;
+// A numeric op's operator and types, from the wasm opcode its row names (opcodes.def's signature).
+struct NumShape {
+  Opcode opc = Opcode::Unreachable;
+  VT a = VT::I32;  // operand type (both operands of a binary one)
+  VT r = VT::I32;  // result type
+  bool binary = false;
 };
+constexpr std::optional<NumShape> num_shape(Op o) {
+  const OpInfo& oi = info(o);
+  if (oi.family != OpFamily::Numeric || !oi.has_wasm) return std::nullopt;
+  const OpcodeInfo& wi = info(oi.wasm);
+  if (wi.sig == OpSig::Special) return std::nullopt;
+  const SigTypes& st = sig_types(wi.sig);
+  if (st.result_count != 1 || st.param_count < 1 || st.param_count > 2) return std::nullopt;
+  const std::optional<VT> a = vt_of(st.params[0]);
+  const std::optional<VT> r = vt_of(st.result);
+  if (!a || !r || (st.param_count == 2 && st.params[1] != st.params[0])) return std::nullopt;
+  return NumShape{oi.wasm, *a, *r, st.param_count == 2};
+}
 
-// Words of an instruction (0: not supported by this compiler).
-u32 length(Op o, const u32* ip, bool metered) {
-  const u32 m = metered ? 1 : 0;
-  if (is_fused(o)) return 4 + m;
-  if (in_range(o, Op::I32Load, Op::I64Store32)) return 4;
-  if (in_range(o, Op::I32LoadAdd, Op::I64Store32Add)) return 5;
-  if (in_range(o, Op::I32LoadAbs, Op::I64Store32Abs)) return 4;
-  const Simple& s = kSimple[idx(o)];
-  if (s.is) {
-    if (!s.binary) return 3;
-    if (s.imm && s.a == VT::F64) return 5;
-    return 4;
+// What the emitter handles: whole families by their variant columns (loads, stores, fused
+// branches, numeric ops of scalar types), the rest op by op. A new op outside these stays
+// interpreted (scan() names it) until FunctionEmitter::instr emits it; listing an op here that
+// instr does not emit is a compile error there.
+constexpr bool handled(Op o) {
+  const OpInfo& oi = info(o);
+  switch (oi.family) {
+    case OpFamily::Load:
+    case OpFamily::Store: return oi.mem_base != Op::Count_;
+    case OpFamily::FusedBranch: return oi.has_wasm;
+    case OpFamily::Numeric: return num_shape(o).has_value();
+    default: break;
   }
   switch (o) {
-    case Op::Unreachable: return 1;
-    case Op::Br: return 2;
+    case Op::Unreachable:
+    case Op::Br:
     case Op::BrIf:
-    case Op::BrUnless: return 3 + m;
-    case Op::BrTable: return 4 + ip[2];
-    case Op::Copy: return 3;
-    case Op::Copy2: return 5;
-    case Op::Const32: return 3;
-    case Op::Const64: return 4;
-    case Op::Call: return 4;
-    case Op::CallIndirect: return 6;
-    case Op::Return: return 1;
-    case Op::Fuel: return 2;
-    case Op::FuelCheck: return 3;
-    case Op::Select: return 5;
+    case Op::BrUnless:
+    case Op::BrTable:
+    case Op::Copy:
+    case Op::Copy2:
+    case Op::Const32:
+    case Op::Const64:
+    case Op::Call:
+    case Op::CallIndirect:
+    case Op::Return:
+    case Op::Fuel:
+    case Op::FuelCheck:
+    case Op::Select:
     case Op::GlobalGet:
-    case Op::GlobalSet: return 3;
-    case Op::MemorySize: return 2;
-    case Op::MemoryGrow: return 3;
+    case Op::GlobalSet:
+    case Op::MemorySize:
+    case Op::MemoryGrow:
     case Op::RefIsNull:
-    case Op::RefFunc: return 3;
+    case Op::RefFunc:
     case Op::TableGet:
-    case Op::TableSet: return 4;
-    case Op::TableSize: return 3;
+    case Op::TableSet:
+    case Op::TableSize:
     case Op::TableGrow:
-    case Op::TableFill: return 5;
+    case Op::TableFill:
     case Op::TableCopy:
-    case Op::TableInit: return 6;
+    case Op::TableInit:
     case Op::ElemDrop:
-    case Op::DataDrop: return 2;
+    case Op::DataDrop:
     case Op::MemoryFill:
-    case Op::MemoryCopy: return 4;
-    case Op::MemoryInit: return 5;
-    default: return 0;
+    case Op::MemoryCopy:
+    case Op::MemoryInit: return true;
+    default: return false;
   }
 }
 
-struct Instr {
-  u32 word;
-  Op op;
-};
+// The word index of op's first operand of `kind` (0: none; word 0 is the handler).
+constexpr unsigned operand_word(Op o, OperandKind kind) {
+  const LayoutInfo& l = layout_of(o);
+  for (std::size_t i = 0; i < l.count; ++i)
+    if (l.operands[i].kind == kind) return l.operands[i].word;
+  return 0;
+}
 
-// Pass 1: the instructions of a function from its entry word, or why it cannot be compiled.
+// Every branch target of the instruction at `at` (relative offsets: BRANCH words and the TARGETS
+// tail), as absolute words; may wrap when the code is broken (the caller checks).
+template <class F>
+void for_each_target(Op o, const u32* code, u32 at, F&& f) {
+  const LayoutInfo& l = layout_of(o);
+  for (std::size_t i = 0; i < l.count; ++i) {
+    const OperandInfo& operand = l.operands[i];
+    if (operand.kind == OperandKind::Branch) f(at + code[at + operand.word]);
+    if (operand.kind == OperandKind::Targets) {
+      const u32 count = code[at + operand_word(o, OperandKind::Count)];
+      for (u32 k = 0; k <= count; ++k) f(at + code[at + operand.word + k]);
+    }
+  }
+}
+
+// Pass 1: the instructions of a function (after the metered entry check), or why it cannot be
+// compiled.
 struct Scan {
   std::vector<Instr> instrs;
   std::vector<u32> targets;
   std::string reason;
 };
 
-Scan scan(const CompiledFunc& f, u32 start, const OpDecoder& dec, bool metered) {
+Scan scan(const CompiledFunc& f, bool metered) {
   Scan s;
-  const std::vector<u32>& code = f.code;
-  const auto n = static_cast<u32>(code.size());
-  std::vector<bool> starts(n + 1, false);
   auto fail = [&](std::string why) {
     s.reason = std::move(why);
     s.instrs.clear();
+    s.targets.clear();
     return s;
   };
-  auto target = [&](u32 at, u32 off) { s.targets.push_back(at + off); };
-  for (u32 w = start; w < n;) {
-    const Op o = dec.op(code[w]);
-    if (o == Op::Count_) return fail("an instruction word the decoder does not know");
-    if (info(o).family == OpFamily::Simd) return fail("uses SIMD (v128), which only the interpreter runs");
-    const u32 len = length(o, code.data() + w, metered);
-    if (len == 0)
-      return fail("uses an instruction the compiled tier does not handle yet (op " + std::to_string(idx(o)) + ")");
-    if (w + len > n) return fail("an instruction runs past the end of the code");
-    starts[w] = true;
-    s.instrs.push_back({w, o});
-    const u32* ip = code.data() + w;
-    if (o == Op::Br) target(w, ip[1]);
-    if (o == Op::BrIf || o == Op::BrUnless) target(w, ip[2]);
-    if (is_fused(o)) target(w, ip[3]);
-    if (o == Op::BrTable)
-      for (u32 i = 0; i <= ip[2]; ++i) target(w, ip[3 + i]);
-    w += len;
+  auto decoded = decode_instructions(f.code, metered);
+  if (!decoded) return fail(std::move(decoded.error()));
+  std::vector<Instr>& all = *decoded;
+  std::size_t first = 0;
+  if (metered) {
+    // The caller made the entry check (FuncInst::entry_fuel): the body starts after it.
+    if (all.empty() || all[0].op != Op::FuelCheck || layout::FuelCheck::read(&f.code[all[0].at]).visible != 1)
+      return fail("the metered code does not start with the entry check");
+    first = 1;
   }
-  starts[n] = false;
+  const u32* code = f.code.data();
+  const auto n = static_cast<u32>(f.code.size());
+  std::vector<bool> starts(n, false);
+  for (std::size_t i = first; i < all.size(); ++i) {
+    const Instr& in = all[i];
+    if (info(in.op).family == OpFamily::Simd) return fail("uses SIMD (v128), which only the interpreter runs");
+    if (!handled(in.op))
+      return fail("uses " + std::string(info(in.op).name) + ", which the compiled tier does not handle yet");
+    starts[in.at] = true;
+    s.instrs.push_back(in);
+    for_each_target(in.op, code, in.at, [&](u32 t) { s.targets.push_back(t); });
+  }
   for (u32 t : s.targets)
     if (t >= n || !starts[t]) return fail("a branch into the middle of an instruction");
   // The interpreter's metered JUMP skips the loop header's FuelCheck [cost 0-visible] when the
   // balance is positive; that equals running the check only if the target is one.
   if (metered) {
     for (const Instr& in : s.instrs) {
-      const u32* ip = code.data() + in.word;
-      std::optional<std::int32_t> off;
-      if (in.op == Op::Br) off = static_cast<std::int32_t>(ip[1]);
-      if (in.op == Op::BrIf || in.op == Op::BrUnless) off = static_cast<std::int32_t>(ip[2]);
-      if (is_fused(in.op)) off = static_cast<std::int32_t>(ip[3]);
-      if (off && *off < 0) {
-        const u32 t = in.word + static_cast<u32>(*off);
-        if (dec.op(code[t]) != Op::FuelCheck || code[t + 2] != 0) return fail("a backward branch to no loop header");
-      }
+      bool bad = false;
+      for_each_target(in.op, code, in.at, [&](u32 t) {
+        if (t >= in.at || in.op == Op::BrTable) return;  // forward; br_table's jump runs the check as is
+        bad = bad || op_of_word(code[t], true) != Op::FuelCheck || layout::FuelCheck::read(code + t).visible != 0;
+      });
+      if (bad) return fail("a backward branch to no loop header");
     }
   }
   return s;
 }
 
 // ---------------------------------------------------------------- IR emission
+
+// The integer comparison of a wasm comparison operator (i32 and i64), if it is one.
+std::optional<llvm::CmpInst::Predicate> icmp_of(Opcode o) {
+  using P = llvm::CmpInst::Predicate;
+  switch (o) {
+    case Opcode::I32Eq:
+    case Opcode::I64Eq: return P::ICMP_EQ;
+    case Opcode::I32Ne:
+    case Opcode::I64Ne: return P::ICMP_NE;
+    case Opcode::I32LtS:
+    case Opcode::I64LtS: return P::ICMP_SLT;
+    case Opcode::I32LtU:
+    case Opcode::I64LtU: return P::ICMP_ULT;
+    case Opcode::I32GtS:
+    case Opcode::I64GtS: return P::ICMP_SGT;
+    case Opcode::I32GtU:
+    case Opcode::I64GtU: return P::ICMP_UGT;
+    case Opcode::I32LeS:
+    case Opcode::I64LeS: return P::ICMP_SLE;
+    case Opcode::I32LeU:
+    case Opcode::I64LeU: return P::ICMP_ULE;
+    case Opcode::I32GeS:
+    case Opcode::I64GeS: return P::ICMP_SGE;
+    case Opcode::I32GeU:
+    case Opcode::I64GeU: return P::ICMP_UGE;
+    default: return std::nullopt;
+  }
+}
 
 struct Types {
   llvm::Type* i1;
@@ -350,29 +361,45 @@ class FunctionEmitter {
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     reload_memory();
 
-    // The shared trap exit: the counter and the location go to the context.
-    trap_bb_ = llvm::BasicBlock::Create(me_.ctx, "trap", fn_);
+    // The shared exits, so that a trap site costs one edge and one phi entry: `trap` stores the
+    // counter and the location (kind << 32 | word) in the context; `status` takes a helper's
+    // status with the word: located already (kLocated) -> `unwind`, else a trap here; `unwind`
+    // returns a status whose trap is located and whose counter is stored (a callee's).
+    cold_ = llvm::MDBuilder(me_.ctx).createBranchWeights(1, 1 << 20);
+    trap_bb_ = new_block("trap");
+    status_bb_ = new_block("status");
+    unwind_bb_ = new_block("unwind");
     {
       llvm::IRBuilderBase::InsertPointGuard g(b_);
       b_.SetInsertPoint(trap_bb_);
-      trap_kind_ = b_.CreatePHI(t_.i32, 4);
-      trap_word_ = b_.CreatePHI(t_.i32, 4);
+      trap_loc_ = b_.CreatePHI(t_.i64, 4);
       store_fuel();
       ctx_store(load_func(me_.cm.module.imported_funcs + defined_), offsetof(Ctx, loc_fn));
       ctx_store(llvm::ConstantPointerNull::get(t_.ptr), offsetof(Ctx, loc_ip));
-      ctx_store(trap_word_, offsetof(Ctx, loc_word));
-      b_.CreateRet(trap_kind_);
+      ctx_store(b_.CreateTrunc(trap_loc_, t_.i32), offsetof(Ctx, loc_word));
+      b_.CreateRet(b_.CreateTrunc(b_.CreateLShr(trap_loc_, 32), t_.i32));
+      b_.SetInsertPoint(unwind_bb_);
+      unwind_status_ = b_.CreatePHI(t_.i32, 4);
+      b_.CreateRet(b_.CreateAnd(unwind_status_, u32c(0xFF)));
+      b_.SetInsertPoint(status_bb_);
+      status_loc_ = b_.CreatePHI(t_.i64, 4);
+      llvm::Value* st = b_.CreateTrunc(b_.CreateLShr(status_loc_, 32), t_.i32);
+      b_.CreateCondBr(b_.CreateICmpUGE(st, u32c(kLocated)), unwind_bb_, trap_bb_);
+      unwind_status_->addIncoming(st, status_bb_);
+      trap_loc_->addIncoming(status_loc_, status_bb_);
     }
 
     for (u32 tw : scan_.targets) block_at(tw);
     bool open = true;  // the current block can fall into the next instruction
     for (const Instr& in : scan_.instrs) {
-      if (auto it = blocks_.find(in.word); it != blocks_.end()) {
+      if (auto it = blocks_.find(in.at); it != blocks_.end()) {
         if (open) b_.CreateBr(it->second);
         b_.SetInsertPoint(it->second);
+        forget_bounds();  // a join: what one path checked, another may not have
         open = true;
       } else if (!open) {
         b_.SetInsertPoint(llvm::BasicBlock::Create(me_.ctx, "dead", fn_));
+        forget_bounds();
         open = true;
       }
       open = instr(in);
@@ -399,9 +426,13 @@ class FunctionEmitter {
   llvm::AllocaInst* mem_size_ = nullptr;
   llvm::AllocaInst* trap_out_ = nullptr;
   llvm::AllocaInst* scratch_ = nullptr;  // a helper's i64 result (slots must not escape: mem2reg)
+  llvm::MDNode* cold_ = nullptr;  // branch weights: the first successor is (almost) never taken
   llvm::BasicBlock* trap_bb_ = nullptr;
-  llvm::PHINode* trap_kind_ = nullptr;
-  llvm::PHINode* trap_word_ = nullptr;
+  llvm::PHINode* trap_loc_ = nullptr;  // kind << 32 | word
+  llvm::BasicBlock* status_bb_ = nullptr;
+  llvm::PHINode* status_loc_ = nullptr;  // helper status << 32 | word
+  llvm::BasicBlock* unwind_bb_ = nullptr;
+  llvm::PHINode* unwind_status_ = nullptr;
   std::unordered_map<u32, llvm::BasicBlock*> blocks_;
   u32 w_ = 0;  // the current instruction's first word
 
@@ -437,7 +468,10 @@ class FunctionEmitter {
 
   // Slots: 64-bit, i32/f32 values zero-extended (the interpreter's invariant).
   llvm::Value* slot(u32 s) { return b_.CreateLoad(t_.i64, slots_[s]); }
-  void set_slot(u32 s, llvm::Value* v64) { b_.CreateStore(v64, slots_[s]); }
+  void set_slot(u32 s, llvm::Value* v64) {
+    b_.CreateStore(v64, slots_[s]);
+    std::erase_if(bounds_, [s](const Bound& k) { return k.slot == s; });
+  }
   llvm::Type* ty(VT v) {
     switch (v) {
       case VT::I32: return t_.i32;
@@ -470,18 +504,19 @@ class FunctionEmitter {
   llvm::Value* u32c(u32 v) { return b_.getInt32(v); }
 
   // Traps: to the shared exit with (kind, this instruction's word); cold.
-  void trap_if(llvm::Value* cond, llvm::Value* kind) {
+  llvm::Value* location(llvm::Value* kind32) {
+    return b_.CreateOr(b_.CreateShl(b_.CreateZExt(kind32, t_.i64), 32), b_.getInt64(w_));
+  }
+  llvm::Value* location(TrapKind k) { return b_.getInt64((static_cast<u64>(k) << 32) | w_); }
+  void trap_if(llvm::Value* cond, llvm::Value* loc) {
     auto* cont = new_block("ok");
-    llvm::MDBuilder md(me_.ctx);
-    b_.CreateCondBr(cond, trap_bb_, cont, md.createBranchWeights(1, 1 << 20));
-    trap_kind_->addIncoming(kind, b_.GetInsertBlock());
-    trap_word_->addIncoming(u32c(w_), b_.GetInsertBlock());
+    b_.CreateCondBr(cond, trap_bb_, cont, cold_);
+    trap_loc_->addIncoming(loc, b_.GetInsertBlock());
     b_.SetInsertPoint(cont);
   }
-  void trap_if(llvm::Value* cond, TrapKind k) { trap_if(cond, u32c(static_cast<u32>(k))); }
+  void trap_if(llvm::Value* cond, TrapKind k) { trap_if(cond, location(k)); }
   void trap(TrapKind k) {
-    trap_kind_->addIncoming(u32c(static_cast<u32>(k)), b_.GetInsertBlock());
-    trap_word_->addIncoming(u32c(w_), b_.GetInsertBlock());
+    trap_loc_->addIncoming(location(k), b_.GetInsertBlock());
     b_.CreateBr(trap_bb_);
   }
   // REFUEL(visible) at this instruction.
@@ -489,7 +524,7 @@ class FunctionEmitter {
     store_fuel();
     llvm::Value* st = b_.CreateCall(me_.refuel, {ctxp_, b_.getInt64(static_cast<u64>(visible))});
     load_fuel();
-    trap_if(b_.CreateICmpNE(st, u32c(0)), st);
+    trap_if(b_.CreateICmpNE(st, u32c(0)), location(st));
   }
   // if (fuel - visible <= 0) refuel(visible)
   void fuel_check(i64 visible) {
@@ -497,8 +532,7 @@ class FunctionEmitter {
     auto* cont = new_block("fuelled");
     llvm::Value* f = b_.CreateLoad(t_.i64, fuel_);
     llvm::Value* low = b_.CreateICmpSLE(b_.CreateSub(f, b_.getInt64(static_cast<u64>(visible))), b_.getInt64(0));
-    llvm::MDBuilder md(me_.ctx);
-    b_.CreateCondBr(low, slow, cont, md.createBranchWeights(1, 1 << 20));
+    b_.CreateCondBr(low, slow, cont, cold_);
     b_.SetInsertPoint(slow);
     refuel(visible);
     b_.CreateBr(cont);
@@ -515,11 +549,58 @@ class FunctionEmitter {
   }
 
   // ---- memory
-  llvm::Value* address(llvm::Value* ea64, u32 size) {
-    llvm::Value* end = b_.CreateAdd(ea64, b_.getInt64(size));
-    trap_if(b_.CreateICmpUGT(end, b_.CreateLoad(t_.i64, mem_size_)), TrapKind::OutOfBoundsMemoryAccess);
+  // Bounds already checked on the straight-line path to here: an access needs no check when an
+  // earlier one proved its end in bounds. Memory never shrinks, so a proof holds until its
+  // address slot is written or paths join. `slot + imm` (u32) + offsets below `end` are in
+  // bounds (imm 0 and not `add` for a plain address); `const_end_` bounds every proven end.
+  struct Bound {
+    u32 slot;
+    u32 imm;
+    bool add;
+    u64 end;
+  };
+  static constexpr std::size_t kMaxBounds = 16;
+  std::vector<Bound> bounds_;
+  u64 const_end_ = 0;
+  void forget_bounds() {
+    bounds_.clear();
+    const_end_ = 0;
+  }
+  // The address of an access of `size` bytes at ea64 = (slot [+ imm]) + offset, or at the
+  // constant ea64 when slot is absent; checked unless proven.
+  llvm::Value* address(llvm::Value* ea64, u32 size, std::optional<u32> slot, u32 imm, bool add, u32 offset) {
+    const u64 end = u64{offset} + size;
+    bool proven = false;
+    if (!slot) {
+      proven = end + llvm::cast<llvm::ConstantInt>(ea64)->getZExtValue() <= const_end_;
+      if (!proven) const_end_ = std::max(const_end_, end + llvm::cast<llvm::ConstantInt>(ea64)->getZExtValue());
+    } else {
+      auto it = std::find_if(bounds_.begin(), bounds_.end(),
+                             [&](const Bound& k) { return k.slot == *slot && k.imm == imm && k.add == add; });
+      proven = it != bounds_.end() && end <= it->end;
+      if (!proven) {
+        if (it != bounds_.end()) {
+          it->end = end;
+        } else {
+          if (bounds_.size() == kMaxBounds) bounds_.erase(bounds_.begin());
+          bounds_.push_back({*slot, imm, add, end});
+        }
+        const_end_ = std::max(const_end_, end);
+      }
+    }
+    if (!proven) {
+      llvm::Value* last = b_.CreateAdd(ea64, b_.getInt64(size));
+      trap_if(b_.CreateICmpUGT(last, b_.CreateLoad(t_.i64, mem_size_)), TrapKind::OutOfBoundsMemoryAccess);
+    }
     return b_.CreateInBoundsGEP(t_.i8, b_.CreateLoad(t_.ptr, mem_base_), ea64);
   }
+  struct Where {
+    llvm::Value* ea64;
+    std::optional<u32> slot;
+    u32 imm = 0;
+    bool add = false;
+    u32 offset = 0;
+  };
   struct Access {
     llvm::Type* mem;
     bool sign;
@@ -549,18 +630,19 @@ class FunctionEmitter {
       default: return {t_.i8, false, false};
     }
   }
-  void load(Op base_op, u32 dst, llvm::Value* ea64) {
+  llvm::Value* address(const Where& w, u32 size) { return address(w.ea64, size, w.slot, w.imm, w.add, w.offset); }
+  void load(Op base_op, u32 dst, const Where& where) {
     const Access a = access_of(base_op);
     const u32 size = a.mem->getPrimitiveSizeInBits() / 8;
-    llvm::Value* v = b_.CreateAlignedLoad(a.mem, address(ea64, size), llvm::MaybeAlign(1));
+    llvm::Value* v = b_.CreateAlignedLoad(a.mem, address(where, size), llvm::MaybeAlign(1));
     llvm::Type* rt = a.wide ? t_.i64 : t_.i32;
     if (a.mem != rt) v = a.sign ? b_.CreateSExt(v, rt) : b_.CreateZExt(v, rt);
     put(dst, v, a.wide ? VT::I64 : VT::I32);
   }
-  void store(Op base_op, u32 src, llvm::Value* ea64) {
+  void store(Op base_op, u32 src, const Where& where) {
     const Access a = access_of(base_op);
     const u32 size = a.mem->getPrimitiveSizeInBits() / 8;
-    llvm::Value* ptr = address(ea64, size);
+    llvm::Value* ptr = address(where, size);
     b_.CreateAlignedStore(b_.CreateTrunc(slot(src), a.mem), ptr, llvm::MaybeAlign(1));
   }
   llvm::Value* ea(u32 addr_slot, u32 offset) {
@@ -583,22 +665,16 @@ class FunctionEmitter {
   }
   // A helper's status: 0 on, kLocated bit -> return it as is, else trap here.
   void helper_status(llvm::Value* st) {
-    auto* bad = new_block("call_trap");
     auto* cont = new_block("call_ok");
-    llvm::MDBuilder md(me_.ctx);
-    b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), bad, cont, md.createBranchWeights(1, 1 << 20));
-    b_.SetInsertPoint(bad);
-    auto* located = new_block("located");
-    auto* here = new_block("here");
-    b_.CreateCondBr(b_.CreateICmpUGE(st, u32c(kLocated)), located, here);
-    b_.SetInsertPoint(located);
-    b_.CreateRet(b_.CreateAnd(st, u32c(0xFF)));
-    b_.SetInsertPoint(here);
-    trap_kind_->addIncoming(st, here);
-    trap_word_->addIncoming(u32c(w_), here);
-    b_.CreateBr(trap_bb_);
+    llvm::Value* loc = location(st);
+    b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), status_bb_, cont, cold_);
+    status_loc_->addIncoming(loc, b_.GetInsertBlock());
     b_.SetInsertPoint(cont);
   }
+  // A call: machine code to machine code directly when every precondition of the interpreter's
+  // entry protocol holds (native stack to spare, a frame record and value-stack room, fuel > 1);
+  // otherwise sprawling_jit_call makes the same checks in the same order (stack, then refuel)
+  // and traps, refuels or runs the callee as the interpreter would, so one branch guards all.
   void emit_call(u32 funcidx, u32 base, u32 post) {
     const Module& m = me_.cm.module;
     const FuncType& ft = m.func_type(funcidx);
@@ -616,35 +692,27 @@ class FunctionEmitter {
       auto* fast = new_block("call_fast");
       llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
       llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
-      b_.CreateCondBr(b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)), slow, fast);
-      b_.SetInsertPoint(fast);
       llvm::Value* fr = ctx_load(t_.ptr, offsetof(Ctx, fr));
       llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
       llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
       llvm::Value* room = b_.CreateLShr(
           b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(nfp, t_.i64)), b_.getInt64(3));
-      llvm::Value* exhausted =
-          b_.CreateOr(b_.CreateICmpEQ(fr, fr_end), b_.CreateICmpULT(room, b_.getInt64(callee.frame_slots)));
-      trap_if(exhausted, TrapKind::CallStackExhausted);
-      if (me_.metered) {
-        auto* slow_fuel = new_block("entry_refuel");
-        auto* ok = new_block("entry_ok");
-        b_.CreateCondBr(b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)), slow_fuel, ok);
-        b_.SetInsertPoint(slow_fuel);
-        refuel(1);
-        b_.CreateBr(ok);
-        b_.SetInsertPoint(ok);
-        charge(callee_v.code[1]);  // the callee's entry FuelCheck cost (FuncInst::entry_fuel)
-      }
+      llvm::Value* no = b_.CreateOr(
+          b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
+          b_.CreateOr(b_.CreateICmpEQ(fr, fr_end), b_.CreateICmpULT(room, b_.getInt64(callee.frame_slots))));
+      if (me_.metered) no = b_.CreateOr(no, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)));
+      b_.CreateCondBr(no, slow, fast, cold_);
+      b_.SetInsertPoint(fast);
+      // The callee's entry FuelCheck cost (FuncInst::entry_fuel).
+      if (me_.metered) charge(layout::FuelCheck::read(callee_v.code.data()).cost);
       ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
       store_fuel();
       llvm::CallInst* st = b_.CreateCall(direct, {ctxp_, nfp});
       st->setTailCallKind(llvm::CallInst::TCK_None);
       ctx_store(fr, offsetof(Ctx, fr));
-      auto* failed = new_block("callee_trapped");
-      b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), failed, join);
-      b_.SetInsertPoint(failed);
-      b_.CreateRet(st);  // located by the callee, counter stored by it
+      // A trap in the callee: located and its counter stored by the callee.
+      b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), unwind_bb_, join, cold_);
+      unwind_status_->addIncoming(st, b_.GetInsertBlock());
     } else {
       b_.CreateBr(slow);
     }
@@ -669,10 +737,11 @@ class FunctionEmitter {
   llvm::Value* fbits(llvm::Value* i, VT v) { return b_.CreateBitCast(i, ty(v)); }
 
   // The inline form of a simple operator, or null for the helper.
-  llvm::Value* inline_num(const Simple& s, llvm::Value* a, llvm::Value* b) {
+  llvm::Value* inline_num(const NumShape& s, llvm::Value* a, llvm::Value* b) {
     using O = Opcode;
     llvm::Type* at = ty(s.a);
     const unsigned bits = at->getPrimitiveSizeInBits();
+    if (const auto pred = icmp_of(s.opc)) return bool32(b_.CreateICmp(*pred, a, b));
     switch (s.opc) {
       case O::I32Add:
       case O::I64Add: return b_.CreateAdd(a, b);
@@ -696,26 +765,6 @@ class FunctionEmitter {
       case O::I64Rotl: return intrinsic(llvm::Intrinsic::fshl, at, {a, a, b});
       case O::I32Rotr:
       case O::I64Rotr: return intrinsic(llvm::Intrinsic::fshr, at, {a, a, b});
-      case O::I32Eq:
-      case O::I64Eq: return bool32(b_.CreateICmpEQ(a, b));
-      case O::I32Ne:
-      case O::I64Ne: return bool32(b_.CreateICmpNE(a, b));
-      case O::I32LtS:
-      case O::I64LtS: return bool32(b_.CreateICmpSLT(a, b));
-      case O::I32LtU:
-      case O::I64LtU: return bool32(b_.CreateICmpULT(a, b));
-      case O::I32GtS:
-      case O::I64GtS: return bool32(b_.CreateICmpSGT(a, b));
-      case O::I32GtU:
-      case O::I64GtU: return bool32(b_.CreateICmpUGT(a, b));
-      case O::I32LeS:
-      case O::I64LeS: return bool32(b_.CreateICmpSLE(a, b));
-      case O::I32LeU:
-      case O::I64LeU: return bool32(b_.CreateICmpULE(a, b));
-      case O::I32GeS:
-      case O::I64GeS: return bool32(b_.CreateICmpSGE(a, b));
-      case O::I32GeU:
-      case O::I64GeU: return bool32(b_.CreateICmpUGE(a, b));
       case O::I32Eqz:
       case O::I64Eqz: return bool32(b_.CreateICmpEQ(a, llvm::ConstantInt::get(at, 0)));
       case O::I32Clz:
@@ -805,234 +854,221 @@ class FunctionEmitter {
       default: return nullptr;  // min/max, rounding, float-to-int: the helper (num:: itself)
     }
   }
-  void numeric(Op o, const Simple& s) {
-    const u32* ip = code_ + w_;
-    const u32 dst = ip[1];
-    llvm::Value* a_bits = slot(ip[2]);
-    llvm::Value* b_bits = b_.getInt64(0);
-    if (s.binary) {
-      if (!s.imm) {
-        b_bits = slot(ip[3]);
-      } else if (s.a == VT::I32 || s.a == VT::F32) {
-        b_bits = b_.getInt64(ip[3]);  // zero-extended
-      } else if (s.a == VT::I64) {
-        b_bits = b_.getInt64(static_cast<u64>(static_cast<i64>(static_cast<std::int32_t>(ip[3]))));
-      } else {
-        b_bits = b_.getInt64(static_cast<u64>(ip[3]) | (static_cast<u64>(ip[4]) << 32));
-      }
-    }
+
+  // A numeric op: inline, or the interpreter's num:: code through the helper of its slot form.
+  void numeric(const NumShape& s, bool traps, u32 dst, llvm::Value* a_bits, llvm::Value* b_bits) {
     if (llvm::Value* r = inline_num(s, from_bits(a_bits, s.a), from_bits(b_bits, s.a))) {
       put(dst, r, s.r);
       return;
     }
-    llvm::Value* r = b_.CreateCall(me_.num_helper_fn(o), {a_bits, b_bits, trap_out_});
-    using O = Opcode;
-    const bool traps = (s.opc >= O::I32TruncF32S && s.opc <= O::I64TruncF64U);
+    llvm::Value* r = b_.CreateCall(me_.num_helper_fn(numeric_op(s.opc, SecondOperand::Slot)), {a_bits, b_bits, trap_out_});
     if (traps) {
       llvm::Value* k = b_.CreateLoad(t_.i32, trap_out_);
-      trap_if(b_.CreateICmpNE(k, u32c(0)), k);
+      trap_if(b_.CreateICmpNE(k, u32c(0)), location(k));
     }
     set_slot(dst, r);
   }
 
-  llvm::Value* fused_cond(Op o) {
-    const u32* ip = code_ + w_;
-    const auto k = static_cast<u32>(idx(o) - idx(Op::BrIfI32Eq));
-    const u32 cmp = k / 4;
-    const bool imm = (k % 4) % 2 == 1;
-    const bool negate = (k % 4) >= 2;
-    llvm::Value* a = get(ip[1], VT::I32);
-    llvm::Value* b = imm ? u32c(ip[2]) : get(ip[2], VT::I32);
-    static constexpr llvm::CmpInst::Predicate kPred[] = {
-        llvm::CmpInst::ICMP_EQ,  llvm::CmpInst::ICMP_NE,  llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_ULT,
-        llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_UGT, llvm::CmpInst::ICMP_SLE, llvm::CmpInst::ICMP_ULE,
-        llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_UGE};
-    llvm::Value* c = b_.CreateICmp(kPred[cmp], a, b);
-    return negate ? b_.CreateNot(c) : c;
+  // The address of a load/store, as its mode finds it (internal_ops.def's VMEM).
+  template <MemMode M, class A>
+  Where effective_address(const A& a) {
+    if constexpr (M == MemMode::Plain)
+      return {ea(a.addr, a.offset), a.addr, 0, false, a.offset};
+    else if constexpr (M == MemMode::Add)
+      return {ea_add(a.base, a.imm, a.offset), a.base, a.imm, true, a.offset};
+    else
+      return {b_.getInt64(static_cast<u64>(a.addr) + a.offset), std::nullopt, 0, false, 0};
   }
 
   // One instruction; false when control does not fall through to the next.
   bool instr(const Instr& in) {
-    w_ = in.word;
-    const u32* ip = code_ + w_;
-    const Op o = in.op;
-    if (const Simple& s = kSimple[idx(o)]; s.is) {
-      numeric(o, s);
-      return true;
-    }
-    if (is_fused(o)) {
-      cond_branch(fused_cond(o), ip[3], 4);
-      return true;
-    }
-    if (in_range(o, Op::I32Load, Op::I64Load32U)) {
-      load(o, ip[1], ea(ip[2], ip[3]));
-      return true;
-    }
-    if (in_range(o, Op::I32Store, Op::I64Store32)) {
-      store(o, ip[2], ea(ip[1], ip[3]));
-      return true;
-    }
-    if (in_range(o, Op::I32LoadAdd, Op::I64Load32UAdd)) {
-      load(static_cast<Op>(idx(o) - idx(Op::I32LoadAdd) + idx(Op::I32Load)), ip[1], ea_add(ip[2], ip[3], ip[4]));
-      return true;
-    }
-    if (in_range(o, Op::I32StoreAdd, Op::I64Store32Add)) {
-      store(static_cast<Op>(idx(o) - idx(Op::I32StoreAdd) + idx(Op::I32Store)), ip[3], ea_add(ip[1], ip[2], ip[4]));
-      return true;
-    }
-    if (in_range(o, Op::I32LoadAbs, Op::I64Load32UAbs)) {
-      load(static_cast<Op>(idx(o) - idx(Op::I32LoadAbs) + idx(Op::I32Load)), ip[1],
-           b_.getInt64(static_cast<u64>(ip[2]) + ip[3]));
-      return true;
-    }
-    if (in_range(o, Op::I32StoreAbs, Op::I64Store32Abs)) {
-      store(static_cast<Op>(idx(o) - idx(Op::I32StoreAbs) + idx(Op::I32Store)), ip[2],
-            b_.getInt64(static_cast<u64>(ip[1]) + ip[3]));
-      return true;
-    }
-    switch (o) {
-      case Op::Unreachable: trap(TrapKind::Unreachable); return false;
-      case Op::Br: b_.CreateBr(block_at(w_ + ip[1])); return false;
-      case Op::BrIf: cond_branch(b_.CreateICmpNE(get(ip[1], VT::I32), u32c(0)), ip[2], 3); return true;
-      case Op::BrUnless: cond_branch(b_.CreateICmpEQ(get(ip[1], VT::I32), u32c(0)), ip[2], 3); return true;
-      case Op::BrTable: {
-        const u32 n = ip[2];
-        llvm::SwitchInst* sw = b_.CreateSwitch(get(ip[1], VT::I32), block_at(w_ + ip[3 + n]), n);
-        for (u32 i = 0; i < n; ++i) sw->addCase(b_.getInt32(i), block_at(w_ + ip[3 + i]));
+    w_ = in.at;
+    return visit_instruction(in.op, code_ + w_, [&]<Op O>(const auto& args) { return emit<O>(args); });
+  }
+
+  template <Op O, class A>
+  bool emit(const A& a) {
+    if constexpr (O == Op::Count_) {
+      trap(TrapKind::Unreachable);  // scan() admits no undecodable word
+      return false;
+    } else {
+      constexpr const OpInfo& oi = info(O);
+      constexpr unsigned fall = operand_word(O, OperandKind::Fall);
+      const Types& t = t_;
+      if constexpr (oi.family == OpFamily::Load && oi.mem_base != Op::Count_) {
+        load(oi.mem_base, a.dst, effective_address<oi.mem_mode>(a));
+        return true;
+      } else if constexpr (oi.family == OpFamily::Store && oi.mem_base != Op::Count_) {
+        store(oi.mem_base, a.val, effective_address<oi.mem_mode>(a));
+        return true;
+      } else if constexpr (oi.family == OpFamily::FusedBranch && oi.has_wasm) {
+        llvm::Value* rhs = nullptr;
+        if constexpr (oi.second == SecondOperand::Imm)
+          rhs = u32c(a.imm);
+        else
+          rhs = get(a.b, VT::I32);
+        llvm::Value* c = b_.CreateICmp(*icmp_of(oi.wasm), get(a.a, VT::I32), rhs);
+        cond_branch(oi.when == BranchWhen::True ? c : b_.CreateNot(c), a.off, fall);
+        return true;
+      } else if constexpr (oi.family == OpFamily::Numeric && num_shape(O).has_value()) {
+        constexpr NumShape s = *num_shape(O);
+        llvm::Value* b_bits = b_.getInt64(0);
+        if constexpr (requires { a.b; })
+          b_bits = slot(a.b);
+        else if constexpr (requires { a.imm; })  // i32 zero-extended (the slot invariant), i64 sign-extended
+          b_bits = b_.getInt64(s.a == VT::I64 ? static_cast<u64>(static_cast<i64>(static_cast<std::int32_t>(a.imm)))
+                                              : static_cast<u64>(a.imm));
+        else if constexpr (requires { a.value; })  // f32 bits (one word) or f64 bits (two)
+          b_bits = b_.getInt64(static_cast<u64>(a.value));
+        numeric(s, oi.can_trap, a.dst, slot(a.a), b_bits);
+        return true;
+      } else if constexpr (O == Op::Unreachable) {
+        trap(TrapKind::Unreachable);
         return false;
-      }
-      case Op::Copy: set_slot(ip[1], slot(ip[2])); return true;
-      case Op::Copy2:
-        set_slot(ip[1], slot(ip[2]));
-        set_slot(ip[3], slot(ip[4]));
+      } else if constexpr (O == Op::Br) {
+        b_.CreateBr(block_at(w_ + a.off));
+        return false;
+      } else if constexpr (O == Op::BrIf || O == Op::BrUnless) {
+        llvm::Value* c = get(a.cond, VT::I32);
+        cond_branch(O == Op::BrIf ? b_.CreateICmpNE(c, u32c(0)) : b_.CreateICmpEQ(c, u32c(0)), a.off, fall);
         return true;
-      case Op::Const32: set_slot(ip[1], b_.getInt64(ip[2])); return true;
-      case Op::Const64:
-        set_slot(ip[1], b_.getInt64(static_cast<u64>(ip[2]) | (static_cast<u64>(ip[3]) << 32)));
+      } else if constexpr (O == Op::BrTable) {
+        // COUNT + 1 targets; an index past the last takes the last (the default).
+        const u32* targets = code_ + w_ + layout::JumpTable::targets;
+        llvm::SwitchInst* sw = b_.CreateSwitch(get(a.idx, VT::I32), block_at(w_ + targets[a.n]), a.n);
+        for (u32 i = 0; i < a.n; ++i) sw->addCase(b_.getInt32(i), block_at(w_ + targets[i]));
+        return false;
+      } else if constexpr (O == Op::Copy) {
+        set_slot(a.dst, slot(a.src));
         return true;
-      case Op::Call: emit_call(ip[1], ip[2], ip[3]); return true;
-      case Op::CallIndirect: {
-        const FuncType& ft = me_.cm.module.types[ip[1]];
-        llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, ip[3]);
-        llvm::Value* element = get(ip[4], VT::I32);
-        store_args(ip[3], static_cast<u32>(ft.params.size()));
+      } else if constexpr (O == Op::Copy2) {
+        llvm::Value* v0 = slot(a.src0);
+        set_slot(a.dst0, v0);
+        set_slot(a.dst1, slot(a.src1));
+        return true;
+      } else if constexpr (O == Op::Const32) {
+        set_slot(a.dst, b_.getInt64(a.imm));
+        return true;
+      } else if constexpr (O == Op::Const64) {
+        set_slot(a.dst, b_.getInt64(a.value));
+        return true;
+      } else if constexpr (O == Op::Call) {
+        emit_call(a.func, a.base, a.post);
+        return true;
+      } else if constexpr (O == Op::CallIndirect) {
+        const FuncType& ft = me_.cm.module.types[a.type];
+        llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t.i64, fp_, a.base);
+        llvm::Value* element = get(a.idx, VT::I32);
+        store_args(a.base, static_cast<u32>(ft.params.size()));
         store_fuel();
-        llvm::Value* st = b_.CreateCall(me_.call_indirect, {ctxp_, u32c(ip[1]), u32c(ip[2]), element, nfp});
+        llvm::Value* st = b_.CreateCall(me_.call_indirect, {ctxp_, u32c(a.type), u32c(a.table), element, nfp});
         helper_status(st);
-        after_call(ip[3], static_cast<u32>(ft.results.size()), ip[5]);
+        after_call(a.base, static_cast<u32>(ft.results.size()), a.post);
         return true;
-      }
-      case Op::Return:
+      } else if constexpr (O == Op::Return) {
         for (u32 i = 0; i < f_.num_results; ++i) b_.CreateStore(slot(i), fp_at(i));
         store_fuel();
         b_.CreateRet(u32c(0));
         return false;
-      case Op::Fuel: charge(ip[1]); return true;
-      case Op::FuelCheck:
+      } else if constexpr (O == Op::Fuel) {
+        charge(a.cost);
+        return true;
+      } else if constexpr (O == Op::FuelCheck) {
         if (me_.metered) {
-          fuel_check(static_cast<i64>(ip[2]));
-          charge(ip[1]);
+          fuel_check(static_cast<i64>(a.visible));
+          charge(a.cost);
         }
         return true;
-      case Op::Select:
-        set_slot(ip[1], b_.CreateSelect(b_.CreateICmpNE(get(ip[4], VT::I32), u32c(0)), slot(ip[2]), slot(ip[3])));
+      } else if constexpr (O == Op::Select) {
+        set_slot(a.dst, b_.CreateSelect(b_.CreateICmpNE(get(a.cond, VT::I32), u32c(0)), slot(a.a), slot(a.b)));
         return true;
-      case Op::GlobalGet:
-      case Op::GlobalSet: {
-        const u32 g = o == Op::GlobalGet ? ip[2] : ip[1];
-        llvm::Value* gp = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, globals_, g)));
-        llvm::Value* bits = b_.CreateConstInBoundsGEP1_64(t_.i8, gp, offsetof(GlobalInst, bits));
-        if (o == Op::GlobalGet)
-          set_slot(ip[1], b_.CreateLoad(t_.i64, bits));
+      } else if constexpr (O == Op::GlobalGet || O == Op::GlobalSet) {
+        llvm::Value* gp = invariant(b_.CreateLoad(t.ptr, b_.CreateConstInBoundsGEP1_64(t.ptr, globals_, a.global)));
+        llvm::Value* bits = b_.CreateConstInBoundsGEP1_64(t.i8, gp, offsetof(GlobalInst, bits));
+        if constexpr (O == Op::GlobalGet)
+          set_slot(a.dst, b_.CreateLoad(t.i64, bits));
         else
-          b_.CreateStore(slot(ip[2]), bits);
+          b_.CreateStore(slot(a.src), bits);
         return true;
-      }
-      case Op::MemorySize:
-        set_slot(ip[1],
-                 b_.CreateZExt(
-                     b_.CreateTrunc(b_.CreateUDiv(b_.CreateLoad(t_.i64, mem_size_), b_.getInt64(kPageSize)), t_.i32),
-                     t_.i64));
+      } else if constexpr (O == Op::MemorySize) {
+        llvm::Value* pages = b_.CreateUDiv(b_.CreateLoad(t.i64, mem_size_), b_.getInt64(kPageSize));
+        set_slot(a.dst, b_.CreateZExt(b_.CreateTrunc(pages, t.i32), t.i64));
         return true;
-      case Op::MemoryGrow: {
-        llvm::Value* r = b_.CreateCall(me_.memory_grow, {ctxp_, get(ip[2], VT::I32)});
-        put(ip[1], r, VT::I32);
+      } else if constexpr (O == Op::MemoryGrow) {
+        put(a.dst, b_.CreateCall(me_.memory_grow, {ctxp_, get(a.delta, VT::I32)}), VT::I32);
         reload_memory();
         return true;
+      } else if constexpr (O == Op::RefIsNull) {
+        put(a.dst, bool32(b_.CreateICmpEQ(slot(a.a), b_.getInt64(0))), VT::I32);
+        return true;
+      } else if constexpr (O == Op::RefFunc) {
+        set_slot(a.dst, b_.CreatePtrToInt(load_func(a.func), t.i64));
+        return true;
+      } else if constexpr (O == Op::MemoryFill) {
+        call_status("sprawling_jit_memory_fill", {t.ptr, t.i32, t.i32, t.i32},
+                    {ctxp_, i32s(a.d), i32s(a.val), i32s(a.n)});
+        return true;
+      } else if constexpr (O == Op::MemoryCopy) {
+        call_status("sprawling_jit_memory_copy", {t.ptr, t.i32, t.i32, t.i32}, {ctxp_, i32s(a.d), i32s(a.s), i32s(a.n)});
+        return true;
+      } else if constexpr (O == Op::MemoryInit) {
+        call_status("sprawling_jit_memory_init", {t.ptr, t.i32, t.i32, t.i32, t.i32},
+                    {ctxp_, u32c(a.data), i32s(a.d), i32s(a.s), i32s(a.n)});
+        return true;
+      } else if constexpr (O == Op::DataDrop || O == Op::ElemDrop) {
+        const char* name = O == Op::DataDrop ? "sprawling_jit_data_drop" : "sprawling_jit_elem_drop";
+        u32 segment = 0;
+        if constexpr (O == Op::DataDrop)
+          segment = a.data;
+        else
+          segment = a.elem;
+        b_.CreateCall(me_.helper(name, llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}), {ctxp_, u32c(segment)});
+        return true;
+      } else if constexpr (O == Op::TableGet) {
+        call_status("sprawling_jit_table_get", {t.ptr, t.i32, t.i32, t.ptr}, {ctxp_, u32c(a.table), i32s(a.idx), scratch_});
+        set_slot(a.dst, b_.CreateLoad(t.i64, scratch_));
+        return true;
+      } else if constexpr (O == Op::TableSet) {
+        call_status("sprawling_jit_table_set", {t.ptr, t.i32, t.i32, t.i64},
+                    {ctxp_, u32c(a.table), i32s(a.idx), slot(a.val)});
+        return true;
+      } else if constexpr (O == Op::TableSize) {
+        put(a.dst, b_.CreateCall(me_.helper("sprawling_jit_table_size", t.i32, {t.ptr, t.i32}), {ctxp_, u32c(a.table)}),
+            VT::I32);
+        return true;
+      } else if constexpr (O == Op::TableGrow) {
+        call_status("sprawling_jit_table_grow", {t.ptr, t.i32, t.i64, t.i32, t.ptr},
+                    {ctxp_, u32c(a.table), slot(a.init), i32s(a.n), scratch_});
+        set_slot(a.dst, b_.CreateLoad(t.i64, scratch_));
+        return true;
+      } else if constexpr (O == Op::TableFill) {
+        call_status("sprawling_jit_table_fill", {t.ptr, t.i32, t.i32, t.i64, t.i32},
+                    {ctxp_, u32c(a.table), i32s(a.i), slot(a.val), i32s(a.n)});
+        return true;
+      } else if constexpr (O == Op::TableCopy) {
+        call_status("sprawling_jit_table_copy", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
+                    {ctxp_, u32c(a.dst_table), u32c(a.src_table), i32s(a.d), i32s(a.s), i32s(a.n)});
+        return true;
+      } else if constexpr (O == Op::TableInit) {
+        call_status("sprawling_jit_table_init", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
+                    {ctxp_, u32c(a.elem), u32c(a.table), i32s(a.d), i32s(a.s), i32s(a.n)});
+        return true;
+      } else {
+        static_assert(!handled(O), "handled() admits an op FunctionEmitter::emit does not emit");
+        trap(TrapKind::Unreachable);  // scan() admits only handled ops
+        return false;
       }
-      case Op::RefIsNull: put(ip[1], bool32(b_.CreateICmpEQ(slot(ip[2]), b_.getInt64(0))), VT::I32); return true;
-      case Op::RefFunc: set_slot(ip[1], b_.CreatePtrToInt(load_func(ip[2]), t_.i64)); return true;
-      default: return bulk(o, ip);
     }
   }
 
-  // Bulk memory and table instructions: the runtime helpers (they may charge per unit and refuel).
-  bool bulk(Op o, const u32* ip) {
-    const Types& t = t_;
-    auto call_status = [&](const char* name, llvm::ArrayRef<llvm::Type*> params, llvm::ArrayRef<llvm::Value*> args) {
-      store_fuel();
-      llvm::Value* st = b_.CreateCall(me_.helper(name, t.i32, params), args);
-      load_fuel();
-      helper_status(st);
-    };
-    auto i32s = [&](u32 s) { return get(s, VT::I32); };
-    switch (o) {
-      case Op::MemoryFill:
-        call_status("sprawling_jit_memory_fill", {t.ptr, t.i32, t.i32, t.i32},
-                    {ctxp_, i32s(ip[1]), i32s(ip[2]), i32s(ip[3])});
-        return true;
-      case Op::MemoryCopy:
-        call_status("sprawling_jit_memory_copy", {t.ptr, t.i32, t.i32, t.i32},
-                    {ctxp_, i32s(ip[1]), i32s(ip[2]), i32s(ip[3])});
-        return true;
-      case Op::MemoryInit:
-        call_status("sprawling_jit_memory_init", {t.ptr, t.i32, t.i32, t.i32, t.i32},
-                    {ctxp_, u32c(ip[1]), i32s(ip[2]), i32s(ip[3]), i32s(ip[4])});
-        return true;
-      case Op::DataDrop:
-        b_.CreateCall(me_.helper("sprawling_jit_data_drop", llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}),
-                      {ctxp_, u32c(ip[1])});
-        return true;
-      case Op::ElemDrop:
-        b_.CreateCall(me_.helper("sprawling_jit_elem_drop", llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}),
-                      {ctxp_, u32c(ip[1])});
-        return true;
-      case Op::TableGet:
-        call_status("sprawling_jit_table_get", {t.ptr, t.i32, t.i32, t.ptr},
-                    {ctxp_, u32c(ip[2]), i32s(ip[3]), scratch_});
-        set_slot(ip[1], b_.CreateLoad(t.i64, scratch_));
-        return true;
-      case Op::TableSet:
-        call_status("sprawling_jit_table_set", {t.ptr, t.i32, t.i32, t.i64},
-                    {ctxp_, u32c(ip[1]), i32s(ip[2]), slot(ip[3])});
-        return true;
-      case Op::TableSize:
-        put(ip[1], b_.CreateCall(me_.helper("sprawling_jit_table_size", t.i32, {t.ptr, t.i32}), {ctxp_, u32c(ip[2])}),
-            VT::I32);
-        return true;
-      case Op::TableGrow:
-        call_status("sprawling_jit_table_grow", {t.ptr, t.i32, t.i64, t.i32, t.ptr},
-                    {ctxp_, u32c(ip[2]), slot(ip[3]), i32s(ip[4]), scratch_});
-        set_slot(ip[1], b_.CreateLoad(t.i64, scratch_));
-        return true;
-      case Op::TableFill:
-        call_status("sprawling_jit_table_fill", {t.ptr, t.i32, t.i32, t.i64, t.i32},
-                    {ctxp_, u32c(ip[1]), i32s(ip[2]), slot(ip[3]), i32s(ip[4])});
-        return true;
-      case Op::TableCopy:
-        call_status("sprawling_jit_table_copy", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
-                    {ctxp_, u32c(ip[1]), u32c(ip[2]), i32s(ip[3]), i32s(ip[4]), i32s(ip[5])});
-        return true;
-      case Op::TableInit:
-        call_status("sprawling_jit_table_init", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
-                    {ctxp_, u32c(ip[1]), u32c(ip[2]), i32s(ip[3]), i32s(ip[4]), i32s(ip[5])});
-        return true;
-      default: break;
-    }
-    // scan() admits only what is handled above.
-    trap(TrapKind::Unreachable);
-    return false;
+  // A bulk memory or table helper (it may charge per unit and refuel): its status.
+  void call_status(const char* name, llvm::ArrayRef<llvm::Type*> params, llvm::ArrayRef<llvm::Value*> args) {
+    store_fuel();
+    llvm::Value* st = b_.CreateCall(me_.helper(name, t_.i32, params), args);
+    load_fuel();
+    helper_status(st);
   }
+  llvm::Value* i32s(u32 s) { return get(s, VT::I32); }
 };
 
 // ---------------------------------------------------------------- LLVM set-up
@@ -1049,6 +1085,35 @@ std::string error_text(llvm::Error e) {
   return llvm::toString(std::move(e));
 }
 
+// Functions larger than this many IR instructions after optimization are compiled with LLVM's
+// fast instruction selector (the optnone path of code generation: FastISel, no machine-code
+// optimization passes), which costs about half the codegen time of the optimizing selector at a
+// loss of code quality; in the benchmarks' modules only libc's printf core is that large.
+// SPRAWLING_JIT_FAST_CODEGEN_ABOVE overrides it (0: every function; the spec suite runs that way
+// too, so both code generators are checked for exactness).
+constexpr unsigned kFastCodegenAbove = 4000;
+unsigned fast_codegen_above() {
+  static const unsigned limit = [] {
+    const char* v = std::getenv("SPRAWLING_JIT_FAST_CODEGEN_ABOVE");
+    if (v == nullptr || *v == '\0') return kFastCodegenAbove;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    if (*end != '\0' || n > ~0U) {
+      // An embedding process is not stopped over a tuning knob: say so and keep the default.
+      std::fprintf(stderr, "sprawl: SPRAWLING_JIT_FAST_CODEGEN_ABOVE=%s is not a count of IR instructions; using %u\n",
+                   v, kFastCodegenAbove);
+      return kFastCodegenAbove;
+    }
+    return static_cast<unsigned>(n);
+  }();
+  return limit;
+}
+
+// The IR the emitter produces needs little: its slots, counter and memory base/size live in
+// allocas (SROA makes them SSA values), loads of the context repeat (EarlyCSE), and the trap and
+// fall-through blocks leave straight-line chains (SimplifyCFG, InstCombine). LLVM's O1 pipeline
+// cost about 30% more time on the bench modules for code that was no faster (CGSCC passes,
+// inliner and function-attribute passes have nothing to do: each function is its own partition).
 void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -1060,8 +1125,20 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
+  fpm.addPass(llvm::SimplifyCFGPass());
+  fpm.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
+  const unsigned limit = fast_codegen_above();
+  for (llvm::Function& f : m.functions()) {
+    if (f.isDeclaration() || f.getInstructionCount() <= limit) continue;
+    f.addFnAttr(llvm::Attribute::OptimizeNone);  // read by code generation only: the IR passes ran
+    f.addFnAttr(llvm::Attribute::NoInline);      // which optnone requires
+  }
 }
 
 // LLVM failed to compile a function on its first call (the IR was verified, so an LLVM bug or
@@ -1097,20 +1174,10 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
                                    const llvm::Triple& triple, ModuleCode& out) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<CompiledFunc>& funcs = metered ? cm.metered() : cm.funcs;
-  const OpDecoder dec(metered);
   for (const FunctionBody& body : cm.module.code) out.code_bytes += body.code_size;
   std::vector<Scan> scans;
   scans.reserve(funcs.size());
-  for (const CompiledFunc& f : funcs) {
-    const u32 start = metered ? 3 : 0;
-    if (metered && (f.code.size() < 3 || dec.op(f.code[0]) != Op::FuelCheck || f.code[2] != 1)) {
-      Scan sc;
-      sc.reason = "the metered code does not start with the entry check";
-      scans.push_back(std::move(sc));
-      continue;
-    }
-    scans.push_back(scan(f, start, dec, metered));
-  }
+  for (const CompiledFunc& f : funcs) scans.push_back(scan(f, metered));
   Emitted e;
   e.context = std::make_unique<llvm::LLVMContext>();
   e.mod = std::make_unique<llvm::Module>("wasm", *e.context);
