@@ -1177,16 +1177,24 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
     out->error = error_text(std::move(e));
     return out;
   }
+  // Every stub in one lookup: each lookup materializes the lazy re-exports of all the symbols not
+  // yet looked up, so one lookup per function was quadratic (100,000 functions: minutes).
+  llvm::orc::SymbolLookupSet wanted;
+  std::vector<llvm::orc::SymbolStringPtr> names(funcs.size());
   for (std::size_t i = 0; i < funcs.size(); ++i) {
     if (me.fns[i] == nullptr) continue;
-    auto addr = (*lljit)->lookup("wasm_f" + std::to_string(i));
-    if (!addr) {
-      out->error = error_text(addr.takeError());
-      for (auto& e : out->entries) e.store(nullptr, std::memory_order_relaxed);
-      out->compiled = 0;
-      return out;
-    }
-    out->entries[i].store(addr->toPtr<Entry>(), std::memory_order_release);
+    names[i] = (*lljit)->mangleAndIntern("wasm_f" + std::to_string(i));
+    wanted.add(names[i]);
+  }
+  auto found = (*lljit)->getExecutionSession().lookup(
+      llvm::orc::makeJITDylibSearchOrder(&jd, llvm::orc::JITDylibLookupFlags::MatchAllSymbols), std::move(wanted));
+  if (!found) {
+    out->error = error_text(found.takeError());
+    return out;
+  }
+  for (std::size_t i = 0; i < funcs.size(); ++i) {
+    if (me.fns[i] == nullptr) continue;
+    out->entries[i].store(found->at(names[i]).getAddress().toPtr<Entry>(), std::memory_order_release);
     ++out->compiled;
   }
   out->seconds_codegen = seconds_since(t0);  // the stubs only: functions compile on first call
