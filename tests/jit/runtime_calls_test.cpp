@@ -157,5 +157,28 @@ TEST(RuntimeCalls, EveryHostStatusEndsTheCallAsInTheInterpreter) {
   }
 }
 
+// table.grow charges the store's account as in the interpreter: the compiled tier's helper
+// resized the table without asking the account, so a guest could allocate past max_store_bytes
+// (4 billion elements: std::bad_alloc, the host process gone).
+TEST(RuntimeCalls, TableGrowIsRefusedPastTheStoreAccount) {
+  auto module = compile_wat(R"((module
+    (table 0 funcref)
+    (func (export "grow") (result i32) (local $grown i32)
+      (block $full
+        (loop $more
+          (br_if $full (i32.eq (table.grow 0 (ref.null func) (i32.const 100000)) (i32.const -1)))
+          (local.set $grown (i32.add (local.get $grown) (i32.const 1)))
+          (br $more)))
+      (local.get $grown))))");
+  ASSERT_NE(module, nullptr);
+  const StoreLimits limits{.max_table_elements = UINT32_MAX, .max_store_bytes = 8 << 20};
+  const Outcome interp = run(module, Tier::Interpret, "grow", {}, std::nullopt, limits);
+  ASSERT_EQ(interp.trap, TrapKind::None);
+  EXPECT_LT(interp.results.at(0).bits, 11u);  // 800 KB a grow, 8 MiB in all (less what instantiation took)
+  EXPECT_EQ(run(module, Tier::Compile, "grow", {}, std::nullopt, limits), interp);
+  EXPECT_EQ(run(module, Tier::Compile, "grow", {}, 100'000'000, limits),
+            run(module, Tier::Interpret, "grow", {}, 100'000'000, limits));
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

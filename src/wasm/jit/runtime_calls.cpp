@@ -226,13 +226,7 @@ std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t in
                                        std::uint64_t* out) {
   TableInst* table = c->inst->tables[t];
   if (const std::uint32_t k = charge_units(c, n)) return k;
-  const std::uint64_t old = table->elements.size();
-  if (old + n > table->max_elements) {
-    *out = 0xFFFFFFFFu;
-  } else {
-    table->elements.resize(old + n, init);
-    *out = static_cast<std::uint32_t>(old);
-  }
+  *out = static_cast<std::uint32_t>(table->grow(n, init));  // -1 (past max_elements or the account) → 0xFFFFFFFF
   return 0;
 }
 
