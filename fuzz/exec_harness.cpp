@@ -52,7 +52,8 @@ std::optional<std::vector<CallRecord>> run_exports(
   wasm::Store store(wasm::StoreLimits{.max_memory_bytes = limits.max_memory_bytes,
                                       .max_table_elements = limits.max_table_elements,
                                       .max_call_depth = kMaxCallDepth,
-                                      .max_value_stack_slots = 4u << 20});
+                                      .max_value_stack_slots = 4u << 20,
+                                      .max_store_bytes = limits.max_store_bytes});
   auto budget_for = [&](std::size_t call) -> std::optional<std::uint64_t> {
     return call < limits.fuel_by_call.size() ? std::optional(limits.fuel_by_call[call]) : limits.fuel_per_call;
   };

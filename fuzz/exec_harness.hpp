@@ -31,6 +31,8 @@ struct ExecLimits {
   std::uint32_t max_table_elements;
   // When not empty: the budget of call i (the i-th function export, in export order) instead.
   std::vector<std::uint64_t> fuel_by_call = {};
+  // StoreLimits::max_store_bytes (the one account of host bytes: memories, tables, code, ...).
+  std::uint64_t max_store_bytes = UINT64_MAX;
   // Which tier runs the calls (Store::set_tier; Compile only where compiled_tier_available()).
   wasm::Tier tier = wasm::Tier::Interpret;
 };
