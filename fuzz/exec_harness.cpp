@@ -150,6 +150,23 @@ bool write_file(const std::string& path, std::span<const std::uint8_t> bytes) {
   return std::fclose(f) == 0 && ok;
 }
 
+std::optional<InputModule> module_of_input(std::span<const std::uint8_t> input, const GenOptions& options,
+                                           const char* target) {
+  InputModule m;
+  m.as_is = input.size() >= 4 && std::memcmp(input.data(), "\0asm", 4) == 0;
+  m.binary = m.as_is ? std::vector<std::uint8_t>(input.begin(), input.end()) : generate_module(input, options).binary;
+  if (!m.as_is) keep_module_if_asked(m.binary);
+  auto compiled = wasm::compile(m.binary);
+  if (!compiled) {
+    if (m.as_is) return std::nullopt;
+    std::fprintf(stderr, "a generated module was rejected: %s at 0x%zx\n", compiled.error().message.c_str(),
+                 compiled.error().offset);
+    keep_module_and_abort(target, m.binary);
+  }
+  m.compiled = std::move(*compiled);
+  return m;
+}
+
 std::function<ArgsFor()> args_from_tail(const std::uint8_t* data, std::size_t size) {
   return [data, size]() -> ArgsFor {
     auto arg_pos = std::make_shared<std::size_t>(size / 2);

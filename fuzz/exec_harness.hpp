@@ -3,6 +3,7 @@
 // form wabt's `wasm-interp --run-all-exports` prints (so the diff target can compare lines).
 #pragma once
 
+#include "module_gen.hpp"
 #include "wasm/runtime.hpp"
 
 #include <cstdint>
@@ -56,6 +57,17 @@ std::optional<std::vector<CallRecord>> run_exports(
 std::optional<std::string> check_reruns(const std::shared_ptr<const wasm::CompiledModule>& compiled,
                                         const std::vector<CallRecord>& first, const ExecLimits& limits,
                                         const std::function<ArgsFor()>& fresh_args);
+
+// The module an input stands for: an input starting with "\0asm" as it is, any other input through
+// the generator (module_gen.hpp). Nothing when a module given as it is does not compile; a
+// generated module that does not compile is a finding (it is kept, then abort).
+struct InputModule {
+  bool as_is = false;
+  std::vector<std::uint8_t> binary;
+  std::shared_ptr<const wasm::CompiledModule> compiled;
+};
+std::optional<InputModule> module_of_input(std::span<const std::uint8_t> input, const GenOptions& options,
+                                           const char* target);
 
 // Arguments read from the input's second half (so the fuzzer steers them too), a fresh reader
 // for each run of the exports so that every run replays the same ones.

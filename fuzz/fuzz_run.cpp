@@ -7,36 +7,26 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
   using namespace sprawling;
-  const std::span<const std::uint8_t> input(data, size);
-  const bool is_module = size >= 4 && std::memcmp(data, "\0asm", 4) == 0;
-  std::vector<std::uint8_t> binary =
-      is_module ? std::vector<std::uint8_t>(input.begin(), input.end()) : fuzz::generate_module(input, {}).binary;
-  if (!is_module) fuzz::keep_module_if_asked(binary);
-  auto compiled = wasm::compile(binary);
-  if (!compiled) {
-    if (!is_module) {
-      std::fprintf(stderr, "a generated module was rejected: %s at 0x%zx\n", compiled.error().message.c_str(),
-                   compiled.error().offset);
-      fuzz::keep_module_and_abort("run", binary);
-    }
-    return 0;
-  }
+  auto input = fuzz::module_of_input(std::span<const std::uint8_t>(data, size), {}, "run");
+  if (!input) return 0;
+  const bool is_module = input->as_is;
+  const auto& compiled = input->compiled;
+  const auto& binary = input->binary;
   // Arguments come from the tail of the input, so the fuzzer steers them too; each run of the
   // exports (the first and check_reruns') replays the same ones.
   const auto fresh_args = fuzz::args_from_tail(data, size);
   const fuzz::ExecLimits limits{.fuel_per_call = fuzz::kFuelPerCall,
                                 .max_memory_bytes = is_module ? std::uint64_t{64} << 20 : fuzz::kMemoryCapBytes,
                                 .max_table_elements = 1'000'000};
-  auto records = fuzz::run_exports(*compiled, limits, fresh_args());
+  auto records = fuzz::run_exports(compiled, limits, fresh_args());
   if (!records) return 0;
-  if (auto report = fuzz::check_reruns(*compiled, *records, limits, fresh_args)) {
+  if (auto report = fuzz::check_reruns(compiled, *records, limits, fresh_args)) {
     std::fprintf(stderr, "%s", report->c_str());
     if (!is_module) fuzz::keep_module_and_abort("run", binary);
     std::abort();

@@ -11,7 +11,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,21 +98,12 @@ std::uint64_t fnv1a(const std::uint8_t* data, std::size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
-  const std::span<const std::uint8_t> input(data, size);
-  const bool is_module = size >= 4 && std::memcmp(data, "\0asm", 4) == 0;
-  const std::vector<std::uint8_t> binary =
-      is_module ? std::vector<std::uint8_t>(input.begin(), input.end())
-                : fuzz::generate_module(input, {.deterministic_only = false, .canonical_nan_pairs = true}).binary;
-  if (!is_module) fuzz::keep_module_if_asked(binary);
-  auto compiled = wasm::compile(binary);
-  if (!compiled) {
-    if (!is_module) {
-      std::fprintf(stderr, "a generated module was rejected: %s at 0x%zx\n", compiled.error().message.c_str(),
-                   compiled.error().offset);
-      fuzz::keep_module_and_abort("tiers", binary);
-    }
-    return 0;
-  }
+  auto input = fuzz::module_of_input(std::span<const std::uint8_t>(data, size),
+                                     {.deterministic_only = false, .canonical_nan_pairs = true}, "tiers");
+  if (!input) return 0;
+  const bool is_module = input->as_is;
+  const auto& compiled = input->compiled;
+  const auto& binary = input->binary;
   const auto fresh_args = fuzz::args_from_tail(data, size);
   // The store's account is bounded too (a table.grow that skipped it was a compiled-tier bug).
   const fuzz::ExecLimits metered{.fuel_per_call = fuzz::kFuelPerCall,
@@ -136,9 +126,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // records, or nothing when neither could instantiate.
   auto compare = [&](fuzz::ExecLimits limits, const char* what) -> std::optional<std::vector<fuzz::CallRecord>> {
     limits.tier = wasm::Tier::Interpret;
-    auto interp = fuzz::run_exports(*compiled, limits, fresh_args());
+    auto interp = fuzz::run_exports(compiled, limits, fresh_args());
     limits.tier = wasm::Tier::Compile;
-    auto jit = fuzz::run_exports(*compiled, limits, fresh_args());
+    auto jit = fuzz::run_exports(compiled, limits, fresh_args());
     const bool same = interp.has_value() == jit.has_value() &&
                       (!interp || (interp->size() == jit->size() &&
                                    std::equal(interp->begin(), interp->end(), jit->begin(),
@@ -163,7 +153,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Every function of a generated module must really have run as machine code: a function the
   // compiled tier leaves to the interpreter would make the comparison above say nothing about it.
   if (!is_module) {
-    const auto& code = compiled->get()->impl().jit(wasm::kMetered);
+    const auto& code = compiled->impl().jit(wasm::kMetered);
     if (!code.error.empty() || code.compiled != code.entries.size()) {
       std::fprintf(stderr, "the compiled tier compiled %zu of %zu functions: %s\n", code.compiled,
                    code.entries.size(), !code.error.empty() ? code.error.c_str() : "");
