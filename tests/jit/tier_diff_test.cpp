@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -82,6 +83,9 @@ Observed run(const Guest& g, ExecutionTier tier, bool metered) {
   o.fuel = outcome->stats ? outcome->stats->fuel_consumed : 0;
   return o;
 }
+
+// gtest prints a parameter in test listings (and CTest names): the guest's name, not its bytes.
+void PrintTo(const Guest& g, std::ostream* os) { *os << g.name; }
 
 class TierDiff : public ::testing::TestWithParam<Guest> {};
 
