@@ -26,9 +26,10 @@ struct Guest {
 
 // The workloads at bench/run's smoke sizes or smaller. Each variant (metered, unmetered) of a
 // guest costs LLVM 1.5-4 s of CPU (functions compile on their first call, printf's among them),
-// so CI runs the two example guests only (host calls through a mount, stdout and stderr, an exit
-// status, fuel exhaustion); SPRAWLING_TIER_DIFF_ALL=1 adds every bench workload, both variants
-// (about two minutes of CPU).
+// so CI runs the two example guests only, metered (host calls through a mount, stdout and stderr,
+// an exit status, fuel exhaustion; the fuzz target compares unmetered code on every module);
+// SPRAWLING_TIER_DIFF_ALL=1 adds the unmetered variant and every bench workload (about two
+// minutes of CPU).
 std::vector<Guest> guests() {
   const std::filesystem::path built = SPRAWLING_TIER_DIFF_DIR;
   const bool all = std::getenv("SPRAWLING_TIER_DIFF_ALL") != nullptr;
@@ -47,7 +48,7 @@ std::vector<Guest> guests() {
   }
   const std::filesystem::path examples = SPRAWLING_EXAMPLES_WASM_DIR;
   out.push_back({.name = "wordcount", .wasm = examples / "wordcount.wasm",
-                 .argv = {"wordcount", "/data/poem.txt", "/data/missing"}, .mount_examples = true});
+                 .argv = {"wordcount", "/data/poem.txt", "/data/missing"}, .mount_examples = true, .unmetered = all});
   // greedy never ends: the fuel budget stops it, at the same instruction on both tiers (and
   // unmetered it would spin forever).
   out.push_back({.name = "greedy", .wasm = examples / "greedy.wasm", .argv = {"greedy", "/data/stolen.txt"},
