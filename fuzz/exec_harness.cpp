@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <tuple>
 
 #include <unistd.h>
@@ -51,10 +52,15 @@ std::optional<std::vector<CallRecord>> run_exports(
   wasm::Store store(wasm::StoreLimits{.max_memory_bytes = limits.max_memory_bytes,
                                       .max_table_elements = limits.max_table_elements,
                                       .max_call_depth = kMaxCallDepth,
-                                      .max_value_stack_slots = 4u << 20});
+                                      .max_value_stack_slots = 4u << 20,
+                                      .max_store_bytes = limits.max_store_bytes});
   auto budget_for = [&](std::size_t call) -> std::optional<std::uint64_t> {
     return call < limits.fuel_by_call.size() ? std::optional(limits.fuel_by_call[call]) : limits.fuel_per_call;
   };
+  if (!store.set_tier(limits.tier)) {
+    std::fprintf(stderr, "this build has no compiled tier (the tiers target needs SPRAWLING_WITH_JIT)\n");
+    std::abort();
+  }
   store.set_budget(wasm::ExecutionBudget{.fuel = limits.fuel_per_call, .deadline = std::nullopt});
   auto instance = store.instantiate(compiled, {});
   if (!instance) {
@@ -77,7 +83,7 @@ std::optional<std::vector<CallRecord>> run_exports(
       std::abort();
     }
     const wasm::FuncType& type = wasm::func_type(*func);
-    CallRecord record{.name = e.name, .has_params = !type.params.empty(), .trap = std::nullopt, .results = {}, .fuel_consumed = 0};
+    CallRecord record{.name = e.name, .has_params = !type.params.empty(), .trap = std::nullopt, .results = {}, .fuel_consumed = 0, .trap_func = std::nullopt, .trap_offset = 0};
     std::vector<wasm::Value> args;
     if (record.has_params) {
       if (!args_for) {
@@ -129,6 +135,8 @@ std::optional<std::vector<CallRecord>> run_exports(
         std::abort();
       }
       record.trap = result.error().kind;
+      record.trap_func = result.error().func_index;
+      record.trap_offset = result.error().offset;
     }
     records.push_back(std::move(record));
   }
@@ -140,6 +148,47 @@ bool write_file(const std::string& path, std::span<const std::uint8_t> bytes) {
   if (f == nullptr) return false;
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   return std::fclose(f) == 0 && ok;
+}
+
+std::optional<InputModule> module_of_input(std::span<const std::uint8_t> input, const GenOptions& options,
+                                           const char* target) {
+  InputModule m;
+  m.as_is = input.size() >= 4 && std::memcmp(input.data(), "\0asm", 4) == 0;
+  m.binary = m.as_is ? std::vector<std::uint8_t>(input.begin(), input.end()) : generate_module(input, options).binary;
+  if (!m.as_is) keep_module_if_asked(m.binary);
+  auto compiled = wasm::compile(m.binary);
+  if (!compiled) {
+    if (m.as_is) return std::nullopt;
+    std::fprintf(stderr, "a generated module was rejected: %s at 0x%zx\n", compiled.error().message.c_str(),
+                 compiled.error().offset);
+    keep_module_and_abort(target, m.binary);
+  }
+  m.compiled = std::move(*compiled);
+  return m;
+}
+
+std::function<ArgsFor()> args_from_tail(const std::uint8_t* data, std::size_t size) {
+  return [data, size]() -> ArgsFor {
+    auto arg_pos = std::make_shared<std::size_t>(size / 2);
+    auto next = [=](int n) {
+      std::uint64_t v = 0;
+      for (int i = 0; i < n; ++i) v |= std::uint64_t{*arg_pos < size ? data[(*arg_pos)++] : std::uint8_t{0}} << (8 * i);
+      return v;
+    };
+    return [next](const wasm::FuncType& type) {
+      std::vector<wasm::Value> args;
+      for (auto t : type.params) {
+        switch (t) {
+          case wasm::ValType::I32: args.push_back(wasm::Value::i32(static_cast<std::uint32_t>(next(4)))); break;
+          case wasm::ValType::I64: args.push_back(wasm::Value::i64(next(8))); break;
+          case wasm::ValType::F32: args.push_back(wasm::Value::f32_bits(static_cast<std::uint32_t>(next(4)))); break;
+          case wasm::ValType::F64: args.push_back(wasm::Value::f64_bits(next(8))); break;
+          default: args.push_back(wasm::Value::null(t)); break;  // null references are always valid
+        }
+      }
+      return args;
+    };
+  };
 }
 
 bool any_out_of_fuel(const std::vector<CallRecord>& records) {

@@ -3,6 +3,7 @@
 // form wabt's `wasm-interp --run-all-exports` prints (so the diff target can compare lines).
 #pragma once
 
+#include "module_gen.hpp"
 #include "wasm/runtime.hpp"
 
 #include <cstdint>
@@ -20,6 +21,9 @@ struct CallRecord {
   std::optional<wasm::TrapKind> trap;  // empty: returned
   std::vector<wasm::Value> results;
   std::uint64_t fuel_consumed = 0;
+  // Where the trap happened (Trap::func_index, Trap::offset): the tiers target compares them.
+  std::optional<std::uint32_t> trap_func;
+  std::size_t trap_offset = 0;
 };
 
 struct ExecLimits {
@@ -28,6 +32,10 @@ struct ExecLimits {
   std::uint32_t max_table_elements;
   // When not empty: the budget of call i (the i-th function export, in export order) instead.
   std::vector<std::uint64_t> fuel_by_call = {};
+  // StoreLimits::max_store_bytes (the one account of host bytes: memories, tables, code, ...).
+  std::uint64_t max_store_bytes = UINT64_MAX;
+  // Which tier runs the calls (Store::set_tier; Compile only where compiled_tier_available()).
+  wasm::Tier tier = wasm::Tier::Interpret;
 };
 
 using ArgsFor = std::function<std::vector<wasm::Value>(const wasm::FuncType&)>;
@@ -49,6 +57,21 @@ std::optional<std::vector<CallRecord>> run_exports(
 std::optional<std::string> check_reruns(const std::shared_ptr<const wasm::CompiledModule>& compiled,
                                         const std::vector<CallRecord>& first, const ExecLimits& limits,
                                         const std::function<ArgsFor()>& fresh_args);
+
+// The module an input stands for: an input starting with "\0asm" as it is, any other input through
+// the generator (module_gen.hpp). Nothing when a module given as it is does not compile; a
+// generated module that does not compile is a finding (it is kept, then abort).
+struct InputModule {
+  bool as_is = false;
+  std::vector<std::uint8_t> binary;
+  std::shared_ptr<const wasm::CompiledModule> compiled;
+};
+std::optional<InputModule> module_of_input(std::span<const std::uint8_t> input, const GenOptions& options,
+                                           const char* target);
+
+// Arguments read from the input's second half (so the fuzzer steers them too), a fresh reader
+// for each run of the exports so that every run replays the same ones.
+std::function<ArgsFor()> args_from_tail(const std::uint8_t* data, std::size_t size);
 
 // True when some call ran out of fuel (then check_reruns has nothing to check).
 [[nodiscard]] bool any_out_of_fuel(const std::vector<CallRecord>& records);

@@ -7,57 +7,26 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <memory>
 #include <string>
 
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
   using namespace sprawling;
-  const std::span<const std::uint8_t> input(data, size);
-  const bool is_module = size >= 4 && std::memcmp(data, "\0asm", 4) == 0;
-  std::vector<std::uint8_t> binary =
-      is_module ? std::vector<std::uint8_t>(input.begin(), input.end()) : fuzz::generate_module(input, {}).binary;
-  if (!is_module) fuzz::keep_module_if_asked(binary);
-  auto compiled = wasm::compile(binary);
-  if (!compiled) {
-    if (!is_module) {
-      std::fprintf(stderr, "a generated module was rejected: %s at 0x%zx\n", compiled.error().message.c_str(),
-                   compiled.error().offset);
-      fuzz::keep_module_and_abort("run", binary);
-    }
-    return 0;
-  }
+  auto input = fuzz::module_of_input(std::span<const std::uint8_t>(data, size), {}, "run");
+  if (!input) return 0;
+  const bool is_module = input->as_is;
+  const auto& compiled = input->compiled;
+  const auto& binary = input->binary;
   // Arguments come from the tail of the input, so the fuzzer steers them too; each run of the
   // exports (the first and check_reruns') replays the same ones.
-  auto fresh_args = [data, size]() -> fuzz::ArgsFor {
-    auto arg_pos = std::make_shared<std::size_t>(size / 2);
-    auto next = [=](int n) {
-      std::uint64_t v = 0;
-      for (int i = 0; i < n; ++i) v |= std::uint64_t{*arg_pos < size ? data[(*arg_pos)++] : std::uint8_t{0}} << (8 * i);
-      return v;
-    };
-    return [next](const wasm::FuncType& type) {
-      std::vector<wasm::Value> args;
-      for (auto t : type.params) {
-        switch (t) {
-          case wasm::ValType::I32: args.push_back(wasm::Value::i32(static_cast<std::uint32_t>(next(4)))); break;
-          case wasm::ValType::I64: args.push_back(wasm::Value::i64(next(8))); break;
-          case wasm::ValType::F32: args.push_back(wasm::Value::f32_bits(static_cast<std::uint32_t>(next(4)))); break;
-          case wasm::ValType::F64: args.push_back(wasm::Value::f64_bits(next(8))); break;
-          default: args.push_back(wasm::Value::null(t)); break;  // null references are always valid
-        }
-      }
-      return args;
-    };
-  };
+  const auto fresh_args = fuzz::args_from_tail(data, size);
   const fuzz::ExecLimits limits{.fuel_per_call = fuzz::kFuelPerCall,
                                 .max_memory_bytes = is_module ? std::uint64_t{64} << 20 : fuzz::kMemoryCapBytes,
                                 .max_table_elements = 1'000'000};
-  auto records = fuzz::run_exports(*compiled, limits, fresh_args());
+  auto records = fuzz::run_exports(compiled, limits, fresh_args());
   if (!records) return 0;
-  if (auto report = fuzz::check_reruns(*compiled, *records, limits, fresh_args)) {
+  if (auto report = fuzz::check_reruns(compiled, *records, limits, fresh_args)) {
     std::fprintf(stderr, "%s", report->c_str());
     if (!is_module) fuzz::keep_module_and_abort("run", binary);
     std::abort();

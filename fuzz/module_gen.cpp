@@ -121,6 +121,11 @@ class Generator {
     }
     counter_base_ = static_cast<std::uint32_t>(locals_.size());
     f.locals.emplace_back(kMaxLoopDepth, ww::type::i32);  // loop counters, never touched by local.set
+    if (options_.canonical_nan_pairs) {  // the operands of a float operation (float_binary)
+      nan_scratch_ = counter_base_ + kMaxLoopDepth;
+      f.locals.emplace_back(2, ww::type::f32);
+      f.locals.emplace_back(2, ww::type::f64);
+    }
     results_ = type.results;
     loop_depth_ = 0;
     Bytes& code = f.code;
@@ -533,6 +538,39 @@ class Generator {
     }
   }
 
+  // The operator of a float binary expression whose operands are on the stack. Under
+  // canonical_nan_pairs an arithmetic one (add sub mul div) becomes
+  //   canonical NaN, (a op b), (a != a) & (b != b), select
+  // with a and b kept in the scratch locals, so two NaN operands give the canonical NaN. The
+  // operands are whole expressions evaluated before, so nested uses of the scratch locals are over.
+  void float_binary(Bytes& code, std::uint8_t op, bool is64, bool arithmetic) {
+    if (!options_.canonical_nan_pairs || !arithmetic) {
+      code.push_back(op);
+      return;
+    }
+    const std::uint32_t a = nan_scratch_ + (is64 ? 2 : 0), b = a + 1;
+    ww::op_index(code, 0x21, b);  // local.set b
+    ww::op_index(code, 0x21, a);  // local.set a
+    if (is64) {
+      code.push_back(0x44);
+      for (const std::uint8_t byte : {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x7f}) code.push_back(byte);
+    } else {
+      code.push_back(0x43);
+      for (const std::uint8_t byte : {0x00, 0x00, 0xc0, 0x7f}) code.push_back(byte);
+    }
+    ww::op_index(code, 0x20, a);
+    ww::op_index(code, 0x20, b);
+    code.push_back(op);
+    const std::uint8_t ne = is64 ? 0x62 : 0x5c;
+    for (const std::uint32_t l : {a, b}) {
+      ww::op_index(code, 0x20, l);
+      ww::op_index(code, 0x20, l);
+      code.push_back(ne);
+    }
+    code.push_back(0x71);  // i32.and
+    code.push_back(0x1b);  // select
+  }
+
   void float_expr(Bytes& code, int depth, std::uint8_t t) {
     const bool is64 = t == ww::type::f64;
     switch (in_.below(5)) {
@@ -546,7 +584,7 @@ class Generator {
         // modules otherwise).
         std::uint32_t op = in_.below(7);
         if (op == 6 && options_.deterministic_only) op = 0;
-        code.push_back(static_cast<std::uint8_t>((is64 ? 0xa0 : 0x92) + op));
+        float_binary(code, static_cast<std::uint8_t>((is64 ? 0xa0 : 0x92) + op), is64, op <= 3);
         return;
       }
       case 2: {
@@ -580,6 +618,7 @@ class Generator {
   std::vector<std::uint8_t> locals_;
   std::uint32_t counter_base_ = 0;
   std::uint32_t loop_depth_ = 0;
+  std::uint32_t nan_scratch_ = 0;  // canonical_nan_pairs: f32 a, f32 b, f64 a, f64 b from here
   ww::Bytes results_;
 };
 

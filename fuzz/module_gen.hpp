@@ -13,6 +13,13 @@ struct GenOptions {
   // For differential runs: no operation whose result may legitimately differ between engines
   // (NaN payloads leaking into integers or memory through reinterpret or float stores).
   bool deterministic_only = false;
+  // For the tiers target (interpreter against compiled tier): f32/f64 add, sub, mul and div whose
+  // operands are *both* NaN give the canonical NaN. There the spec allows any arithmetic NaN and
+  // x86 returns the first source operand's payload, so the result depends on which operand each
+  // compiler put first; with one NaN operand the hardware propagates it whatever the order, so
+  // every other NaN stays as computed and is compared bit for bit, also through reinterprets,
+  // float stores and copysign, which this mode keeps.
+  bool canonical_nan_pairs = false;
 };
 
 struct GeneratedModule {

@@ -5,6 +5,7 @@
 #include "engine/guest.hpp"
 
 #include <sprawling/runtime/sandbox.hpp>
+#include <sprawling/runtime/wasm_sandbox.hpp>
 
 #include <gtest/gtest.h>
 
@@ -153,6 +154,45 @@ inline std::string trap_message(const runtime::SandboxOutcome& outcome) {
     return "(not a trap: Failure " + std::to_string(f->code) + ")";
   return "(not a trap: FuelExhausted after " + std::to_string(outcome.stats ? outcome.stats->fuel_consumed : 0) +
          " fuel)";
+}
+
+// The hostile guests run on each tier this build has (the compiled tier where it is built): a
+// guest must end the same way under both, with the same fuel. A suite derives from it and is
+// instantiated with ValuesIn(tiers()) and tier_name.
+class Tiered : public ::testing::TestWithParam<runtime::ExecutionTier> {
+ protected:
+  // The first compiled run of a process sets LLVM up once (targets, the first JIT: about 18 MiB
+  // of peak resident memory). That is not the guest's doing, so it is paid before the test's
+  // bounds start, by one tiny guest.
+  void SetUp() override {
+    if (GetParam() != runtime::ExecutionTier::Compile) return;
+    static const bool warm = [] {
+      Scratch dir;
+      const auto wasm = dir.write("warm.wat", std::string_view(R"((module (memory (export "memory") 1)
+        (func (export "_start"))))"));
+      runtime::WasmSandbox sandbox(config());
+      auto outcome = sandbox.run(runtime::SandboxJob{.wasm = wasm, .argv = {"warm"}, .env = {}, .stdin_bytes = {},
+                                                     .mounts = {}, .fuel = runtime::Fuel{1'000}});
+      return outcome.has_value() && std::holds_alternative<runtime::Success>(outcome->exit);
+    }();
+    ASSERT_TRUE(warm) << "a one-function guest did not run on the compiled tier";
+  }
+
+  // The configuration `c` with the tier under test.
+  [[nodiscard]] static runtime::SandboxConfig config(runtime::SandboxConfig c = {}) {
+    c.tier = GetParam();
+    return c;
+  }
+};
+
+inline std::vector<runtime::ExecutionTier> tiers() {
+  std::vector<runtime::ExecutionTier> out{runtime::ExecutionTier::Interpret};
+  if (runtime::wasm_sandbox_has_compiled_tier()) out.push_back(runtime::ExecutionTier::Compile);
+  return out;
+}
+
+inline std::string tier_name(const ::testing::TestParamInfo<runtime::ExecutionTier>& info) {
+  return info.param == runtime::ExecutionTier::Compile ? "compile" : "interpret";
 }
 
 }  // namespace sprawling::hostile

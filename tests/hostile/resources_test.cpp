@@ -20,7 +20,6 @@ namespace sprawling::hostile {
 namespace {
 
 using runtime::FuelExhausted;
-using runtime::SandboxConfig;
 using runtime::SandboxExit;
 using runtime::Success;
 using runtime::WasmSandbox;
@@ -54,6 +53,16 @@ void expect_stopped_at_deadline(const std::expected<runtime::SandboxOutcome, run
   EXPECT_LT(elapsed, 3.0);
 }
 
+// Every guest of the deadline and account tests runs on each tier (hostile_support.hpp); the
+// linear-compilation tests below measure wasm::compile and run interpreted.
+class Resources : public Tiered {};
+INSTANTIATE_TEST_SUITE_P(Tiers, Resources, ::testing::ValuesIn(tiers()), tier_name);
+// Laying out a directory of many entries is most of this one's seconds, and its guest is one
+// fd_readdir loop whose host path the other tests cover on both tiers: interpreted only.
+class ResourcesInterpreterOnly : public Tiered {};
+INSTANTIATE_TEST_SUITE_P(Tiers, ResourcesInterpreterOnly, ::testing::Values(runtime::ExecutionTier::Interpret),
+                         tier_name);
+
 // A folder inside the scratch folder, to mount.
 std::filesystem::path mount_dir(const Scratch& dir, const std::string& name) {
   const auto path = dir.path() / name;
@@ -65,13 +74,13 @@ std::filesystem::path mount_dir(const Scratch& dir, const std::string& name) {
 
 // Each call fills 1 MiB for a handful of fuel units: checked only at fuel refills (every 65,536
 // units), the deadline let this loop run for tens of seconds past a 300 ms timeout.
-TEST(Resources, HostCallLoopStopsAtTheDeadline) {
+TEST_P(Resources, HostCallLoopStopsAtTheDeadline) {
   Scratch dir;
   const auto wasm = dir.write("random_loop.wat", guest(R"(
   (memory (export "memory") 17)
   (func (export "_start") (loop $again (drop (call $random_get (i32.const 0) (i32.const 1048576))) (br $again)))
 )"));
-  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(300), .meter_fuel = false});
+  WasmSandbox sandbox(config({.timeout = std::chrono::milliseconds(300), .meter_fuel = false}));
   Bounds bounds(3.0, 64 * kMiB);
   auto outcome = sandbox.run(job(wasm, 1));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
@@ -81,7 +90,7 @@ TEST(Resources, HostCallLoopStopsAtTheDeadline) {
 
 // A FIFO in a mount with a writer that never writes: the read waits under the deadline, not in
 // the kernel.
-TEST(Resources, ReadOfASilentFifoInAMountStopsAtTheDeadline) {
+TEST_P(Resources, ReadOfASilentFifoInAMountStopsAtTheDeadline) {
   Scratch dir;
   const auto mount = mount_dir(dir, "mnt");
   ASSERT_EQ(::mkfifo((mount / "pipe").c_str(), 0600), 0);
@@ -99,7 +108,7 @@ TEST(Resources, ReadOfASilentFifoInAMountStopsAtTheDeadline) {
     (drop (call $fd_read (i32.load (i32.const 200)) (i32.const 0) (i32.const 1) (i32.const 8)))
     (call $proc_exit (i32.const 9)))
 )"));
-  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(300)});
+  WasmSandbox sandbox(config({.timeout = std::chrono::milliseconds(300)}));
   auto request = job(wasm, 1'000'000);
   request.mounts.push_back(runtime::Mount{.host = mount, .guest = "/data", .writable = false});
   const auto start = Clock::now();
@@ -113,7 +122,7 @@ TEST(Resources, ReadOfASilentFifoInAMountStopsAtTheDeadline) {
 
 // Streamed stdin (SandboxConfig::stdin_fd): the guest's read of a pipe that stays open and silent
 // waits under the deadline (the 10,000 bytes that were there are read first, as the guest asks).
-TEST(Resources, StreamedStdinThatNeverClosesStopsAtTheDeadline) {
+TEST_P(Resources, StreamedStdinThatNeverClosesStopsAtTheDeadline) {
   Scratch dir;
   const auto wasm = dir.write("read_stdin.wat", guest(R"(
   (memory (export "memory") 1)
@@ -129,7 +138,7 @@ TEST(Resources, StreamedStdinThatNeverClosesStopsAtTheDeadline) {
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
   const std::string some(10'000, 'x');  // read by the guest, then silence
   ASSERT_EQ(::write(pipe_fds[1], some.data(), some.size()), static_cast<ssize_t>(some.size()));
-  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::milliseconds(300), .stdin_fd = pipe_fds[0]});
+  WasmSandbox sandbox(config({.timeout = std::chrono::milliseconds(300), .stdin_fd = pipe_fds[0]}));
   Bounds bounds(3.0, 16 * kMiB);
   const auto start = Clock::now();
   auto outcome = sandbox.run(job(wasm, 10'000'000));
@@ -142,7 +151,7 @@ TEST(Resources, StreamedStdinThatNeverClosesStopsAtTheDeadline) {
 
 // The deadline covers compilation: a module that takes longer than the timeout to compile never
 // starts (its _start would exit with 3).
-TEST(Resources, CompilationPastTheDeadlineNeverStartsTheGuest) {
+TEST_P(Resources, CompilationPastTheDeadlineNeverStartsTheGuest) {
   ww::Module m;
   m.memory = ww::Limits{1, 1};
   m.imports.push_back(
@@ -155,7 +164,7 @@ TEST(Resources, CompilationPastTheDeadlineNeverStartsTheGuest) {
   m.exports.push_back(ww::Export{"_start", 0, 1});
   Scratch dir;
   const auto wasm = dir.write("slow_compile.wasm", m.build());
-  WasmSandbox sandbox(SandboxConfig{.timeout = std::chrono::microseconds(1)});
+  WasmSandbox sandbox(config({.timeout = std::chrono::microseconds(1)}));
   Bounds bounds(30.0, 512 * kMiB);
   auto outcome = sandbox.run(job(wasm, 1'000'000));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
@@ -175,10 +184,10 @@ std::string tables_module(int count, std::uint32_t elements) {
 // A few hundred bytes declaring 100 tables of 10 million elements (8 GB of host memory) under a
 // 1 MiB memory cap: every table counts against the one account (1 MiB + 256 MiB), so
 // instantiation fails before the host allocates any of them.
-TEST(Resources, ManyLargeTablesAreRefusedByTheAccountBeforeAllocation) {
+TEST_P(Resources, ManyLargeTablesAreRefusedByTheAccountBeforeAllocation) {
   Scratch dir;
   const auto wasm = dir.write("tables.wat", tables_module(100, 10'000'000));
-  WasmSandbox sandbox(SandboxConfig{.max_memory_bytes = kMiB});
+  WasmSandbox sandbox(config({.max_memory_bytes = kMiB}));
   Bounds bounds(10.0, 32 * kMiB);
   auto outcome = sandbox.run(job(wasm, 1'000'000));
   ASSERT_FALSE(outcome.has_value());
@@ -187,16 +196,16 @@ TEST(Resources, ManyLargeTablesAreRefusedByTheAccountBeforeAllocation) {
   bounds.check();
 }
 
-TEST(Resources, TablesAndMemoriesPastTheirCountsAreRefusedNamingTheLimit) {
+TEST_P(Resources, TablesAndMemoriesPastTheirCountsAreRefusedNamingTheLimit) {
   Scratch dir;
-  WasmSandbox sandbox;  // max-tables 100
+  WasmSandbox sandbox(config());  // max-tables 100
   auto tables = sandbox.run(job(dir.write("101.wat", tables_module(101, 1)), 1'000'000));
   ASSERT_FALSE(tables.has_value());
   EXPECT_NE(tables.error().message.find("101 tables; the store allows 100 in all (max-tables)"), std::string::npos)
       << tables.error().message;
   EXPECT_TRUE(sandbox.run(job(dir.write("100.wat", tables_module(100, 1)), 1'000'000)).has_value());
 
-  WasmSandbox no_memories(SandboxConfig{.max_memories = 0});
+  WasmSandbox no_memories(config({.max_memories = 0}));
   auto memories = no_memories.run(job(dir.write("one.wat", tables_module(0, 0)), 1'000'000));
   ASSERT_FALSE(memories.has_value());
   EXPECT_NE(memories.error().message.find("(max-memories)"), std::string::npos) << memories.error().message;
@@ -205,7 +214,7 @@ TEST(Resources, TablesAndMemoriesPastTheirCountsAreRefusedNamingTheLimit) {
 // table.grow charges the account: with no per-table cap, growing by a million elements (8 MB) at
 // a time returns -1 once 64 MiB are spent — eight grows succeed, the ninth is refused — and the
 // guest goes on.
-TEST(Resources, TableGrowPastTheAccountReturnsMinusOne) {
+TEST_P(Resources, TableGrowPastTheAccountReturnsMinusOne) {
   Scratch dir;
   const auto wasm = dir.write("grow.wat", guest(R"(
   (memory (export "memory") 1)
@@ -218,8 +227,7 @@ TEST(Resources, TableGrowPastTheAccountReturnsMinusOne) {
         (br $more)))
     (call $proc_exit (local.get $grown)))
 )"));
-  WasmSandbox sandbox(
-      SandboxConfig{.max_table_elements = UINT32_MAX, .max_store_bytes = 64 * kMiB, .meter_fuel = false});
+  WasmSandbox sandbox(config({.max_table_elements = UINT32_MAX, .max_store_bytes = 64 * kMiB, .meter_fuel = false}));
   Bounds bounds(10.0, 128 * kMiB);
   auto outcome = sandbox.run(job(wasm, 1));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
@@ -231,13 +239,13 @@ TEST(Resources, TableGrowPastTheAccountReturnsMinusOne) {
 
 // Each call asks for 1 MiB of randomness: 16,384 units of host work on top of the call, so a
 // budget of a million units stops the loop after ~60 calls (before: ~200,000 calls, 200 GB).
-TEST(Resources, RandomGetLoopIsFuelExhaustedWithinItsBudget) {
+TEST_P(Resources, RandomGetLoopIsFuelExhaustedWithinItsBudget) {
   Scratch dir;
   const auto wasm = dir.write("random_fuel.wat", guest(R"(
   (memory (export "memory") 17)
   (func (export "_start") (loop $again (drop (call $random_get (i32.const 0) (i32.const 1048576))) (br $again)))
 )"));
-  WasmSandbox sandbox;
+  WasmSandbox sandbox(config());
   Bounds bounds(10.0, 64 * kMiB);
   auto outcome = sandbox.run(job(wasm, 1'000'000));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
@@ -250,7 +258,7 @@ TEST(Resources, RandomGetLoopIsFuelExhaustedWithinItsBudget) {
 // following cookies, and writes the number of entries it saw. fd_readdir re-listed the directory
 // from the start on every call (O(N) host work per call, O(N^2) in all: ~130 million entries
 // read here); the fd now keeps its listing.
-TEST(Resources, ListingALargeDirectoryIsLinearAndPaidInFuel) {
+TEST_P(ResourcesInterpreterOnly, ListingALargeDirectoryIsLinearAndPaidInFuel) {
   Scratch dir;
   const auto mount = mount_dir(dir, "many");
   constexpr int kFiles = 30'000;
@@ -284,7 +292,7 @@ TEST(Resources, ListingALargeDirectoryIsLinearAndPaidInFuel) {
     (i32.store (i32.const 4) (i32.const 4))
     (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))
 )"));
-  WasmSandbox sandbox;
+  WasmSandbox sandbox(config());
   auto request = job(wasm, 100'000'000);
   request.mounts.push_back(runtime::Mount{.host = mount, .guest = "/many", .writable = false});
   Bounds bounds(2.0, 32 * kMiB);  // linear: well under 0.1 s; the quadratic listing takes many seconds
@@ -302,7 +310,7 @@ TEST(Resources, ListingALargeDirectoryIsLinearAndPaidInFuel) {
 // One fd_pwrite at offset 2^40 made a 1 TiB sparse file; each write call could store 128 MiB. With
 // a 1 MiB quota the sparse write fails with EDQUOT (the hole counts by its size), then 64 KiB
 // writes fill exactly the quota and the next one fails with EDQUOT: exit code 19.
-TEST(Resources, WritesPastTheDiskQuotaFailWithEdquot) {
+TEST_P(Resources, WritesPastTheDiskQuotaFailWithEdquot) {
   Scratch dir;
   const auto mount = mount_dir(dir, "out");
   const auto wasm = dir.write("fill.wat", guest(R"(
@@ -324,7 +332,7 @@ TEST(Resources, WritesPastTheDiskQuotaFailWithEdquot) {
       (br_if $more (i32.eqz (local.get $r))))
     (call $proc_exit (local.get $r)))
 )"));
-  WasmSandbox sandbox(SandboxConfig{.max_disk_write_bytes = kMiB});
+  WasmSandbox sandbox(config({.max_disk_write_bytes = kMiB}));
   auto request = job(wasm, 100'000'000);
   request.mounts.push_back(runtime::Mount{.host = mount, .guest = "/out", .writable = true});
   Bounds bounds(5.0, 32 * kMiB);

@@ -122,5 +122,63 @@ TEST(RuntimeCalls, HostCallbacksIntoTheStoreShareTheFuelCounter) {
   }
 }
 
+// A host function ending with each HostStatus: the compiled tier's call helper reported every
+// status but Ok and Trap as Exit, so a WASI call stopped by the deadline (or by its host work
+// running out of fuel) ended the guest as if by proc_exit, and the guest ran on to Success.
+HostStatus host_status(HostCall& call) {
+  const auto status = static_cast<HostStatus>(call.args[0]);
+  if (status == HostStatus::Trap) call.trap_message = "host says no";
+  return status;
+}
+
+Outcome run_host_status(const std::shared_ptr<const CompiledModule>& module, Tier tier, HostStatus status) {
+  Store store;
+  EXPECT_TRUE(store.set_tier(tier));
+  FuncInst* host = store.add_host_function(FuncType{{ValType::I32}, {}}, host_status, nullptr, "status");
+  store.set_budget({std::uint64_t{1'000'000}, std::nullopt});
+  auto inst = store.instantiate(module, std::vector<Extern>{host});
+  EXPECT_TRUE(inst.has_value());
+  if (!inst) return {};
+  return jit_testing::outcome_of(
+      store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export("run")),
+                          std::vector<Value>{Value::i32(static_cast<std::uint32_t>(status))}));
+}
+
+TEST(RuntimeCalls, EveryHostStatusEndsTheCallAsInTheInterpreter) {
+  auto module = compile_wat(R"((module
+    (import "env" "status" (func $status (param i32)))
+    (func (export "run") (param i32) (result i32) (call $status (local.get 0)) (i32.const 7))))");
+  ASSERT_NE(module, nullptr);
+  for (const HostStatus status : {HostStatus::Ok, HostStatus::Trap, HostStatus::Exit, HostStatus::DeadlineExceeded,
+                                  HostStatus::OutOfFuel}) {
+    const Outcome interp = run_host_status(module, Tier::Interpret, status);
+    EXPECT_EQ(interp.trap, host_trap_kind(status));
+    EXPECT_EQ(run_host_status(module, Tier::Compile, status), interp) << static_cast<int>(status);
+  }
+}
+
+// table.grow charges the store's account as in the interpreter: the compiled tier's helper
+// resized the table without asking the account, so a guest could allocate past max_store_bytes
+// (4 billion elements: std::bad_alloc, the host process gone).
+TEST(RuntimeCalls, TableGrowIsRefusedPastTheStoreAccount) {
+  auto module = compile_wat(R"((module
+    (table 0 funcref)
+    (func (export "grow") (result i32) (local $grown i32)
+      (block $full
+        (loop $more
+          (br_if $full (i32.eq (table.grow 0 (ref.null func) (i32.const 100000)) (i32.const -1)))
+          (local.set $grown (i32.add (local.get $grown) (i32.const 1)))
+          (br $more)))
+      (local.get $grown))))");
+  ASSERT_NE(module, nullptr);
+  const StoreLimits limits{.max_table_elements = UINT32_MAX, .max_store_bytes = 8 << 20};
+  const Outcome interp = run(module, Tier::Interpret, "grow", {}, std::nullopt, limits);
+  ASSERT_EQ(interp.trap, TrapKind::None);
+  EXPECT_LT(interp.results.at(0).bits, 11u);  // 800 KB a grow, 8 MiB in all (less what instantiation took)
+  EXPECT_EQ(run(module, Tier::Compile, "grow", {}, std::nullopt, limits), interp);
+  EXPECT_EQ(run(module, Tier::Compile, "grow", {}, 100'000'000, limits),
+            run(module, Tier::Interpret, "grow", {}, 100'000'000, limits));
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

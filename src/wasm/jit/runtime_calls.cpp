@@ -136,8 +136,7 @@ std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   if (c->metered) s.counter = c->fuel;
   const HostStatus st = call_host(*callee, nfp, MemoryView{*c->mem_base, *c->mem_size}, *c->out);
   if (c->metered) c->fuel = s.counter;
-  if (st == HostStatus::Ok) return 0;
-  return static_cast<std::uint32_t>(st == HostStatus::Trap ? TrapKind::Host : TrapKind::Exit);
+  return static_cast<std::uint32_t>(host_trap_kind(st));  // 0 (None) for Ok
 }
 
 std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
@@ -227,13 +226,7 @@ std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t in
                                        std::uint64_t* out) {
   TableInst* table = c->inst->tables[t];
   if (const std::uint32_t k = charge_units(c, n)) return k;
-  const std::uint64_t old = table->elements.size();
-  if (old + n > table->max_elements) {
-    *out = 0xFFFFFFFFu;
-  } else {
-    table->elements.resize(old + n, init);
-    *out = static_cast<std::uint32_t>(old);
-  }
+  *out = static_cast<std::uint32_t>(table->grow(n, init));  // -1 (past max_elements or the account) → 0xFFFFFFFF
   return 0;
 }
 

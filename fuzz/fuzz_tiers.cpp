@@ -1,0 +1,193 @@
+// Fuzz target (f): the compiled tier against the interpreter (the reference). Each module (a
+// generated one, or a "\0asm" input run as it is) runs its exports under both tiers, metered,
+// unmetered and at a sweep of fuel budgets, and every call must agree exactly: results, trap kind,
+// trap function index and byte offset, and the fuel consumed (so an out-of-fuel stop too).
+#include "exec_harness.hpp"
+#include "module_gen.hpp"
+#include "wasm/internal_verify.hpp"
+#include "wasm/jit/jit.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace sprawling;
+
+// NaN classes (the spec's words): canonical (only the quiet bit in the payload), arithmetic
+// (quiet bit and more), signalling (quiet bit clear). The sign of a NaN is not part of its class.
+enum class NanClass : std::uint8_t { NotNan, Canonical, Arithmetic, Signalling };
+
+NanClass nan_class(const wasm::Value& v) {
+  if (v.type == wasm::ValType::F32) {
+    const auto bits = static_cast<std::uint32_t>(v.bits);
+    if ((bits & 0x7f800000u) != 0x7f800000u || (bits & 0x007fffffu) == 0) return NanClass::NotNan;
+    const std::uint32_t payload = bits & 0x007fffffu;
+    return payload == 0x00400000u ? NanClass::Canonical : (payload & 0x00400000u) ? NanClass::Arithmetic
+                                                                                  : NanClass::Signalling;
+  }
+  if (v.type == wasm::ValType::F64) {
+    constexpr std::uint64_t exp = 0x7ff0000000000000ULL, mantissa = 0x000fffffffffffffULL, quiet = 0x0008000000000000ULL;
+    if ((v.bits & exp) != exp || (v.bits & mantissa) == 0) return NanClass::NotNan;
+    const std::uint64_t payload = v.bits & mantissa;
+    return payload == quiet ? NanClass::Canonical : (payload & quiet) ? NanClass::Arithmetic : NanClass::Signalling;
+  }
+  return NanClass::NotNan;
+}
+
+// Generated modules make every NaN deterministic (GenOptions::canonical_nan_pairs), so their
+// values are compared bit for bit. Modules run as they are may add two NaNs, where each tier may
+// return either operand's payload (both are arithmetic NaNs the spec allows): their float results
+// are compared by NaN class when both are NaNs.
+bool same_value(const wasm::Value& a, const wasm::Value& b, bool exact) {
+  if (a.type != b.type) return false;
+  if (a.bits == b.bits) return true;
+  if (exact) return false;
+  const NanClass ca = nan_class(a);
+  return ca != NanClass::NotNan && ca == nan_class(b);
+}
+
+bool same_call(const fuzz::CallRecord& a, const fuzz::CallRecord& b, bool exact) {
+  return a.name == b.name && a.trap == b.trap && a.trap_func == b.trap_func && a.trap_offset == b.trap_offset &&
+         a.fuel_consumed == b.fuel_consumed && a.results.size() == b.results.size() &&
+         std::equal(a.results.begin(), a.results.end(), b.results.begin(),
+                    [exact](const wasm::Value& x, const wasm::Value& y) { return same_value(x, y, exact); });
+}
+
+std::string call_line(const fuzz::CallRecord& r) {
+  std::string text = r.name + "() =>";
+  if (r.trap) {
+    text += " trap: " + std::string(wasm::trap_message(*r.trap));
+    char where[64];
+    std::snprintf(where, sizeof where, " in function %d at 0x%zx", r.trap_func ? static_cast<int>(*r.trap_func) : -1,
+                  r.trap_offset);
+    text += where;
+  }
+  for (std::size_t i = 0; i < r.results.size(); ++i) {
+    char bits[32];
+    std::snprintf(bits, sizeof bits, " (0x%" PRIx64 ")", r.results[i].bits);
+    text += (i == 0 ? " " : ", ") + fuzz::value_text(r.results[i]) + bits;
+  }
+  return text + "  [fuel " + std::to_string(r.fuel_consumed) + "]";
+}
+
+// How much was compared (printed at exit).
+struct Tally {
+  std::size_t modules = 0, raw_modules = 0, calls = 0, runs = 0, out_of_fuel = 0, not_instantiable = 0;
+  ~Tally() {
+    std::fprintf(stderr,
+                 "tiers: %zu modules compared (%zu of them inputs run as they are), %zu calls in %zu paired runs "
+                 "(interpreter and compiled tier), %zu of those calls out of fuel; %zu modules not instantiable\n",
+                 modules, raw_modules, calls, runs, out_of_fuel, not_instantiable);
+  }
+};
+Tally tally;
+
+std::uint64_t fnv1a(const std::uint8_t* data, std::size_t size) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
+  auto input = fuzz::module_of_input(std::span<const std::uint8_t>(data, size),
+                                     {.deterministic_only = false, .canonical_nan_pairs = true}, "tiers");
+  if (!input) return 0;
+  const bool is_module = input->as_is;
+  const auto& compiled = input->compiled;
+  const auto& binary = input->binary;
+  const auto fresh_args = fuzz::args_from_tail(data, size);
+  // The store's account is bounded too (a table.grow that skipped it was a compiled-tier bug).
+  const fuzz::ExecLimits metered{.fuel_per_call = fuzz::kFuelPerCall,
+                                 .max_memory_bytes = is_module ? std::uint64_t{64} << 20 : fuzz::kMemoryCapBytes,
+                                 .max_table_elements = 1'000'000,
+                                 .max_store_bytes = std::uint64_t{1} << 20};
+  auto finding = [&](const char* what, const std::optional<std::vector<fuzz::CallRecord>>& interp,
+                     const std::optional<std::vector<fuzz::CallRecord>>& jit) {
+    std::fprintf(stderr, "DIFFERENCE between the tiers (%s)\ninterpreter:\n", what);
+    if (!interp) std::fprintf(stderr, "  (did not instantiate)\n");
+    else
+      for (const auto& r : *interp) std::fprintf(stderr, "  %s\n", call_line(r).c_str());
+    std::fprintf(stderr, "compiled tier:\n");
+    if (!jit) std::fprintf(stderr, "  (did not instantiate)\n");
+    else
+      for (const auto& r : *jit) std::fprintf(stderr, "  %s\n", call_line(r).c_str());
+    fuzz::keep_module_and_abort("tiers", binary);
+  };
+  // Runs the exports under `limits` on both tiers and insists they agree; the interpreter's
+  // records, or nothing when neither could instantiate.
+  auto compare = [&](fuzz::ExecLimits limits, const char* what) -> std::optional<std::vector<fuzz::CallRecord>> {
+    limits.tier = wasm::Tier::Interpret;
+    auto interp = fuzz::run_exports(compiled, limits, fresh_args());
+    limits.tier = wasm::Tier::Compile;
+    auto jit = fuzz::run_exports(compiled, limits, fresh_args());
+    const bool same = interp.has_value() == jit.has_value() &&
+                      (!interp || (interp->size() == jit->size() &&
+                                   std::equal(interp->begin(), interp->end(), jit->begin(),
+                                              [&](const auto& a, const auto& b) { return same_call(a, b, !is_module); })));
+    if (!same) finding(what, interp, jit);
+    if (interp) {
+      ++tally.runs;
+      tally.calls += interp->size();
+      tally.out_of_fuel += static_cast<std::size_t>(std::count_if(
+          interp->begin(), interp->end(), [](const auto& r) { return r.trap == wasm::TrapKind::OutOfFuel; }));
+    }
+    return interp;
+  };
+
+  const auto first = compare(metered, "metered, 200,000 fuel a call");
+  if (!first) {
+    ++tally.not_instantiable;
+    return 0;
+  }
+  ++tally.modules;
+  tally.raw_modules += is_module ? 1 : 0;
+  // Every function of a generated module must really have run as machine code: a function the
+  // compiled tier leaves to the interpreter would make the comparison above say nothing about it.
+  if (!is_module) {
+    const auto& code = compiled->impl().jit(wasm::kMetered);
+    if (!code.error.empty() || code.compiled != code.entries.size()) {
+      std::fprintf(stderr, "the compiled tier compiled %zu of %zu functions: %s\n", code.compiled,
+                   code.entries.size(), !code.error.empty() ? code.error.c_str() : "");
+      for (std::size_t i = 0; i < code.reasons.size(); ++i)
+        if (!code.reasons[i].empty()) std::fprintf(stderr, "  function %zu: %s\n", i, code.reasons[i].c_str());
+      fuzz::keep_module_and_abort("tiers", binary);
+    }
+  }
+  // Unmetered (the code variant without fuel operations), unless a call ran out of fuel: without a
+  // budget it could run for very long.
+  if (!fuzz::any_out_of_fuel(*first)) {
+    fuzz::ExecLimits unmetered = metered;
+    unmetered.fuel_per_call = std::nullopt;
+    compare(unmetered, "unmetered");
+  }
+  // Budgets around and below what each call consumed: every out-of-fuel stop must come at the
+  // same instruction with exactly the budget consumed, and the calls after it (on the state it
+  // left) must agree too. The last sweep's budgets depend on the input, so the fuzzer moves them.
+  const std::uint64_t h = fnv1a(data, size);
+  for (int sweep = 0; sweep < 5; ++sweep) {
+    fuzz::ExecLimits budgets = metered;
+    for (std::size_t i = 0; i < first->size(); ++i) {
+      const std::uint64_t c = std::max<std::uint64_t>((*first)[i].fuel_consumed, 1);
+      const std::uint64_t pick = (h >> (i % 48)) + i * 7919;
+      switch (sweep) {
+        case 0: budgets.fuel_by_call.push_back(c); break;
+        case 1: budgets.fuel_by_call.push_back(std::max<std::uint64_t>(c - 1, 1)); break;
+        case 2: budgets.fuel_by_call.push_back(std::max<std::uint64_t>(c / 2, 1)); break;
+        case 3: budgets.fuel_by_call.push_back(1 + pick % 64); break;
+        default: budgets.fuel_by_call.push_back(1 + pick % c); break;
+      }
+    }
+    compare(budgets, sweep == 0 ? "budget = consumed" : sweep == 1 ? "budget = consumed - 1"
+                     : sweep == 2 ? "budget = consumed / 2" : sweep == 3 ? "budget of 1 to 64" : "budget below consumed");
+  }
+  return 0;
+}
