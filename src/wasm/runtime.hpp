@@ -91,8 +91,8 @@ struct Value {
 
 // ---------------------------------------------------------------- compile
 
-// Decoded, validated and translated code: immutable, safe to share between threads and
-// instantiate many times.
+// Decoded and validated code, translated lazily (each function on its first call): safe to share
+// between threads and instantiate many times.
 class CompiledModule {
  public:
   struct Impl;
@@ -152,7 +152,8 @@ struct StoreLimits {
   // The one account of host bytes a guest makes the store allocate: linear memories (their
   // current size), tables (8 bytes per element), functions, globals, element segments as
   // materialised references, data segment records, and the compiled code of each instantiated
-  // module. Instantiating past it fails; memory.grow / table.grow past it return -1.
+  // module (a figure fixed by the module's size, since functions are translated lazily).
+  // Instantiating past it fails; memory.grow / table.grow past it return -1.
   std::uint64_t max_store_bytes = UINT64_MAX;
 };
 

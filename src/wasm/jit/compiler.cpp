@@ -265,7 +265,7 @@ struct Types {
 
 struct ModuleEmitter {
   const CompiledModule::Impl& cm;
-  const std::vector<CompiledFunc>& funcs;
+  FunctionCode funcs;
   bool metered;
   llvm::LLVMContext& ctx;
   llvm::Module& mod;
@@ -274,7 +274,7 @@ struct ModuleEmitter {
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
 
-  ModuleEmitter(const CompiledModule::Impl& m, const std::vector<CompiledFunc>& f, bool met, llvm::LLVMContext& c,
+  ModuleEmitter(const CompiledModule::Impl& m, FunctionCode f, bool met, llvm::LLVMContext& c,
                 llvm::Module& md)
       : cm(m), funcs(f), metered(met), ctx(c), mod(md) {
     t.i1 = llvm::Type::getInt1Ty(ctx);
@@ -605,7 +605,7 @@ class FunctionEmitter {
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
     if (direct != nullptr) {
-      const CompiledFunc& callee = me_.cm.funcs[funcidx - m.imported_funcs];  // frame_slots as FuncInst has it
+      const CompiledFunc& callee = me_.cm.code(funcidx - m.imported_funcs, false);  // frame_slots as FuncInst has it
       const CompiledFunc& callee_v = me_.funcs[funcidx - m.imported_funcs];
       auto* fast = new_block("call_fast");
       llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
@@ -1074,7 +1074,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool metered) {
   init_llvm();
   auto t0 = std::chrono::steady_clock::now();
-  const std::vector<CompiledFunc>& funcs = metered ? cm.metered() : cm.funcs;
+  const FunctionCode funcs = cm.all_code(metered);  // translates every function not yet translated
   auto out = std::make_shared<ModuleCode>(funcs.size());
   const OpDecoder dec(metered);
 
