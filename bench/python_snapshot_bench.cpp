@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
   }
   fs::path file;
   for (const auto& e : fs::directory_iterator(fs::temp_directory_path() / "sprawling-bench-snapshots")) file = e.path();
-  auto snapshot = wasm::load_snapshot(module, wasm::snapshot_hash(module->module().bytes),
-                                      std::strtoull(file.stem().string().substr(17).c_str(), nullptr, 16), file);
+  auto snapshot = wasm::load_snapshot(module, wasm::sha256(module->module().bytes),
+                                      std::strtoull(file.stem().string().substr(65).c_str(), nullptr, 16), file);
   if (!snapshot) {
     std::fprintf(stderr, "python_snapshot_bench: %s\n", snapshot.error().c_str());
     return 1;

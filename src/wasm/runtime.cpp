@@ -102,8 +102,10 @@ std::string type_key(const FuncType& t) {
 }
 }  // namespace
 
-std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes) {
-  auto decoded = decode_and_validate(bytes);
+namespace {
+
+std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_decoded(
+    std::expected<Module, CompileError> decoded) {
   if (!decoded) return std::unexpected(std::move(decoded.error()));
   if (!decoded->simd_use.empty()) return std::unexpected(CompileError{CompileError::Kind::Unsupported, decoded->simd_use, 0});
   auto impl = std::make_unique<CompiledModule::Impl>();
@@ -125,6 +127,21 @@ std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::
   impl->code_bytes = m.code.size() * (sizeof(CompiledFunc) + sizeof(std::atomic<const CompiledFunc*>));
   for (const FunctionBody& body : m.code) impl->code_bytes += body.code_size * kCodeChargePerByte;
   return std::make_shared<const CompiledModule>(std::move(impl));
+}
+
+}  // namespace
+
+std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes) {
+  return compile_decoded(decode_and_validate(bytes));
+}
+
+std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes) {
+  return compile_decoded(decode_and_validate(std::move(bytes)));
+}
+
+std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_validated_before(
+    std::vector<std::uint8_t>&& bytes) {
+  return compile_decoded(decode_validated_before(std::move(bytes)));
 }
 
 // ---------------------------------------------------------------- extern accessors

@@ -109,6 +109,13 @@ class CompiledModule {
 };
 
 [[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes);
+// compile() for bytes this engine build has validated before, as a certificate of this build
+// says (a snapshot file naming their SHA-256: snapshot.hpp's snapshot_vouches_for): decodes them
+// without validating the function bodies again (decode_validated_before). Never for other bytes.
+[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_validated_before(
+    std::vector<std::uint8_t>&& bytes);
+// compile() taking the bytes over instead of copying them (a 7 MB module: a copy and its page faults).
+[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes);
 
 // ---------------------------------------------------------------- store objects
 
