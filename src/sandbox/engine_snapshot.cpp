@@ -262,7 +262,15 @@ JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& mo
     std::filesystem::create_directories(config.snapshot_dir, ec);
     if (!ec) std::filesystem::permissions(config.snapshot_dir, std::filesystem::perms::owner_all, ec);
     file = snapshot_file(config.snapshot_dir, module_digest(module), *key);
-    if (auto loaded = wasm::load_snapshot(module, module_digest(module), *key, file)) entry.snapshot = *loaded;
+    if (auto loaded = wasm::load_snapshot(module, module_digest(module), *key, file)) {
+      entry.snapshot = *loaded;
+      // A file of another engine build serves its image but vouches for nothing here: rewritten
+      // with this build's id (this process validated the module, or a file of this build did),
+      // so that later processes load the module without validating it again.
+      if (!wasm::snapshot_vouches_for(module_digest(module), m.bytes.size(), *key, file)) {
+        [[maybe_unused]] const auto saved = wasm::save_snapshot(*entry.snapshot, *key, file);  // best effort
+      }
+    }
     // Otherwise (missing, corrupt, foreign): rebuilt below and the file replaced.
   }
   if (!entry.snapshot) {

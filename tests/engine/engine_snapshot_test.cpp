@@ -217,6 +217,24 @@ TEST_F(EngineSnapshot, TheSnapshotFileVouchesForTheModuleItWasBuiltFrom) {
   other_init.argv[0] = "another-name";
   EXPECT_FALSE(engine::snapshot_vouches_for(digest, bytes->size(), other_init, config));
   EXPECT_FALSE(engine::snapshot_vouches_for(digest, bytes->size(), j, SandboxConfig{}));
+
+  // A file of another engine build (its build-id, at header offset 92, differs) still serves its
+  // image, and is rewritten to vouch for this build.
+  std::filesystem::path file;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / "snapshots")) file = e.path();
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(92);
+    const int first = f.get();
+    f.seekp(92);
+    f.put(static_cast<char>(first ^ 1));
+  }
+  EXPECT_FALSE(engine::snapshot_vouches_for(digest, bytes->size(), j, config));
+  engine::clear_snapshot_cache();
+  const auto again = run(sandbox, j);
+  EXPECT_EQ(text(again.stdout_bytes), kSnapshotOutput);
+  EXPECT_TRUE(again.stats->from_snapshot);
+  EXPECT_TRUE(engine::snapshot_vouches_for(digest, bytes->size(), j, config));
 }
 
 // A guest that could write the snapshot folder could forge such a certificate: a writable mount
