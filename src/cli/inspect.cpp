@@ -97,7 +97,7 @@ int inspect_command(std::span<const std::string_view> args) {
   }
   const wasm::CompiledModule& cm = **compiled;
   const wasm::Module& m = cm.module();
-  const auto& funcs = metered ? cm.impl().metered() : cm.impl().funcs;
+  const auto funcs = cm.impl().all_code(metered);  // translates only the functions shown
 
   std::uint32_t first = m.imported_funcs;
   auto last = static_cast<std::uint32_t>(m.imported_funcs + funcs.size());

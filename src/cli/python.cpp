@@ -37,7 +37,10 @@ option, no PYTHON* variable in --env) starts from a snapshot of an initialised i
 snapshot is built by the first such job and kept in SPRAWLING_SNAPSHOT_DIR, else
 $XDG_CACHE_HOME/sprawling/snapshots, else ~/.cache/sprawling/snapshots (checksummed; a corrupt
 file is rebuilt). Its fuel is not charged to the job. Every job still gets its own argv,
-environment, mounts and randomness; all jobs of one snapshot share the str hash secret.
+environment, mounts and randomness; all jobs of one snapshot share the str hash secret. The
+snapshot file also tells later runs that this build validated python.wasm, which they then load
+without validating it again; so a --dir that would let the guest write the snapshot folder is
+refused (mount it read-only, or a narrower folder).
   --no-snapshot            initialise CPython in this job (as `python` does; no snapshot)
 
 The interpreter is found through SPRAWLING_PYTHON_WASM (python.wasm) and SPRAWLING_PYTHON_LIB

@@ -9,6 +9,7 @@
 
 #include "wasi/wasi.hpp"
 #include "wasm/runtime.hpp"
+#include "wasm/sha256.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <fcntl.h>
@@ -151,12 +152,13 @@ std::uint64_t content_hash(std::span<const std::uint8_t> bytes) {
 
 // Compiled modules keyed by content (the source bytes, binary or text), shared by every
 // WasmSandbox in the process. Bounded by total source bytes; least recently used goes first.
+// A binary module's source is the compiled module's own copy of its bytes (not kept twice).
 class ModuleCache {
  public:
   std::shared_ptr<const wasm::CompiledModule> find(std::uint64_t hash, std::span<const std::uint8_t> source) {
     std::lock_guard lock(mutex_);
     for (auto& entry : entries_) {
-      if (entry.hash == hash && std::ranges::equal(entry.source, source)) {
+      if (entry.hash == hash && std::ranges::equal(entry.source_bytes(), source)) {
         entry.last_use = ++clock_;
         return entry.module;
       }
@@ -164,16 +166,18 @@ class ModuleCache {
     return nullptr;
   }
 
-  void insert(std::uint64_t hash, std::vector<std::uint8_t> source, std::shared_ptr<const wasm::CompiledModule> module) {
+  // `text_source`: the WAT the module was made from, or empty for a binary module.
+  void insert(std::uint64_t hash, std::vector<std::uint8_t> text_source, std::shared_ptr<const wasm::CompiledModule> module) {
     std::lock_guard lock(mutex_);
+    Entry added{hash, std::move(text_source), std::move(module), ++clock_};
     for (const auto& entry : entries_) {
-      if (entry.hash == hash && entry.source == source) return;  // another thread compiled it first
+      if (entry.hash == hash && std::ranges::equal(entry.source_bytes(), added.source_bytes())) return;  // compiled twice
     }
-    total_bytes_ += source.size();
-    entries_.push_back(Entry{hash, std::move(source), std::move(module), ++clock_});
+    total_bytes_ += added.source_bytes().size();
+    entries_.push_back(std::move(added));
     while (entries_.size() > 1 && (total_bytes_ > kMaxBytes || entries_.size() > kMaxEntries)) {
       auto oldest = std::ranges::min_element(entries_, {}, &Entry::last_use);
-      total_bytes_ -= oldest->source.size();
+      total_bytes_ -= oldest->source_bytes().size();
       entries_.erase(oldest);
     }
   }
@@ -183,9 +187,12 @@ class ModuleCache {
   static constexpr std::size_t kMaxEntries = 64;
   struct Entry {
     std::uint64_t hash;
-    std::vector<std::uint8_t> source;
+    std::vector<std::uint8_t> text_source;
     std::shared_ptr<const wasm::CompiledModule> module;
     std::uint64_t last_use;
+    [[nodiscard]] std::span<const std::uint8_t> source_bytes() const {
+      return text_source.empty() ? std::span<const std::uint8_t>(module->module().bytes) : text_source;
+    }
   };
   std::mutex mutex_;
   std::vector<Entry> entries_;
@@ -205,7 +212,13 @@ const std::shared_ptr<wasm::ResourcePool>& resource_pool() {
   return pool;
 }
 
-std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(const std::filesystem::path& path) {
+// Reads and compiles the job's module, or finds it compiled in this process. A binary that a
+// snapshot file of this engine build vouches for (engine::snapshot_vouches_for: this build
+// validated exactly these bytes, named by their SHA-256) is compiled without validating its
+// function bodies again (docs/python.md, "Loading without validating twice").
+std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(const SandboxJob& job,
+                                                                                const SandboxConfig& config) {
+  const std::filesystem::path& path = job.wasm;
   auto source = read_file(path);
   if (!source) return std::unexpected(source.error());
   const std::uint64_t hash = content_hash(*source);
@@ -221,7 +234,17 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
     }
     binary = std::move(*converted);
   }
-  auto compiled = wasm::compile(is_text ? std::span<const std::uint8_t>(binary) : std::span<const std::uint8_t>(*source));
+  // The binary goes into the compiled module without a copy; the cache keeps WAT sources only.
+  std::vector<std::uint8_t> text_source;
+  if (is_text) {
+    text_source = std::move(*source);
+  } else {
+    binary = std::move(*source);
+  }
+  const wasm::Sha256Digest digest = wasm::sha256(binary);
+  const std::size_t size = binary.size();
+  auto compiled = engine::snapshot_vouches_for(digest, size, job, config) ? wasm::compile_validated_before(std::move(binary))
+                                                                           : wasm::compile(std::move(binary));
   if (!compiled) {
     const auto& e = compiled.error();
     char offset[32];
@@ -234,11 +257,27 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
         "'" + path.string() + "': " + what + e.message,
         {{"path", path.string()}, {"offset", std::to_string(e.offset)}, {"error", e.message}}));
   }
-  module_cache().insert(hash, std::move(*source), *compiled);
+  engine::remember_module_digest(*compiled, digest);
+  module_cache().insert(hash, std::move(text_source), *compiled);
   return std::move(*compiled);
 }
 
-std::expected<void, AxError> check_job(const SandboxJob& job) {
+// Whether `dir` is `folder` or holds it (both made absolute, without needing to exist).
+bool holds(const std::filesystem::path& dir, const std::filesystem::path& folder) {
+  std::error_code ec;
+  const auto outer = std::filesystem::weakly_canonical(dir, ec);
+  if (ec) return false;
+  const auto inner = std::filesystem::weakly_canonical(folder, ec);
+  if (ec) return false;
+  auto o = outer.begin();
+  auto i = inner.begin();
+  for (; o != outer.end() && !o->empty(); ++o, ++i) {
+    if (i == inner.end() || *o != *i) return false;
+  }
+  return true;
+}
+
+std::expected<void, AxError> check_job(const SandboxJob& job, const SandboxConfig& config) {
   std::set<std::string> guests;
   for (const auto& mount : job.mounts) {
     if (mount.guest.empty() || mount.guest.front() != '/') {
@@ -254,6 +293,15 @@ std::expected<void, AxError> check_job(const SandboxJob& job) {
     if (!std::filesystem::is_directory(mount.host, ec)) {
       return std::unexpected(job_error("mount host directory '" + mount.host.string() + "' does not exist or is not a directory",
                                        {{"host", mount.host.string()}, {"guest", mount.guest}}));
+    }
+    // The snapshot folder vouches for modules this build validated: a guest able to write it
+    // could make a later load skip validating a module of its choosing (docs/python.md).
+    if (mount.writable && !config.snapshot_dir.empty() && holds(mount.host, config.snapshot_dir)) {
+      return std::unexpected(job_error(
+          "writable mount '" + mount.host.string() + "' holds the snapshot folder '" + config.snapshot_dir.string() +
+              "', whose files this engine trusts (also in later runs, with or without snapshots now); mount it "
+              "read-only, mount a folder that does not hold it, or keep snapshots elsewhere (SPRAWLING_SNAPSHOT_DIR)",
+          {{"host", mount.host.string()}, {"guest", mount.guest}, {"snapshot_dir", config.snapshot_dir.string()}}));
     }
   }
   for (const auto& [key, value] : job.env) {
@@ -298,10 +346,10 @@ WasmSandbox::~WasmSandbox() = default;
 
 std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   const auto started = std::chrono::steady_clock::now();
-  if (auto ok = check_job(job); !ok) return std::unexpected(ok.error());
+  if (auto ok = check_job(job, config_); !ok) return std::unexpected(ok.error());
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (config_.timeout) deadline = started + *config_.timeout;
-  auto compiled = load_module(job.wasm);
+  auto compiled = load_module(job, config_);
   if (!compiled) return std::unexpected(compiled.error());
   // Reading and compiling the module count against the deadline: one that took the whole time
   // never starts (compilation is linear in the module's size, so its overrun is bounded too).
@@ -456,7 +504,9 @@ std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(const st
                                    .detail = {{"tier", "compile"}}});
   }
   if (config.code_cache_dir.empty()) return std::unexpected(job_error("no code cache folder to compile into"));
-  auto compiled = load_module(wasm);
+  SandboxJob job;
+  job.wasm = wasm;
+  auto compiled = load_module(job, config);
   if (!compiled) return std::unexpected(compiled.error());
   engine::FileCodeCache cache(config.code_cache_dir, config.code_cache_max_bytes);
   std::vector<PrecompiledEntry> out;

@@ -173,30 +173,56 @@ std::expected<std::shared_ptr<const wasm::InstanceSnapshot>, std::string> build_
   return wasm::capture_snapshot(**instance);
 }
 
-// The module's content hash, computed once per compiled module (the disk file records it).
-std::uint64_t module_hash(const std::shared_ptr<const wasm::CompiledModule>& module) {
+// The modules' SHA-256 digests (their identity in file names and headers), one per compiled
+// module of this process: computed once, or recorded by the loader that computed it already.
+std::mutex& digest_mutex() {
   static std::mutex mutex;
-  static std::vector<std::pair<std::weak_ptr<const wasm::CompiledModule>, std::uint64_t>> memo;
-  std::lock_guard lock(mutex);
-  std::erase_if(memo, [](const auto& e) { return e.first.expired(); });
-  for (const auto& [weak, hash] : memo) {
-    if (weak.lock() == module) return hash;
-  }
-  const std::uint64_t hash = wasm::snapshot_hash(module->module().bytes);
-  memo.emplace_back(module, hash);
-  return hash;
+  return mutex;
+}
+std::vector<std::pair<std::weak_ptr<const wasm::CompiledModule>, wasm::Sha256Digest>>& digests() {
+  static std::vector<std::pair<std::weak_ptr<const wasm::CompiledModule>, wasm::Sha256Digest>> memo;
+  return memo;
 }
 
-std::filesystem::path snapshot_file(const std::filesystem::path& dir, std::uint64_t module_hash, std::uint64_t key) {
-  char name[64];
-  std::snprintf(name, sizeof name, "%016llx-%016llx.snap", static_cast<unsigned long long>(module_hash),
-                static_cast<unsigned long long>(key));
-  return dir / name;
+wasm::Sha256Digest module_digest(const std::shared_ptr<const wasm::CompiledModule>& module) {
+  {
+    std::lock_guard lock(digest_mutex());
+    std::erase_if(digests(), [](const auto& e) { return e.first.expired(); });
+    for (const auto& [weak, digest] : digests()) {
+      if (weak.lock() == module) return digest;
+    }
+  }
+  const wasm::Sha256Digest digest = wasm::sha256(module->module().bytes);
+  remember_module_digest(module, digest);
+  return digest;
+}
+
+std::filesystem::path snapshot_file(const std::filesystem::path& dir, const wasm::Sha256Digest& module_digest,
+                                    std::uint64_t key) {
+  char name[32];
+  std::snprintf(name, sizeof name, "-%016llx.snap", static_cast<unsigned long long>(key));
+  return dir / (wasm::to_hex(module_digest) + name);
 }
 
 }  // namespace
 
 void clear_snapshot_cache() { cache().clear(); }
+
+void remember_module_digest(const std::shared_ptr<const wasm::CompiledModule>& module, const wasm::Sha256Digest& digest) {
+  std::lock_guard lock(digest_mutex());
+  for (const auto& [weak, known] : digests()) {
+    if (weak.lock() == module) return;
+  }
+  digests().emplace_back(module, digest);
+}
+
+bool snapshot_vouches_for(const wasm::Sha256Digest& digest, std::uint64_t module_size, const SandboxJob& job,
+                          const SandboxConfig& config) {
+  if (!job.snapshot.enabled || config.snapshot_dir.empty() || job.snapshot.init_mounts > job.mounts.size()) return false;
+  auto key = init_key(job, config);
+  if (!key) return false;
+  return wasm::snapshot_vouches_for(digest, module_size, *key, snapshot_file(config.snapshot_dir, digest, *key));
+}
 
 JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& module, const SandboxJob& job,
                            const SandboxConfig& config, std::span<const wasm::HostFunctionDef* const> wasi_imports,
@@ -218,7 +244,7 @@ JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& mo
     // built the snapshot (a stat per job).
     if (hit->snapshot && !config.snapshot_dir.empty()) {
       std::error_code ec;
-      const auto file = snapshot_file(config.snapshot_dir, module_hash(module), *key);
+      const auto file = snapshot_file(config.snapshot_dir, module_digest(module), *key);
       if (!std::filesystem::exists(file, ec)) {
         std::filesystem::create_directories(config.snapshot_dir, ec);
         [[maybe_unused]] const auto saved = wasm::save_snapshot(*hit->snapshot, *key, file);  // best effort
@@ -235,8 +261,16 @@ JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& mo
     std::error_code ec;
     std::filesystem::create_directories(config.snapshot_dir, ec);
     if (!ec) std::filesystem::permissions(config.snapshot_dir, std::filesystem::perms::owner_all, ec);
-    file = snapshot_file(config.snapshot_dir, module_hash(module), *key);
-    if (auto loaded = wasm::load_snapshot(module, module_hash(module), *key, file)) entry.snapshot = *loaded;
+    file = snapshot_file(config.snapshot_dir, module_digest(module), *key);
+    if (auto loaded = wasm::load_snapshot(module, module_digest(module), *key, file)) {
+      entry.snapshot = *loaded;
+      // A file of another engine build serves its image but vouches for nothing here: rewritten
+      // with this build's id (this process validated the module, or a file of this build did),
+      // so that later processes load the module without validating it again.
+      if (!wasm::snapshot_vouches_for(module_digest(module), m.bytes.size(), *key, file)) {
+        [[maybe_unused]] const auto saved = wasm::save_snapshot(*entry.snapshot, *key, file);  // best effort
+      }
+    }
     // Otherwise (missing, corrupt, foreign): rebuilt below and the file replaced.
   }
   if (!entry.snapshot) {

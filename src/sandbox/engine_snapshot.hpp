@@ -7,6 +7,7 @@
 
 #include "wasm/host.hpp"
 #include "wasm/runtime.hpp"
+#include "wasm/sha256.hpp"
 #include "wasm/snapshot.hpp"
 
 #include <memory>
@@ -34,6 +35,18 @@ inline constexpr std::string_view kResumeExport = "wizer.resume";
                                          const SandboxJob& job, const SandboxConfig& config,
                                          std::span<const wasm::HostFunctionDef* const> wasi_imports,
                                          const std::shared_ptr<wasm::ResourcePool>& pool);
+
+// Loading without validating twice (docs/python.md): whether a snapshot file of
+// config.snapshot_dir, written by this engine build for `job`'s initialisation configuration,
+// names the module bytes with SHA-256 `digest` — then this build validated those bytes before and
+// they may be compiled with wasm::compile_validated_before. False when the job or config use no
+// snapshot folder, or the file is missing, foreign, from another build or not private to this user.
+[[nodiscard]] bool snapshot_vouches_for(const wasm::Sha256Digest& digest, std::uint64_t module_size,
+                                        const SandboxJob& job, const SandboxConfig& config);
+
+// Records the SHA-256 of a compiled module's bytes (its identity in snapshot file names), so
+// that it is computed once per module per process.
+void remember_module_digest(const std::shared_ptr<const wasm::CompiledModule>& module, const wasm::Sha256Digest& digest);
 
 // Drops every in-memory snapshot (tests; a long-running host rotating the hash secret of its
 // Python snapshots, docs/python.md).

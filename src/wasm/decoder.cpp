@@ -46,8 +46,11 @@ constexpr int section_rank(std::uint8_t id) {
 
 class Decoder {
  public:
-  explicit Decoder(std::span<const std::uint8_t> bytes) : r_(bytes) {
-    module_.bytes.assign(bytes.begin(), bytes.end());
+  // Takes the bytes over (the Module keeps them: function bodies are read from there later).
+  Decoder(std::vector<std::uint8_t> bytes, bool bodies_validated_before)
+      : r_(std::span<const std::uint8_t>()), bodies_validated_before_(bodies_validated_before) {
+    module_.bytes = std::move(bytes);
+    r_ = ByteReader(module_.bytes);
     context_.module = &module_;
   }
 
@@ -131,6 +134,8 @@ class Decoder {
   // First memory.init / data.drop seen without a data count section: malformed only if the
   // module turns out to have data segments (else the index is merely unknown: invalid).
   std::optional<std::size_t> data_index_use_;
+  // decode_validated_before: function bodies are skipped after their locals.
+  bool bodies_validated_before_ = false;
 };
 
 void Decoder::decode() {
@@ -658,6 +663,21 @@ void Decoder::code_entry(std::uint32_t index) {
   if (std::ranges::find(body.locals, ValType::V128) != body.locals.end())
     note_simd(concat("function ", funcidx, " has a v128 local"));
 
+  if (bodies_validated_before_) {
+    // This build validated these bytes before: the body's extent is all that is needed now
+    // (the translator reads it when the function is first called).
+    if (start + size < body.code_offset) {
+      r_.malformed(start, concat("section size mismatch: function body declares ", size, " bytes, its locals take ",
+                                 body.code_offset - start));
+      return;
+    }
+    body.code_size = start + size - body.code_offset;
+    r_.take(body.code_size);
+    if (!r_.ok()) return;
+    module_.code.push_back(std::move(body));
+    return;
+  }
+
   const bool validate = validating() && body.type_index < module_.types.size();
   FunctionValidator& validator = validator_;
   if (validate) validator.begin(body.type_index, body.locals);
@@ -761,7 +781,16 @@ void Decoder::data_section() {
 }  // namespace
 
 std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes) {
-  Decoder decoder(bytes);
+  return decode_and_validate(std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+}
+
+std::expected<Module, CompileError> decode_and_validate(std::vector<std::uint8_t>&& bytes) {
+  Decoder decoder(std::move(bytes), false);
+  return decoder.run();
+}
+
+std::expected<Module, CompileError> decode_validated_before(std::vector<std::uint8_t>&& bytes) {
+  Decoder decoder(std::move(bytes), true);
   return decoder.run();
 }
 

@@ -9,6 +9,7 @@
 #include <expected>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace sprawling::wasm {
 
@@ -26,5 +27,15 @@ struct CompileError {
 // Decodes and validates a whole module (WebAssembly 2.0 with fixed-width SIMD). A valid module
 // that uses SIMD is accepted; Module::simd_use names its first use.
 [[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes);
+// The same, taking the bytes over instead of copying them into the Module.
+[[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::vector<std::uint8_t>&& bytes);
+
+// The same for bytes that this engine build has validated before (a snapshot file vouches for
+// them: docs/python.md, "Loading without validating twice"): every section is decoded and every
+// module-level rule checked as above, but function bodies are not read past their local
+// declarations — neither validated nor scanned for SIMD (Module::simd_use stays empty; such a
+// module was refused by compile() and never vouched for). Only for bytes whose SHA-256 a
+// certificate of this build names: on any other bytes the translator may misbehave.
+[[nodiscard]] std::expected<Module, CompileError> decode_validated_before(std::vector<std::uint8_t>&& bytes);
 
 }  // namespace sprawling::wasm

@@ -315,6 +315,10 @@ do_call:
     if constexpr (Metered) fuel -= POST_CALL_FUEL(ip);
     DISPATCH();
   }
+  // Lazy translation: a function's first call in this store (and variant) points it at its code,
+  // translating it if no thread has; its frame size is known from then on.
+  if (callee->entry[Metered ? 1 : 0] == nullptr) [[unlikely]]
+    resolve_code(*callee, Metered ? kMetered : kUnmetered);
   // The stack check comes first, as Wasmtime's prologue stack check precedes its fuel entry
   // check: a call that cannot start is CallStackExhausted whatever the balance, and charges nothing.
   if (cs.fr == fr_end || static_cast<u64>(stack_end - nfp) < callee->frame_slots) [[unlikely]]
@@ -847,6 +851,7 @@ const std::int32_t* handler_offsets(bool metered) {
 
 template <bool Metered>
 void execute(Store::Impl& store, FuncInst* func, ExecOutcome& out) {
+  if (func->entry[Metered ? 1 : 0] == nullptr) resolve_code(*func, Metered ? kMetered : kUnmetered);  // lazy translation
   run<Metered>(&store, func, &out, nullptr);
 }
 template void execute<false>(Store::Impl&, FuncInst*, ExecOutcome&);

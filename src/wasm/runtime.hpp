@@ -91,8 +91,8 @@ struct Value {
 
 // ---------------------------------------------------------------- compile
 
-// Decoded, validated and translated code: immutable, safe to share between threads and
-// instantiate many times.
+// Decoded and validated code, translated lazily (each function on its first call): safe to share
+// between threads and instantiate many times.
 class CompiledModule {
  public:
   struct Impl;
@@ -109,6 +109,13 @@ class CompiledModule {
 };
 
 [[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes);
+// compile() for bytes this engine build has validated before, as a certificate of this build
+// says (a snapshot file naming their SHA-256: snapshot.hpp's snapshot_vouches_for): decodes them
+// without validating the function bodies again (decode_validated_before). Never for other bytes.
+[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_validated_before(
+    std::vector<std::uint8_t>&& bytes);
+// compile() taking the bytes over instead of copying them (a 7 MB module: a copy and its page faults).
+[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes);
 
 // ---------------------------------------------------------------- store objects
 
@@ -152,7 +159,8 @@ struct StoreLimits {
   // The one account of host bytes a guest makes the store allocate: linear memories (their
   // current size), tables (8 bytes per element), functions, globals, element segments as
   // materialised references, data segment records, and the compiled code of each instantiated
-  // module. Instantiating past it fails; memory.grow / table.grow past it return -1.
+  // module (a figure fixed by the module's size, since functions are translated lazily).
+  // Instantiating past it fails; memory.grow / table.grow past it return -1.
   std::uint64_t max_store_bytes = UINT64_MAX;
 };
 

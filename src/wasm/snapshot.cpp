@@ -21,9 +21,11 @@ namespace sprawling::wasm {
 namespace {
 
 constexpr std::uint64_t kHostPage = 4096;
-constexpr std::uint32_t kFormatVersion = 1;
+// 2: the module is named by its SHA-256 and the header records the engine build-id.
+constexpr std::uint32_t kFormatVersion = 2;
 constexpr char kMagic[8] = {'S', 'P', 'R', 'W', 'S', 'N', 'A', 'P'};
-constexpr std::size_t kHeaderBytes = 64;
+constexpr std::size_t kHeaderBytes = 128;
+constexpr std::size_t kMaxBuildId = 36;  // fills the header to kHeaderBytes
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -111,6 +113,38 @@ struct Mapping {
   }
   [[nodiscard]] std::span<const std::uint8_t> bytes() const { return {static_cast<const std::uint8_t*>(p), size}; }
 };
+
+// The fixed header of a snapshot file (save_snapshot lays it out).
+struct Header {
+  std::uint32_t version = 0;
+  std::uint32_t header_bytes = 0;
+  Sha256Digest module_digest{};
+  std::uint64_t module_size = 0;
+  std::uint64_t key = 0;
+  std::uint64_t checksum = 0;
+  std::uint64_t meta_bytes = 0;
+  std::uint64_t file_bytes = 0;
+  std::vector<std::uint8_t> build_id;
+};
+
+// `bytes`: the kHeaderBytes after which nothing is read; the magic is checked by the caller.
+Header read_header(std::span<const std::uint8_t> bytes) {
+  Header h;
+  MetaReader r{bytes.subspan(8)};
+  h.version = r.u32();
+  h.header_bytes = r.u32();
+  for (auto& b : h.module_digest) b = r.u8();
+  h.module_size = r.u64();
+  h.key = r.u64();
+  h.checksum = r.u64();
+  h.meta_bytes = r.u64();
+  h.file_bytes = r.u64();
+  const std::uint32_t id_bytes = r.u32();
+  if (id_bytes <= kMaxBuildId) {
+    for (std::uint32_t i = 0; i < id_bytes; ++i) h.build_id.push_back(r.u8());
+  }
+  return h;
+}
 
 }  // namespace
 
@@ -365,12 +399,19 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
   header.out.assign(kMagic, kMagic + 8);
   header.u32(kFormatVersion);
   header.u32(static_cast<std::uint32_t>(kHeaderBytes));
-  header.u64(snapshot_hash(s.module->module().bytes));
+  const Sha256Digest digest = sha256(s.module->module().bytes);
+  header.out.insert(header.out.end(), digest.begin(), digest.end());
   header.u64(s.module->module().bytes.size());
   header.u64(key);
   header.u64(snapshot_hash(std::span<const std::uint8_t>(bytes, file_bytes).subspan(kHeaderBytes)));
   header.u64(meta.out.size());
   header.u64(file_bytes);
+  // This build compiled (validated) the module: its build-id makes the file a certificate of that.
+  const auto build_id = engine_build_id();
+  const std::size_t id_bytes = build_id.size() <= kMaxBuildId ? build_id.size() : 0;
+  header.u32(static_cast<std::uint32_t>(id_bytes));
+  header.out.insert(header.out.end(), build_id.begin(), build_id.begin() + static_cast<std::ptrdiff_t>(id_bytes));
+  header.out.resize(kHeaderBytes, 0);
   std::memcpy(bytes, header.out.data(), header.out.size());
   // No fsync: a file torn by a crash fails its checksum and is rebuilt.
   ::munmap(out, file_bytes);
@@ -385,7 +426,7 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
 }
 
 std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
-    const std::shared_ptr<const CompiledModule>& module, std::uint64_t module_hash, std::uint64_t key,
+    const std::shared_ptr<const CompiledModule>& module, const Sha256Digest& module_digest, std::uint64_t key,
     const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return std::unexpected(errno_text(("opening " + path.string()).c_str()));
@@ -408,19 +449,16 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
   if (map.p == MAP_FAILED) return fail(errno_text("mmap"));
   const auto bytes = map.bytes();
   if (!std::equal(kMagic, kMagic + 8, bytes.begin())) return fail("not a snapshot file (bad magic)");
-  MetaReader header{bytes.subspan(8, kHeaderBytes - 8)};
-  const std::uint32_t version = header.u32();
-  const std::uint32_t header_bytes = header.u32();
-  const std::uint64_t file_module_hash = header.u64();
-  const std::uint64_t module_size = header.u64();
-  const std::uint64_t file_key = header.u64();
-  const std::uint64_t checksum = header.u64();
-  const std::uint64_t meta_bytes = header.u64();
-  const std::uint64_t file_bytes = header.u64();
-  if (version != kFormatVersion || header_bytes != kHeaderBytes) return fail("another snapshot format version");
-  if (file_bytes != bytes.size()) return fail("truncated or extended (size does not match the header)");
+  const Header header = read_header(bytes.first(kHeaderBytes));
+  if (header.version != kFormatVersion || header.header_bytes != kHeaderBytes)
+    return fail("another snapshot format version");
+  const std::uint64_t file_key = header.key;
+  const std::uint64_t checksum = header.checksum;
+  const std::uint64_t meta_bytes = header.meta_bytes;
+  if (header.file_bytes != bytes.size()) return fail("truncated or extended (size does not match the header)");
   const Module& m = module->module();
-  if (module_size != m.bytes.size() || file_module_hash != module_hash) return fail("taken from another module");
+  if (header.module_size != m.bytes.size() || header.module_digest != module_digest)
+    return fail("taken from another module");
   if (file_key != key) return fail("taken with another initialisation configuration");
   if (snapshot_hash(bytes.subspan(kHeaderBytes)) != checksum) return fail("checksum mismatch (corrupt)");
   if (meta_bytes > bytes.size() - kHeaderBytes) return fail("metadata past the end");
@@ -469,6 +507,34 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
   }
   if (first) ::close(fd);  // no image references the file
   return std::make_shared<const InstanceSnapshot>(std::move(impl));
+}
+
+}  // namespace sprawling::wasm
+
+namespace sprawling::wasm {
+
+bool snapshot_vouches_for(const Sha256Digest& module_digest, std::uint64_t module_size, std::uint64_t key,
+                          const std::filesystem::path& path) {
+  const auto build_id = engine_build_id();
+  if (build_id.empty()) return false;  // no identity for "this build": nothing was validated by it
+  struct stat dir {};
+  const std::filesystem::path folder = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  if (::stat(folder.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) || dir.st_uid != ::geteuid() ||
+      (dir.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  struct stat st {};
+  std::uint8_t bytes[kHeaderBytes];
+  const bool read = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+                    (st.st_mode & (S_IRWXG | S_IRWXO)) == 0 &&
+                    ::pread(fd, bytes, kHeaderBytes, 0) == static_cast<ssize_t>(kHeaderBytes);
+  ::close(fd);
+  if (!read || !std::equal(kMagic, kMagic + 8, bytes)) return false;
+  const Header h = read_header(bytes);
+  return h.version == kFormatVersion && h.header_bytes == kHeaderBytes && h.module_digest == module_digest &&
+         h.module_size == module_size && h.key == key && h.file_bytes == static_cast<std::uint64_t>(st.st_size) &&
+         std::ranges::equal(h.build_id, build_id);
 }
 
 }  // namespace sprawling::wasm

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "wasm/runtime.hpp"
+#include "wasm/sha256.hpp"
 
 #include <cstdint>
 #include <expected>
@@ -68,22 +69,34 @@ struct InstanceSnapshot::Impl {
 // externref in a table or global.
 [[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance);
 
-// The on-disk form: a 64-byte header (magic, format version, the module's content hash and size,
-// the caller's key, a checksum of everything after the header), the globals/tables/segment
-// state, then each memory image page-aligned so that it can be mapped from the file itself.
-// Written to a temporary file and renamed into place, so an existing file never changes.
+// The on-disk form: a 128-byte header (magic, format version, the module's SHA-256 and size,
+// the caller's key, a checksum of everything after the header, the engine build-id), the
+// globals/tables/segment state, then each memory image page-aligned so that it can be mapped
+// from the file itself. Written to a temporary file (mode 0600) and renamed into place, so an
+// existing file never changes. Only a module compile() accepted can be snapshotted, so the
+// file also records that this build validated the module (snapshot_vouches_for).
 [[nodiscard]] std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot, std::uint64_t key,
                                                              const std::filesystem::path& path);
 // Loads and verifies a file written by save_snapshot for `module` and `key`: wrong magic or
 // version, another module, another key, a bad checksum or a truncated file are errors (the
-// caller rebuilds), never an image that runs. `module_hash` is snapshot_hash(module's bytes),
-// which a caller loading many snapshots of one module computes once.
+// caller rebuilds), never an image that runs. `module_digest` is sha256(module's bytes), which a
+// caller loading many snapshots of one module computes once.
 [[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
-    const std::shared_ptr<const CompiledModule>& module, std::uint64_t module_hash, std::uint64_t key,
+    const std::shared_ptr<const CompiledModule>& module, const Sha256Digest& module_digest, std::uint64_t key,
     const std::filesystem::path& path);
 
+// Whether the file at `path` is a snapshot that this engine build wrote for the module whose
+// bytes have SHA-256 `module_digest` (and `module_size` bytes) and `key` — that is, whether this
+// build validated those bytes before, so compile_validated_before() may load them. Reads only
+// the header. Trusted only as the snapshot folder is: the file must be a regular file (not a
+// symlink) owned by this user with no permission for group or others, in a folder owned by this
+// user that group and others cannot write; its header must name this build's non-empty
+// build-id (engine_build_id). False on anything else, and then the caller validates.
+[[nodiscard]] bool snapshot_vouches_for(const Sha256Digest& module_digest, std::uint64_t module_size,
+                                        std::uint64_t key, const std::filesystem::path& path);
+
 // A 64-bit content hash of a byte range (word-wise multiply-xorshift, four lanes): the snapshot
-// file's checksum and the module identity it records.
+// file's checksum against accidental damage (not forgery: that is the folder's permissions).
 [[nodiscard]] std::uint64_t snapshot_hash(std::span<const std::uint8_t> bytes) noexcept;
 
 // Sets the globals, tables and dropped segments of `instance` (just allocated by

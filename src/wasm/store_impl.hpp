@@ -53,6 +53,8 @@ struct FuncInst {
   std::uint32_t num_locals = 0;
   std::uint32_t frame_slots = 0;
   std::uint32_t num_results = 0;
+  // Per variant: the translated code and its entry, null until the function first runs in that
+  // variant in this store (lazy translation: resolve_code fills them, frame_slots and entry_fuel).
   const CompiledFunc* code[2] = {nullptr, nullptr};
   // Metered entry: the first segment's charge, made by the caller after the entry check; the
   // metered entry pointer skips the FuelCheck this replaces. 0 for host functions.
@@ -143,15 +145,37 @@ struct MemoryInst {
   void drop_image();
 };
 
+class FunctionCode;
+
 struct CompiledModule::Impl {
   Module module;
   std::vector<std::uint32_t> canonical_type;  // typeidx -> first typeidx with an equal FuncType
-  std::vector<CompiledFunc> funcs;            // per defined function, unmetered
-  std::uint64_t code_bytes = 0;               // host bytes of `funcs` (an instance charges it, twice if metered)
-  // The metered variant, translated on first use by a metered run (thread-safe).
-  mutable std::once_flag metered_once;
-  mutable std::vector<CompiledFunc> metered_funcs;
-  const std::vector<CompiledFunc>& metered() const;
+  // What an instance charges its store's account for code (StoreLimits::max_store_bytes), twice
+  // when metered: fixed by the module, not by what has been translated so far (see compile()).
+  std::uint64_t code_bytes = 0;
+  // Lazy translation: per variant (kUnmetered, kMetered) and defined function, its code, null
+  // until the first call of the function in that variant (code()). Shared by every thread and
+  // Store that runs the module; a slot is set once and never changes after.
+  std::unique_ptr<std::atomic<const CompiledFunc*>[]> translated[2];
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl();
+  // The code of defined function `defined` in that variant, translated (and, when verification
+  // is on, verified) on first use. Thread-safe: threads that race on a first use may each
+  // translate it, the first to finish publishes its result, the others drop theirs (the
+  // translation is deterministic, so all are equal).
+  [[nodiscard]] const CompiledFunc& code(std::uint32_t defined, bool metered) const;
+  // The code if it has been translated, else null (never translates).
+  [[nodiscard]] const CompiledFunc* translated_code(std::uint32_t defined, bool metered) const noexcept {
+    return translated[metered ? kMetered : kUnmetered][defined].load(std::memory_order_acquire);
+  }
+  // Every defined function's code in one variant, each translated when first read (the compiled
+  // tier, the disassembler and tests walk it).
+  [[nodiscard]] FunctionCode all_code(bool metered) const;
+  // How many functions of a variant have been translated so far.
+  [[nodiscard]] std::size_t translated_count(bool metered) const noexcept;
   // The compiled tier's code per variant (wasm/jit/), made on first use by a Store on that tier:
   // loaded from the code cache (tried once per variant), else (Tier::Compile) compiled lazily.
   mutable std::mutex jit_mutex;
@@ -162,6 +186,42 @@ struct CompiledModule::Impl {
   // The code for a store on `tier` with `cache` (may be null); null: none (Auto, not cached).
   const jit::ModuleCode* jit_for(int variant, Tier tier, CodeCacheStorage* cache) const;
 };
+
+// CompiledModule::Impl::all_code: a view of one variant's code of every defined function, in
+// defined-function order; reading element i translates function i if needed.
+class FunctionCode {
+ public:
+  FunctionCode(const CompiledModule::Impl& cm, bool metered) noexcept : cm_(&cm), metered_(metered) {}
+  [[nodiscard]] std::size_t size() const noexcept { return cm_->module.code.size(); }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] bool metered() const noexcept { return metered_; }
+  [[nodiscard]] const CompiledFunc& operator[](std::size_t defined) const {
+    return cm_->code(static_cast<std::uint32_t>(defined), metered_);
+  }
+
+  class iterator {
+   public:
+    iterator(const FunctionCode* view, std::size_t at) noexcept : view_(view), at_(at) {}
+    const CompiledFunc& operator*() const { return (*view_)[at_]; }
+    iterator& operator++() noexcept {
+      ++at_;
+      return *this;
+    }
+    friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.at_ == b.at_; }
+
+   private:
+    const FunctionCode* view_;
+    std::size_t at_;
+  };
+  [[nodiscard]] iterator begin() const noexcept { return {this, 0}; }
+  [[nodiscard]] iterator end() const noexcept { return {this, size()}; }
+
+ private:
+  const CompiledModule::Impl* cm_;
+  bool metered_;
+};
+
+inline FunctionCode CompiledModule::Impl::all_code(bool metered) const { return {*this, metered}; }
 
 struct InstanceImpl final : Instance {
   std::shared_ptr<const CompiledModule> compiled_module;
@@ -174,7 +234,6 @@ struct InstanceImpl final : Instance {
   std::vector<const FuncType*> types;  // typeidx -> canonical FuncType
   std::vector<std::vector<std::uint64_t>> elements;  // element segments as references; cleared on drop
   std::vector<std::span<const std::uint8_t>> datas;  // data segments; emptied on drop
-  bool metered_ready = false;
   bool jit_ready[2] = {false, false};
 
   [[nodiscard]] std::optional<Extern> find_export(std::string_view name) const override;
@@ -208,7 +267,6 @@ struct Store::Impl {
   std::size_t stack_bytes = 0;
   Frame* frames = nullptr;
   std::size_t frames_bytes = 0;
-  bool all_metered_ready = true;
   Tier tier = Tier::Interpret;
   std::shared_ptr<CodeCacheStorage> code_cache;  // Tier::Compile / Auto: where cached code is found
   bool all_jit_ready[2] = {true, true};
@@ -236,8 +294,8 @@ struct Store::Impl {
   // The out-of-fuel slow path: refills `counter` from the reserve (checking the deadline)
   // until counter > visible, or says why it cannot.
   [[nodiscard]] TrapKind refuel(std::int64_t& counter_io, std::int64_t visible);
-  void ensure_metered_code();
-  // Compiled tier: points every instance's functions at the module's compiled code.
+  // Compiled tier: points every instance's functions at the module's compiled code (and at
+  // their translated code, all of it, as the compiled tier reads it all).
   void ensure_jit_code(int variant);
 };
 
@@ -258,6 +316,12 @@ HostStatus call_host(const FuncInst& callee, std::uint64_t* nfp, MemoryView memo
 
 // Handler offsets from the interpreter's base label, per variant (interpreter.cpp).
 const std::int32_t* handler_offsets(bool metered);
+
+// Lazy translation: points wasm function `f` at its code of `variant` (translating it if no
+// thread has yet): code, entry, entry_fuel (metered) and frame_slots. Called where a function
+// whose entry is still null is about to run: the interpreter's call path, execute(), and the
+// compiled tier's set-up (runtime.cpp).
+void resolve_code(FuncInst& f, int variant);
 
 // translator.cpp: translates defined function `defined_index` of a validated module.
 CompiledFunc translate_function(const Module& module, std::span<const std::uint32_t> canonical_type,

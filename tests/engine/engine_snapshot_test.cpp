@@ -7,6 +7,7 @@
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
 #include "sandbox/engine_snapshot.hpp"
+#include "wasm/text/wat.hpp"
 
 #include <gtest/gtest.h>
 
@@ -191,6 +192,65 @@ TEST_F(EngineSnapshot, ASnapshotFileIsReusedAndACorruptOrForeignOneIsRebuilt) {
   outcome = run(sandbox, job(wasm));
   EXPECT_EQ(text(outcome.stdout_bytes), kSnapshotOutput);
   EXPECT_EQ(file_bytes(files[0]), good);
+}
+
+// Once a job built the snapshot file, the file vouches for the module's bytes (the next process
+// loads them without validating the bodies again) — for this job's init configuration only, and
+// not when the job turns snapshots off.
+TEST_F(EngineSnapshot, TheSnapshotFileVouchesForTheModuleItWasBuiltFrom) {
+  const auto wasm = dir.write("guest.wat", guest(""));
+  const SandboxConfig config{.snapshot_dir = dir.path() / "snapshots"};
+  WasmSandbox sandbox(config);
+  const SandboxJob j = job(wasm);
+  EXPECT_EQ(text(run(sandbox, j).stdout_bytes), kSnapshotOutput);
+  // The sandbox compiled the text to this binary: the module's own bytes.
+  const std::string source = guest("");
+  const auto bytes = wasm::text::load_module_bytes(
+      std::span(reinterpret_cast<const std::uint8_t*>(source.data()), source.size()));
+  ASSERT_TRUE(bytes.has_value());
+  const auto digest = wasm::sha256(*bytes);
+  EXPECT_TRUE(engine::snapshot_vouches_for(digest, bytes->size(), j, config));
+  SandboxJob cold = j;
+  cold.snapshot.enabled = false;
+  EXPECT_FALSE(engine::snapshot_vouches_for(digest, bytes->size(), cold, config));
+  SandboxJob other_init = j;
+  other_init.argv[0] = "another-name";
+  EXPECT_FALSE(engine::snapshot_vouches_for(digest, bytes->size(), other_init, config));
+  EXPECT_FALSE(engine::snapshot_vouches_for(digest, bytes->size(), j, SandboxConfig{}));
+
+  // A file of another engine build (its build-id, at header offset 92, differs) still serves its
+  // image, and is rewritten to vouch for this build.
+  std::filesystem::path file;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / "snapshots")) file = e.path();
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(92);
+    const int first = f.get();
+    f.seekp(92);
+    f.put(static_cast<char>(first ^ 1));
+  }
+  EXPECT_FALSE(engine::snapshot_vouches_for(digest, bytes->size(), j, config));
+  engine::clear_snapshot_cache();
+  const auto again = run(sandbox, j);
+  EXPECT_EQ(text(again.stdout_bytes), kSnapshotOutput);
+  EXPECT_TRUE(again.stats->from_snapshot);
+  EXPECT_TRUE(engine::snapshot_vouches_for(digest, bytes->size(), j, config));
+}
+
+// A guest that could write the snapshot folder could forge such a certificate: a writable mount
+// that holds the folder is refused; a read-only one runs.
+TEST_F(EngineSnapshot, AWritableMountHoldingTheSnapshotFolderIsRefused) {
+  const auto wasm = dir.write("guest.wat", guest(""));
+  WasmSandbox sandbox(SandboxConfig{.snapshot_dir = user_dir.path() / "cache" / "snapshots"});
+  auto refused = sandbox.run(job(wasm));  // mounts user_dir writable at /work
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::InvalidJob);
+  EXPECT_NE(refused.error().message.find("holds the snapshot folder"), std::string::npos) << refused.error().message;
+  SandboxJob read_only = job(wasm);
+  read_only.mounts[1].writable = false;
+  EXPECT_EQ(text(run(sandbox, read_only).stdout_bytes), kSnapshotOutput);
+  WasmSandbox elsewhere(SandboxConfig{.snapshot_dir = dir.path() / "snapshots"});
+  EXPECT_EQ(text(run(elsewhere, job(wasm)).stdout_bytes), kSnapshotOutput);
 }
 
 }  // namespace

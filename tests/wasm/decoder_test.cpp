@@ -70,6 +70,30 @@ TEST(Decoder, FunctionBodyAndLocals) {
   EXPECT_EQ(r->bytes, b);
 }
 
+// decode_validated_before (for bytes a certificate of this build names): the same module as
+// decode_and_validate, bodies located from their sizes without being read; an invalid body is
+// not noticed — which is why only certified bytes may take this path.
+TEST(Decoder, ValidatedBeforeDecodesTheSameModuleWithoutReadingBodies) {
+  const Bytes body = {0x02, 0x02, 0x7F, 0x01, 0x7E, 0x41, 0x01, 0x41, 0x02, 0x6A, 0x1A, 0x0B};
+  const Bytes b = one_function(body);
+  auto full = decode_and_validate(b);
+  auto trusted = decode_validated_before(Bytes(b));
+  ASSERT_TRUE(full.has_value() && trusted.has_value());
+  ASSERT_EQ(trusted->code.size(), 1u);
+  EXPECT_EQ(trusted->code[0].locals, full->code[0].locals);
+  EXPECT_EQ(trusted->code[0].code_offset, full->code[0].code_offset);
+  EXPECT_EQ(trusted->code[0].code_size, full->code[0].code_size);
+  EXPECT_EQ(trusted->bytes, full->bytes);
+
+  // i64.add on two i32: invalid, and not looked at.
+  const Bytes invalid = one_function({0x00, 0x41, 0x01, 0x41, 0x02, 0x7C, 0x1A, 0x0B});
+  EXPECT_EQ(error_of(invalid).kind, CompileError::Kind::Invalid);
+  EXPECT_TRUE(decode_validated_before(Bytes(invalid)).has_value());
+  // Structure is still checked: a body whose locals run past its declared size is malformed.
+  const Bytes short_body = one_function({0x05});
+  EXPECT_FALSE(decode_validated_before(Bytes(short_body)).has_value());
+}
+
 TEST(Decoder, InvalidErrorCarriesTheInstructionOffset) {
   // (func global.get 3)
   const Bytes b = one_function({0x00, 0x23, 0x03, 0x0B});

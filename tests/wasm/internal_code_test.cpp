@@ -66,7 +66,7 @@ TEST(InternalCode, TranslatedCodeDecodesIntoWholeInstructions) {
   const auto m = compile_fixture("translator");
   ASSERT_TRUE(m);
   for (const bool metered : {false, true}) {
-    const auto& funcs = metered ? m->impl().metered() : m->impl().funcs;
+    const auto funcs = m->impl().all_code(metered);
     ASSERT_FALSE(funcs.empty());
     for (const CompiledFunc& f : funcs) {
       const auto d = decode_instructions(f.code, metered);

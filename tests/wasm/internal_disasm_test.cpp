@@ -121,15 +121,15 @@ TEST(InternalDisasm, SmallFunctionsMatchTheirGoldenText) {
                                 [&](const Export& x) { return x.name == g.export_name; });
     ASSERT_NE(e, mod.exports.end()) << g.export_name;
     const std::uint32_t defined = e->index - mod.imported_funcs;
-    EXPECT_EQ(disassemble(mod, e->index, m->impl().funcs[defined], false), g.unmetered) << g.export_name;
-    EXPECT_EQ(disassemble(mod, e->index, m->impl().metered()[defined], true), g.metered) << g.export_name;
+    EXPECT_EQ(disassemble(mod, e->index, m->impl().code(defined, false), false), g.unmetered) << g.export_name;
+    EXPECT_EQ(disassemble(mod, e->index, m->impl().code(defined, true), true), g.metered) << g.export_name;
   }
 }
 
 TEST(InternalDisasm, CodeThatDoesNotDecodeEndsInAnErrorLine) {
   const auto m = compile_fixture("disasm");
   ASSERT_TRUE(m);
-  CompiledFunc f = m->impl().funcs[0];
+  CompiledFunc f = m->impl().code(0, false);
   f.code.push_back(0xFFFFFFF0u);
   const std::string text = disassemble(m->module(), m->module().imported_funcs, f, false);
   EXPECT_NE(text.find("  error: word 5 (4294967280) is no handler of the unmetered interpreter\n"), std::string::npos)

@@ -16,10 +16,22 @@ TEST(InternalVerify, EveryFixtureFunctionPassesInBothVariants) {
     const auto m = compile_fixture(stem);
     ASSERT_TRUE(m) << stem;
     for (const bool metered : {false, true}) {
-      const auto& funcs = metered ? m->impl().metered() : m->impl().funcs;
+      const auto funcs = m->impl().all_code(metered);
       for (std::size_t i = 0; i < funcs.size(); ++i)
         EXPECT_EQ(verify_code(funcs[i], metered), "") << stem << " function " << i << (metered ? " metered" : "");
     }
+  }
+}
+
+// A FuncInst has one frame size for both variants (resolve_code): fuel ops use no slot.
+TEST(InternalVerify, BothVariantsOfAFunctionHaveTheSameFrame) {
+  for (const char* stem : {"translator", "fuel", "calls", "limits", "reenter", "lazy"}) {
+    const auto m = compile_fixture(stem);
+    ASSERT_TRUE(m) << stem;
+    const auto unmetered = m->impl().all_code(false);
+    const auto metered = m->impl().all_code(true);
+    for (std::size_t i = 0; i < unmetered.size(); ++i)
+      EXPECT_EQ(unmetered[i].frame_slots, metered[i].frame_slots) << stem << " function " << i;
   }
 }
 

@@ -1,6 +1,8 @@
 // The embedding API: StoreLimits (recursion depth, page cap), host functions that return,
-// trap or exit, linking errors, and one CompiledModule shared by instances, stores and threads.
+// trap or exit, linking errors, one CompiledModule shared by instances, stores and threads, and
+// lazy translation (a function is translated on its first call in a variant).
 #include "engine_fixtures.hpp"
+#include "wasm/store_impl.hpp"
 
 #include <cstring>
 #include <thread>
@@ -37,6 +39,93 @@ TEST(Compile, SimdModulesRun) {
   ASSERT_FALSE(rejected.has_value());
   EXPECT_EQ(rejected.error().kind, CompileError::Kind::Invalid);
   EXPECT_EQ(rejected.error().message, "type mismatch: expected v128, found i32");
+}
+
+// Defined functions of lazy.wat: twice, plus_one_twice, entry, never_called, divide, fib.
+constexpr std::uint32_t kTwice = 0, kPlusOneTwice = 1, kEntry = 2, kNeverCalled = 3, kDivide = 4;
+
+TEST(LazyTranslation, OnlyTheFunctionsThatRunAreTranslatedInTheVariantTheyRunIn) {
+  const auto module = compile_fixture("lazy");
+  ASSERT_TRUE(module);
+  const auto& cm = module->impl();
+  EXPECT_EQ(cm.translated_count(false), 0u);
+  EXPECT_EQ(cm.translated_count(true), 0u);
+
+  Store plain;
+  auto inst = plain.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  auto r = plain.invoke(export_func(**inst, "entry"), std::vector{Value::i32(20)});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ((*r)[0].bits, 42u);
+  // entry, its direct callee and the call_indirect target; nothing else, and no metered code.
+  EXPECT_EQ(cm.translated_count(false), 3u);
+  for (const std::uint32_t f : {kTwice, kPlusOneTwice, kEntry}) EXPECT_NE(cm.translated_code(f, false), nullptr) << f;
+  EXPECT_EQ(cm.translated_code(kNeverCalled, false), nullptr);
+  EXPECT_EQ(cm.translated_count(true), 0u);
+
+  // A metered store: the metered variant is made the same way, and charges the same fuel as a
+  // second store that finds every function already translated.
+  std::uint64_t fuel[2] = {0, 0};
+  for (std::uint64_t& spent : fuel) {
+    Store metered;
+    auto mi = metered.instantiate(module, {});
+    ASSERT_TRUE(mi.has_value());
+    metered.set_budget({.fuel = 1'000'000, .deadline = std::nullopt});
+    auto mr = metered.invoke(export_func(**mi, "entry"), std::vector{Value::i32(20)});
+    ASSERT_TRUE(mr.has_value());
+    EXPECT_EQ((*mr)[0].bits, 42u);
+    spent = metered.fuel_consumed();
+  }
+  EXPECT_GT(fuel[0], 0u);
+  EXPECT_EQ(fuel[0], fuel[1]);
+  EXPECT_EQ(cm.translated_count(true), 3u);
+  EXPECT_EQ(cm.translated_count(false), 3u);
+}
+
+TEST(LazyTranslation, AFunctionTranslatedOnItsFirstCallReportsItsTrapSite) {
+  const auto module = compile_fixture("lazy");
+  ASSERT_TRUE(module);
+  Store store;
+  auto inst = store.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  auto r = store.invoke(export_func(**inst, "divide"), std::vector{Value::i32(1), Value::i32(0)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::IntegerDivideByZero);
+  ASSERT_TRUE(r.error().func_index.has_value());
+  EXPECT_EQ(*r.error().func_index, kDivide);
+  // The offset of the i32.div_u inside the body: past the body's first byte.
+  const FunctionBody& body = module->module().code[kDivide];
+  EXPECT_GT(r.error().offset, body.code_offset);
+  EXPECT_LT(r.error().offset, body.code_offset + body.code_size);
+}
+
+// Stores on several threads make their first calls of one shared module at the same time: every
+// run gets the right answer and each function ends up with one published translation.
+TEST(LazyTranslation, ThreadsSharingAModuleRaceOnFirstCallsSafely) {
+  const auto module = compile_fixture("lazy");
+  ASSERT_TRUE(module);
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::vector<std::uint64_t> results(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Store store;
+      if (t % 2 == 1) store.set_budget({.fuel = 100'000'000, .deadline = std::nullopt});
+      auto inst = store.instantiate(module, {});
+      if (!inst) return;
+      auto r = store.invoke(export_func(**inst, "fib"), std::vector{Value::i32(20)});
+      if (r) results[static_cast<std::size_t>(t)] = (*r)[0].bits;
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const std::uint64_t r : results) EXPECT_EQ(r, 6765u);
+  EXPECT_EQ(module->impl().translated_count(false), 1u);
+  EXPECT_EQ(module->impl().translated_count(true), 1u);
+  // A Store made after the race starts resolved: the instance points at the published code.
+  Store later;
+  auto inst = later.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  EXPECT_EQ(export_func(**inst, "fib")->code[kUnmetered], module->impl().translated_code(5, false));
 }
 
 TEST(Limits, DeepRecursionIsCallStackExhausted) {

@@ -160,7 +160,7 @@ TEST(SnapshotFile, RoundTripRestoresTheSameState) {
   ASSERT_NE(snap, nullptr);
   const auto path = temp_path("roundtrip");
   ASSERT_TRUE(save_snapshot(*snap, 1234, path).has_value());
-  auto loaded = load_snapshot(module, snapshot_hash(module->module().bytes), 1234, path);
+  auto loaded = load_snapshot(module, sha256(module->module().bytes), 1234, path);
   ASSERT_TRUE(loaded.has_value()) << loaded.error();
   EXPECT_EQ((*loaded)->image_bytes(), snap->image_bytes());
   EXPECT_EQ((*loaded)->nonzero_pages(), snap->nonzero_pages());
@@ -184,7 +184,7 @@ TEST(SnapshotFile, CorruptForeignOrTruncatedFilesAreRefused) {
   const auto size = std::filesystem::file_size(path);
 
   auto refused_with = [&](std::uint64_t key, const char* words) {
-    auto loaded = load_snapshot(module, snapshot_hash(module->module().bytes), key, path);
+    auto loaded = load_snapshot(module, sha256(module->module().bytes), key, path);
     ASSERT_FALSE(loaded.has_value()) << "a bad snapshot file was accepted (" << words << ")";
     EXPECT_NE(loaded.error().find(words), std::string::npos) << loaded.error();
   };
@@ -212,10 +212,57 @@ TEST(SnapshotFile, CorruptForeignOrTruncatedFilesAreRefused) {
   // Another module's snapshot (different bytes) is refused too.
   ASSERT_TRUE(save_snapshot(*snap, 7, path).has_value());
   auto other = compile_fixture("snapshot_imported_memory");
-  auto loaded = load_snapshot(other, snapshot_hash(other->module().bytes), 7, path);
+  auto loaded = load_snapshot(other, sha256(other->module().bytes), 7, path);
   ASSERT_FALSE(loaded.has_value());
   EXPECT_NE(loaded.error().find("another module"), std::string::npos) << loaded.error();
   std::filesystem::remove(path);
+}
+
+// A snapshot file is also this build's certificate that it validated the module: it vouches
+// only for those bytes and that key, only from a private file in a private folder, and only
+// for the build that wrote it.
+TEST(SnapshotFile, VouchesOnlyForItsModuleFromAPrivateFileOfThisBuild) {
+  ASSERT_FALSE(engine_build_id().empty());
+  auto module = compile_fixture("snapshot_guest");
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  const auto dir = temp_path("vouch");
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+  const auto path = dir / "m.snap";
+  ASSERT_TRUE(save_snapshot(*snap, 7, path).has_value());
+  const auto& bytes = module->module().bytes;
+  const Sha256Digest digest = sha256(bytes);
+  EXPECT_TRUE(snapshot_vouches_for(digest, bytes.size(), 7, path));
+
+  Sha256Digest other = digest;
+  other[31] ^= 1;
+  EXPECT_FALSE(snapshot_vouches_for(other, bytes.size(), 7, path));
+  EXPECT_FALSE(snapshot_vouches_for(digest, bytes.size() + 1, 7, path));
+  EXPECT_FALSE(snapshot_vouches_for(digest, bytes.size(), 8, path));
+  EXPECT_FALSE(snapshot_vouches_for(digest, bytes.size(), 7, dir / "missing.snap"));
+
+  // Not through a symlink, not when group or others may read or write the file or write the folder.
+  std::filesystem::create_symlink(path, dir / "link.snap");
+  EXPECT_FALSE(snapshot_vouches_for(digest, bytes.size(), 7, dir / "link.snap"));
+  std::filesystem::permissions(path, std::filesystem::perms::group_read, std::filesystem::perm_options::add);
+  EXPECT_FALSE(snapshot_vouches_for(digest, bytes.size(), 7, path));
+  std::filesystem::permissions(path, std::filesystem::perms::group_read, std::filesystem::perm_options::remove);
+  EXPECT_TRUE(snapshot_vouches_for(digest, bytes.size(), 7, path));
+  std::filesystem::permissions(dir, std::filesystem::perms::others_write, std::filesystem::perm_options::add);
+  EXPECT_FALSE(snapshot_vouches_for(digest, bytes.size(), 7, path));
+  std::filesystem::permissions(dir, std::filesystem::perms::others_write, std::filesystem::perm_options::remove);
+
+  // Another build's file (its build-id differs in one byte, at header offset 92) vouches for nothing.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(92);
+    const int first = f.get();
+    f.seekp(92);
+    f.put(static_cast<char>(first ^ 1));
+  }
+  EXPECT_FALSE(snapshot_vouches_for(digest, bytes.size(), 7, path));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

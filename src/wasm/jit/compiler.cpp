@@ -282,7 +282,7 @@ struct Types {
 
 struct ModuleEmitter {
   const CompiledModule::Impl& cm;
-  const std::vector<CompiledFunc>& funcs;
+  FunctionCode funcs;
   bool metered;
   llvm::LLVMContext& ctx;
   llvm::Module& mod;
@@ -291,7 +291,7 @@ struct ModuleEmitter {
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
 
-  ModuleEmitter(const CompiledModule::Impl& m, const std::vector<CompiledFunc>& f, bool met, llvm::LLVMContext& c,
+  ModuleEmitter(const CompiledModule::Impl& m, FunctionCode f, bool met, llvm::LLVMContext& c,
                 llvm::Module& md)
       : cm(m), funcs(f), metered(met), ctx(c), mod(md) {
     t.i1 = llvm::Type::getInt1Ty(ctx);
@@ -687,7 +687,7 @@ class FunctionEmitter {
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
     if (direct != nullptr) {
-      const CompiledFunc& callee = me_.cm.funcs[funcidx - m.imported_funcs];  // frame_slots as FuncInst has it
+      const CompiledFunc& callee = me_.cm.code(funcidx - m.imported_funcs, false);  // frame_slots as FuncInst has it
       const CompiledFunc& callee_v = me_.funcs[funcidx - m.imported_funcs];
       auto* fast = new_block("call_fast");
       llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
@@ -1173,7 +1173,7 @@ struct Emitted {
 std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered, const llvm::DataLayout& layout,
                                    const llvm::Triple& triple, ModuleCode& out) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<CompiledFunc>& funcs = metered ? cm.metered() : cm.funcs;
+  const FunctionCode funcs = cm.all_code(metered);  // translates every function not yet translated
   for (const FunctionBody& body : cm.module.code) out.code_bytes += body.code_size;
   std::vector<Scan> scans;
   scans.reserve(funcs.size());
@@ -1243,7 +1243,7 @@ void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
 }  // namespace
 
 std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool metered) {
-  const std::size_t nfuncs = (metered ? cm.metered() : cm.funcs).size();
+  const std::size_t nfuncs = cm.module.code.size();
   auto out = std::make_shared<ModuleCode>(nfuncs);
   auto jtmb = host_target_builder();
   if (!jtmb) {
@@ -1309,7 +1309,7 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
 }
 
 std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Impl& cm, bool metered) {
-  const std::size_t nfuncs = (metered ? cm.metered() : cm.funcs).size();
+  const std::size_t nfuncs = cm.module.code.size();
   auto jtmb = host_target_builder();
   if (!jtmb) return std::unexpected(error_text(jtmb.takeError()));
   auto tm = jtmb->createTargetMachine();
