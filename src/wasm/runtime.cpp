@@ -517,9 +517,10 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     f.type = inst.types[m.func_types[index]];
     f.instance = &inst;
     f.func_index = index;
-    f.num_params = static_cast<std::uint32_t>(f.type->params.size());
-    f.num_locals = f.num_params + static_cast<std::uint32_t>(m.code[i].locals.size());
-    f.num_results = static_cast<std::uint32_t>(f.type->results.size());
+    // In slots (a v128 takes two), as the translator lays out the frame.
+    f.num_params = value_slots(f.type->params);
+    f.num_locals = f.num_params + value_slots(m.code[i].locals);
+    f.num_results = value_slots(f.type->results);
     // Functions some thread already translated start resolved; the others on their first call.
     for (const int variant : {kUnmetered, kMetered}) {
       if (ci.translated_code(i, variant == kMetered) != nullptr) resolve_code(f, variant);
