@@ -67,3 +67,27 @@ function(sprawling_testsuite_core out)
   set_property(GLOBAL PROPERTY SPRAWLING_TESTSUITE_RESOLVED "${core}")
   set(${out} "${core}" PARENT_SCOPE)
 endfunction()
+
+# The WebAssembly 3.0 testsuite (../shared/testsuite-3.0, see its README), for the files of the
+# 3.0 features the engine has, run by `sprawl wast` (tests/spec) and the SIMD replays (tests/wasm).
+set(SPRAWLING_TESTSUITE_3_DIR "${PROJECT_SOURCE_DIR}/../shared/testsuite-3.0" CACHE PATH
+    "The WebAssembly 3.0 spec testsuite checkout (holds core/*.wast)")
+
+# sprawling_testsuite_3_core(OUT FILES...): sets OUT to the 3.0 suite's core/ folder when every
+# FILES (names under core/) is there, else to "" after one loud line (a configure error under
+# SPRAWLING_REQUIRE_TESTSUITE, as for the 2.0 suite).
+function(sprawling_testsuite_3_core out)
+  set(core "${SPRAWLING_TESTSUITE_3_DIR}/core")
+  foreach(file IN LISTS ARGN)
+    if(NOT EXISTS "${core}/${file}")
+      set(why "no ${file} under ${core} (set SPRAWLING_TESTSUITE_3_DIR)")
+      if(SPRAWLING_REQUIRE_TESTSUITE OR "$ENV{SPRAWLING_REQUIRE_TESTSUITE}")
+        message(FATAL_ERROR "SPRAWLING_REQUIRE_TESTSUITE is on, but ${why}")
+      endif()
+      message(NOTICE "*** 3.0 SPEC TESTS SKIPPED (spec3.*): ${why}")
+      set(${out} "" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  set(${out} "${core}" PARENT_SCOPE)
+endfunction()

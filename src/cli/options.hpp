@@ -33,6 +33,8 @@ struct RunRequest {
   std::optional<std::string> json_path;           // "-" = stderr
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
   runtime::ExecutionTier tier = runtime::ExecutionTier::Interpret;  // --tier
+  bool tail_call = true;       // -W tail-call=y|n
+  bool extended_const = true;  // -W extended-const=y|n
 };
 
 // A usage error: what was wrong and the accepted form.

@@ -152,10 +152,11 @@ std::uint64_t content_hash(std::span<const std::uint8_t> bytes) {
 // WasmSandbox in the process. Bounded by total source bytes; least recently used goes first.
 class ModuleCache {
  public:
-  std::shared_ptr<const wasm::CompiledModule> find(std::uint64_t hash, std::span<const std::uint8_t> source) {
+  std::shared_ptr<const wasm::CompiledModule> find(std::uint64_t hash, std::span<const std::uint8_t> source,
+                                                   wasm::Features features) {
     std::lock_guard lock(mutex_);
     for (auto& entry : entries_) {
-      if (entry.hash == hash && std::ranges::equal(entry.source, source)) {
+      if (entry.hash == hash && entry.features == features && std::ranges::equal(entry.source, source)) {
         entry.last_use = ++clock_;
         return entry.module;
       }
@@ -163,13 +164,14 @@ class ModuleCache {
     return nullptr;
   }
 
-  void insert(std::uint64_t hash, std::vector<std::uint8_t> source, std::shared_ptr<const wasm::CompiledModule> module) {
+  void insert(std::uint64_t hash, std::vector<std::uint8_t> source, wasm::Features features,
+              std::shared_ptr<const wasm::CompiledModule> module) {
     std::lock_guard lock(mutex_);
     for (const auto& entry : entries_) {
-      if (entry.hash == hash && entry.source == source) return;  // another thread compiled it first
+      if (entry.hash == hash && entry.features == features && entry.source == source) return;  // another thread compiled it first
     }
     total_bytes_ += source.size();
-    entries_.push_back(Entry{hash, std::move(source), std::move(module), ++clock_});
+    entries_.push_back(Entry{hash, std::move(source), features, std::move(module), ++clock_});
     while (entries_.size() > 1 && (total_bytes_ > kMaxBytes || entries_.size() > kMaxEntries)) {
       auto oldest = std::ranges::min_element(entries_, {}, &Entry::last_use);
       total_bytes_ -= oldest->source.size();
@@ -183,6 +185,7 @@ class ModuleCache {
   struct Entry {
     std::uint64_t hash;
     std::vector<std::uint8_t> source;
+    wasm::Features features;  // what the module was validated with (a module is valid per feature set)
     std::shared_ptr<const wasm::CompiledModule> module;
     std::uint64_t last_use;
   };
@@ -204,11 +207,12 @@ const std::shared_ptr<wasm::ResourcePool>& resource_pool() {
   return pool;
 }
 
-std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(const std::filesystem::path& path) {
+std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(const std::filesystem::path& path,
+                                                                                 wasm::Features features) {
   auto source = read_file(path);
   if (!source) return std::unexpected(source.error());
   const std::uint64_t hash = content_hash(*source);
-  if (auto cached = module_cache().find(hash, *source)) return cached;
+  if (auto cached = module_cache().find(hash, *source, features)) return cached;
 
   std::vector<std::uint8_t> binary;
   const bool is_text = wasm::text::looks_like_wat(*source);
@@ -220,7 +224,8 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
     }
     binary = std::move(*converted);
   }
-  auto compiled = wasm::compile(is_text ? std::span<const std::uint8_t>(binary) : std::span<const std::uint8_t>(*source));
+  auto compiled =
+      wasm::compile(is_text ? std::span<const std::uint8_t>(binary) : std::span<const std::uint8_t>(*source), features);
   if (!compiled) {
     const auto& e = compiled.error();
     char offset[32];
@@ -233,7 +238,7 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
         "'" + path.string() + "': " + what + e.message,
         {{"path", path.string()}, {"offset", std::to_string(e.offset)}, {"error", e.message}}));
   }
-  module_cache().insert(hash, std::move(*source), *compiled);
+  module_cache().insert(hash, std::move(*source), features, *compiled);
   return std::move(*compiled);
 }
 
@@ -300,7 +305,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   if (auto ok = check_job(job); !ok) return std::unexpected(ok.error());
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (config_.timeout) deadline = started + *config_.timeout;
-  auto compiled = load_module(job.wasm);
+  auto compiled = load_module(job.wasm, wasm::Features{.tail_call = config_.tail_call, .extended_const = config_.extended_const});
   if (!compiled) return std::unexpected(compiled.error());
   // Reading and compiling the module count against the deadline: one that took the whole time
   // never starts (compilation is linear in the module's size, so its overrun is bounded too).

@@ -46,7 +46,8 @@ constexpr int section_rank(std::uint8_t id) {
 
 class Decoder {
  public:
-  explicit Decoder(std::span<const std::uint8_t> bytes) : r_(bytes) {
+  Decoder(std::span<const std::uint8_t> bytes, Features features) : r_(bytes) {
+    context_.features = features;
     module_.bytes.assign(bytes.begin(), bytes.end());
     context_.module = &module_;
   }
@@ -353,10 +354,30 @@ ConstExpr Decoder::const_expr(ValType type) {
   }
   if (!r_.ok()) return out;
   if (validating()) {
-    if (auto e = validate_const_expr(module_, const_instrs_, type, end_offset)) {
+    if (auto e = validate_const_expr(module_, const_instrs_, type, end_offset, context_.features)) {
       invalid(e->offset, e->message);
       return out;
     }
+  }
+  if (const_instrs_.size() > 1) {
+    // Validated: integer constants, global.gets and integer add/sub/mul only.
+    out.op = ConstExpr::Op::Extended;
+    for (const Instruction& c : const_instrs_) {
+      using K = ConstExpr::Step::Kind;
+      K k = K::Const;
+      switch (c.op) {
+        case Opcode::GlobalGet: k = K::GlobalGet; break;
+        case Opcode::I32Add: k = K::I32Add; break;
+        case Opcode::I32Sub: k = K::I32Sub; break;
+        case Opcode::I32Mul: k = K::I32Mul; break;
+        case Opcode::I64Add: k = K::I64Add; break;
+        case Opcode::I64Sub: k = K::I64Sub; break;
+        case Opcode::I64Mul: k = K::I64Mul; break;
+        default: break;
+      }
+      out.steps.push_back(ConstExpr::Step{k, k == K::GlobalGet ? c.index : c.bits});
+    }
+    return out;
   }
   if (const_instrs_.size() != 1) return out;
   const Instruction& c = const_instrs_[0];
@@ -760,8 +781,8 @@ void Decoder::data_section() {
 
 }  // namespace
 
-std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes) {
-  Decoder decoder(bytes);
+std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes, Features features) {
+  Decoder decoder(bytes, features);
   return decoder.run();
 }
 

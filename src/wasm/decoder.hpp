@@ -23,8 +23,20 @@ struct CompileError {
   std::size_t offset = 0;  // byte offset in the module binary where the problem was found
 };
 
-// Decodes and validates a whole module (WebAssembly 2.0 with fixed-width SIMD). A valid module
-// that uses SIMD is accepted here; Module::simd_use says so and compile() refuses it.
-[[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes);
+// The WebAssembly 3.0 features beyond 2.0 that can be switched off (Wasmtime's -W tail-call=n,
+// -W extended-const=n). A module using a disabled one does not validate, with a message naming
+// the feature; with both off, validation is WebAssembly 2.0's (the 2.0 spec testsuite runs so).
+struct Features {
+  bool tail_call = true;       // return_call, return_call_indirect
+  bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions, and global.get of
+                               // earlier-defined immutable globals there (2.0: imported ones only)
+  [[nodiscard]] static constexpr Features wasm2() noexcept { return Features{false, false}; }
+  bool operator==(const Features&) const = default;
+};
+
+// Decodes and validates a whole module (WebAssembly 2.0 with fixed-width SIMD, plus `features`).
+// A valid module that uses SIMD is accepted here; Module::simd_use says so and compile() refuses it.
+[[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes,
+                                                                      Features features = {});
 
 }  // namespace sprawling::wasm

@@ -108,7 +108,9 @@ class CompiledModule {
   std::unique_ptr<Impl> impl_;
 };
 
-[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes);
+// `features`: the 3.0 features beyond 2.0 the module may use (decoder.hpp); all on by default.
+[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes,
+                                                                                      Features features = {});
 
 // ---------------------------------------------------------------- store objects
 

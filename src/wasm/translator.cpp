@@ -151,7 +151,8 @@ constexpr Family family_of(Opcode op) {
     case Opcode::Unreachable: case Opcode::Nop: case Opcode::Block: case Opcode::Loop: case Opcode::If:
     case Opcode::Else: case Opcode::End: case Opcode::Br: case Opcode::BrIf: case Opcode::BrTable: case Opcode::Return:
       return Family::Control;
-    case Opcode::Call: case Opcode::CallIndirect: return Family::Call;
+    case Opcode::Call: case Opcode::CallIndirect: case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
+      return Family::Call;
     case Opcode::Drop: case Opcode::Select: case Opcode::SelectT: case Opcode::LocalGet: case Opcode::LocalSet:
     case Opcode::LocalTee: case Opcode::GlobalGet: case Opcode::GlobalSet:
       return Family::Variable;
@@ -922,6 +923,34 @@ class Translator {
         for (u32 i = 0; i < nr; ++i) push_temp();
         max_height_ = std::max(max_height_, height() - nr + std::max(np, nr));
         begin_post_call_segment(at + layout::CallIndirect::post);
+        break;
+      }
+      // Tail calls: the arguments go to the callee's frame base like a call's; the interpreter
+      // moves them down to this frame's slot 0 and the callee replaces this function (no frame
+      // record, no return here). The segment ends with the instruction: nothing follows it.
+      case Opcode::ReturnCall: {
+        const u32 f = r.u32leb();
+        const auto np = static_cast<u32>(m_.func_type(f).params.size());
+        do_call(np);
+        max_height_ = std::max(max_height_, height() + np);
+        emit<Op::ReturnCall>({.func = f, .base = temp_slot(height())});
+        trapping();
+        end_segment();
+        set_unreachable();
+        break;
+      }
+      case Opcode::ReturnCallIndirect: {
+        const u32 type = r.u32leb();
+        const u32 table = r.u32leb();
+        const auto np = static_cast<u32>(m_.types[type].params.size());
+        const u32 idx = top_slot();
+        pop();
+        do_call(np);
+        max_height_ = std::max(max_height_, height() + np);
+        emit<Op::ReturnCallIndirect>({.type = canon_[type], .table = table, .base = temp_slot(height()), .idx = idx});
+        trapping();
+        end_segment();
+        set_unreachable();
         break;
       }
       default: break;  // not of this family (kFamilies)

@@ -71,6 +71,12 @@ struct SandboxConfig {
   std::filesystem::path snapshot_dir{};
   // Interpret by default: the compiled tier compiles the whole module first (no tiering yet).
   ExecutionTier tier = ExecutionTier::Interpret;
+  // WebAssembly 3.0 features beyond 2.0, on by default as in Wasmtime; a module using one that is
+  // off is refused (an invalid-module error naming the feature). Wasmtime's -W tail-call=n and
+  // -W extended-const=n. extended_const also covers a constant expression's global.get of a
+  // defined (not imported) global.
+  bool tail_call = true;       // return_call, return_call_indirect
+  bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions
 };
 
 class WasmSandbox final : public Sandbox {

@@ -215,6 +215,8 @@ Scan scan(const CompiledFunc& f, u32 start, const OpDecoder& dec, bool metered) 
     const Op o = dec.op(code[w]);
     if (o == Op::Count_) return fail("an instruction word the decoder does not know");
     const u32 len = length(o, code.data() + w, metered);
+    if (o == Op::ReturnCall || o == Op::ReturnCallIndirect)
+      return fail("uses a tail call (return_call / return_call_indirect), which the compiled tier does not compile");
     if (len == 0)
       return fail("uses an instruction the compiled tier does not handle yet (op " + std::to_string(idx(o)) + ")");
     if (w + len > n) return fail("an instruction runs past the end of the code");

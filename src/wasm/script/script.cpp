@@ -43,6 +43,7 @@ std::string describe(const ExpectedValue& e) {
     case ExpectedValue::Kind::CanonicalNan: return std::string(name(e.value.type)) + ":nan:canonical";
     case ExpectedValue::Kind::ArithmeticNan: return std::string(name(e.value.type)) + ":nan:arithmetic";
     case ExpectedValue::Kind::AnyFuncRef: return "funcref:non-null";
+    case ExpectedValue::Kind::AnyNullRef: return "ref:null";
     case ExpectedValue::Kind::Exact: break;
   }
   return describe(e.value);
@@ -71,11 +72,13 @@ std::uint64_t width_mask(ValType t) {
 }
 
 bool matches(const ExpectedValue& e, const Value& v) {
+  if (e.kind == ExpectedValue::Kind::AnyNullRef) return is_reference(v.type) && v.bits == 0;
   if (e.value.type != v.type) return false;
   const std::uint64_t bits = v.bits & width_mask(v.type);
   switch (e.kind) {
     case ExpectedValue::Kind::Exact: return bits == (e.value.bits & width_mask(v.type));
     case ExpectedValue::Kind::AnyFuncRef: return v.bits != 0;
+    case ExpectedValue::Kind::AnyNullRef: return false;  // handled above (any reference type)
     case ExpectedValue::Kind::CanonicalNan:
       return v.type == ValType::F32 ? (bits & 0x7FFF'FFFFu) == 0x7FC0'0000u
                                     : (bits & 0x7FFF'FFFF'FFFF'FFFFull) == 0x7FF8'0000'0000'0000ull;
@@ -185,7 +188,7 @@ class Runner {
     // previous one (they fail with "no module", never pass).
     current_ = nullptr;
     if (cmd.name) named_.erase(*cmd.name);
-    auto compiled = compile(**binary);
+    auto compiled = compile(**binary, options_.features);
     if (!compiled) {
       if (compiled.error().kind == CompileError::Kind::Unsupported) {
         refused_ = compiled.error().message;
@@ -284,9 +287,9 @@ class Runner {
         }
         return Outcome::pass();
       }
-      return check_rejection(decode_and_validate(*binary), cmd, want);
+      return check_rejection(decode_and_validate(*binary, options_.features), cmd, want);
     }
-    return check_rejection(decode_and_validate(cmd.module.bytes), cmd, want);
+    return check_rejection(decode_and_validate(cmd.module.bytes, options_.features), cmd, want);
   }
 
   Outcome check_rejection(const std::expected<Module, CompileError>& r, const Command& cmd, CompileError::Kind want) {
@@ -303,7 +306,7 @@ class Runner {
     auto binary = binary_of(cmd.module);
     if (!binary) return Outcome::skip("text module and no text front end");
     if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
-    auto compiled = compile(**binary);
+    auto compiled = compile(**binary, options_.features);
     if (!compiled) {
       if (compiled.error().kind == CompileError::Kind::Unsupported)
         return Outcome::fail("not executed: " + compiled.error().message);
