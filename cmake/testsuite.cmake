@@ -89,3 +89,22 @@ function(sprawling_testsuite3_simd out what)
   endif()
   set(${out} "${files}" PARENT_SCOPE)
 endfunction()
+
+# sprawling_testsuite_3_core(OUT FILES...): sets OUT to the 3.0 suite's core/ folder when every
+# FILES (names under core/) is there, else to "" after one loud line (a configure error under
+# SPRAWLING_REQUIRE_TESTSUITE, as for the 2.0 suite).
+function(sprawling_testsuite_3_core out)
+  set(core "${SPRAWLING_TESTSUITE_3_DIR}/core")
+  foreach(file IN LISTS ARGN)
+    if(NOT EXISTS "${core}/${file}")
+      set(why "no ${file} under ${core} (set SPRAWLING_TESTSUITE_3_DIR)")
+      if(SPRAWLING_REQUIRE_TESTSUITE OR "$ENV{SPRAWLING_REQUIRE_TESTSUITE}")
+        message(FATAL_ERROR "SPRAWLING_REQUIRE_TESTSUITE is on, but ${why}")
+      endif()
+      message(NOTICE "*** 3.0 SPEC TESTS SKIPPED (spec3.*): ${why}")
+      set(${out} "" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  set(${out} "${core}" PARENT_SCOPE)
+endfunction()

@@ -102,8 +102,9 @@ std::vector<std::string> run_wabt(const std::vector<std::uint8_t>& binary, const
   ::posix_spawn_file_actions_init(&actions);
   ::posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
   ::posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  std::string program = SPRAWLING_WASM_INTERP, flag = "--run-all-exports", file = path;
-  char* argv[] = {program.data(), flag.data(), file.data(), nullptr};
+  // The generator emits tail calls (WebAssembly 3.0), which wabt 1.0.32 runs behind a flag.
+  std::string program = SPRAWLING_WASM_INTERP, flag = "--run-all-exports", tail = "--enable-tail-call", file = path;
+  char* argv[] = {program.data(), flag.data(), tail.data(), file.data(), nullptr};
   pid_t pid = -1;
   const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, environ);
   ::posix_spawn_file_actions_destroy(&actions);

@@ -300,8 +300,9 @@ class Generator {
         for (std::size_t i = 0; i < module_.types[t].results.size(); ++i) code.push_back(0x1a);
         return;
       }
-      case 11: {  // return (rare)
+      case 11: {  // return (rare), or a tail call (WebAssembly 3.0) to a function of the same results
         if (in_.below(4) != 0) return;
+        if (in_.below(2) == 0 && tail_call(code, depth)) return;
         for (auto t : results_) expr(code, t, depth + 1);
         code.push_back(0x0f);
         return;
@@ -318,6 +319,28 @@ class Generator {
         return;
       }
     }
+  }
+
+  // return_call f, or return_call_indirect through the table (whatever the slot holds: a
+  // mismatch traps), to a function whose results are this one's; false when there is none.
+  // Recursion through tail calls runs in constant frame space, so fuel is what stops it.
+  bool tail_call(Bytes& code, int depth) {
+    const auto n = static_cast<std::uint32_t>(func_types_.size());
+    const std::uint32_t start = in_.below(n);
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const std::uint32_t f = (start + k) % n;
+      if (module_.types[func_types_[f]].results != results_) continue;
+      call_args(code, func_types_[f], depth);
+      if (in_.below(2) == 0) {
+        ww::op_index(code, 0x12, f);
+      } else {
+        table_index(code, depth);
+        ww::op_index(code, 0x13, func_types_[f]);
+        code.push_back(0x00);
+      }
+      return true;
+    }
+    return false;
   }
 
   void table_index(Bytes& code, int depth) {

@@ -1,5 +1,5 @@
 // The fuzz module generator: turns arbitrary input bytes into a *valid* WebAssembly module
-// (typed expression trees, bounded loops, calls, call_indirect, memory and bulk ops), so the
+// (typed expression trees, bounded loops, calls, call_indirect, tail calls, memory and bulk ops), so the
 // run and differential targets reach execution instead of stopping at the validator.
 #pragma once
 

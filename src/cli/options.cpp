@@ -65,23 +65,25 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   const auto eq = option.find('=');
   const std::string_view key = option.substr(0, eq);
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
-  // A feature switch alone turns it on, as in Wasmtime (-W simd is -W simd=y).
-  if (key == "simd" && eq == std::string_view::npos) {
-    request.simd = true;
+  if (key == "simd" || key == "tail-call" || key == "extended-const") {
+    // WebAssembly 3.0 feature switches, Wasmtime's spelling: a bare -W simd means yes.
+    bool on = true;
+    if (eq != std::string_view::npos) {
+      if (value == "y" || value == "yes" || value == "true") {
+        on = true;
+      } else if (value == "n" || value == "no" || value == "false") {
+        on = false;
+      } else {
+        return std::unexpected(UsageError{"-W " + std::string(key) + "='" + std::string(value) + "': expected y or n"});
+      }
+    }
+    (key == "simd" ? request.simd : key == "tail-call" ? request.tail_call : request.extended_const) = on;
     return {};
   }
   if (eq == std::string_view::npos || value.empty()) {
     return std::unexpected(UsageError{"-W '" + std::string(option) + "': expected -W KEY=VALUE"});
   }
-  if (key == "simd") {
-    if (value == "y" || value == "yes" || value == "true") {
-      request.simd = true;
-    } else if (value == "n" || value == "no" || value == "false") {
-      request.simd = false;
-    } else {
-      return std::unexpected(UsageError{"-W simd='" + std::string(value) + "': expected y or n"});
-    }
-  } else if (key == "fuel") {
+  if (key == "fuel") {
     auto n = parse_u64(value);
     if (!n) return std::unexpected(UsageError{"-W fuel='" + std::string(value) + "': expected a whole number"});
     request.fuel = n;
@@ -118,7 +120,8 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   } else {
     return std::unexpected(UsageError{"-W '" + std::string(key) +
                                       "': unknown option (supported: fuel, max-memory-size, max-table-elements, "
-                                      "max-tables, max-memories, max-store-size, timeout, simd)"});
+                                      "max-tables, max-memories, max-store-size, timeout, simd, tail-call, "
+                                      "extended-const)"});
   }
   return {};
 }

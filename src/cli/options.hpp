@@ -36,6 +36,8 @@ struct RunRequest {
   runtime::ExecutionTier tier = runtime::ExecutionTier::Auto;  // --tier
   bool code_cache = true;                                        // -C cache=y|n, --cache y|n
   bool simd = true;                                              // -W simd=y|n
+  bool tail_call = true;       // -W tail-call=y|n
+  bool extended_const = true;  // -W extended-const=y|n
 };
 
 // A usage error: what was wrong and the accepted form.

@@ -55,6 +55,11 @@ Options:
                            wall-clock limit (500ms, 2s, 1m); default: none
   -W simd=y|n              fixed-width SIMD (v128); n refuses a module that uses any of it,
                            naming its first use; default y (as Wasmtime)
+  -W tail-call=y|n         WebAssembly 3.0 tail calls (return_call, return_call_indirect);
+                           n refuses a module using them; default y (as Wasmtime)
+  -W extended-const=y|n    WebAssembly 3.0 extended constant expressions (i32/i64 add, sub,
+                           mul in initialisers and offsets, global.get of a defined global
+                           there); n refuses a module using them; default y (as Wasmtime)
   --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past
@@ -154,6 +159,8 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   if (request.max_tables) config.max_tables = *request.max_tables;
   if (request.max_memories) config.max_memories = *request.max_memories;
   config.max_store_bytes = request.max_store_bytes;
+  config.tail_call = request.tail_call;
+  config.extended_const = request.extended_const;
   if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;
   config.meter_fuel = request.fuel.has_value();
   config.tier = request.tier;

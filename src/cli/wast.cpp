@@ -13,12 +13,16 @@
 namespace sprawling::cli {
 
 namespace {
-constexpr std::string_view kWastHelp = R"(Usage: sprawl wast [--verbose] FILE...
+constexpr std::string_view kWastHelp = R"(Usage: sprawl wast [--verbose] [--wasm2] FILE...
 
 Runs each WebAssembly spec script (.wast): modules, registrations, invocations and every
 assert_* command, with the spec's `spectest` host module. Prints each failure with its
 file:line, a `FILE: N passed, M failed` line per file, and the totals last:
 `N passed, M failed, K skipped`.
+
+Modules validate as WebAssembly 3.0 as far as the engine has it (tail calls, extended constant
+expressions). --wasm2 validates as 2.0 instead (both off, as -W tail-call=n,extended-const=n),
+for the 2.0 testsuite, some of whose assertions 3.0 reverses.
 
 Exit status: 0 nothing failed; 1 at least one assertion failed (a file that does not parse
 counts as one failure); 128 usage error or a file that cannot be read.
@@ -27,6 +31,7 @@ counts as one failure); 128 usage error or a file that cannot be read.
 
 int wast_command(std::span<const std::string_view> args) {
   bool verbose = false;
+  bool wasm2 = false;
   std::vector<std::string> files;
   for (const auto arg : args) {
     if (arg == "--help" || arg == "-h") {
@@ -35,6 +40,8 @@ int wast_command(std::span<const std::string_view> args) {
     }
     if (arg == "--verbose" || arg == "-v") {
       verbose = true;
+    } else if (arg == "--wasm2") {
+      wasm2 = true;
     } else if (arg.starts_with("-")) {
       std::fprintf(stderr, "sprawl wast: unknown option '%.*s' (see sprawl wast --help)\n",
                    static_cast<int>(arg.size()), arg.data());
@@ -56,6 +63,7 @@ int wast_command(std::span<const std::string_view> args) {
   }
   wasm::script::RunOptions options;
   options.verbose = verbose;
+  if (wasm2) options.features = wasm::Features::wasm2();
   options.text_compiler = wasm::text::text_compiler();
   wasm::script::Counts total;
   for (const auto& file : files) total += wasm::text::run_wast_file(file, options, std::cout);

@@ -155,10 +155,14 @@ std::uint64_t content_hash(std::span<const std::uint8_t> bytes) {
 // A binary module's source is the compiled module's own copy of its bytes (not kept twice).
 class ModuleCache {
  public:
-  std::shared_ptr<const wasm::CompiledModule> find(std::uint64_t hash, std::span<const std::uint8_t> source) {
+  // `need_bodies_read`: only a module whose function bodies were read (not one loaded as validated
+  // before, whose Module::simd_use is not known), for a job that refuses SIMD.
+  std::shared_ptr<const wasm::CompiledModule> find(std::uint64_t hash, std::span<const std::uint8_t> source,
+                                                   wasm::Features features, bool need_bodies_read) {
     std::lock_guard lock(mutex_);
     for (auto& entry : entries_) {
-      if (entry.hash == hash && std::ranges::equal(entry.source_bytes(), source)) {
+      if (need_bodies_read && !entry.bodies_read) continue;
+      if (entry.hash == hash && entry.features == features && std::ranges::equal(entry.source_bytes(), source)) {
         entry.last_use = ++clock_;
         return entry.module;
       }
@@ -167,11 +171,14 @@ class ModuleCache {
   }
 
   // `text_source`: the WAT the module was made from, or empty for a binary module.
-  void insert(std::uint64_t hash, std::vector<std::uint8_t> text_source, std::shared_ptr<const wasm::CompiledModule> module) {
+  void insert(std::uint64_t hash, std::vector<std::uint8_t> text_source, wasm::Features features, bool bodies_read,
+              std::shared_ptr<const wasm::CompiledModule> module) {
     std::lock_guard lock(mutex_);
-    Entry added{hash, std::move(text_source), std::move(module), ++clock_};
+    Entry added{hash, std::move(text_source), features, bodies_read, std::move(module), ++clock_};
     for (const auto& entry : entries_) {
-      if (entry.hash == hash && std::ranges::equal(entry.source_bytes(), added.source_bytes())) return;  // compiled twice
+      if (entry.hash == hash && entry.features == features && entry.bodies_read == bodies_read &&
+          std::ranges::equal(entry.source_bytes(), added.source_bytes()))
+        return;  // another thread compiled it first
     }
     total_bytes_ += added.source_bytes().size();
     entries_.push_back(std::move(added));
@@ -188,6 +195,8 @@ class ModuleCache {
   struct Entry {
     std::uint64_t hash;
     std::vector<std::uint8_t> text_source;
+    wasm::Features features;  // what the module was validated with (a module is valid per feature set)
+    bool bodies_read;         // false: loaded as validated before (Module::simd_use unknown)
     std::shared_ptr<const wasm::CompiledModule> module;
     std::uint64_t last_use;
     [[nodiscard]] std::span<const std::uint8_t> source_bytes() const {
@@ -219,10 +228,11 @@ const std::shared_ptr<wasm::ResourcePool>& resource_pool() {
 std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(const SandboxJob& job,
                                                                                 const SandboxConfig& config) {
   const std::filesystem::path& path = job.wasm;
+  const wasm::Features features{.tail_call = config.tail_call, .extended_const = config.extended_const};
   auto source = read_file(path);
   if (!source) return std::unexpected(source.error());
   const std::uint64_t hash = content_hash(*source);
-  if (auto cached = module_cache().find(hash, *source)) return cached;
+  if (auto cached = module_cache().find(hash, *source, features, !config.simd)) return cached;
 
   std::vector<std::uint8_t> binary;
   const bool is_text = wasm::text::looks_like_wat(*source);
@@ -243,8 +253,12 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
   }
   const wasm::Sha256Digest digest = wasm::sha256(binary);
   const std::size_t size = binary.size();
-  auto compiled = engine::snapshot_vouches_for(digest, size, job, config) ? wasm::compile_validated_before(std::move(binary))
-                                                                           : wasm::compile(std::move(binary));
+  // The vouching file says these bytes validated with every feature on (or fewer): with one
+  // switched off here (SIMD too: -W simd=n needs the bodies read) they are validated again.
+  const bool vouched =
+      features == wasm::Features{} && config.simd && engine::snapshot_vouches_for(digest, size, job, config);
+  auto compiled = vouched ? wasm::compile_validated_before(std::move(binary), features)
+                          : wasm::compile(std::move(binary), features);
   if (!compiled) {
     const auto& e = compiled.error();
     char offset[32];
@@ -258,7 +272,7 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
         {{"path", path.string()}, {"offset", std::to_string(e.offset)}, {"error", e.message}}));
   }
   engine::remember_module_digest(*compiled, digest);
-  module_cache().insert(hash, std::move(text_source), *compiled);
+  module_cache().insert(hash, std::move(text_source), features, !vouched, *compiled);
   return std::move(*compiled);
 }
 

@@ -47,8 +47,9 @@ constexpr int section_rank(std::uint8_t id) {
 class Decoder {
  public:
   // Takes the bytes over (the Module keeps them: function bodies are read from there later).
-  Decoder(std::vector<std::uint8_t> bytes, bool bodies_validated_before)
+  Decoder(std::vector<std::uint8_t> bytes, bool bodies_validated_before, Features features)
       : r_(std::span<const std::uint8_t>()), bodies_validated_before_(bodies_validated_before) {
+    context_.features = features;
     module_.bytes = std::move(bytes);
     r_ = ByteReader(module_.bytes);
     context_.module = &module_;
@@ -358,10 +359,30 @@ ConstExpr Decoder::const_expr(ValType type) {
   }
   if (!r_.ok()) return out;
   if (validating()) {
-    if (auto e = validate_const_expr(module_, const_instrs_, type, end_offset)) {
+    if (auto e = validate_const_expr(module_, const_instrs_, type, end_offset, context_.features)) {
       invalid(e->offset, e->message);
       return out;
     }
+  }
+  if (const_instrs_.size() > 1) {
+    // Validated: integer constants, global.gets and integer add/sub/mul only.
+    out.op = ConstExpr::Op::Extended;
+    for (const Instruction& c : const_instrs_) {
+      using K = ConstExpr::Step::Kind;
+      K k = K::Const;
+      switch (c.op) {
+        case Opcode::GlobalGet: k = K::GlobalGet; break;
+        case Opcode::I32Add: k = K::I32Add; break;
+        case Opcode::I32Sub: k = K::I32Sub; break;
+        case Opcode::I32Mul: k = K::I32Mul; break;
+        case Opcode::I64Add: k = K::I64Add; break;
+        case Opcode::I64Sub: k = K::I64Sub; break;
+        case Opcode::I64Mul: k = K::I64Mul; break;
+        default: break;
+      }
+      out.steps.push_back(ConstExpr::Step{k, k == K::GlobalGet ? c.index : c.bits});
+    }
+    return out;
   }
   if (const_instrs_.size() != 1) return out;
   const Instruction& c = const_instrs_[0];
@@ -780,17 +801,17 @@ void Decoder::data_section() {
 
 }  // namespace
 
-std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes) {
-  return decode_and_validate(std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes, Features features) {
+  return decode_and_validate(std::vector<std::uint8_t>(bytes.begin(), bytes.end()), features);
 }
 
-std::expected<Module, CompileError> decode_and_validate(std::vector<std::uint8_t>&& bytes) {
-  Decoder decoder(std::move(bytes), false);
+std::expected<Module, CompileError> decode_and_validate(std::vector<std::uint8_t>&& bytes, Features features) {
+  Decoder decoder(std::move(bytes), false, features);
   return decoder.run();
 }
 
-std::expected<Module, CompileError> decode_validated_before(std::vector<std::uint8_t>&& bytes) {
-  Decoder decoder(std::move(bytes), true);
+std::expected<Module, CompileError> decode_validated_before(std::vector<std::uint8_t>&& bytes, Features features) {
+  Decoder decoder(std::move(bytes), true, features);
   return decoder.run();
 }
 

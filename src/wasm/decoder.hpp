@@ -24,18 +24,32 @@ struct CompileError {
   std::size_t offset = 0;  // byte offset in the module binary where the problem was found
 };
 
-// Decodes and validates a whole module (WebAssembly 2.0 with fixed-width SIMD). A valid module
-// that uses SIMD is accepted; Module::simd_use names its first use.
-[[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes);
+// The WebAssembly 3.0 features beyond 2.0 that can be switched off (Wasmtime's -W tail-call=n,
+// -W extended-const=n). A module using a disabled one does not validate, with a message naming
+// the feature; with both off, validation is WebAssembly 2.0's (the 2.0 spec testsuite runs so).
+struct Features {
+  bool tail_call = true;       // return_call, return_call_indirect
+  bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions, and global.get of
+                               // earlier-defined immutable globals there (2.0: imported ones only)
+  [[nodiscard]] static constexpr Features wasm2() noexcept { return Features{false, false}; }
+  bool operator==(const Features&) const = default;
+};
+
+// Decodes and validates a whole module (WebAssembly 2.0 with fixed-width SIMD, plus `features`).
+// A valid module that uses SIMD is accepted; Module::simd_use names its first use.
+[[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::span<const std::uint8_t> bytes,
+                                                                      Features features = {});
 // The same, taking the bytes over instead of copying them into the Module.
-[[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::vector<std::uint8_t>&& bytes);
+[[nodiscard]] std::expected<Module, CompileError> decode_and_validate(std::vector<std::uint8_t>&& bytes,
+                                                                      Features features = {});
 
 // The same for bytes that this engine build has validated before (a snapshot file vouches for
 // them: docs/python.md, "Loading without validating twice"): every section is decoded and every
 // module-level rule checked as above, but function bodies are not read past their local
-// declarations — neither validated nor scanned for SIMD (Module::simd_use stays empty; such a
-// module was refused by compile() and never vouched for). Only for bytes whose SHA-256 a
-// certificate of this build names: on any other bytes the translator may misbehave.
-[[nodiscard]] std::expected<Module, CompileError> decode_validated_before(std::vector<std::uint8_t>&& bytes);
+// declarations — neither validated nor scanned for SIMD (Module::simd_use stays empty).
+// Only for bytes whose SHA-256 a certificate of this build names, validated with at least
+// `features`: on any other bytes the translator may misbehave.
+[[nodiscard]] std::expected<Module, CompileError> decode_validated_before(std::vector<std::uint8_t>&& bytes,
+                                                                          Features features = {});
 
 }  // namespace sprawling::wasm

@@ -114,7 +114,8 @@ std::string verify_code(const CompiledFunc& f, bool metered) {
     return "trap site at word " + std::to_string(f.trap_sites[site].first) + " is no instruction start (or out of order)";
 
   const Op last = instrs.back().op;
-  if (last != Op::Return && last != Op::Br && last != Op::BrTable && last != Op::Unreachable)
+  if (last != Op::Return && last != Op::Br && last != Op::BrTable && last != Op::Unreachable && last != Op::ReturnCall &&
+      last != Op::ReturnCallIndirect)
     return at_word(instrs.back()) + ": the code ends with an instruction that falls through";
   return {};
 }

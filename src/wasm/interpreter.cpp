@@ -357,6 +357,66 @@ do_call:
   }
   ip = callee->entry[Metered ? 1 : 0];
   DISPATCH();
+  // ---- tail calls: the callee takes over this frame (its arguments, at nfp, move down to slot
+  // 0), keeps this function's frame record (it returns to this function's caller) and so uses
+  // no frame record and no value stack beyond the larger of the two frames. Fuel as a call: the
+  // instruction's 1 in its segment, the callee's entry check and first segment here.
+L_ReturnCall:
+  callee = inst->funcs[ip[layout::ReturnCall::func]];
+  nfp = fp + ip[layout::ReturnCall::base];
+  goto do_tail_call;
+L_ReturnCallIndirect: {
+  using L = layout::ReturnCallIndirect;
+  TableInst* t = inst->tables[ip[L::table]];
+  const u32 i = static_cast<u32>(SLOT(L::idx));
+  if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::UndefinedElement);
+  callee = reinterpret_cast<FuncInst*>(t->elements[i]);
+  if (callee == nullptr) [[unlikely]] {
+    out->element_index = i;
+    TRAP(TrapKind::UninitializedElement);
+  }
+  const FuncType* want = inst->types[ip[L::type]];
+  if (callee->type != want && !(*callee->type == *want)) [[unlikely]] TRAP(TrapKind::IndirectCallTypeMismatch);
+  nfp = fp + ip[L::base];
+  goto do_tail_call;
+}
+do_tail_call:
+  if (callee->host != nullptr) [[unlikely]] {
+    // As do_call's host path, from this frame's slot 0; then this function returns the results.
+    std::memmove(fp, nfp, sizeof(u64) * callee->num_params);
+    S->entry_fp = fp + std::max(callee->num_params, callee->num_results);
+    S->entry_frame = cs.fr;
+    if constexpr (Metered) S->counter = fuel;
+    const HostStatus st = call_host(*callee, fp, MemoryView{mem, memsize}, *out);
+    if constexpr (Metered) fuel = S->counter;
+    if (st != HostStatus::Ok) [[unlikely]]
+      TRAP(host_trap_kind(st));
+    goto L_Return;
+  }
+  // Lazy translation, as in do_call: the callee's code and frame size from its first call on.
+  if (callee->entry[Metered ? 1 : 0] == nullptr) [[unlikely]]
+    resolve_code(*callee, Metered ? kMetered : kUnmetered);
+  // No frame record is taken, so only the value stack can run out (checked before the charge,
+  // as in do_call); the trap is located at the tail call, in the calling function.
+  if (static_cast<u64>(stack_end - fp) < callee->frame_slots) [[unlikely]] TRAP(TrapKind::CallStackExhausted);
+  if constexpr (Metered) {
+    if (fuel <= 1) [[unlikely]] REFUEL(1);
+    fuel -= callee->entry_fuel;
+  }
+  std::memmove(fp, nfp, sizeof(u64) * callee->num_params);  // nfp >= fp: moving down is safe
+  for (u32 i = callee->num_params; i < callee->num_locals; ++i) fp[i] = 0;
+  // compiled tier: the callee's results are this function's; return them as L_Return does.
+  JIT_ENTER(callee, fp, {
+    RELOAD_MEMORY();
+    goto L_Return;
+  });
+  func = callee;
+  if (inst != callee->instance) {
+    inst = callee->instance;
+    RELOAD_MEMORY();
+  }
+  ip = callee->entry[Metered ? 1 : 0];
+  DISPATCH();
 L_Return: {
   Frame* f = cs.fr;
   if (f == fr_base) goto L_done;

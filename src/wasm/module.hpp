@@ -15,15 +15,24 @@
 
 namespace sprawling::wasm {
 
-// A constant expression. WebAssembly 2.0 allows exactly one instruction (then `end`).
+// A constant expression: one instruction (then `end`), as WebAssembly 2.0 allows, or (Op::Extended,
+// 3.0's extended constant expressions) a sequence of integer constants, global.gets and i32/i64
+// add, sub and mul, kept as `steps` and evaluated on a stack at instantiation.
 // https://webassembly.github.io/spec/core/valid/instructions.html#constant-expressions
 struct ConstExpr {
-  enum class Op : std::uint8_t { I32Const, I64Const, F32Const, F64Const, V128Const, GlobalGet, RefNull, RefFunc };
+  enum class Op : std::uint8_t { I32Const, I64Const, F32Const, F64Const, V128Const, GlobalGet, RefNull, RefFunc, Extended };
+  struct Step {
+    enum class Kind : std::uint8_t { Const, GlobalGet, I32Add, I32Sub, I32Mul, I64Add, I64Sub, I64Mul };
+    Kind kind = Kind::Const;
+    std::uint64_t value = 0;  // Const: the bits (i32 zero-extended); GlobalGet: the globalidx
+    bool operator==(const Step&) const = default;
+  };
   Op op = Op::I32Const;
   std::uint64_t bits = 0;     // the constant's bit pattern (i32/f32 zero-extended); low half of a v128
   std::uint64_t bits_hi = 0;  // high half of a v128 constant
   std::uint32_t index = 0;    // global.get: globalidx; ref.func: funcidx
   ValType type = ValType::I32;  // the expression's result type (ref.null: its reference type)
+  std::vector<Step> steps;      // Op::Extended only
 };
 
 struct Import {

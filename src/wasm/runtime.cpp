@@ -130,17 +130,19 @@ std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_decod
 
 }  // namespace
 
-std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes) {
-  return compile_decoded(decode_and_validate(bytes));
+std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes,
+                                                                           Features features) {
+  return compile_decoded(decode_and_validate(bytes, features));
 }
 
-std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes) {
-  return compile_decoded(decode_and_validate(std::move(bytes)));
+std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes,
+                                                                           Features features) {
+  return compile_decoded(decode_and_validate(std::move(bytes), features));
 }
 
 std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_validated_before(
-    std::vector<std::uint8_t>&& bytes) {
-  return compile_decoded(decode_validated_before(std::move(bytes)));
+    std::vector<std::uint8_t>&& bytes, Features features) {
+  return compile_decoded(decode_validated_before(std::move(bytes), features));
 }
 
 // ---------------------------------------------------------------- extern accessors
@@ -384,8 +386,39 @@ bool limits_match(std::uint64_t actual_min, std::optional<std::uint32_t> actual_
   return true;
 }
 
+// An extended constant expression (validated: integer steps, one result). i32 values stay
+// zero-extended in their slot, as everywhere.
+std::uint64_t eval_extended(const ConstExpr& e, const InstanceImpl& inst) {
+  using K = ConstExpr::Step::Kind;
+  std::vector<std::uint64_t> stack;
+  stack.reserve(e.steps.size());
+  for (const ConstExpr::Step& s : e.steps) {
+    if (s.kind == K::Const) {
+      stack.push_back(s.value);
+      continue;
+    }
+    if (s.kind == K::GlobalGet) {
+      stack.push_back(inst.globals[s.value]->bits);
+      continue;
+    }
+    const std::uint64_t b = stack.back();
+    stack.pop_back();
+    const std::uint64_t a = stack.back();
+    std::uint64_t r = 0;
+    switch (s.kind) {
+      case K::I32Add: case K::I64Add: r = a + b; break;
+      case K::I32Sub: case K::I64Sub: r = a - b; break;
+      default: r = a * b; break;
+    }
+    const bool i32 = s.kind == K::I32Add || s.kind == K::I32Sub || s.kind == K::I32Mul;
+    stack.back() = i32 ? static_cast<std::uint32_t>(r) : r;
+  }
+  return stack.back();
+}
+
 std::uint64_t eval_const(const ConstExpr& e, const InstanceImpl& inst) {
   switch (e.op) {
+    case ConstExpr::Op::Extended: return eval_extended(e, inst);
     case ConstExpr::Op::GlobalGet: return inst.globals[e.index]->bits;
     case ConstExpr::Op::RefNull: return 0;
     case ConstExpr::Op::RefFunc: return reinterpret_cast<std::uint64_t>(inst.funcs[e.index]);

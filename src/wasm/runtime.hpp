@@ -108,14 +108,18 @@ class CompiledModule {
   std::unique_ptr<Impl> impl_;
 };
 
-[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes);
+// `features`: the 3.0 features beyond 2.0 the module may use (decoder.hpp); all on by default.
+[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes,
+                                                                                      Features features = {});
 // compile() for bytes this engine build has validated before, as a certificate of this build
 // says (a snapshot file naming their SHA-256: snapshot.hpp's snapshot_vouches_for): decodes them
-// without validating the function bodies again (decode_validated_before). Never for other bytes.
+// without validating the function bodies again (decode_validated_before). Never for other bytes,
+// and only with the features they were validated with or more.
 [[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_validated_before(
-    std::vector<std::uint8_t>&& bytes);
+    std::vector<std::uint8_t>&& bytes, Features features = {});
 // compile() taking the bytes over instead of copying them (a 7 MB module: a copy and its page faults).
-[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes);
+[[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes,
+                                                                                      Features features = {});
 
 // ---------------------------------------------------------------- store objects
 

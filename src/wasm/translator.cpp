@@ -168,7 +168,8 @@ constexpr Family family_of(Opcode op) {
     case Opcode::Unreachable: case Opcode::Nop: case Opcode::Block: case Opcode::Loop: case Opcode::If:
     case Opcode::Else: case Opcode::End: case Opcode::Br: case Opcode::BrIf: case Opcode::BrTable: case Opcode::Return:
       return Family::Control;
-    case Opcode::Call: case Opcode::CallIndirect: return Family::Call;
+    case Opcode::Call: case Opcode::CallIndirect: case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
+      return Family::Call;
     case Opcode::Drop: case Opcode::Select: case Opcode::SelectT: case Opcode::LocalGet: case Opcode::LocalSet:
     case Opcode::LocalTee: case Opcode::GlobalGet: case Opcode::GlobalSet:
       return Family::Variable;
@@ -1011,6 +1012,34 @@ class Translator {
         trapping();
         push_call_results(base, ft);
         begin_post_call_segment(at + layout::CallIndirect::post);
+        break;
+      }
+      // Tail calls: the arguments go to the callee's frame base like a call's; the interpreter
+      // moves them down to this frame's slot 0 and the callee replaces this function (no frame
+      // record, no return here). The segment ends with the instruction: nothing follows it.
+      case Opcode::ReturnCall: {
+        const u32 f = r.u32leb();
+        const FuncType& ft = m_.func_type(f);
+        do_call(static_cast<u32>(ft.params.size()));
+        max_slots_ = std::max(max_slots_, next_at() + value_slots(ft.params));  // the arguments' slots
+        emit<Op::ReturnCall>({.func = f, .base = temp_slot(height())});
+        trapping();
+        end_segment();
+        set_unreachable();
+        break;
+      }
+      case Opcode::ReturnCallIndirect: {
+        const u32 type = r.u32leb();
+        const u32 table = r.u32leb();
+        const FuncType& ft = m_.types[type];
+        const u32 idx = top_slot();
+        pop();
+        do_call(static_cast<u32>(ft.params.size()));
+        max_slots_ = std::max(max_slots_, next_at() + value_slots(ft.params));  // the arguments' slots
+        emit<Op::ReturnCallIndirect>({.type = canon_[type], .table = table, .base = temp_slot(height()), .idx = idx});
+        trapping();
+        end_segment();
+        set_unreachable();
         break;
       }
       default: break;  // not of this family (kFamilies)

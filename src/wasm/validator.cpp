@@ -59,6 +59,10 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
     if (!op) return r.malformed(ins.offset, concat("illegal opcode fd ", hex_byte(sub)));
   } else {
     op = opcode_from_byte(byte);
+    if (!op && (byte == 0x14 || byte == 0x15)) {
+      return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte), " (", byte == 0x14 ? "call_ref" : "return_call_ref",
+                                            " needs typed function references, which this engine does not support yet)"));
+    }
     if (!op) return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte)));
   }
   ins.op = *op;
@@ -323,6 +327,20 @@ bool FunctionValidator::check_simple_immediates(const Instruction& ins) {
   return !error_;
 }
 
+bool FunctionValidator::tail_calls_enabled(const Instruction& ins) {
+  if (context_.features.tail_call) return true;
+  fail(concat(name(ins.op), ": tail calls are disabled (the tail-call feature is off)"));
+  return false;
+}
+
+// A tail call's callee returns straight to this function's caller: its results must be this
+// function's results.
+bool FunctionValidator::check_tail_call_results(const FuncType& callee) {
+  if (std::ranges::equal(callee.results, function_results_)) return true;
+  fail("type mismatch: the tail call's callee results differ from the function's results");
+  return false;
+}
+
 // Lane indices must address a lane of the shape (i8x16.shuffle: of its two operands).
 void FunctionValidator::check_lanes(const Instruction& ins) {
   const ImmKind imm = info(ins.op).imm;
@@ -430,6 +448,36 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
       const FuncType& ft = m.func_type(ins.index);
       pop_all(ft.params);
       push_all(ft.results);
+      break;
+    }
+    case Opcode::ReturnCall: {
+      if (!tail_calls_enabled(ins)) break;
+      if (ins.index >= m.func_types.size()) {
+        fail(concat("unknown function ", ins.index));
+        break;
+      }
+      const FuncType& ft = m.func_type(ins.index);
+      if (!check_tail_call_results(ft)) break;
+      pop_all(ft.params);
+      mark_unreachable();
+      break;
+    }
+    case Opcode::ReturnCallIndirect: {
+      if (!tail_calls_enabled(ins)) break;
+      if (!check_table(ins.index2)) break;
+      if (m.tables[ins.index2].element != ValType::FuncRef) {
+        fail("type mismatch: return_call_indirect needs a funcref table");
+        break;
+      }
+      if (ins.index >= m.types.size()) {
+        fail(concat("unknown type ", ins.index));
+        break;
+      }
+      const FuncType& ft = m.types[ins.index];
+      if (!check_tail_call_results(ft)) break;
+      pop(ValType::I32);
+      pop_all(ft.params);
+      mark_unreachable();
       break;
     }
     case Opcode::CallIndirect: {
@@ -561,9 +609,13 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
 // ---------------------------------------------------------------- constant expressions
 
 std::optional<CompileError> validate_const_expr(const Module& module, std::span<const Instruction> instrs, ValType type,
-                                                std::size_t end_offset) {
+                                                std::size_t end_offset, Features features) {
   const auto invalid = [](std::size_t at, std::string msg) {
     return CompileError{CompileError::Kind::Invalid, std::move(msg), at};
+  };
+  const auto arithmetic = [](Opcode op) {
+    return op == Opcode::I32Add || op == Opcode::I32Sub || op == Opcode::I32Mul || op == Opcode::I64Add ||
+           op == Opcode::I64Sub || op == Opcode::I64Mul;
   };
   for (const Instruction& ins : instrs) {
     switch (ins.op) {
@@ -575,9 +627,15 @@ std::optional<CompileError> validate_const_expr(const Module& module, std::span<
       case Opcode::RefNull:
       case Opcode::RefFunc:
       case Opcode::GlobalGet: break;
-      default: return invalid(ins.offset, concat("constant expression required, found ", name(ins.op)));
+      default:
+        if (arithmetic(ins.op) && features.extended_const) break;
+        return invalid(ins.offset, concat("constant expression required, found ", name(ins.op),
+                                          arithmetic(ins.op) ? " (extended constant expressions are disabled)" : ""));
     }
   }
+  // Globals a constant expression may read: 3.0 (extended-const) every global defined so far
+  // (the decoder has not yet added the one being initialised), 2.0 only the imported ones.
+  const std::size_t visible = features.extended_const ? module.globals.size() : module.imported_globals;
   std::vector<ValType> stack;
   for (const Instruction& ins : instrs) {
     ValType t = ValType::I32;
@@ -593,14 +651,30 @@ std::optional<CompileError> validate_const_expr(const Module& module, std::span<
         t = ValType::FuncRef;
         break;
       case Opcode::GlobalGet:
-        // Only imported globals are visible to constant expressions in WebAssembly 2.0.
-        if (ins.index >= module.imported_globals) return invalid(ins.offset, concat("unknown global ", ins.index));
+        if (ins.index >= visible) {
+          return invalid(ins.offset, concat("unknown global ", ins.index,
+                                            ins.index < module.globals.size()
+                                                ? " (a constant expression may read a defined global only with "
+                                                  "extended constant expressions, which are disabled)"
+                                                : ""));
+        }
         if (module.globals[ins.index].is_mutable) {
           return invalid(ins.offset, concat("constant expression required: global ", ins.index, " is mutable"));
         }
         t = module.globals[ins.index].type;
         break;
-      default: break;
+      default: {  // i32/i64 add, sub, mul
+        t = sig_types(info(ins.op).sig).result;
+        for (int k = 0; k < 2; ++k) {
+          if (stack.empty()) return invalid(ins.offset, concat("type mismatch: ", name(ins.op), " needs two operands"));
+          if (stack.back() != t) {
+            return invalid(ins.offset, concat("type mismatch: ", name(ins.op), " expects ", name(t), ", found ",
+                                              name(stack.back())));
+          }
+          stack.pop_back();
+        }
+        break;
+      }
     }
     stack.push_back(t);
   }

@@ -57,6 +57,7 @@ struct ValidationContext {
   // C.refs: the funcidx that occur outside function bodies (exports, element segments, global
   // initialisers); ref.func may name only these.
   std::vector<bool> declared_refs;
+  Features features;  // the 3.0 features beyond 2.0 that are on
 };
 
 // Validates one function body. Call begin(), then step() for every instruction up to and
@@ -108,6 +109,8 @@ class FunctionValidator {
   bool check_table(std::uint32_t tableidx);
   bool check_simple_immediates(const Instruction& ins);
   void check_lanes(const Instruction& ins);
+  bool check_tail_call_results(const FuncType& callee);
+  bool tail_calls_enabled(const Instruction& ins);
   void fail(std::string message);
   void type_mismatch(ValType expected, ValType found);
   const Control* label(std::uint32_t depth);
@@ -125,9 +128,12 @@ class FunctionValidator {
 };
 
 // Checks a decoded constant expression (its instructions, final `end` excluded) against `type`:
-// only constant instructions ("constant expression required"), global.get of imported immutable
-// globals only, ref.func of existing functions, and exactly one result of `type` ("type mismatch").
+// only constant instructions ("constant expression required"; with extended-const also i32/i64
+// add, sub, mul), global.get of immutable globals (imported ones; with extended-const every one
+// in module.globals, i.e. defined before the global being initialised), ref.func of existing
+// functions, and exactly one result of `type` ("type mismatch").
 [[nodiscard]] std::optional<CompileError> validate_const_expr(const Module& module, std::span<const Instruction> instrs,
-                                                              ValType type, std::size_t end_offset);
+                                                              ValType type, std::size_t end_offset,
+                                                              Features features = {});
 
 }  // namespace sprawling::wasm

@@ -442,6 +442,19 @@ TEST(Cli, WastRunsAScriptAndCountsPassesAndFailures) {
   EXPECT_TRUE(contains(result.out, "3 passed, 1 failed")) << result.out;  // the module command counts too
 }
 
+TEST(Cli, WastValidatesAs30UnlessToldWasm2) {
+  // 3.0 accepts an initialiser reading a defined global; 2.0 (--wasm2) reports it unknown.
+  TempDir dir;
+  const auto wast = dir.write("g.wast", R"((assert_invalid
+      (module (global i32 (i32.const 0)) (global i32 (global.get 0))) "unknown global"))");
+  auto as30 = sprawl({"wast", wast.string()});
+  EXPECT_EQ(as30.status, 1);
+  EXPECT_TRUE(contains(as30.out, "0 passed, 1 failed")) << as30.out;
+  auto as20 = sprawl({"wast", "--wasm2", wast.string()});
+  EXPECT_EQ(as20.status, 0) << as20.out;
+  EXPECT_TRUE(contains(as20.out, "1 passed, 0 failed")) << as20.out;
+}
+
 TEST(Cli, PythonWithoutTheArtifactSaysHowToBuildItAnd127) {
   auto result = sprawl({"python", "-c", "print(1)"}, {}, false,
                        {"SPRAWLING_PYTHON_WASM=/nonexistent/python.wasm", "SPRAWLING_PYTHON_LIB=/nonexistent"});

@@ -83,6 +83,24 @@ TEST(Options, SimdSwitchInWasmtimesSpellings) {
   EXPECT_EQ(bad.error().message, "-W simd='maybe': expected y or n");
 }
 
+TEST(Options, WasmFeatureSwitchesInWasmtimeSpelling) {
+  auto d = parse({"m.wasm"});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->tail_call);
+  EXPECT_TRUE(d->extended_const);
+  auto off = parse({"-W", "tail-call=n,extended-const=no", "m.wasm"});
+  ASSERT_TRUE(off.has_value()) << off.error().message;
+  EXPECT_FALSE(off->tail_call);
+  EXPECT_FALSE(off->extended_const);
+  auto on = parse({"-W", "tail-call=n", "-W", "tail-call", "-W", "extended-const=y", "m.wasm"});
+  ASSERT_TRUE(on.has_value()) << on.error().message;
+  EXPECT_TRUE(on->tail_call);
+  EXPECT_TRUE(on->extended_const);
+  auto bad = parse({"-W", "tail-call=maybe", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "-W tail-call='maybe': expected y or n");
+}
+
 TEST(Options, ResourceLimitsInBothSpellings) {
   auto w = parse({"-W", "max-table-elements=1000,max-tables=2,max-memories=1,max-store-size=64M", "m.wasm"});
   ASSERT_TRUE(w.has_value()) << w.error().message;

@@ -411,6 +411,45 @@ TEST(ModuleErrors, AModuleWithoutStartIsNotACommand) {
   EXPECT_EQ(outcome.error().code, ErrorCode::InvalidModule);
 }
 
+TEST(ModuleErrors, FeatureSwitchesRefuseModulesUsingThem) {
+  // A tail call and an extended constant expression: runs by default (3.0, as Wasmtime), and is
+  // refused naming the feature with tail_call / extended_const off (-W tail-call=n, ...).
+  TempDir dir;
+  const auto tail = dir.write("tail.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (func $exit (param i32) (call $proc_exit (local.get 0)))
+  (func (export "_start") (return_call $exit (i32.const 3))))
+)");
+  const auto extended = dir.write("extended.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (global $code i32 (i32.add (i32.const 2) (i32.mul (i32.const 2) (i32.const 2))))
+  (func (export "_start") (call $proc_exit (global.get $code))))
+)");
+  WasmSandbox on;
+  auto ran = on.run(job_for(tail));
+  ASSERT_TRUE(ran.has_value()) << ran.error().to_string();
+  EXPECT_EQ(ran->exit, SandboxExit{Failure{3}});
+  auto evaluated = on.run(job_for(extended));
+  ASSERT_TRUE(evaluated.has_value()) << evaluated.error().to_string();
+  EXPECT_EQ(evaluated->exit, SandboxExit{Failure{6}});
+
+  // The compiled-module cache is shared: the same files must still be refused when switched off.
+  WasmSandbox no_tail(SandboxConfig{.tail_call = false});
+  auto refused = no_tail.run(job_for(tail));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(refused.error().message.find("tail calls are disabled"), std::string::npos) << refused.error().message;
+  EXPECT_TRUE(no_tail.run(job_for(extended)).has_value());
+  WasmSandbox no_extended(SandboxConfig{.extended_const = false});
+  auto refused_const = no_extended.run(job_for(extended));
+  ASSERT_FALSE(refused_const.has_value());
+  EXPECT_EQ(refused_const.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(refused_const.error().message.find("extended constant expressions are disabled"), std::string::npos)
+      << refused_const.error().message;
+}
+
 // --------------------------------------------------------------------- the seam
 
 TEST(Seam, ConformanceCheckPassesOnWasmSandbox) {

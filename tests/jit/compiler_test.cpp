@@ -255,5 +255,56 @@ TEST(CompilerBounds, ProvenChecksLeftOutTrapWhereTheInterpreterDoes) {
   }
 }
 
+// Tail calls: a function containing one stays interpreted (ModuleCode::reasons says why), while
+// its callees and callers are machine code; answers, traps and fuel are the interpreter's.
+constexpr std::string_view kTailCalls = R"((module
+  (import "env" "add1" (func $add1 (param i32) (result i32)))
+  (type $i (func (param i32) (result i32)))
+  (table 3 funcref)
+  (elem (i32.const 0) $leaf $add1)
+  (func $leaf (param i32) (result i32) (i32.mul (local.get 0) (i32.const 3)))
+  (func $count (param $n i32) (param $acc i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n))
+      (then (return_call $leaf (local.get $acc)))
+      (else (return_call $count (i32.sub (local.get $n) (i32.const 1)) (i32.add (local.get $acc) (i32.const 2))))))
+  (func (export "count") (param i32) (result i32)
+    (i32.add (call $count (local.get 0) (i32.const 0)) (i32.const 1)))
+  (func (export "indirect") (param i32) (result i32)
+    (return_call_indirect (type $i) (i32.const 5) (local.get 0)))
+  (func (export "div") (param i32) (result i32) (return_call $leafdiv (local.get 0)))
+  (func $leafdiv (param i32) (result i32) (i32.div_u (i32.const 7) (local.get 0)))
+))";
+
+TEST(CompilerTailCalls, FunctionsWithTailCallsStayInterpretedAndAgreeWithTheInterpreter) {
+  auto module = compile_wat(kTailCalls);
+  ASSERT_NE(module, nullptr);
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    ASSERT_EQ(code.reasons.size(), 6u);
+    for (std::size_t i : {1u, 3u, 4u}) EXPECT_NE(code.reasons[i].find("tail call"), std::string::npos) << i;
+    for (std::size_t i : {0u, 2u, 5u}) EXPECT_EQ(code.reasons[i], "") << i;
+  }
+  auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
+    const Outcome want = run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel);
+    const Outcome got = run(module, Tier::Compile, name, {Value::i32(arg)}, fuel);
+    EXPECT_EQ(want, got) << name << "(" << arg << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+    return want;
+  };
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    EXPECT_EQ(same("count", 100'000, fuel).results.at(0).bits, 600'001u);
+    EXPECT_EQ(same("indirect", 0, fuel).results.at(0).bits, 15u);  // compiled callee
+    EXPECT_EQ(same("indirect", 1, fuel).results.at(0).bits, 6u);   // host callee
+    EXPECT_EQ(same("indirect", 2, fuel).trap, TrapKind::UninitializedElement);
+    EXPECT_EQ(same("indirect", 7, fuel).trap, TrapKind::UndefinedElement);
+    EXPECT_EQ(same("div", 0, fuel).trap, TrapKind::IntegerDivideByZero);  // in the compiled callee
+  }
+  const Outcome full = run(module, Tier::Interpret, "count", {Value::i32(5)}, std::uint64_t{1} << 30);
+  ASSERT_EQ(full.trap, TrapKind::None);
+  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+    same("count", 5, budget);
+    if (HasFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

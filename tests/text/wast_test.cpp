@@ -115,6 +115,16 @@ TEST(Wast, ModuleAssertions) {
   EXPECT_EQ(compiled.error(), "unknown operator \"bogus\" at 1:16");
 }
 
+TEST(Wast, UntypedNullResultOfThe30Scripts) {
+  // 3.0 scripts write `(ref.null)` for a null reference of any type; an argument needs its type.
+  const auto s = parse("(module (func (export \"f\") (result funcref) (ref.null func)))\n"
+                       "(assert_return (invoke \"f\") (ref.null))");
+  ASSERT_EQ(s.commands.size(), 2u);
+  ASSERT_EQ(s.commands[1].expected.size(), 1u);
+  EXPECT_EQ(s.commands[1].expected[0].kind, ExpectedValue::Kind::AnyNullRef);
+  EXPECT_FALSE(parse_wast("(invoke \"f\" (ref.null))", "test.wast").has_value());
+}
+
 TEST(Wast, BareModuleFieldsAreOneModule) {
   const auto s = parse("(func) (memory 0) (func (export \"f\"))");
   ASSERT_EQ(s.commands.size(), 1u);

@@ -3,7 +3,9 @@
 #include "engine_fixtures.hpp"
 
 #include <bit>
+#include <algorithm>
 #include <chrono>
+#include <memory>
 
 namespace sprawling::wasm {
 namespace {
@@ -337,6 +339,123 @@ TEST(SimdFuel, EveryInstructionCostsOne) {
   auto stopped = store.invoke(export_func(**inst, "sum_lanes"), std::vector{i32x4(1, 1, 1, 1), Value::i32(1000)});
   ASSERT_FALSE(stopped.has_value());
   EXPECT_EQ(stopped.error().kind, TrapKind::OutOfFuel);
+}
+
+// ---------------------------------------------------------------- tail calls (fixtures/tail_call.wat)
+
+HostStatus host_add1(HostCall& call) {
+  call.results[0] = static_cast<std::uint32_t>(call.args[0] + 1);
+  return HostStatus::Ok;
+}
+
+class TailCallTest : public ::testing::Test {
+ protected:
+  void instantiate(StoreLimits limits) {
+    module_ = compile_fixture("tail_call");
+    ASSERT_TRUE(module_);
+    store_ = std::make_unique<Store>(limits);
+    Linker linker;
+    linker.define("env", "add1",
+                  store_->add_host_function(FuncType{{ValType::I32}, {ValType::I32}}, host_add1, nullptr, "add1"));
+    auto inst = store_->instantiate(module_, *linker.resolve(module_->module()));
+    ASSERT_TRUE(inst.has_value()) << inst.error().message;
+    instance_ = *inst;
+  }
+  void SetUp() override { instantiate(StoreLimits{}); }
+  std::expected<std::vector<Value>, Trap> call(std::string_view name, std::vector<Value> args) {
+    return store_->invoke(export_func(*instance_, name), args);
+  }
+  std::uint64_t fuel_of(std::string_view name, std::vector<Value> args) {
+    store_->set_budget(ExecutionBudget{std::uint64_t{1} << 40, std::nullopt});
+    EXPECT_TRUE(call(name, std::move(args)).has_value());
+    const std::uint64_t used = store_->fuel_consumed();
+    store_->set_budget({});
+    return used;
+  }
+  // The wasm byte offset of the first return_call_indirect (0x13) in exported function `name`.
+  std::size_t tail_call_offset(std::string_view name) {
+    const Module& m = module_->module();
+    for (const Export& e : m.exports) {
+      if (e.name != name) continue;
+      const FunctionBody& body = m.code[e.index - m.imported_funcs];
+      for (std::size_t at = body.code_offset; at < body.code_offset + body.code_size; ++at)
+        if (m.bytes[at] == 0x13) return at;
+    }
+    ADD_FAILURE() << "no return_call_indirect in " << name;
+    return 0;
+  }
+
+  std::shared_ptr<const CompiledModule> module_;
+  std::unique_ptr<Store> store_;
+  Instance* instance_ = nullptr;
+};
+
+TEST_F(TailCallTest, TenMillionMutualTailCallsUseNoFrames) {
+  // A frame stack of 10 records: the tail calls take none (constant space), the plain calls of
+  // the same recursion run out of it at once.
+  instantiate(StoreLimits{.max_call_depth = 10});
+  auto r = call("even", {Value::i64(10'000'000)});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ((*r)[0].bits, 1u);
+  EXPECT_EQ((*call("odd", {Value::i64(7)}))[0].bits, 1u);
+  EXPECT_EQ((*call("even", {Value::i64(7)}))[0].bits, 0u);
+  auto plain = call("even_call", {Value::i64(100)});
+  ASSERT_FALSE(plain.has_value());
+  EXPECT_EQ(plain.error().kind, TrapKind::CallStackExhausted);
+}
+
+TEST_F(TailCallTest, MeteredTailCallsRunInConstantSpaceAndChargeAsCalls) {
+  instantiate(StoreLimits{.max_call_depth = 10});
+  // return_call costs 1 and the callee's entry 1, as a call; nothing follows it in the caller.
+  EXPECT_EQ(fuel_of("fuel_tail", {}), 5u);
+  // even(n): per level entry 1 + local.get, i64.eqz, if (3) + local.get, i64.const, i64.sub,
+  // return_call (4) = 8, the odd levels also i32.const (9); the last level 1 + 3 + i64.const.
+  EXPECT_EQ(fuel_of("even", {Value::i64(0)}), 5u);
+  EXPECT_EQ(fuel_of("even", {Value::i64(2)}), 8u + 9u + 5u);
+  EXPECT_EQ(fuel_of("even", {Value::i64(1'000'000)}), 500'000u * (8u + 9u) + 5u);
+  // A budget that runs out in the middle stops at a callee's entry check.
+  store_->set_budget(ExecutionBudget{1000, std::nullopt});
+  auto r = call("even", {Value::i64(1'000'000)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::OutOfFuel);
+}
+
+TEST_F(TailCallTest, CalleeFrameLargerThanTheCallers) {
+  EXPECT_EQ((*call("to_wide", {Value::i64(41)}))[0].bits, 42u);
+}
+
+TEST_F(TailCallTest, TailCallToAHostFunctionReturnsToTheCaller) {
+  EXPECT_EQ((*call("host_tail", {Value::i32(9)}))[0].bits, 10u);
+  EXPECT_EQ(fuel_of("host_tail", {Value::i32(9)}), 3u);  // entry, local.get, return_call
+}
+
+TEST_F(TailCallTest, TrapsAtTheTailCallAreLocatedInTheCaller) {
+  const Module& m = module_->module();
+  auto undefined = call("bad_index", {});
+  ASSERT_FALSE(undefined.has_value());
+  EXPECT_EQ(undefined.error().kind, TrapKind::UndefinedElement);
+  EXPECT_EQ(undefined.error().offset, tail_call_offset("bad_index"));
+  auto mismatch = call("bad_type", {});
+  ASSERT_FALSE(mismatch.has_value());
+  EXPECT_EQ(mismatch.error().kind, TrapKind::IndirectCallTypeMismatch);
+  EXPECT_EQ(mismatch.error().offset, tail_call_offset("bad_type"));
+  // In the callee, the callee is named (the caller's frame is gone).
+  auto inner = call("callee_traps", {});
+  ASSERT_FALSE(inner.has_value());
+  EXPECT_EQ(inner.error().kind, TrapKind::IntegerDivideByZero);
+  ASSERT_TRUE(inner.error().func_index.has_value());
+  EXPECT_EQ(m.bytes[inner.error().offset], 0x6E);  // i32.div_u
+  const auto boom = std::ranges::find_if(m.function_names, [](const auto& n) { return n.second == "boom"; });
+  ASSERT_NE(boom, m.function_names.end());
+  EXPECT_EQ(*inner.error().func_index, boom->first);
+}
+
+TEST_F(TailCallTest, ValueStackExhaustionAtATailCallIsATrap) {
+  // The entry frame fits, the wider callee's does not: the tail call traps, never overruns.
+  instantiate(StoreLimits{.max_value_stack_slots = 4});
+  auto r = call("to_wide", {Value::i64(1)});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::CallStackExhausted);
 }
 
 }  // namespace

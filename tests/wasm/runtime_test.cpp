@@ -324,6 +324,31 @@ TEST_F(HostTest, SharedModuleAcrossStoresAndThreads) {
   EXPECT_EQ(fuel[1], fuel[3]);
 }
 
+TEST(Globals, ExtendedConstantExpressionsAreEvaluatedInOrder) {
+  auto module = compile_fixture("extended_const");
+  ASSERT_TRUE(module);
+  Store store;
+  Linker linker;
+  linker.define("env", "base", store.add_global(GlobalType{ValType::I32, false}, Value::i32(2)));
+  auto inst = store.instantiate(module, *linker.resolve(module->module()));
+  ASSERT_TRUE(inst.has_value()) << inst.error().message;
+  const auto global = [&](std::string_view name) { return global_get(std::get<GlobalInst*>(*(*inst)->find_export(name))); };
+  EXPECT_EQ(global("a"), Value::i32(10));           // imported 2 + 8
+  EXPECT_EQ(global("b"), Value::i32(30));           // the earlier-defined a * 3
+  EXPECT_EQ(global("wrap"), Value::i32(0xFFFFFFFFu));  // i32 arithmetic wraps, stays 32 bits
+  EXPECT_EQ(global("mul32"), Value::i32(0x10000u));
+  EXPECT_EQ(global("big"), Value::i64(~std::uint64_t{0}));
+  // Data at b - 2 = 28, the element at base + 3 = 5.
+  EXPECT_EQ(store.invoke(export_func(**inst, "byte"), std::vector{Value::i32(28)})->at(0).bits, 42u);
+  EXPECT_EQ(store.invoke(export_func(**inst, "slot"), std::vector{Value::i32(5)})->at(0).bits, 7u);
+  // As WebAssembly 2.0 (-W extended-const=n) the module is invalid, naming the feature.
+  Features v2 = Features::wasm2();
+  auto refused = compile(testing::fixture_bytes("extended_const"), v2);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().kind, CompileError::Kind::Invalid);
+  EXPECT_EQ(refused.error().message, "constant expression required, found i32.add (extended constant expressions are disabled)");
+}
+
 TEST(Globals, HostGlobalsAreShared) {
   Store store;
   GlobalInst* g = store.add_global(GlobalType{ValType::I64, true}, Value::i64(5));

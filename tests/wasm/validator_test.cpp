@@ -305,7 +305,36 @@ TEST(FunctionValidator, MemoryOpsNeedAMemory) {
   EXPECT_EQ(message(f.run(0, {0x3F, 0x00, 0x1A, 0x0B})), "unknown memory 0");
 }
 
+TEST(FunctionValidator, TailCalls) {
+  Fixture f;
+  // Function 1 is [i32] -> [i32]: a tail call from a function of the same results is valid and
+  // ends the code (unreachable after it), from a function of other results a type mismatch.
+  EXPECT_EQ(message(f.run(1, {0x20, 0x00, 0x12, 0x01, 0x0B})), "(valid)");
+  EXPECT_EQ(message(f.run(1, {0x20, 0x00, 0x12, 0x01, 0x1A, 0x1A, 0x0B})), "(valid)");  // polymorphic after it
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x12, 0x01, 0x0B})).rfind("type mismatch", 0), 0u);
+  EXPECT_EQ(message(f.run(1, {0x12, 0x01, 0x0B})).rfind("type mismatch", 0), 0u);  // no argument
+  EXPECT_EQ(message(f.run(1, {0x12, 0x05, 0x0B})), "unknown function 5");
+  // return_call_indirect (type 1) through table 0; table 1 does not exist.
+  EXPECT_EQ(message(f.run(1, {0x20, 0x00, 0x41, 0x00, 0x13, 0x01, 0x00, 0x0B})), "(valid)");
+  EXPECT_EQ(message(f.run(1, {0x20, 0x00, 0x41, 0x00, 0x13, 0x01, 0x01, 0x0B})), "unknown table 1");
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x41, 0x00, 0x13, 0x01, 0x00, 0x0B})).rfind("type mismatch", 0), 0u);
+  // Switched off (-W tail-call=n): refused, naming the feature.
+  f.context.features.tail_call = false;
+  EXPECT_EQ(message(f.run(1, {0x20, 0x00, 0x12, 0x01, 0x0B})),
+            "return_call: tail calls are disabled (the tail-call feature is off)");
+  // return_call_ref / call_ref: named, not just an illegal opcode.
+  const Bytes ref_call = {0x15, 0x00};
+  ByteReader r(ref_call);
+  Instruction ins;
+  std::vector<std::uint32_t> scratch;
+  EXPECT_FALSE(read_instruction(r, ins, scratch));
+  EXPECT_NE(r.error()->message.find("return_call_ref needs typed function references"), std::string::npos)
+      << r.error()->message;
+}
+
 TEST(ConstExpr, Rules) {
+  // WebAssembly 2.0's rules (the extended-const feature off).
+  const Features v2 = Features::wasm2();
   Fixture f;
   const auto make = [](Opcode op, std::uint32_t index = 0) {
     Instruction i;
@@ -315,22 +344,60 @@ TEST(ConstExpr, Rules) {
     return i;
   };
   std::vector<Instruction> one = {make(Opcode::I32Const)};
-  EXPECT_FALSE(validate_const_expr(f.module, one, ValType::I32, 0));
-  EXPECT_EQ(message(validate_const_expr(f.module, one, ValType::I64, 0)).rfind("type mismatch", 0), 0u);
+  EXPECT_FALSE(validate_const_expr(f.module, one, ValType::I32, 0, v2));
+  EXPECT_EQ(message(validate_const_expr(f.module, one, ValType::I64, 0, v2)).rfind("type mismatch", 0), 0u);
   std::vector<Instruction> two = {make(Opcode::I32Const), make(Opcode::I32Const)};
-  EXPECT_EQ(message(validate_const_expr(f.module, two, ValType::I32, 0)).rfind("type mismatch", 0), 0u);
+  EXPECT_EQ(message(validate_const_expr(f.module, two, ValType::I32, 0, v2)).rfind("type mismatch", 0), 0u);
   std::vector<Instruction> add = {make(Opcode::I32Const), make(Opcode::I32Const), make(Opcode::I32Add)};
-  EXPECT_EQ(message(validate_const_expr(f.module, add, ValType::I32, 0)).rfind("constant expression required", 0), 0u);
+  EXPECT_EQ(message(validate_const_expr(f.module, add, ValType::I32, 0, v2)).rfind("constant expression required", 0), 0u);
   // global 0 is imported and immutable; global 1 is defined
-  EXPECT_FALSE(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 0)}, ValType::I32, 0));
+  EXPECT_FALSE(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 0)}, ValType::I32, 0, v2));
   EXPECT_EQ(
-      message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 1)}, ValType::I64, 0)),
-      "unknown global 1");
-  EXPECT_FALSE(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 1)}, ValType::FuncRef, 0));
+      message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::GlobalGet, 1)}, ValType::I64, 0, v2)),
+      "unknown global 1 (a constant expression may read a defined global only with extended constant expressions, "
+      "which are disabled)");
+  EXPECT_FALSE(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 1)}, ValType::FuncRef, 0, v2));
   EXPECT_EQ(
-      message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 7)}, ValType::FuncRef, 0)),
+      message(validate_const_expr(f.module, std::vector<Instruction>{make(Opcode::RefFunc, 7)}, ValType::FuncRef, 0, v2)),
       "unknown function 7");
-  EXPECT_EQ(message(validate_const_expr(f.module, {}, ValType::I32, 0)).rfind("type mismatch", 0), 0u);
+  EXPECT_EQ(message(validate_const_expr(f.module, {}, ValType::I32, 0, v2)).rfind("type mismatch", 0), 0u);
+}
+
+
+TEST(ConstExpr, ExtendedRules) {
+  // WebAssembly 3.0 (the default): integer add/sub/mul, global.get of any immutable global
+  // defined so far (module.globals: the one being initialised is not in it yet).
+  Fixture f;
+  f.module.globals.push_back(GlobalType{ValType::I64, false});  // global 2: defined, immutable
+  const auto make = [](Opcode op, std::uint32_t index = 0) {
+    Instruction i;
+    i.op = op;
+    i.index = index;
+    return i;
+  };
+  using V = std::vector<Instruction>;
+  const V add = {make(Opcode::I32Const), make(Opcode::I32Const), make(Opcode::I32Add)};
+  EXPECT_FALSE(validate_const_expr(f.module, add, ValType::I32, 0));
+  EXPECT_EQ(message(validate_const_expr(f.module, add, ValType::I64, 0)).rfind("type mismatch", 0), 0u);
+  const V mixed = {make(Opcode::I32Const), make(Opcode::I64Const), make(Opcode::I64Mul)};
+  EXPECT_EQ(message(validate_const_expr(f.module, mixed, ValType::I64, 0)), "type mismatch: i64.mul expects i64, found i32");
+  const V short_of_operands = {make(Opcode::I64Const), make(Opcode::I64Sub)};
+  EXPECT_EQ(message(validate_const_expr(f.module, short_of_operands, ValType::I64, 0)).rfind("type mismatch", 0), 0u);
+  const V from_defined = {make(Opcode::GlobalGet, 2), make(Opcode::I64Const), make(Opcode::I64Sub)};
+  EXPECT_FALSE(validate_const_expr(f.module, from_defined, ValType::I64, 0));
+  // global 1 is mutable, global 3 is not defined (yet).
+  EXPECT_EQ(message(validate_const_expr(f.module, V{make(Opcode::GlobalGet, 1)}, ValType::I64, 0)).rfind(
+                "constant expression required", 0),
+            0u);
+  EXPECT_EQ(message(validate_const_expr(f.module, V{make(Opcode::GlobalGet, 3)}, ValType::I64, 0)), "unknown global 3");
+  // Other numeric instructions stay non-constant.
+  const V div = {make(Opcode::I32Const), make(Opcode::I32Const), make(Opcode::I32DivS)};
+  EXPECT_EQ(message(validate_const_expr(f.module, div, ValType::I32, 0)), "constant expression required, found i32.div_s");
+  // Off (-W extended-const=n): the arithmetic is refused, naming the feature.
+  Features off;
+  off.extended_const = false;
+  EXPECT_EQ(message(validate_const_expr(f.module, add, ValType::I32, 0, off)),
+            "constant expression required, found i32.add (extended constant expressions are disabled)");
 }
 
 }  // namespace

@@ -84,6 +84,12 @@ struct SandboxConfig {
   // Fixed-width SIMD (v128 and its 236 instructions; Wasmtime's -W simd). When false a module
   // that uses any of it is refused before it runs, naming its first use.
   bool simd = true;
+  // WebAssembly 3.0 features beyond 2.0, on by default as in Wasmtime; a module using one that is
+  // off is refused (an invalid-module error naming the feature). Wasmtime's -W tail-call=n and
+  // -W extended-const=n. extended_const also covers a constant expression's global.get of a
+  // defined (not imported) global.
+  bool tail_call = true;       // return_call, return_call_indirect
+  bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions
 };
 
 // What precompile_module wrote, per fuel mode.

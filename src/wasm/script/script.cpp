@@ -47,6 +47,7 @@ std::string describe(const ExpectedValue& e) {
     case ExpectedValue::Kind::CanonicalNan: return std::string(name(e.value.type)) + ":nan:canonical";
     case ExpectedValue::Kind::ArithmeticNan: return std::string(name(e.value.type)) + ":nan:arithmetic";
     case ExpectedValue::Kind::AnyFuncRef: return "funcref:non-null";
+    case ExpectedValue::Kind::AnyNullRef: return "ref:null";
     case ExpectedValue::Kind::Exact: break;
   }
   if (!e.lanes.empty()) {
@@ -83,6 +84,7 @@ std::uint64_t width_mask(ValType t) {
 }
 
 bool matches(const ExpectedValue& e, const Value& v) {
+  if (e.kind == ExpectedValue::Kind::AnyNullRef) return is_reference(v.type) && v.bits == 0;
   if (e.value.type != v.type) return false;
   if (v.type == ValType::V128) {
     // Float shapes compare lane by lane (a lane may expect a NaN pattern); others bit for bit.
@@ -100,6 +102,7 @@ bool matches(const ExpectedValue& e, const Value& v) {
   switch (e.kind) {
     case ExpectedValue::Kind::Exact: return bits == (e.value.bits & width_mask(v.type));
     case ExpectedValue::Kind::AnyFuncRef: return v.bits != 0;
+    case ExpectedValue::Kind::AnyNullRef: return false;  // handled above (any reference type)
     case ExpectedValue::Kind::CanonicalNan:
       return v.type == ValType::F32 ? (bits & 0x7FFF'FFFFu) == 0x7FC0'0000u
                                     : (bits & 0x7FFF'FFFF'FFFF'FFFFull) == 0x7FF8'0000'0000'0000ull;
@@ -209,7 +212,7 @@ class Runner {
     // previous one (they fail with "no module", never pass).
     current_ = nullptr;
     if (cmd.name) named_.erase(*cmd.name);
-    auto compiled = compile(**binary);
+    auto compiled = compile(**binary, options_.features);
     if (!compiled) {
       if (compiled.error().kind == CompileError::Kind::Unsupported) {
         refused_ = compiled.error().message;
@@ -308,9 +311,9 @@ class Runner {
         }
         return Outcome::pass();
       }
-      return check_rejection(decode_and_validate(*binary), cmd, want);
+      return check_rejection(decode_and_validate(*binary, options_.features), cmd, want);
     }
-    return check_rejection(decode_and_validate(cmd.module.bytes), cmd, want);
+    return check_rejection(decode_and_validate(cmd.module.bytes, options_.features), cmd, want);
   }
 
   Outcome check_rejection(const std::expected<Module, CompileError>& r, const Command& cmd, CompileError::Kind want) {
@@ -327,7 +330,7 @@ class Runner {
     auto binary = binary_of(cmd.module);
     if (!binary) return Outcome::skip("text module and no text front end");
     if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
-    auto compiled = compile(**binary);
+    auto compiled = compile(**binary, options_.features);
     if (!compiled) {
       if (compiled.error().kind == CompileError::Kind::Unsupported)
         return Outcome::fail("not executed: " + compiled.error().message);

@@ -30,6 +30,7 @@ struct ExpectedValue {
     CanonicalNan,   // nan:canonical of value.type
     ArithmeticNan,  // nan:arithmetic of value.type
     AnyFuncRef,     // any non-null funcref
+    AnyNullRef,     // a null reference of any reference type (3.0 scripts' `(ref.null)` result)
   };
   Kind kind = Kind::Exact;
   Value value;
@@ -85,6 +86,7 @@ struct RunOptions {
   bool verbose = false;        // log passing commands too
   Tier tier = Tier::Interpret;  // the Store's tier (Compile: the caller checked compiled_tier_available)
   bool metered = false;         // run on the metered code, under an unbounded fuel budget
+  Features features;            // what modules may use (Features::wasm2() for the 2.0 testsuite)
 };
 
 // Runs every command of `script`, logging each failure with file:line to `log`.

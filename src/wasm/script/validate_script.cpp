@@ -41,7 +41,7 @@ Counts validate_script(const Script& script, const RunOptions& options, std::ost
       text_binary = std::move(*b);
       bytes = &text_binary;
     }
-    const auto r = decode_and_validate(*bytes);
+    const auto r = decode_and_validate(*bytes, options.features);
     if (cmd.kind == Command::Kind::AssertInvalid || cmd.kind == Command::Kind::AssertMalformed) {
       const auto want =
           cmd.kind == Command::Kind::AssertInvalid ? CompileError::Kind::Invalid : CompileError::Kind::Malformed;

@@ -120,7 +120,8 @@ class WastParser {
     return string_bytes(c_.next());
   }
 
-  // (i32.const 1), (ref.null func), (ref.extern 7), and in results (f32.const nan:canonical), (ref.func).
+  // (i32.const 1), (ref.null func), (ref.extern 7), and in results (f32.const nan:canonical), (ref.func),
+  // (ref.null) (any null reference).
   Result<ExpectedValue> value(bool result) {
     ExpectedValue out;
     c_.next();  // '('
@@ -158,6 +159,12 @@ class WastParser {
         out.value.bits = *bits;
       }
     } else if (k == "ref.null") {
+      if (result && c_.at(TokenKind::RParen)) {  // 3.0 scripts: any null reference
+        out.kind = ExpectedValue::Kind::AnyNullRef;
+        out.value.type = ValType::FuncRef;
+        if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+        return out;
+      }
       if (c_.at_keyword("func")) out.value = Value::null(ValType::FuncRef);
       else if (c_.at_keyword("extern")) out.value = Value::null(ValType::ExternRef);
       else return std::unexpected(unexpected(arg, "'func' or 'extern'"));
