@@ -2,7 +2,8 @@
 // code for a store's tier (cache, else lazy compilation) and `precompile`, which fills the cache.
 #include "wasm/jit/code_cache.hpp"
 
-#include <link.h>
+#include "wasm/sha256.hpp"
+
 #include <llvm-c/Core.h>
 #include <llvm/Support/BLAKE3.h>
 #include <time.h>
@@ -33,16 +34,6 @@ std::uint64_t get_le(std::span<const std::uint8_t> in, std::size_t at, int bytes
   return v;
 }
 
-std::string hex(std::span<const std::uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(bytes.size() * 2);
-  for (const std::uint8_t b : bytes) {
-    s.push_back(kDigits[b >> 4]);
-    s.push_back(kDigits[b & 15]);
-  }
-  return s;
-}
 
 llvm::BLAKE3Result<32> blake3_of(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b = {}) {
   llvm::BLAKE3 h;
@@ -55,47 +46,6 @@ std::span<const std::uint8_t> bytes_of(std::string_view s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-// The GNU build-id note of the loaded object (executable or shared library) holding this code:
-// it changes with any change to the engine, its translator or this compiler.
-std::string engine_build_id() {
-  struct Search {
-    std::uintptr_t address;
-    std::string id;
-  } search{reinterpret_cast<std::uintptr_t>(&engine_build_id), {}};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) -> int {
-        auto* s = static_cast<Search*>(data);
-        bool mine = false;
-        for (int i = 0; i < info->dlpi_phnum && !mine; ++i) {
-          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          const std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-          mine = ph.p_type == PT_LOAD && s->address >= lo && s->address < lo + ph.p_memsz;
-        }
-        if (!mine) return 0;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type != PT_NOTE) continue;
-          const auto* p = reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + ph.p_vaddr);
-          const std::uint8_t* end = p + ph.p_memsz;
-          while (p + sizeof(ElfW(Nhdr)) <= end) {
-            ElfW(Nhdr) n;
-            std::memcpy(&n, p, sizeof n);
-            const std::uint8_t* name = p + sizeof n;
-            const std::uint8_t* desc = name + ((n.n_namesz + 3) & ~3u);
-            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0 &&
-                desc + n.n_descsz <= end) {
-              s->id = hex({desc, n.n_descsz});
-              return 1;
-            }
-            p = desc + ((n.n_descsz + 3) & ~3u);
-          }
-        }
-        return 1;
-      },
-      &search);
-  return search.id;
-}
-
 double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -106,13 +56,15 @@ double thread_cpu_seconds() {
 
 std::string digest_hex(std::span<const std::uint8_t> bytes) {
   const auto d = blake3_of(bytes);
-  return hex(d);
+  return to_hex(d);
 }
 
 const std::expected<CacheKeyParts, std::string>& host_key_parts() {
   static const std::expected<CacheKeyParts, std::string> parts = []() -> std::expected<CacheKeyParts, std::string> {
     CacheKeyParts p;
-    p.engine = engine_build_id();
+    // The GNU build-id of the object holding the engine: it changes with any change to the
+    // engine, its translator or this compiler.
+    p.engine = to_hex(engine_build_id());
     if (p.engine.empty()) {
       return std::unexpected(std::string(
           "the binary holding the engine has no GNU build-id (linked without --build-id): the code cache could not "
