@@ -302,7 +302,7 @@ class Generator {
       }
       case 11: {  // return (rare), or a tail call (WebAssembly 3.0) to a function of the same results
         if (in_.below(4) != 0) return;
-        if (in_.below(2) == 0 && tail_call(code, depth)) return;
+        if (options_.tail_calls && in_.below(2) == 0 && tail_call(code, depth)) return;
         for (auto t : results_) expr(code, t, depth + 1);
         code.push_back(0x0f);
         return;

@@ -20,6 +20,9 @@ struct GenOptions {
   // every other NaN stays as computed and is compared bit for bit, also through reinterprets,
   // float stores and copysign, which this mode keeps.
   bool canonical_nan_pairs = false;
+  // Tail calls (return_call, return_call_indirect). The tiers target turns them off: a function
+  // containing one stays interpreted, and that target insists every function runs compiled.
+  bool tail_calls = true;
 };
 
 struct GeneratedModule {
