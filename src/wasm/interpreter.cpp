@@ -284,19 +284,26 @@ L_Call:
   nfp = fp + ip[layout::Call::base];
   ret_ip = ip + layout::Call::kWords;
   goto do_call;
+// call_indirect and return_call_indirect: the callee from table L::table at slot L::idx, with
+// the same traps in the same order; then the arguments' base.
+#define INDIRECT_CALLEE(L)                                                                            \
+  do {                                                                                                \
+    TableInst* t_ = inst->tables[ip[L::table]];                                                       \
+    const u32 i_ = static_cast<u32>(SLOT(L::idx));                                                    \
+    if (i_ >= t_->elements.size()) [[unlikely]] TRAP(TrapKind::UndefinedElement);                     \
+    callee = reinterpret_cast<FuncInst*>(t_->elements[i_]);                                           \
+    if (callee == nullptr) [[unlikely]] {                                                             \
+      out->element_index = i_;                                                                        \
+      TRAP(TrapKind::UninitializedElement);                                                           \
+    }                                                                                                 \
+    const FuncType* want_ = inst->types[ip[L::type]];                                                 \
+    if (callee->type != want_ && !(*callee->type == *want_)) [[unlikely]]                             \
+      TRAP(TrapKind::IndirectCallTypeMismatch);                                                       \
+    nfp = fp + ip[L::base];                                                                           \
+  } while (0)
 L_CallIndirect: {
   using L = layout::CallIndirect;
-  TableInst* t = inst->tables[ip[L::table]];
-  const u32 i = static_cast<u32>(SLOT(L::idx));
-  if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::UndefinedElement);
-  callee = reinterpret_cast<FuncInst*>(t->elements[i]);
-  if (callee == nullptr) [[unlikely]] {
-    out->element_index = i;
-    TRAP(TrapKind::UninitializedElement);
-  }
-  const FuncType* want = inst->types[ip[L::type]];
-  if (callee->type != want && !(*callee->type == *want)) [[unlikely]] TRAP(TrapKind::IndirectCallTypeMismatch);
-  nfp = fp + ip[L::base];
+  INDIRECT_CALLEE(L);
   ret_ip = ip + L::kWords;
   goto do_call;
 }
@@ -367,17 +374,7 @@ L_ReturnCall:
   goto do_tail_call;
 L_ReturnCallIndirect: {
   using L = layout::ReturnCallIndirect;
-  TableInst* t = inst->tables[ip[L::table]];
-  const u32 i = static_cast<u32>(SLOT(L::idx));
-  if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::UndefinedElement);
-  callee = reinterpret_cast<FuncInst*>(t->elements[i]);
-  if (callee == nullptr) [[unlikely]] {
-    out->element_index = i;
-    TRAP(TrapKind::UninitializedElement);
-  }
-  const FuncType* want = inst->types[ip[L::type]];
-  if (callee->type != want && !(*callee->type == *want)) [[unlikely]] TRAP(TrapKind::IndirectCallTypeMismatch);
-  nfp = fp + ip[L::base];
+  INDIRECT_CALLEE(L);
   goto do_tail_call;
 }
 do_tail_call:
@@ -892,6 +889,7 @@ L_done:
 #undef REFUEL
 #undef CHARGE_UNITS
 #undef JIT_ENTER
+#undef INDIRECT_CALLEE
 
 struct OffsetTables {
   std::int32_t unmetered[kOpCount];
