@@ -90,14 +90,13 @@ function(sprawling_testsuite3_simd out what)
   set(${out} "${files}" PARENT_SCOPE)
 endfunction()
 
-# sprawling_testsuite_3_core(OUT FILES...): sets OUT to the 3.0 suite's core/ folder when every
-# FILES (names under core/) is there, else to "" after one loud line (a configure error under
-# SPRAWLING_REQUIRE_TESTSUITE, as for the 2.0 suite).
-function(sprawling_testsuite_3_core out)
-  set(core "${SPRAWLING_TESTSUITE_3_DIR}/core")
+# sprawling_testsuite_3_root(OUT FILES...): sets OUT to the 3.0 suite's folder when every FILES
+# (paths under it, e.g. core/tag.wast) is there, else to "" after one loud line (a configure error
+# under SPRAWLING_REQUIRE_TESTSUITE, as for the 2.0 suite).
+function(sprawling_testsuite_3_root out)
   foreach(file IN LISTS ARGN)
-    if(NOT EXISTS "${core}/${file}")
-      set(why "no ${file} under ${core} (set SPRAWLING_TESTSUITE_3_DIR)")
+    if(NOT EXISTS "${SPRAWLING_TESTSUITE_3_DIR}/${file}")
+      set(why "no ${file} under ${SPRAWLING_TESTSUITE_3_DIR} (set SPRAWLING_TESTSUITE_3_DIR)")
       if(SPRAWLING_REQUIRE_TESTSUITE OR "$ENV{SPRAWLING_REQUIRE_TESTSUITE}")
         message(FATAL_ERROR "SPRAWLING_REQUIRE_TESTSUITE is on, but ${why}")
       endif()
@@ -106,5 +105,5 @@ function(sprawling_testsuite_3_core out)
       return()
     endif()
   endforeach()
-  set(${out} "${core}" PARENT_SCOPE)
+  set(${out} "${SPRAWLING_TESTSUITE_3_DIR}" PARENT_SCOPE)
 endfunction()

@@ -10,11 +10,14 @@
 namespace sprawling::wasm::text {
 namespace {
 
-std::vector<Token> lex(std::string_view src) {
+// The tokens of src; a quoted identifier's text lives in the Tokens, so tests keep it whole.
+Tokens lex_all(std::string_view src) {
   auto r = tokenize(src);
   EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().to_string());
-  return r ? *r : std::vector<Token>{};
+  return r ? std::move(*r) : Tokens{};
 }
+
+std::vector<Token> lex(std::string_view src) { return lex_all(src).list; }
 
 TextError lex_error(std::string_view src) {
   auto r = tokenize(src);
@@ -55,7 +58,7 @@ TEST(Lexer, CommentsAreSkippedAndNest) {
 
 TEST(Lexer, ReservedTokens) {
   // A run of idchars and strings that is not one token is a single reserved token.
-  for (const char* src : {"\"a\"\"b\"", "$l\"a\"", "\"a\"x", "+", ".", "$", "0\"a\""}) {
+  for (const char* src : {"\"a\"\"b\"", "$l\"a\"", "\"a\"x", "+", ".", "0\"a\""}) {
     const auto t = lex(src);
     ASSERT_EQ(t.size(), 2u) << src;
     EXPECT_EQ(t[0].kind, TokenKind::Reserved) << src;
@@ -103,6 +106,65 @@ TEST(Lexer, Errors) {
 
   e = lex_error("\"tab\there\"");
   EXPECT_EQ(e.message, "illegal control character in string");
+}
+
+TEST(Lexer, QuotedIdentifiersAreTheSameIdentifierAsTheirPlainSpelling) {
+  const Tokens t = lex_all(R"((func $"fh" $fh $"\41B" $"\u{41}\u{42}" $" random \t stuff "))");
+  ASSERT_EQ(t.list.size(), 9u);
+  EXPECT_EQ(t.list[2].kind, TokenKind::Id);
+  EXPECT_EQ(t.list[2].text, "$fh");
+  EXPECT_EQ(t.list[3].text, "$fh");
+  EXPECT_EQ(t.list[4].text, "$AB");
+  EXPECT_EQ(t.list[5].text, "$AB");
+  EXPECT_EQ(t.list[6].text, "$ random \t stuff ");
+  EXPECT_EQ(t.list[6].column, 41u);
+  // Moving the tokens keeps their views valid.
+  Tokens moved = lex_all(R"($"a b")");
+  const Tokens kept = std::move(moved);
+  EXPECT_EQ(kept.list[0].text, "$a b");
+  // Two strings, or idchars after the string, stay one reserved token.
+  EXPECT_EQ(lex(R"($"a""b")")[0].kind, TokenKind::Reserved);
+  EXPECT_EQ(lex(R"($"a"b)")[0].kind, TokenKind::Reserved);
+}
+
+TEST(Lexer, EmptyAndMalformedIdentifiersAreErrors) {
+  // A lone `$` was a reserved token in 2.0; 3.0 names it an empty identifier.
+  for (const char* src : {"(func $)", "(func $\"\")", "(func $ \"a\")", "(func $\"a\nb\")", "(func $\"a\tb\")"}) {
+    const TextError e = lex_error(src);
+    EXPECT_EQ(e.message.rfind("empty identifier", 0), 0u) << src << ": " << e.message;
+    EXPECT_EQ(e.column, 7u) << src;
+  }
+  EXPECT_EQ(lex_error(R"((func $"\ef"))").message.rfind("malformed UTF-8", 0), 0u);
+}
+
+TEST(Lexer, AnnotationsAreReadPastAndChecked) {
+  const auto t = lex("(module (@a x-y$yz\"aa\"-2 (b (c)) , ; ] [ }} {  (@ x) (; c ;) ;; line\n) (@\"id\") nop)");
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t[1].text, "module");
+  EXPECT_EQ(t[2].text, "nop");
+  EXPECT_EQ(t[2].line, 2u);
+  EXPECT_EQ(lex("(@a\r)").size(), 1u);
+  EXPECT_EQ(lex("( @a)")[1].kind, TokenKind::Reserved);  // not an annotation: an unknown operator
+
+  for (const char* src : {"(@)", "(@ x)", "(@(@a)x)", "(@\"\")", "(@\"\n\")"}) {
+    EXPECT_EQ(lex_error(src).message.rfind("empty annotation id", 0), 0u) << src;
+  }
+  EXPECT_EQ(lex_error("(@\"\\ef\")").message.rfind("malformed UTF-8", 0), 0u);
+  EXPECT_EQ(lex_error("(@a \x01)").message, "illegal character");
+  EXPECT_EQ(lex_error("(@a \x7f)").message, "illegal character");
+  EXPECT_EQ(lex_error("(@a \x80)").message, "malformed UTF-8 encoding");
+  EXPECT_EQ(lex_error("(@a Hei\xc3\x9f)").message.rfind("illegal character", 0), 0u);
+  const TextError open = lex_error("\n  (@a (b)");
+  EXPECT_EQ(open.message, "unclosed annotation");
+  EXPECT_EQ(open.line, 2u);
+  EXPECT_EQ(open.column, 3u);
+}
+
+TEST(Lexer, ALineCommentEndsAtACarriageReturnToo) {
+  const auto t = lex(";; c\rnop;; d\r\ndrop");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].text, "nop");
+  EXPECT_EQ(t[1].text, "drop");
 }
 
 }  // namespace

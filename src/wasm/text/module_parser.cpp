@@ -994,7 +994,7 @@ class FieldParser {
       auto v = parse_unsigned(t.text.substr(7), 32);
       if (!v) {
         if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "i32 constant out of range: " + std::string(t.text)));
-        return std::unexpected(error_at(t, "unknown operator " + describe(t)));
+        return std::unexpected(unknown_operator(t));
       }
       in.value = *v;
     }
@@ -1003,7 +1003,7 @@ class FieldParser {
       auto v = parse_unsigned(t.text.substr(6), 32);
       if (!v) {
         if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "alignment out of range: " + std::string(t.text)));
-        return std::unexpected(error_at(t, "unknown operator " + describe(t)));
+        return std::unexpected(unknown_operator(t));
       }
       if (*v == 0 || (*v & (*v - 1)) != 0)
         return std::unexpected(error_at(t, "alignment must be a power of two: " + std::string(t.text)));
@@ -1922,6 +1922,13 @@ TextError error_at(const Token& token, std::string message) {
   return TextError{token.line, token.column, std::move(message)};
 }
 
+TextError unknown_operator(const Token& token) {
+  // The token as written, unquoted (the reference interpreter's wording: "unknown operator get_local").
+  std::string_view text = token.text;
+  if (text.size() > 40) return error_at(token, "unknown operator " + std::string(text.substr(0, 40)) + "…");
+  return error_at(token, "unknown operator " + std::string(text));
+}
+
 TextError unexpected(const Token& token, std::string_view expected) {
   // Instructions of the 3.0 proposals the engine does not have yet are named as such.
   if (token.kind == TokenKind::Keyword && (token.text == "return_call_ref" || token.text == "call_ref"))
@@ -1934,7 +1941,7 @@ TextError unexpected(const Token& token, std::string_view expected) {
     case TokenKind::Keyword: unknown = !is_known_keyword(token.text); break;
     default: break;
   }
-  if (unknown) return error_at(token, "unknown operator " + describe(token));
+  if (unknown) return unknown_operator(token);
   return error_at(token, "unexpected token " + describe(token) + ", expected " + std::string(expected));
 }
 

@@ -50,6 +50,8 @@ class Cursor {
 
 // The text of a token for messages: "')'", "\"foo\"", "end of input".
 [[nodiscard]] std::string describe(const Token& token);
+// "unknown operator NAME" at the token.
+[[nodiscard]] TextError unknown_operator(const Token& token);
 
 // A `(module …)` as written in a script.
 struct ModuleText {

@@ -335,7 +335,7 @@ class WastParser {
 std::expected<script::Script, TextError> parse_wast(std::string_view source, std::string file_name) {
   auto tokens = tokenize(source);
   if (!tokens) return std::unexpected(std::move(tokens.error()));
-  return WastParser(source, *tokens).run(std::move(file_name));
+  return WastParser(source, tokens->list).run(std::move(file_name));
 }
 
 script::TextCompiler text_compiler() {

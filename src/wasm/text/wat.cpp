@@ -15,7 +15,7 @@ std::string TextError::to_string() const {
 std::expected<WatModuleBytes, TextError> wat_to_module_bytes(std::string_view source, const WatOptions& options) {
   auto tokens = tokenize(source);
   if (!tokens) return std::unexpected(std::move(tokens.error()));
-  Cursor cursor(*tokens);
+  Cursor cursor(tokens->list);
   if (cursor.at_form("module")) {
     auto module = parse_module_form(cursor, options);
     if (!module) return std::unexpected(std::move(module.error()));
