@@ -131,6 +131,10 @@ class Decoder {
   std::vector<Opcode> nesting_;
   std::optional<std::uint32_t> function_count_;  // from the function section
   bool code_section_seen_ = false;
+  std::size_t section_end_ = 0;
+  // Where a code section whose count differs from the function section's began: reported after
+  // every section is read, so a misplaced section is named first (as the reference does).
+  std::optional<std::size_t> code_count_mismatch_;
   bool data_section_seen_ = false;
   // First memory.init / data.drop seen without a data count section: malformed only if the
   // module turns out to have data segments (else the index is merely unknown: invalid).
@@ -163,6 +167,7 @@ void Decoder::decode() {
       last_rank = rank;
     }
     r_.set_eof_message("unexpected end of section or function");
+    section_end_ = end;
     section(id, start, end);
     if (!r_.ok()) return;
     if (r_.offset() != end) {
@@ -174,6 +179,10 @@ void Decoder::decode() {
   }
   if (!r_.ok()) return;
   const std::uint32_t functions = function_count_.value_or(0);
+  if (code_count_mismatch_) {
+    r_.malformed(*code_count_mismatch_, "function and code section have inconsistent lengths");
+    return;
+  }
   if (!code_section_seen_ && functions != 0) {
     r_.malformed(r_.offset(), "function and code section have inconsistent lengths");
     return;
@@ -345,6 +354,11 @@ ConstExpr Decoder::const_expr(ValType type) {
   Instruction ins;
   std::size_t end_offset = r_.offset();
   while (r_.ok()) {
+    // An expression missing its `end` stops at its section's end, not in the next section.
+    if (r_.offset() >= section_end_) {
+      r_.malformed(r_.offset(), "unexpected end of section or function");
+      return out;
+    }
     if (!read_instruction(r_, ins, scratch_)) return out;
     if (ins.op == Opcode::End) {
       if (depth == 0) {
@@ -650,7 +664,8 @@ void Decoder::code_section() {
   const std::uint32_t count = r_.u32();
   if (!r_.ok()) return;
   if (count != function_count_.value_or(0)) {
-    r_.malformed(at, "function and code section have inconsistent lengths");
+    code_count_mismatch_ = at;
+    r_.seek(section_end_);
     return;
   }
   module_.code.reserve(count);

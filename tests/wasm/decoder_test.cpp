@@ -210,6 +210,32 @@ TEST(Decoder, SectionsOutOfOrder) {
   EXPECT_EQ(e.offset, 11u);
 }
 
+TEST(Decoder, ASecondCodeSectionIsNamedBeforeTheCountMismatch) {
+  // Two functions declared, a code section with one, then another code section: the misplaced
+  // section is the error (every section is read before the counts are compared).
+  const Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}},
+                          {3, {0x02, 0x00, 0x00}},
+                          {10, {0x01, 0x02, 0x00, 0x0B}},
+                          {10, {0x01, 0x02, 0x00, 0x0B}}});
+  EXPECT_EQ(error_of(b).message, "unexpected content after last section");
+  // Alone, the mismatch is still reported, at the code section's count.
+  const auto e = error_of(module({{1, {0x01, 0x60, 0x00, 0x00}}, {3, {0x02, 0x00, 0x00}}, {10, {0x01, 0x02, 0x00, 0x0B}}}));
+  EXPECT_EQ(e.message, "function and code section have inconsistent lengths");
+  EXPECT_EQ(e.offset, 21u);
+}
+
+TEST(Decoder, AConstantExpressionWithoutEndStopsAtItsSection) {
+  // A global `i32.const 0` missing its end, then a code section whose id (0x0a) would otherwise
+  // be read as the next instruction.
+  const Bytes b = module({{1, {0x01, 0x60, 0x00, 0x00}},
+                          {3, {0x01, 0x00}},
+                          {6, {0x01, 0x7F, 0x00, 0x41, 0x00}},
+                          {10, {0x01, 0x02, 0x00, 0x0B}}});
+  const auto e = error_of(b);
+  EXPECT_EQ(e.message, "unexpected end of section or function");
+  EXPECT_EQ(e.offset, 25u);
+}
+
 TEST(Decoder, MalformedLaterOutranksInvalidEarlier) {
   // An invalid function body (global.get 3), then a malformed data section kind.
   const Bytes body = {0x00, 0x23, 0x03, 0x1A, 0x0B};
