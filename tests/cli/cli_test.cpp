@@ -442,6 +442,29 @@ TEST(Cli, WastRunsAScriptAndCountsPassesAndFailures) {
   EXPECT_TRUE(contains(result.out, "3 passed, 1 failed")) << result.out;  // the module command counts too
 }
 
+TEST(Cli, WastModuleDefinitionsAreInstantiatedEachTimeAfresh) {
+  // 3.0 scripts: a definition is compiled, not instantiated (its start function does not run);
+  // each `module instance` is a new instance with its own state, the latest one current.
+  TempDir dir;
+  const auto wast = dir.write("d.wast", R"((module definition $M
+      (global $g (mut i32) (i32.const 0))
+      (func (export "bump") (result i32) (global.set $g (i32.add (global.get $g) (i32.const 1))) (global.get $g)))
+    (module instance $I1 $M)
+    (assert_return (invoke "bump") (i32.const 1))
+    (assert_return (invoke "bump") (i32.const 2))
+    (module instance $I2 $M)
+    (assert_return (invoke "bump") (i32.const 1))
+    (assert_return (invoke $I1 "bump") (i32.const 3))
+    (module definition (func $f unreachable) (start $f))
+    (assert_return (invoke $I2 "bump") (i32.const 2))
+    (module instance $I3 $Nowhere)
+  )");
+  auto result = sprawl({"wast", wast.string()});
+  EXPECT_EQ(result.status, 1);
+  EXPECT_TRUE(contains(result.out, "9 passed, 1 failed")) << result.out;
+  EXPECT_TRUE(contains(result.out, ":12: module instance: FAILED: no module definition $Nowhere")) << result.out;
+}
+
 TEST(Cli, WastValidatesAs30UnlessToldWasm2) {
   // 3.0 accepts an initialiser reading a defined global; 2.0 (--wasm2) reports it unknown.
   TempDir dir;

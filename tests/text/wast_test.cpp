@@ -125,6 +125,27 @@ TEST(Wast, UntypedNullResultOfThe30Scripts) {
   EXPECT_FALSE(parse_wast("(invoke \"f\" (ref.null))", "test.wast").has_value());
 }
 
+TEST(Wast, ModuleDefinitionsAndInstances) {
+  const auto s = parse(R"wast(
+(module definition $M (func))
+(module definition (module binary "\00asm" "\01\00\00\00"))
+(module instance $I $M)
+(module instance)
+)wast");
+  ASSERT_EQ(s.commands.size(), 4u);
+  EXPECT_EQ(s.commands[0].kind, Command::Kind::ModuleDefinition);
+  EXPECT_EQ(s.commands[0].name, "$M");
+  EXPECT_TRUE(s.commands[0].has_module);
+  EXPECT_EQ(s.commands[1].kind, Command::Kind::ModuleDefinition);
+  EXPECT_FALSE(s.commands[1].name.has_value());
+  EXPECT_EQ(s.commands[2].kind, Command::Kind::ModuleInstance);
+  EXPECT_EQ(s.commands[2].name, "$I");
+  EXPECT_EQ(s.commands[2].definition, "$M");
+  EXPECT_FALSE(s.commands[2].has_module);
+  EXPECT_EQ(s.commands[3].kind, Command::Kind::ModuleInstance);
+  EXPECT_FALSE(s.commands[3].definition.has_value());
+}
+
 TEST(Wast, BareModuleFieldsAreOneModule) {
   const auto s = parse("(func) (memory 0) (func (export \"f\"))");
   ASSERT_EQ(s.commands.size(), 1u);

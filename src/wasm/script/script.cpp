@@ -125,6 +125,8 @@ std::string_view command_name(Command::Kind k) {
     case Command::Kind::AssertMalformed: return "assert_malformed";
     case Command::Kind::AssertUnlinkable: return "assert_unlinkable";
     case Command::Kind::AssertUninstantiable: return "assert_uninstantiable";
+    case Command::Kind::ModuleDefinition: return "module definition";
+    case Command::Kind::ModuleInstance: return "module instance";
   }
   return "?";
 }
@@ -204,6 +206,44 @@ class Runner {
   }
 
   // Compiles, links and instantiates; on success the instance becomes the current one.
+  // `(module definition …)`: compiled (so an invalid one fails here) and kept for instances.
+  Outcome define_definition(const Command& cmd) {
+    auto binary = binary_of(cmd.module);
+    if (!binary) return Outcome::skip("text module and no text front end");
+    if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
+    latest_definition_ = nullptr;
+    if (cmd.name) definitions_.erase(*cmd.name);
+    auto compiled = compile(**binary, options_.features);
+    if (!compiled) {
+      if (compiled.error().kind == CompileError::Kind::Unsupported)
+        return Outcome::fail("not executed: " + compiled.error().message);
+      return Outcome::fail("module does not compile: " + compiled.error().message);
+    }
+    latest_definition_ = *compiled;
+    if (cmd.name) definitions_[*cmd.name] = *compiled;
+    return Outcome::pass();
+  }
+
+  // `(module instance $I? $M?)`: a new instance of definition $M (the latest one without a name),
+  // which becomes the current module.
+  Outcome define_instance(const Command& cmd) {
+    current_ = nullptr;
+    if (cmd.name) named_.erase(*cmd.name);
+    std::shared_ptr<const CompiledModule> definition = latest_definition_;
+    if (cmd.definition) {
+      const auto it = definitions_.find(*cmd.definition);
+      definition = it == definitions_.end() ? nullptr : it->second;
+    }
+    if (!definition) return Outcome::fail("no module definition " + cmd.definition.value_or("(latest)"));
+    auto imports = linker_.resolve(definition->module());
+    if (!imports) return Outcome::fail("module does not link: " + imports.error().message);
+    auto instance = store_.instantiate(definition, *imports);
+    if (!instance) return Outcome::fail("module does not instantiate: " + instance.error().message);
+    current_ = *instance;
+    if (cmd.name) named_[*cmd.name] = *instance;
+    return Outcome::pass();
+  }
+
   Outcome define_module(const Command& cmd) {
     auto binary = binary_of(cmd.module);
     if (!binary) return Outcome::skip("text module and no text front end");
@@ -360,6 +400,8 @@ class Runner {
   Outcome execute(const Command& cmd) {
     switch (cmd.kind) {
       case Command::Kind::Module: return define_module(cmd);
+      case Command::Kind::ModuleDefinition: return define_definition(cmd);
+      case Command::Kind::ModuleInstance: return define_instance(cmd);
       case Command::Kind::Register: {
         Instance* inst = find_instance(cmd.name);
         if (!inst && !cmd.name && !refused_.empty())
@@ -405,6 +447,8 @@ class Runner {
   std::string refused_;  // why the latest module was refused as unsupported (empty: it was not)
   std::map<std::string, std::string, std::less<>> refused_named_;  // the same for named modules
   std::map<std::string, Instance*, std::less<>> named_;
+  std::shared_ptr<const CompiledModule> latest_definition_;
+  std::map<std::string, std::shared_ptr<const CompiledModule>, std::less<>> definitions_;
 };
 
 }  // namespace

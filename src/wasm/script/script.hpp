@@ -51,10 +51,13 @@ struct Command {
   enum class Kind : std::uint8_t {
     Module, Register, Action, AssertReturn, AssertTrap, AssertExhaustion,
     AssertInvalid, AssertMalformed, AssertUnlinkable, AssertUninstantiable,
+    ModuleDefinition,  // `(module definition $name? …)`: compiled and kept, not instantiated
+    ModuleInstance,    // `(module instance $name? $definition?)`: a new instance of a definition
   };
   Kind kind = Kind::Module;
   std::size_t line = 0;              // line in the .wast file
-  std::optional<std::string> name;   // Module: its $name; Register: the module registered (empty = latest)
+  std::optional<std::string> name;   // Module(Definition/Instance): its $name; Register: the module registered (empty = latest)
+  std::optional<std::string> definition;  // ModuleInstance: the definition instantiated (empty = latest)
   std::string register_as;           // Register: the import-module name
   ModuleSource module;               // Module and the module-carrying asserts (assert_trap may carry one)
   bool has_module = false;           // AssertTrap on a module rather than an action

@@ -1963,6 +1963,10 @@ std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, const Wat
   cursor.next();  // '('
   if (!cursor.at_keyword("module")) return std::unexpected(unexpected(cursor.peek(), "'module'"));
   cursor.next();
+  if (cursor.at_keyword("definition")) {
+    cursor.next();
+    out.definition = true;
+  }
   if (cursor.at(TokenKind::Id)) out.id = std::string(cursor.next().text);
   if (cursor.at_keyword("binary") || cursor.at_keyword("quote")) {
     const bool binary = cursor.next().text == "binary";

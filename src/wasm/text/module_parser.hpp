@@ -58,11 +58,12 @@ struct ModuleText {
   enum class Form : std::uint8_t { Fields, Binary, Quote };
   Form form = Form::Fields;
   std::string id;                  // `$name`, or empty
+  bool definition = false;         // `(module definition …)`: a script's module compiled, not instantiated
   std::vector<std::uint8_t> bytes; // Fields (compiled) and Binary
   std::string quote;               // Quote: the concatenated strings
 };
 
-// Parses `(module $id? …)` at the cursor (which must be at its '('): an ordinary module is
+// Parses `(module definition? $id? …)` at the cursor (which must be at its '('): an ordinary module is
 // compiled, a binary or quote one returned as written.
 [[nodiscard]] std::expected<ModuleText, TextError> parse_module_form(Cursor& cursor, const WatOptions& options);
 

@@ -93,6 +93,10 @@ class WastParser {
       c_.reset(start);
       c_.next();
       c_.next();
+      if (c_.at_keyword("definition")) {
+        c_.next();
+        if (cmd.kind == Command::Kind::Module) cmd.kind = Command::Kind::ModuleDefinition;
+      }
       if (c_.at(TokenKind::Id)) cmd.name = std::string(c_.peek().text);
       const auto text = skip_form(start);
       if (!text) return std::unexpected(std::move(m.error()));
@@ -101,6 +105,7 @@ class WastParser {
       return {};
     }
     if (!m->id.empty()) cmd.name = m->id;
+    if (m->definition && cmd.kind == Command::Kind::Module) cmd.kind = Command::Kind::ModuleDefinition;
     switch (m->form) {
       case ModuleText::Form::Fields:
       case ModuleText::Form::Binary:
@@ -261,6 +266,17 @@ class WastParser {
     const Token& open = c_.peek();
     Command cmd;
     cmd.line = open.line;
+    if (c_.at_form("module") && c_.peek(2).kind == TokenKind::Keyword && c_.peek(2).text == "instance") {
+      // (module instance $I? $M?)
+      cmd.kind = Command::Kind::ModuleInstance;
+      c_.next();
+      c_.next();
+      c_.next();
+      if (c_.at(TokenKind::Id)) cmd.name = std::string(c_.next().text);
+      if (c_.at(TokenKind::Id)) cmd.definition = std::string(c_.next().text);
+      if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+      return cmd;
+    }
     if (c_.at_form("module")) {
       cmd.kind = Command::Kind::Module;
       if (auto r = module(cmd); !r) return std::unexpected(r.error());
