@@ -13,7 +13,7 @@
 namespace sprawling::cli {
 
 namespace {
-constexpr std::string_view kWastHelp = R"(Usage: sprawl wast [--verbose] [--wasm2] FILE...
+constexpr std::string_view kWastHelp = R"(Usage: sprawl wast [--verbose] [--wasm2] [--tier interpret|compile] [--metered] FILE...
 
 Runs each WebAssembly spec script (.wast): modules, registrations, invocations and every
 assert_* command, with the spec's `spectest` host module. Prints each failure with its
@@ -24,6 +24,11 @@ Modules validate as WebAssembly 3.0 as far as the engine has it (tail calls, ext
 expressions). --wasm2 validates as 2.0 instead (both off, as -W tail-call=n,extended-const=n),
 for the 2.0 testsuite, some of whose assertions 3.0 reverses.
 
+--tier compile runs every function the compiled tier supports as machine code (the others, and
+every function of a build without the compiled tier, stay interpreted: the second is a usage
+error); the default is the interpreter. --metered runs the fuel-metered code under an unbounded
+budget, so both code variants can be checked against the same expectations.
+
 Exit status: 0 nothing failed; 1 at least one assertion failed (a file that does not parse
 counts as one failure); 128 usage error or a file that cannot be read.
 )";
@@ -32,8 +37,11 @@ counts as one failure); 128 usage error or a file that cannot be read.
 int wast_command(std::span<const std::string_view> args) {
   bool verbose = false;
   bool wasm2 = false;
+  bool metered = false;
+  wasm::Tier tier = wasm::Tier::Interpret;
   std::vector<std::string> files;
-  for (const auto arg : args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
     if (arg == "--help" || arg == "-h") {
       sprawling::cli::print(stdout, kWastHelp);
       return 0;
@@ -42,6 +50,23 @@ int wast_command(std::span<const std::string_view> args) {
       verbose = true;
     } else if (arg == "--wasm2") {
       wasm2 = true;
+    } else if (arg == "--metered") {
+      metered = true;
+    } else if (arg == "--tier") {
+      const std::string_view value = i + 1 < args.size() ? args[++i] : std::string_view{};
+      if (value == "interpret") {
+        tier = wasm::Tier::Interpret;
+      } else if (value == "compile") {
+        if (!wasm::compiled_tier_available()) {
+          std::fputs("sprawl wast: --tier compile: this build has no compiled tier (SPRAWLING_WITH_JIT=OFF)\n", stderr);
+          return status::kUsage;
+        }
+        tier = wasm::Tier::Compile;
+      } else {
+        std::fprintf(stderr, "sprawl wast: --tier takes interpret or compile, not '%.*s'\n", static_cast<int>(value.size()),
+                     value.data());
+        return status::kUsage;
+      }
     } else if (arg.starts_with("-")) {
       std::fprintf(stderr, "sprawl wast: unknown option '%.*s' (see sprawl wast --help)\n",
                    static_cast<int>(arg.size()), arg.data());
@@ -63,6 +88,8 @@ int wast_command(std::span<const std::string_view> args) {
   }
   wasm::script::RunOptions options;
   options.verbose = verbose;
+  options.tier = tier;
+  options.metered = metered;
   if (wasm2) options.features = wasm::Features::wasm2();
   options.text_compiler = wasm::text::text_compiler();
   wasm::script::Counts total;

@@ -442,6 +442,33 @@ TEST(Cli, WastRunsAScriptAndCountsPassesAndFailures) {
   EXPECT_TRUE(contains(result.out, "3 passed, 1 failed")) << result.out;  // the module command counts too
 }
 
+TEST(Cli, WastRunsOnEitherTierAndMetered) {
+  TempDir dir;
+  const auto wast = dir.write("t.wast", R"((module (func (export "f") (param i32) (result i32)
+      (if (result i32) (local.get 0) (then (call 0 (i32.sub (local.get 0) (i32.const 1)))) (else (i32.const 7)))))
+    (assert_return (invoke "f" (i32.const 100)) (i32.const 7))
+  )");
+  for (const char* tier : {"interpret", "compile"}) {
+    if (std::string_view(tier) == "compile" && !runtime::wasm_sandbox_has_compiled_tier()) {
+      auto refused = sprawl({"wast", "--tier", tier, wast.string()});
+      EXPECT_EQ(refused.status, 128);
+      EXPECT_TRUE(contains(refused.err, "no compiled tier")) << refused.err;
+      continue;
+    }
+    for (bool metered : {false, true}) {
+      std::vector<std::string> args = {"wast", "--tier", tier};
+      if (metered) args.emplace_back("--metered");
+      args.push_back(wast.string());
+      auto result = sprawl(args);
+      EXPECT_EQ(result.status, 0) << tier << metered << result.out;
+      EXPECT_TRUE(contains(result.out, "2 passed, 0 failed")) << result.out;
+    }
+  }
+  auto bad = sprawl({"wast", "--tier", "jit", wast.string()});
+  EXPECT_EQ(bad.status, 128);
+  EXPECT_TRUE(contains(bad.err, "--tier takes interpret or compile, not 'jit'")) << bad.err;
+}
+
 TEST(Cli, WastModuleDefinitionsAreInstantiatedEachTimeAfresh) {
   // 3.0 scripts: a definition is compiled, not instantiated (its start function does not run);
   // each `module instance` is a new instance with its own state, the latest one current.
