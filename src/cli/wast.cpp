@@ -21,8 +21,9 @@ file:line, a `FILE: N passed, M failed` line per file, and the totals last:
 `N passed, M failed, K skipped`.
 
 Modules validate as WebAssembly 3.0 as far as the engine has it (tail calls, extended constant
-expressions). --wasm2 validates as 2.0 instead (both off, as -W tail-call=n,extended-const=n),
-for the 2.0 testsuite, some of whose assertions 3.0 reverses.
+expressions, relaxed SIMD). --wasm2 validates as 2.0 instead (those off, as -W tail-call=n,
+extended-const=n,relaxed-simd=n), for the 2.0 testsuite, some of whose assertions 3.0 reverses.
+A result written (either V...) passes when any of the listed values matches.
 
 Exit status: 0 nothing failed; 1 at least one assertion failed (a file that does not parse
 counts as one failure); 128 usage error or a file that cannot be read.
