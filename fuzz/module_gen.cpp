@@ -3,10 +3,12 @@
 #include "module_gen.hpp"
 
 #include "hostile/wasm_writer.hpp"
+#include "wasm/opcodes.hpp"
 
 #include <array>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace sprawling::fuzz {
@@ -40,6 +42,89 @@ constexpr std::uint32_t kLocalsPerType = 2;
 
 // Edge values that make arithmetic and addressing interesting.
 constexpr std::array<std::int64_t, 12> kInteresting{0, 1, -1, 2, 7, 8, 31, 32, 63, 64, 65535, 65536};
+
+// The fixed-width SIMD instructions the generator picks from, grouped by what they take and give,
+// read from the engine's opcode table (simd_opcodes.def): the table's signatures are checked
+// against the spec by the validator's tests and the simd_* spec scripts.
+struct SimdOps {
+  struct Row {
+    std::uint32_t sub = 0;
+    wasm::ImmKind imm = wasm::ImmKind::None;
+  };
+  // Per group: every row, and the rows allowed under deterministic_only.
+  struct Group {
+    std::vector<Row> all, deterministic;
+  };
+  Group unary, binary, ternary, shift, test, splat_i32, splat_i64, splat_f32, splat_f64, extract_i32, extract_i64,
+      extract_f32, extract_f64, replace_i32, replace_i64, replace_f32, replace_f64, load, store, load_lane,
+      store_lane;
+};
+
+// Whether a SIMD instruction's v128 result holds float lanes computed by float arithmetic (so NaN
+// payloads an engine may choose): f32x4./f64x2. operators other than the comparisons.
+bool makes_float_lanes(std::string_view text, wasm::OpSig sig) {
+  if (!text.starts_with("f32x4.") && !text.starts_with("f64x2.")) return false;
+  if (wasm::sig_types(sig).result_count == 0 || wasm::sig_types(sig).result != wasm::ValType::V128) return false;
+  const std::string_view op = text.substr(6);
+  for (const std::string_view cmp : {"eq", "ne", "lt", "gt", "le", "ge"}) {
+    if (op == cmp) return false;
+  }
+  return true;
+}
+
+const SimdOps& simd_ops() {
+  static const SimdOps ops = [] {
+    using wasm::ImmKind;
+    using wasm::OpSig;
+    SimdOps o;
+    for (std::uint32_t sub = 0; sub < wasm::kRelaxedSimdFirst; ++sub) {
+      const wasm::OpcodeInfo& info = wasm::kOpcodeTable[wasm::kSimdBase + sub];
+      if (info.text.empty()) continue;
+      const bool mem = wasm::natural_alignment_log2(info.imm).has_value();
+      const bool lane = wasm::lane_count(info.imm) != 0 && info.imm != ImmKind::Shuffle;
+      SimdOps::Group* g = nullptr;
+      if (mem) {
+        const bool lane_access = lane;
+        g = info.sig == OpSig::i_V      ? &o.load
+            : info.sig == OpSig::iV_V   ? (lane_access ? &o.load_lane : nullptr)
+            : lane_access               ? &o.store_lane
+                                        : &o.store;
+      } else if (lane) {
+        switch (info.sig) {
+          case OpSig::V_i: g = &o.extract_i32; break;
+          case OpSig::V_l: g = &o.extract_i64; break;
+          case OpSig::V_f: g = &o.extract_f32; break;
+          case OpSig::V_d: g = &o.extract_f64; break;
+          case OpSig::Vi_V: g = &o.replace_i32; break;
+          case OpSig::Vl_V: g = &o.replace_i64; break;
+          case OpSig::Vf_V: g = &o.replace_f32; break;
+          case OpSig::Vd_V: g = &o.replace_f64; break;
+          default: break;
+        }
+      } else if (info.imm == ImmKind::None) {
+        switch (info.sig) {
+          case OpSig::V_V: g = &o.unary; break;
+          case OpSig::VV_V: g = &o.binary; break;
+          case OpSig::VVV_V: g = &o.ternary; break;
+          case OpSig::Vi_V: g = &o.shift; break;
+          case OpSig::V_i: g = &o.test; break;
+          case OpSig::i_V: g = &o.splat_i32; break;
+          case OpSig::l_V: g = &o.splat_i64; break;
+          case OpSig::f_V: g = &o.splat_f32; break;
+          case OpSig::d_V: g = &o.splat_f64; break;
+          default: break;
+        }
+      }
+      if (g == nullptr) continue;  // v128.const and i8x16.shuffle: written by hand
+      const SimdOps::Row row{sub, info.imm};
+      g->all.push_back(row);
+      const bool float_scalar_in = g == &o.splat_f32 || g == &o.splat_f64 || g == &o.replace_f32 || g == &o.replace_f64;
+      if (!makes_float_lanes(info.text, info.sig) && !float_scalar_in) g->deterministic.push_back(row);
+    }
+    return o;
+  }();
+  return ops;
+}
 
 class Generator {
  public:
@@ -119,6 +204,10 @@ class Generator {
       f.locals.emplace_back(kLocalsPerType, t);
       for (std::uint32_t i = 0; i < kLocalsPerType; ++i) locals_.push_back(t);
     }
+    if (options_.simd) {
+      f.locals.emplace_back(kLocalsPerType, ww::type::v128);
+      for (std::uint32_t i = 0; i < kLocalsPerType; ++i) locals_.push_back(ww::type::v128);
+    }
     counter_base_ = static_cast<std::uint32_t>(locals_.size());
     f.locals.emplace_back(kMaxLoopDepth, ww::type::i32);  // loop counters, never touched by local.set
     if (options_.canonical_nan_pairs) {  // the operands of a float operation (float_binary)
@@ -190,6 +279,10 @@ class Generator {
   }
 
   void statement(Bytes& code, int depth) {
+    if (options_.simd && in_.below(8) == 0) {
+      simd_statement(code, depth);
+      return;
+    }
     switch (in_.below(14)) {
       case 0:
       case 1: {  // local.set
@@ -434,6 +527,10 @@ class Generator {
       }
       default: break;
     }
+    if (options_.simd && in_.below(6) == 0) {
+      v128_to_scalar(code, t, depth);
+      return;
+    }
     switch (t) {
       case ww::type::i32: i32_expr(code, depth); return;
       case ww::type::i64: i64_expr(code, depth); return;
@@ -629,6 +726,175 @@ class Generator {
         }
         expr(code, is64 ? ww::type::f32 : ww::type::f64, depth + 1);
         code.push_back(is64 ? 0xbb : 0xb6);
+        return;
+      }
+    }
+  }
+
+  // ---- fixed-width SIMD (GenOptions::simd)
+
+  const SimdOps::Row* pick(const SimdOps::Group& g) {
+    const auto& rows = options_.deterministic_only ? g.deterministic : g.all;
+    if (rows.empty()) return nullptr;
+    return &rows[in_.below(static_cast<std::uint32_t>(rows.size()))];
+  }
+
+  void simd_memarg(Bytes& code, const SimdOps::Row& row) {
+    ww::simd(code, row.sub);
+    const std::uint32_t offset = in_.below(8) == 0 ? static_cast<std::uint32_t>(in_.raw(3)) : in_.below(32);
+    ww::uleb(code, in_.below(*wasm::natural_alignment_log2(row.imm) + 1));
+    ww::uleb(code, offset);
+  }
+  void lane_immediate(Bytes& code, const SimdOps::Row& row) {
+    code.push_back(static_cast<std::uint8_t>(in_.below(wasm::lane_count(row.imm))));
+  }
+
+  // v128.store or a lane store, or a v128 local.set.
+  void simd_statement(Bytes& code, int depth) {
+    switch (in_.below(3)) {
+      case 0: {
+        std::uint32_t l = 0;
+        bool found = false;
+        local_of(ww::type::v128, l, found);
+        if (!found) return;
+        v128_expr(code, depth + 1);
+        ww::op_index(code, 0x21, l);
+        return;
+      }
+      case 1: {
+        const SimdOps::Row* row = pick(simd_ops().store);
+        address(code, depth);
+        v128_expr(code, depth + 1);
+        simd_memarg(code, *row);
+        return;
+      }
+      default: {
+        const SimdOps::Row* row = pick(simd_ops().store_lane);
+        address(code, depth);
+        v128_expr(code, depth + 1);
+        simd_memarg(code, *row);
+        lane_immediate(code, *row);
+        return;
+      }
+    }
+  }
+
+  // A scalar of type t out of a v128 expression: a lane, or (i32) any_true / all_true / bitmask.
+  void v128_to_scalar(Bytes& code, std::uint8_t t, int depth) {
+    const SimdOps& ops = simd_ops();
+    const bool test = t == ww::type::i32 && in_.below(3) == 0;
+    const SimdOps::Row* row = test                    ? pick(ops.test)
+                              : t == ww::type::i32    ? pick(ops.extract_i32)
+                              : t == ww::type::i64    ? pick(ops.extract_i64)
+                              : t == ww::type::f32    ? pick(ops.extract_f32)
+                                                      : pick(ops.extract_f64);
+    v128_expr(code, depth + 1);
+    ww::simd(code, row->sub);
+    if (!test) lane_immediate(code, *row);
+  }
+
+  void v128_const(Bytes& code) {
+    ww::simd(code, 0x0c);
+    const bool repeat = in_.below(2) == 0;  // one interesting byte everywhere, or 16 input bytes
+    const auto fill = static_cast<std::uint8_t>(kInteresting[in_.below(kInteresting.size())]);
+    for (int i = 0; i < 16; ++i) code.push_back(repeat ? fill : in_.byte());
+  }
+
+  void v128_leaf(Bytes& code) {
+    if (in_.below(2) == 0) {
+      std::uint32_t l = 0;
+      bool found = false;
+      local_of(ww::type::v128, l, found);
+      if (found) {
+        ww::op_index(code, 0x20, l);
+        return;
+      }
+    }
+    v128_const(code);
+  }
+
+  // Pushes exactly one v128.
+  void v128_expr(Bytes& code, int depth) {
+    if (depth >= kMaxExprDepth || in_.empty()) {
+      v128_leaf(code);
+      return;
+    }
+    const SimdOps& ops = simd_ops();
+    switch (in_.below(12)) {
+      case 0: v128_leaf(code); return;
+      case 1: {  // splat of a scalar
+        static constexpr std::array<std::uint8_t, 4> types{ww::type::i32, ww::type::i64, ww::type::f32, ww::type::f64};
+        const std::uint32_t k = in_.below(options_.deterministic_only ? 2 : 4);
+        const SimdOps::Group* groups[] = {&ops.splat_i32, &ops.splat_i64, &ops.splat_f32, &ops.splat_f64};
+        const SimdOps::Row* row = pick(*groups[k]);
+        expr(code, types[k], depth + 1);
+        ww::simd(code, row->sub);
+        return;
+      }
+      case 2: {
+        const SimdOps::Row* row = pick(ops.unary);
+        v128_expr(code, depth + 1);
+        ww::simd(code, row->sub);
+        return;
+      }
+      case 3:
+      case 4: {
+        const SimdOps::Row* row = pick(ops.binary);
+        v128_expr(code, depth + 1);
+        v128_expr(code, depth + 1);
+        ww::simd(code, row->sub);
+        return;
+      }
+      case 5: {
+        const SimdOps::Row* row = pick(ops.ternary);
+        for (int i = 0; i < 3; ++i) v128_expr(code, depth + 1);
+        ww::simd(code, row->sub);
+        return;
+      }
+      case 6: {  // shift by an i32 (taken modulo the lane width)
+        const SimdOps::Row* row = pick(ops.shift);
+        v128_expr(code, depth + 1);
+        expr(code, ww::type::i32, depth + 1);
+        ww::simd(code, row->sub);
+        return;
+      }
+      case 7: {  // replace_lane
+        static constexpr std::array<std::uint8_t, 4> types{ww::type::i32, ww::type::i64, ww::type::f32, ww::type::f64};
+        const std::uint32_t k = in_.below(options_.deterministic_only ? 2 : 4);
+        const SimdOps::Group* groups[] = {&ops.replace_i32, &ops.replace_i64, &ops.replace_f32, &ops.replace_f64};
+        const SimdOps::Row* row = pick(*groups[k]);
+        v128_expr(code, depth + 1);
+        expr(code, types[k], depth + 1);
+        ww::simd(code, row->sub);
+        lane_immediate(code, *row);
+        return;
+      }
+      case 8: {  // i8x16.shuffle
+        v128_expr(code, depth + 1);
+        v128_expr(code, depth + 1);
+        ww::simd(code, 0x0d);
+        for (int i = 0; i < 16; ++i) code.push_back(static_cast<std::uint8_t>(in_.below(32)));
+        return;
+      }
+      case 9: {  // load: plain, splat, extend, zero
+        const SimdOps::Row* row = pick(ops.load);
+        address(code, depth);
+        simd_memarg(code, *row);
+        return;
+      }
+      case 10: {  // load into a lane
+        const SimdOps::Row* row = pick(ops.load_lane);
+        address(code, depth);
+        v128_expr(code, depth + 1);
+        simd_memarg(code, *row);
+        lane_immediate(code, *row);
+        return;
+      }
+      default: {  // select between two vectors
+        v128_expr(code, depth + 1);
+        v128_expr(code, depth + 1);
+        expr(code, ww::type::i32, depth + 1);
+        code.push_back(0x1b);
         return;
       }
     }

@@ -1,5 +1,6 @@
 // The fuzz module generator: turns arbitrary input bytes into a *valid* WebAssembly module
-// (typed expression trees, bounded loops, calls, call_indirect, tail calls, memory and bulk ops), so the
+// (typed expression trees, bounded loops, calls, call_indirect, tail calls, memory and bulk ops,
+// fixed-width SIMD), so the
 // run and differential targets reach execution instead of stopping at the validator.
 #pragma once
 
@@ -23,6 +24,14 @@ struct GenOptions {
   // Tail calls (return_call, return_call_indirect). The tiers target turns them off: a function
   // containing one stays interpreted, and that target insists every function runs compiled.
   bool tail_calls = true;
+  // Fixed-width SIMD: v128 locals, constants, splats, lane extracts and replaces, shuffles, the
+  // lane operators, v128 loads and stores (plain, splat, extend, zero, lane), each tree of them
+  // ending in a scalar (extract_lane, any_true, all_true, bitmask), so exports keep scalar types.
+  // Under deterministic_only no operator producing float lanes (their NaN payloads may differ
+  // between engines) and no float splat or replace (a float expression's NaN payload would
+  // reach integer lanes). The tiers target turns SIMD off: the compiled tier leaves a function
+  // with v128 to the interpreter. Relaxed SIMD is never generated.
+  bool simd = true;
 };
 
 struct GeneratedModule {

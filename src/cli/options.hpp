@@ -38,6 +38,7 @@ struct RunRequest {
   bool simd = true;                                              // -W simd=y|n
   bool tail_call = true;       // -W tail-call=y|n
   bool extended_const = true;  // -W extended-const=y|n
+  bool relaxed_simd = true;    // -W relaxed-simd=y|n
 };
 
 // A usage error: what was wrong and the accepted form.

@@ -60,6 +60,9 @@ Options:
   -W extended-const=y|n    WebAssembly 3.0 extended constant expressions (i32/i64 add, sub,
                            mul in initialisers and offsets, global.get of a defined global
                            there); n refuses a module using them; default y (as Wasmtime)
+  -W relaxed-simd=y|n      the 20 relaxed SIMD instructions, each with one deterministic result
+                           (Wasmtime's relaxed_simd_deterministic choice); n refuses a module
+                           using them; default y (as Wasmtime)
   --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past
@@ -161,6 +164,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.max_store_bytes = request.max_store_bytes;
   config.tail_call = request.tail_call;
   config.extended_const = request.extended_const;
+  config.relaxed_simd = request.relaxed_simd;
   if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;
   config.meter_fuel = request.fuel.has_value();
   config.tier = request.tier;

@@ -21,8 +21,9 @@ file:line, a `FILE: N passed, M failed` line per file, and the totals last:
 `N passed, M failed, K skipped`.
 
 Modules validate as WebAssembly 3.0 as far as the engine has it (tail calls, extended constant
-expressions). --wasm2 validates as 2.0 instead (both off, as -W tail-call=n,extended-const=n),
-for the 2.0 testsuite, some of whose assertions 3.0 reverses.
+expressions, relaxed SIMD). --wasm2 validates as 2.0 instead (those off, as -W tail-call=n,
+extended-const=n,relaxed-simd=n), for the 2.0 testsuite, some of whose assertions 3.0 reverses.
+A result written (either V...) passes when any of the listed values matches.
 
 --tier compile runs every function the compiled tier supports as machine code (the others, and
 every function of a build without the compiled tier, stay interpreted: the second is a usage

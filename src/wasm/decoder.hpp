@@ -31,7 +31,10 @@ struct Features {
   bool tail_call = true;       // return_call, return_call_indirect
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions, and global.get of
                                // earlier-defined immutable globals there (2.0: imported ones only)
-  [[nodiscard]] static constexpr Features wasm2() noexcept { return Features{false, false}; }
+  bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (fixed-width SIMD is Module::simd_use)
+  [[nodiscard]] static constexpr Features wasm2() noexcept {
+    return Features{.tail_call = false, .extended_const = false, .relaxed_simd = false};
+  }
   bool operator==(const Features&) const = default;
 };
 

@@ -3,6 +3,7 @@
 // never recurse natively; the hot state (ip, fp, memory base and size, fuel) lives in locals.
 #include "wasm/code.hpp"
 #include "wasm/numeric.hpp"
+#include "wasm/relaxed_simd.hpp"
 #include "wasm/simd.hpp"
 #include "wasm/store_impl.hpp"
 #if SPRAWLING_WITH_JIT
@@ -824,6 +825,7 @@ L_VGlobalSet: {
 #define SIMD_HANDLER(Name, fn, Shape) SIMD_HANDLER_(Name, fn, Shape)
 #define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn) SIMD_HANDLER(Name, fn, SPRAWLING_SIMD_SHAPE(imm, sig))
 #include "wasm/simd_opcodes.def"
+#include "wasm/relaxed_simd_opcodes.def"
 #undef WASM_SIMD_OPCODE
 #undef SIMD_HANDLER
 #undef SIMD_HANDLER_

@@ -115,7 +115,8 @@ inline constexpr std::uint8_t kPrefixFC = 0xFC;
 inline constexpr std::uint8_t kPrefixSimd = 0xFD;
 
 // Enumerator value: the opcode byte, 0x100 + sub-opcode for the 0xFC-prefixed ones, 0x200 + sub-opcode
-// for the 0xFD-prefixed (SIMD) ones, so one 768-entry table covers the three spaces.
+// for the 0xFD-prefixed (SIMD) ones, so one 800-entry table covers the three spaces (relaxed SIMD's
+// sub-opcodes 0x100-0x113 end at 0x313).
 inline constexpr std::uint16_t kSimdBase = 0x200;
 enum class Opcode : std::uint16_t {
 #define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm) Name = ((prefix) == 0xFC ? 0x100 : 0) + (code),
@@ -123,15 +124,18 @@ enum class Opcode : std::uint16_t {
 #undef WASM_OPCODE
 #define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn) Name = kSimdBase + (code),
 #include "wasm/simd_opcodes.def"
+#include "wasm/relaxed_simd_opcodes.def"
 #undef WASM_SIMD_OPCODE
 };
 
-inline constexpr std::size_t kOpcodeSpace = 0x300;
+inline constexpr std::uint32_t kRelaxedSimdFirst = 0x100;  // sub-opcodes 0x100.. are relaxed SIMD
+inline constexpr std::uint32_t kSimdSubCount = 0x120;
+inline constexpr std::size_t kOpcodeSpace = kSimdBase + kSimdSubCount;
 
 struct OpcodeInfo {
   std::string_view text;  // empty: no such opcode
   std::uint8_t prefix = 0;
-  std::uint8_t code = 0;
+  std::uint16_t code = 0;  // relaxed SIMD's sub-opcodes reach 0x113
   ImmKind imm = ImmKind::None;
   OpSig sig = OpSig::Special;
   std::uint8_t fuel = 0;
@@ -164,6 +168,7 @@ constexpr std::array<OpcodeInfo, kOpcodeSpace> make_opcode_table() {
                      ImmKind::imm == ImmKind::MemArgLane64,                                                 \
                  false};
 #include "wasm/simd_opcodes.def"
+#include "wasm/relaxed_simd_opcodes.def"
 #undef WASM_SIMD_OPCODE
   return table;
 }
@@ -197,13 +202,17 @@ inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::mak
   if (sub >= 0x100 || kOpcodeTable[0x100 + sub].text.empty()) return std::nullopt;
   return static_cast<Opcode>(0x100 + sub);
 }
-// The 0xFD-prefixed (fixed-width SIMD) opcode with this sub-opcode, if any.
+// The 0xFD-prefixed (fixed-width or relaxed SIMD) opcode with this sub-opcode, if any.
 [[nodiscard]] constexpr std::optional<Opcode> opcode_from_simd(std::uint32_t sub) noexcept {
-  if (sub >= 0x100 || kOpcodeTable[kSimdBase + sub].text.empty()) return std::nullopt;
+  if (sub >= kSimdSubCount || kOpcodeTable[kSimdBase + sub].text.empty()) return std::nullopt;
   return static_cast<Opcode>(kSimdBase + sub);
 }
 [[nodiscard]] constexpr bool is_simd(Opcode op) noexcept {
   return static_cast<std::uint16_t>(op) >= kSimdBase;
+}
+// One of the 20 relaxed SIMD instructions (-W relaxed-simd).
+[[nodiscard]] constexpr bool is_relaxed_simd(Opcode op) noexcept {
+  return static_cast<std::uint16_t>(op) >= kSimdBase + kRelaxedSimdFirst;
 }
 
 // Largest valid memarg alignment exponent (log2 of the access width in bytes).
@@ -324,8 +333,12 @@ static_assert(static_cast<std::uint16_t>(Opcode::F64x2ConvertLowI32x4U) == kSimd
 static_assert(sig_types(OpSig::VVV_V).param_count == 3 && sig_types(OpSig::VVV_V).result == ValType::V128);
 static_assert(sig_types(OpSig::iV_v).params[1] == ValType::V128 && sig_types(OpSig::iV_v).result_count == 0);
 static_assert(can_trap(Opcode::V128Load) && !can_trap(Opcode::I8x16Add));
-// simd_opcodes.def holds exactly the 236 fixed-width SIMD instructions.
-static_assert(std::count_if(kOpcodeTable.begin() + kSimdBase, kOpcodeTable.end(),
+// simd_opcodes.def holds exactly the 236 fixed-width SIMD instructions, relaxed_simd_opcodes.def
+// the 20 relaxed ones.
+static_assert(std::count_if(kOpcodeTable.begin() + kSimdBase, kOpcodeTable.begin() + kSimdBase + kRelaxedSimdFirst,
                             [](const OpcodeInfo& oi) { return !oi.text.empty(); }) == 236);
+static_assert(std::count_if(kOpcodeTable.begin() + kSimdBase + kRelaxedSimdFirst, kOpcodeTable.end(),
+                            [](const OpcodeInfo& oi) { return !oi.text.empty(); }) == 20);
+static_assert(is_relaxed_simd(Opcode::I32x4RelaxedDotI8x16I7x16AddS) && !is_relaxed_simd(Opcode::F64x2ConvertLowI32x4U));
 
 }  // namespace sprawling::wasm

@@ -333,6 +333,12 @@ bool FunctionValidator::tail_calls_enabled(const Instruction& ins) {
   return false;
 }
 
+bool FunctionValidator::relaxed_simd_enabled(const Instruction& ins) {
+  if (context_.features.relaxed_simd) return true;
+  fail(concat(name(ins.op), ": relaxed SIMD is disabled (the relaxed-simd feature is off)"));
+  return false;
+}
+
 // A tail call's callee returns straight to this function's caller: its results must be this
 // function's results.
 bool FunctionValidator::check_tail_call_results(const FuncType& callee) {
@@ -360,6 +366,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
   const Module& m = *context_.module;
   const OpcodeInfo& oi = info(ins.op);
   if (oi.sig != OpSig::Special) {
+    if (is_relaxed_simd(ins.op) && !relaxed_simd_enabled(ins)) return error_;
     if (oi.imm != ImmKind::None && !check_simple_immediates(ins)) return error_;
     const SigTypes& sig = sig_types(oi.sig);
     for (std::size_t i = sig.param_count; i-- > 0;) pop(sig.params[i]);

@@ -111,6 +111,7 @@ class FunctionValidator {
   void check_lanes(const Instruction& ins);
   bool check_tail_call_results(const FuncType& callee);
   bool tail_calls_enabled(const Instruction& ins);
+  bool relaxed_simd_enabled(const Instruction& ins);
   void fail(std::string message);
   void type_mismatch(ValType expected, ValType found);
   const Control* label(std::uint32_t depth);

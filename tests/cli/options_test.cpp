@@ -101,6 +101,19 @@ TEST(Options, WasmFeatureSwitchesInWasmtimeSpelling) {
   EXPECT_EQ(bad.error().message, "-W tail-call='maybe': expected y or n");
 }
 
+TEST(Options, RelaxedSimdSwitch) {
+  auto d = parse({"m.wasm"});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->relaxed_simd);  // Wasmtime's default
+  auto off = parse({"-W", "relaxed-simd=n", "m.wasm"});
+  ASSERT_TRUE(off.has_value()) << off.error().message;
+  EXPECT_FALSE(off->relaxed_simd);
+  EXPECT_TRUE(off->simd);
+  auto bad = parse({"-W", "relaxed-simd=2", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "-W relaxed-simd='2': expected y or n");
+}
+
 TEST(Options, ResourceLimitsInBothSpellings) {
   auto w = parse({"-W", "max-table-elements=1000,max-tables=2,max-memories=1,max-store-size=64M", "m.wasm"});
   ASSERT_TRUE(w.has_value()) << w.error().message;

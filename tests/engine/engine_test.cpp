@@ -450,6 +450,28 @@ TEST(ModuleErrors, FeatureSwitchesRefuseModulesUsingThem) {
       << refused_const.error().message;
 }
 
+TEST(ModuleErrors, RelaxedSimdSwitchRefusesModulesUsingIt) {
+  // 2 * 3 + 1 by f32x4.relaxed_madd, exit code the first lane truncated: 7 by default (as
+  // Wasmtime), refused naming the feature with relaxed_simd off (-W relaxed-simd=n).
+  TempDir dir;
+  const auto madd = dir.write("madd.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (call $proc_exit (i32.trunc_f32_s (f32x4.extract_lane 0
+      (f32x4.relaxed_madd (f32x4.splat (f32.const 2)) (f32x4.splat (f32.const 3)) (f32x4.splat (f32.const 1))))))))
+)");
+  WasmSandbox on;
+  auto ran = on.run(job_for(madd));
+  ASSERT_TRUE(ran.has_value()) << ran.error().to_string();
+  EXPECT_EQ(ran->exit, SandboxExit{Failure{7}});
+  WasmSandbox off(SandboxConfig{.relaxed_simd = false});
+  auto refused = off.run(job_for(madd));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(refused.error().message.find("relaxed SIMD is disabled"), std::string::npos) << refused.error().message;
+}
+
 // --------------------------------------------------------------------- the seam
 
 TEST(Seam, ConformanceCheckPassesOnWasmSandbox) {

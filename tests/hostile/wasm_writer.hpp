@@ -15,6 +15,7 @@ using Bytes = std::vector<std::uint8_t>;
 
 namespace type {
 inline constexpr std::uint8_t i32 = 0x7f, i64 = 0x7e, f32 = 0x7d, f64 = 0x7c, funcref = 0x70, externref = 0x6f;
+inline constexpr std::uint8_t v128 = 0x7b;
 }  // namespace type
 
 inline void uleb(Bytes& out, std::uint64_t v) {
@@ -63,6 +64,10 @@ inline void memarg(Bytes& code, std::uint8_t op, std::uint32_t align, std::uint3
 }
 inline void prefixed(Bytes& code, std::uint32_t sub) {  // 0xFC-prefixed (bulk memory, sat trunc, tables)
   code.push_back(0xfc);
+  uleb(code, sub);
+}
+inline void simd(Bytes& code, std::uint32_t sub) {  // 0xFD-prefixed (SIMD)
+  code.push_back(0xfd);
   uleb(code, sub);
 }
 

@@ -109,10 +109,17 @@ Command with_module(Command::Kind kind, Bytes bytes, std::string text) {
 }
 
 ExpectedValue exact(Value v) {
-  return ExpectedValue{ExpectedValue::Kind::Exact, v, std::nullopt, {}};
+  return ExpectedValue{ExpectedValue::Kind::Exact, v, std::nullopt, {}, {}};
 }
 ExpectedValue nan_of(ExpectedValue::Kind k, ValType t) {
-  return ExpectedValue{k, Value{t, 0, 0}, std::nullopt, {}};
+  return ExpectedValue{k, Value{t, 0, 0}, std::nullopt, {}, {}};
+}
+ExpectedValue either(std::vector<ExpectedValue> alternatives) {
+  ExpectedValue e;
+  e.kind = ExpectedValue::Kind::Either;
+  e.value.type = alternatives.front().value.type;
+  e.alternatives = std::move(alternatives);
+  return e;
 }
 
 Script numbered(std::vector<Command> commands) {
@@ -159,6 +166,24 @@ TEST(RunScript, EverythingRightPasses) {
   EXPECT_EQ(c.failed, 0u) << log.str();
   EXPECT_EQ(c.passed, s.commands.size());
   EXPECT_EQ(c.skipped, 0u);
+}
+
+// (either …) results (3.0 scripts, relaxed SIMD): one matching alternative passes, none fails.
+TEST(RunScript, EitherPassesWhenOneAlternativeMatches) {
+  const Script s = numbered({
+      module_command(m1()),
+      invoke(Command::Kind::AssertReturn, "add", {Value::i32(1), Value::i32(2)},
+             {either({exact(Value::i32(4)), exact(Value::i32(3))})}),
+      invoke(Command::Kind::AssertReturn, "nan", {}, {either({exact(Value::f32_bits(0)),
+                                                              nan_of(ExpectedValue::Kind::CanonicalNan, ValType::F32)})}),
+      invoke(Command::Kind::AssertReturn, "add", {Value::i32(1), Value::i32(2)},
+             {either({exact(Value::i32(4)), exact(Value::i32(5))})}),
+  });
+  std::ostringstream log;
+  const Counts c = run_script(s, RunOptions{}, log);
+  EXPECT_EQ(c.passed, 3u) << log.str();
+  EXPECT_EQ(c.failed, 1u) << log.str();
+  EXPECT_NE(log.str().find("either(i32:0x4 i32:0x5)"), std::string::npos) << log.str();
 }
 
 TEST(RunScript, EveryWrongExpectationFails) {

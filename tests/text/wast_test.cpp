@@ -146,6 +146,17 @@ TEST(Wast, ModuleDefinitionsAndInstances) {
   EXPECT_FALSE(s.commands[3].definition.has_value());
 }
 
+TEST(Wast, EitherResultListsItsAlternatives) {
+  const auto s = parse("(assert_return (invoke \"f\") (either (i32.const 1) (i32.const 2)) (i64.const 3))");
+  ASSERT_EQ(s.commands.size(), 1u);
+  ASSERT_EQ(s.commands[0].expected.size(), 2u);
+  const ExpectedValue& e = s.commands[0].expected[0];
+  EXPECT_EQ(e.kind, ExpectedValue::Kind::Either);
+  ASSERT_EQ(e.alternatives.size(), 2u);
+  EXPECT_EQ(e.alternatives[1].value.bits, 2u);
+  EXPECT_FALSE(parse_wast("(assert_return (invoke \"f\") (either))", "test.wast").has_value());
+}
+
 TEST(Wast, BareModuleFieldsAreOneModule) {
   const auto s = parse("(func) (memory 0) (func (export \"f\"))");
   ASSERT_EQ(s.commands.size(), 1u);

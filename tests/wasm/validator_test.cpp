@@ -332,6 +332,21 @@ TEST(FunctionValidator, TailCalls) {
       << r.error()->message;
 }
 
+TEST(FunctionValidator, RelaxedSimdSwitch) {
+  Fixture f;
+  // v128.const 0 (three times); f32x4.relaxed_madd; drop.
+  Bytes code;
+  for (int k = 0; k < 3; ++k) {
+    code.insert(code.end(), {0xFD, 0x0C});
+    code.insert(code.end(), 16, 0x00);
+  }
+  code.insert(code.end(), {0xFD, 0x85, 0x02, 0x1A, 0x0B});
+  EXPECT_EQ(message(f.run(0, code)), "(valid)");
+  f.context.features.relaxed_simd = false;
+  EXPECT_EQ(message(f.run(0, code)), "f32x4.relaxed_madd: relaxed SIMD is disabled (the relaxed-simd feature is off)");
+  EXPECT_FALSE(Features::wasm2().relaxed_simd);
+}
+
 TEST(ConstExpr, Rules) {
   // WebAssembly 2.0's rules (the extended-const feature off).
   const Features v2 = Features::wasm2();

@@ -90,6 +90,8 @@ struct SandboxConfig {
   // defined (not imported) global.
   bool tail_call = true;       // return_call, return_call_indirect
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions
+  bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (-W relaxed-simd=n), one
+                               // deterministic result each (docs/interpreter.md)
 };
 
 // What precompile_module wrote, per fuel mode.

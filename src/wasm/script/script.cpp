@@ -5,6 +5,7 @@
 #include "wasm/decoder.hpp"
 #include "wasm/script/expectations.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <iomanip>
 #include <limits>
@@ -48,6 +49,14 @@ std::string describe(const ExpectedValue& e) {
     case ExpectedValue::Kind::ArithmeticNan: return std::string(name(e.value.type)) + ":nan:arithmetic";
     case ExpectedValue::Kind::AnyFuncRef: return "funcref:non-null";
     case ExpectedValue::Kind::AnyNullRef: return "ref:null";
+    case ExpectedValue::Kind::Either: {
+      std::string out = "either(";
+      for (std::size_t i = 0; i < e.alternatives.size(); ++i) {
+        if (i > 0) out += ' ';
+        out += describe(e.alternatives[i]);
+      }
+      return out + ")";
+    }
     case ExpectedValue::Kind::Exact: break;
   }
   if (!e.lanes.empty()) {
@@ -84,6 +93,9 @@ std::uint64_t width_mask(ValType t) {
 }
 
 bool matches(const ExpectedValue& e, const Value& v) {
+  if (e.kind == ExpectedValue::Kind::Either) {
+    return std::ranges::any_of(e.alternatives, [&](const ExpectedValue& alt) { return matches(alt, v); });
+  }
   if (e.kind == ExpectedValue::Kind::AnyNullRef) return is_reference(v.type) && v.bits == 0;
   if (e.value.type != v.type) return false;
   if (v.type == ValType::V128) {
@@ -102,7 +114,8 @@ bool matches(const ExpectedValue& e, const Value& v) {
   switch (e.kind) {
     case ExpectedValue::Kind::Exact: return bits == (e.value.bits & width_mask(v.type));
     case ExpectedValue::Kind::AnyFuncRef: return v.bits != 0;
-    case ExpectedValue::Kind::AnyNullRef: return false;  // handled above (any reference type)
+    case ExpectedValue::Kind::AnyNullRef:  // handled above (any reference type)
+    case ExpectedValue::Kind::Either: return false;  // handled above
     case ExpectedValue::Kind::CanonicalNan:
       return v.type == ValType::F32 ? (bits & 0x7FFF'FFFFu) == 0x7FC0'0000u
                                     : (bits & 0x7FFF'FFFF'FFFF'FFFFull) == 0x7FF8'0000'0000'0000ull;

@@ -31,12 +31,14 @@ struct ExpectedValue {
     ArithmeticNan,  // nan:arithmetic of value.type
     AnyFuncRef,     // any non-null funcref
     AnyNullRef,     // a null reference of any reference type (3.0 scripts' `(ref.null)` result)
+    Either,         // any one of `alternatives` (3.0 scripts' `(either …)`, relaxed SIMD's results)
   };
   Kind kind = Kind::Exact;
   Value value;
   // v128 results: per-lane patterns (lane_type + lanes); empty for scalar values.
   std::optional<ValType> lane_type_hint;
   std::vector<ExpectedValue> lanes;
+  std::vector<ExpectedValue> alternatives;  // Kind::Either only
 };
 
 struct Action {

@@ -133,6 +133,7 @@ class WastParser {
     if (!c_.at(TokenKind::Keyword)) return std::unexpected(unexpected(c_.peek(), "a constant"));
     const Token& kw = c_.next();
     const std::string_view k = kw.text;
+    if (k == "either" && result) return either();
     const Token& arg = c_.peek();
     auto number_error = [&](NumError e) {
       if (e == NumError::OutOfRange) return error_at(arg, "constant out of range: " + std::string(arg.text));
@@ -190,6 +191,21 @@ class WastParser {
     } else {
       return std::unexpected(unexpected(kw, "a constant"));
     }
+    if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    return out;
+  }
+
+  // (either V1 V2 …) after its keyword: a result any one of the values satisfies.
+  Result<ExpectedValue> either() {
+    ExpectedValue out;
+    out.kind = ExpectedValue::Kind::Either;
+    while (c_.at(TokenKind::LParen)) {
+      auto alt = value(true);
+      if (!alt) return std::unexpected(alt.error());
+      out.alternatives.push_back(std::move(*alt));
+    }
+    if (out.alternatives.empty()) return std::unexpected(unexpected(c_.peek(), "a result value"));
+    out.value.type = out.alternatives.front().value.type;
     if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
     return out;
   }
