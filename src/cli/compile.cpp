@@ -21,7 +21,8 @@ into the compiled-code cache: SPRAWLING_CACHE_DIR, else $XDG_CACHE_HOME/sprawlin
 ~/.cache/sprawling/code (created 0700). Later runs of the same module (`sprawl run`, `sprawl
 python`; --tier auto, the default, or compile) by this same sprawl binary on this CPU start on that
 machine code instead of the interpreter. Prints each entry written. An entry is specific to the
-module's bytes, this build of sprawl, the LLVM library, the CPU's features and the fuel mode;
+module's bytes, this build of sprawl and of its compiler plugin (libsprawling_jit.so), the LLVM
+library, the CPU's features and the fuel mode;
 entries are checked on every read (a corrupt or foreign one is ignored), and the folder is kept
 under 1 GiB by removing the least recently used entries.
 
@@ -31,7 +32,8 @@ Options:
                 (default: both)
   -h, --help    this text
 
-Exit status: 0 when every entry was written; 127 in a build without the compiled tier; 128 usage;
+Exit status: 0 when every entry was written; 127 without the compiled tier (a build without it, or
+its plugin libsprawling_jit.so not found: the message says where it looked); 128 usage;
 132 an invalid module; 126 the cache could not be written.
 )";
 

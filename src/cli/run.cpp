@@ -79,8 +79,9 @@ Options:
                            interpret: the interpreter alone. compile: machine code from the
                            cache, else LLVM compiles each function on its first call (the time
                            counts towards --timeout); functions using SIMD stay interpreted.
-                           compile needs a build with the compiled tier (else exit status
-                           127); auto is the interpreter in one without
+                           compile needs the compiled tier and its plugin libsprawling_jit.so,
+                           loaded only when needed (else exit status 127); auto is the
+                           interpreter without them
   -C cache=y|n, --cache y|n
                            use the compiled-code cache (default y): SPRAWLING_CACHE_DIR, else
                            $XDG_CACHE_HOME/sprawling/code, else ~/.cache/sprawling/code

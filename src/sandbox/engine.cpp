@@ -458,13 +458,12 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   (*context)->set_fuel_charger([&store](std::uint64_t units) { return store.charge_fuel(units); });
   if (config_.tier == ExecutionTier::Compile && !store.set_tier(wasm::Tier::Compile)) {
     return std::unexpected(AxError{.code = ErrorCode::ToolUnavailable,
-                                   .message = "this build has no compiled tier (built with SPRAWLING_WITH_JIT=OFF); "
-                                              "the job was not run",
+                                   .message = wasm::compiled_tier_unavailable_reason() + "; the job was not run",
                                    .alternative = "the interpreter (ExecutionTier::Interpret, sprawl run --tier interpret)",
                                    .detail = {{"tier", "compile"}}});
   }
   if (config_.tier == ExecutionTier::Auto) (void)store.set_tier(wasm::Tier::Auto);  // the interpreter without the tier
-  if (config_.tier != ExecutionTier::Interpret && !config_.code_cache_dir.empty() && wasm::compiled_tier_available())
+  if (config_.tier != ExecutionTier::Interpret && !config_.code_cache_dir.empty() && wasm::compiled_tier_built())
     store.set_code_cache(std::make_shared<engine::FileCodeCache>(config_.code_cache_dir, config_.code_cache_max_bytes));
   std::vector<wasm::Extern> imports;
   imports.reserve(wasi_imports.size());
@@ -513,8 +512,7 @@ std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(const st
                                                                      bool unmetered) {
   if (!wasm::compiled_tier_available()) {
     return std::unexpected(AxError{.code = ErrorCode::ToolUnavailable,
-                                   .message = "this build has no compiled tier (built with SPRAWLING_WITH_JIT=OFF): "
-                                              "nothing to compile",
+                                   .message = wasm::compiled_tier_unavailable_reason() + ": nothing to compile",
                                    .alternative = "the interpreter (sprawl run --tier interpret)",
                                    .detail = {{"tier", "compile"}}});
   }

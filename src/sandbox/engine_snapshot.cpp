@@ -173,28 +173,10 @@ std::expected<std::shared_ptr<const wasm::InstanceSnapshot>, std::string> build_
   return wasm::capture_snapshot(**instance);
 }
 
-// The modules' SHA-256 digests (their identity in file names and headers), one per compiled
-// module of this process: computed once, or recorded by the loader that computed it already.
-std::mutex& digest_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-std::vector<std::pair<std::weak_ptr<const wasm::CompiledModule>, wasm::Sha256Digest>>& digests() {
-  static std::vector<std::pair<std::weak_ptr<const wasm::CompiledModule>, wasm::Sha256Digest>> memo;
-  return memo;
-}
-
-wasm::Sha256Digest module_digest(const std::shared_ptr<const wasm::CompiledModule>& module) {
-  {
-    std::lock_guard lock(digest_mutex());
-    std::erase_if(digests(), [](const auto& e) { return e.first.expired(); });
-    for (const auto& [weak, digest] : digests()) {
-      if (weak.lock() == module) return digest;
-    }
-  }
-  const wasm::Sha256Digest digest = wasm::sha256(module->module().bytes);
-  remember_module_digest(module, digest);
-  return digest;
+// The module's SHA-256 (its identity in file names and headers): the one digest of its bytes,
+// shared with the code cache's key (CompiledModule::content_digest), computed once per module.
+const wasm::Sha256Digest& module_digest(const std::shared_ptr<const wasm::CompiledModule>& module) {
+  return module->content_digest();
 }
 
 std::filesystem::path snapshot_file(const std::filesystem::path& dir, const wasm::Sha256Digest& module_digest,
@@ -209,11 +191,7 @@ std::filesystem::path snapshot_file(const std::filesystem::path& dir, const wasm
 void clear_snapshot_cache() { cache().clear(); }
 
 void remember_module_digest(const std::shared_ptr<const wasm::CompiledModule>& module, const wasm::Sha256Digest& digest) {
-  std::lock_guard lock(digest_mutex());
-  for (const auto& [weak, known] : digests()) {
-    if (weak.lock() == module) return;
-  }
-  digests().emplace_back(module, digest);
+  module->remember_content_digest(digest);
 }
 
 bool snapshot_vouches_for(const wasm::Sha256Digest& digest, std::uint64_t module_size, const SandboxJob& job,

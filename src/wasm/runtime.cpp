@@ -45,6 +45,15 @@ std::string_view trap_message(TrapKind kind) noexcept {
 CompiledModule::CompiledModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CompiledModule::~CompiledModule() = default;
 const Module& CompiledModule::module() const noexcept { return impl_->module; }
+const Sha256Digest& CompiledModule::content_digest() const { return impl_->content_digest(); }
+void CompiledModule::remember_content_digest(const Sha256Digest& digest) const { impl_->remember_content_digest(digest); }
+const Sha256Digest& CompiledModule::Impl::content_digest() const {
+  std::call_once(digest_once, [this] { digest = sha256(module.bytes); });
+  return digest;
+}
+void CompiledModule::Impl::remember_content_digest(const Sha256Digest& d) const {
+  std::call_once(digest_once, [this, &d] { digest = d; });
+}
 
 CompiledModule::Impl::~Impl() {
   for (const auto& slots : translated) {
@@ -235,7 +244,7 @@ TrapKind Store::Impl::refuel(std::int64_t& counter_io, std::int64_t visible) {
   }
 }
 
-bool compiled_tier_available() noexcept {
+bool compiled_tier_built() noexcept {
 #if SPRAWLING_WITH_JIT
   return true;
 #else
@@ -243,9 +252,27 @@ bool compiled_tier_available() noexcept {
 #endif
 }
 
+bool compiled_tier_available() noexcept {
+#if SPRAWLING_WITH_JIT
+  return jit::plugin().loaded;
+#else
+  return false;
+#endif
+}
+
+std::string compiled_tier_unavailable_reason() {
+#if SPRAWLING_WITH_JIT
+  return jit::plugin().error;
+#else
+  return "this build has no compiled tier (built with SPRAWLING_WITH_JIT=OFF)";
+#endif
+}
+
+// Compile loads the plugin now (the job will need it); auto does not: it needs the plugin only
+// when the code cache holds an entry for a module (code_cache.cpp).
 bool Store::set_tier(Tier tier) noexcept {
   if (tier == Tier::Compile && !compiled_tier_available()) return false;
-  impl_->tier = compiled_tier_available() ? tier : Tier::Interpret;
+  impl_->tier = compiled_tier_built() ? tier : Tier::Interpret;
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include "wasm/decoder.hpp"
 #include "wasm/host.hpp"
 #include "wasm/module.hpp"
+#include "wasm/sha256.hpp"
 #include "wasm/types.hpp"
 
 #include <chrono>
@@ -103,6 +104,11 @@ class CompiledModule {
 
   [[nodiscard]] const Module& module() const noexcept;
   [[nodiscard]] const Impl& impl() const noexcept { return *impl_; }
+  // SHA-256 of the module's bytes: its one identity, in the code cache's key and in snapshot
+  // files. Computed on first use, once per module, unless the loader that hashed the bytes for
+  // its own check gave it first (remember_content_digest, which must be given sha256(bytes)).
+  [[nodiscard]] const Sha256Digest& content_digest() const;
+  void remember_content_digest(const Sha256Digest& digest) const;
 
  private:
   std::unique_ptr<Impl> impl_;
@@ -182,8 +188,14 @@ struct ExecutionBudget {
 // background tier-up yet); in a build without the compiled tier, the interpreter.
 enum class Tier : std::uint8_t { Interpret, Compile, Auto };
 
-// Whether this build has the compiled tier (CMake option SPRAWLING_WITH_JIT).
+// Whether the compiled tier can run here: this build has it (CMake option SPRAWLING_WITH_JIT) and
+// its plugin, libsprawling_jit.so (which holds LLVM), loads. The first call loads the plugin.
 [[nodiscard]] bool compiled_tier_available() noexcept;
+// Why not, when it cannot ("" when it can): a build without it, or every place the plugin was
+// looked for and why each failed. Loads the plugin too.
+[[nodiscard]] std::string compiled_tier_unavailable_reason();
+// Whether this build has the compiled tier, without loading anything (auto's start path).
+[[nodiscard]] bool compiled_tier_built() noexcept;
 
 // Where compiled code persists between processes (docs/compiled-tier.md, "Code cache"). The
 // engine names each entry (a hash of everything the machine code depends on) and writes

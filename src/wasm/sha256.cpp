@@ -210,13 +210,15 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
+std::vector<std::uint8_t> build_id_of(const void* code) {
+  BuildIdSearch search;
+  search.code = reinterpret_cast<std::uintptr_t>(code);
+  dl_iterate_phdr(find_build_id, &search);
+  return search.id;
+}
+
 std::span<const std::uint8_t> engine_build_id() noexcept {
-  static const std::vector<std::uint8_t> id = [] {
-    BuildIdSearch search;
-    search.code = reinterpret_cast<std::uintptr_t>(&find_build_id);
-    dl_iterate_phdr(find_build_id, &search);
-    return search.id;
-  }();
+  static const std::vector<std::uint8_t> id = build_id_of(reinterpret_cast<const void*>(&find_build_id));
   return id;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace sprawling::wasm {
 
@@ -29,5 +30,8 @@ using Sha256Digest = std::array<std::uint8_t, 32>;
 // whose decoder or validator differ have different ids. Empty when the binary has no such note
 // (then nothing may be trusted as validated by "this build": every load validates).
 [[nodiscard]] std::span<const std::uint8_t> engine_build_id() noexcept;
+// The same for the loaded object (program or shared library) whose segments hold `code`: the
+// compiled tier's plugin has its own.
+[[nodiscard]] std::vector<std::uint8_t> build_id_of(const void* code);
 
 }  // namespace sprawling::wasm

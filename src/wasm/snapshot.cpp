@@ -399,7 +399,7 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
   header.out.assign(kMagic, kMagic + 8);
   header.u32(kFormatVersion);
   header.u32(static_cast<std::uint32_t>(kHeaderBytes));
-  const Sha256Digest digest = sha256(s.module->module().bytes);
+  const Sha256Digest& digest = s.module->content_digest();
   header.out.insert(header.out.end(), digest.begin(), digest.end());
   header.u64(s.module->module().bytes.size());
   header.u64(key);

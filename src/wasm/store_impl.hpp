@@ -178,10 +178,14 @@ struct CompiledModule::Impl {
   [[nodiscard]] std::size_t translated_count(bool metered) const noexcept;
   // The compiled tier's code per variant (wasm/jit/), made on first use by a Store on that tier:
   // loaded from the code cache (tried once per variant), else (Tier::Compile) compiled lazily.
+  // CompiledModule::content_digest: SHA-256 of module.bytes, computed or given once.
+  [[nodiscard]] const Sha256Digest& content_digest() const;
+  void remember_content_digest(const Sha256Digest& d) const;
+  mutable std::once_flag digest_once;
+  mutable Sha256Digest digest{};
   mutable std::mutex jit_mutex;
   mutable std::shared_ptr<jit::ModuleCode> jit_code[2];
   mutable bool jit_cache_tried[2] = {false, false};
-  mutable std::string jit_digest;  // the module bytes' BLAKE3 (hex), the code cache's key; "" until needed
   const jit::ModuleCode& jit(int variant) const;  // compiled now (lazily per function), no cache
   // The code for a store on `tier` with `cache` (may be null); null: none (Auto, not cached).
   const jit::ModuleCode* jit_for(int variant, Tier tier, CodeCacheStorage* cache) const;

@@ -209,6 +209,55 @@ TEST(Cli, CompileFillsTheCodeCacheThatRunStartsFrom) {
   EXPECT_EQ(sprawl({"compile"}, {}, false, env).status, 128);
 }
 
+// A run that compiles nothing never loads the compiled tier's plugin, nor libLLVM with it (the
+// dynamic loader's own trace says what it mapped); a run that needs it names every place it
+// looked when the plugin is not there, and auto then interprets (docs/compiled-tier.md, "Linkage").
+TEST(Cli, OnlyARunThatCompilesLoadsTheCompilerPlugin) {
+  TempDir dir;
+  const auto ok = dir.write("ok.wat", test::kOkGuest).string();
+  const std::string cache = "SPRAWLING_CACHE_DIR=" + (dir.path() / "code").string();
+  for (const char* tier : {"auto", "interpret"}) {
+    auto result = sprawl({"run", "--tier", tier, ok}, {}, false, {cache, "LD_DEBUG=files"});
+    EXPECT_EQ(result.status, 0) << result.err;
+    EXPECT_EQ(result.out, "ok\n");
+    EXPECT_TRUE(contains(result.err, "libc.so")) << "the loader's trace is there: " << result.err;
+    EXPECT_FALSE(contains(result.err, "libLLVM")) << tier << ": " << result.err;
+    EXPECT_FALSE(contains(result.err, "libsprawling_jit")) << tier << ": " << result.err;
+  }
+#if SPRAWLING_WITH_JIT
+  auto compiled = sprawl({"run", "--tier", "compile", ok}, {}, false, {cache, "LD_DEBUG=files"});
+  EXPECT_EQ(compiled.status, 0) << compiled.err;
+  EXPECT_TRUE(contains(compiled.err, "libsprawling_jit.so")) << compiled.err;
+  EXPECT_TRUE(contains(compiled.err, "libLLVM")) << compiled.err;
+
+  const std::string missing = (dir.path() / "missing" / "libsprawling_jit.so").string();
+  const std::string not_a_plugin = dir.write("not-a-plugin.so", "not an ELF file").string();
+  for (const std::string& plugin : {missing, not_a_plugin}) {
+    const std::vector<std::string> env{cache, "SPRAWLING_JIT_PLUGIN=" + plugin, "SPRAWLING_JIT_STATS=1"};
+    auto run = sprawl({"run", "--tier", "compile", ok}, {}, false, env);
+    EXPECT_EQ(run.status, 127) << run.err;
+    EXPECT_TRUE(contains(run.err, "E_TOOL_UNAVAILABLE")) << run.err;
+    EXPECT_TRUE(contains(run.err, "'" + plugin + "'")) << run.err;
+    auto precompiled = sprawl({"compile", ok}, {}, false, env);
+    EXPECT_EQ(precompiled.status, 127) << precompiled.err;
+    EXPECT_TRUE(contains(precompiled.err, "'" + plugin + "'")) << precompiled.err;
+  }
+  EXPECT_TRUE(contains(sprawl({"run", "--tier", "compile", ok}, {}, false,
+                              {cache, "SPRAWLING_JIT_PLUGIN=" + missing}).err, "not found"));
+
+  // With an entry in the cache, auto needs the plugin to check it; without the plugin it
+  // interprets and says why.
+  ASSERT_EQ(sprawl({"compile", ok}, {}, false, {cache}).status, 0);
+  auto warm = sprawl({"run", ok}, {}, false, {cache, "SPRAWLING_JIT_PLUGIN=" + missing, "SPRAWLING_JIT_STATS=1"});
+  EXPECT_EQ(warm.status, 0) << warm.err;
+  EXPECT_EQ(warm.out, "ok\n");
+  EXPECT_TRUE(contains(warm.err, "sprawl jit: auto: entry ")) << warm.err;
+  EXPECT_TRUE(contains(warm.err, missing)) << warm.err;
+  auto loaded = sprawl({"run", ok}, {}, false, {cache, "SPRAWLING_JIT_STATS=1"});
+  EXPECT_TRUE(contains(loaded.err, "loaded from the code cache")) << loaded.err;
+#endif
+}
+
 TEST(Cli, DeadlineIs136InBothSpellings) {
   TempDir dir;
   const auto wasm = dir.write("loop.wat", kLoop).string();

@@ -200,10 +200,19 @@ TEST_F(CodeCacheTest, EntriesAreKeyedOnFuelModeModuleAndTarget) {
   const auto a = jit::make_key(parts, "aa", false);
   EXPECT_NE(a.name, jit::make_key(parts, "aa", true).name);
   EXPECT_NE(a.name, jit::make_key(parts, "ab", false).name);
+  // The name is made without the plugin (engine build, CPUID words, fuel, module); what the
+  // plugin adds (target, LLVM, compiler build) is in the material checked on every read.
   jit::CacheKeyParts other = parts;
-  other.target.features += ",-sse4.2";
+  other.cpu_id += "00";
   EXPECT_NE(a.name, jit::make_key(other, "aa", false).name);
+  other = parts;
+  other.target.features += ",-sse4.2";
+  EXPECT_NE(a.material, jit::make_key(other, "aa", false).material);
+  other = parts;
+  other.plugin = "0123";
+  EXPECT_NE(a.material, jit::make_key(other, "aa", false).material);
   EXPECT_EQ(a.name, jit::make_key(parts, "aa", false).name);
+  EXPECT_EQ(a.name, jit::entry_name(*jit::host_name_parts(), "aa", false));
   EXPECT_EQ(parts.engine.size(), 40u) << "a GNU build-id (SHA-1 by default)";
 }
 

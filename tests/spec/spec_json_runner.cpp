@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--tier" && i + 1 < argc && std::string_view(argv[i + 1]) == "compile") {
       ++i;
       if (!compiled_tier_available()) {
-        std::cerr << "spec_json_runner: --tier compile: this build has no compiled tier (SPRAWLING_WITH_JIT=OFF)\n";
+        std::cerr << "spec_json_runner: --tier compile: " << compiled_tier_unavailable_reason() << "\n";
         return 2;
       }
       options.tier = Tier::Compile;

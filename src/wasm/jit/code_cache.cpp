@@ -4,11 +4,15 @@
 
 #include "wasm/sha256.hpp"
 
-#include <llvm-c/Core.h>
-#include <llvm/Support/BLAKE3.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -19,8 +23,9 @@ namespace jit {
 namespace {
 
 constexpr std::string_view kMagic = "SPRWCODE";
-constexpr std::uint32_t kFormat = 1;
-constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 + 32;  // magic, format, key length, payload length, BLAKE3
+// 2: SHA-256 for the name and checksum (was LLVM's BLAKE3), names without the plugin's parts.
+constexpr std::uint32_t kFormat = 2;
+constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 + 32;  // magic, format, key length, payload length, SHA-256
 
 void put32(std::vector<std::uint8_t>& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
@@ -34,12 +39,53 @@ std::uint64_t get_le(std::span<const std::uint8_t> in, std::size_t at, int bytes
   return v;
 }
 
+// The entry's checksum: SHA-256 over the digests of key and payload (no copy of the payload).
+Sha256Digest checksum(std::span<const std::uint8_t> material, std::span<const std::uint8_t> payload) {
+  std::array<std::uint8_t, 64> both{};
+  const Sha256Digest a = sha256(material);
+  const Sha256Digest b = sha256(payload);
+  std::ranges::copy(a, both.begin());
+  std::ranges::copy(b, both.begin() + 32);
+  return sha256(both);
+}
 
-llvm::BLAKE3Result<32> blake3_of(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b = {}) {
-  llvm::BLAKE3 h;
-  h.update(llvm::ArrayRef<std::uint8_t>(a.data(), a.size()));
-  if (!b.empty()) h.update(llvm::ArrayRef<std::uint8_t>(b.data(), b.size()));
-  return h.final();
+// What LLVM's host detection reads (CPUID leaves 0, 1, 7, 0x80000001 and XCR0), so that a CPU
+// with other features gets other names without asking LLVM. Leaf 1's EBX (the core's APIC id) is
+// left out: it differs between cores of one CPU.
+std::string cpu_id() {
+#if defined(__x86_64__)
+  std::vector<std::uint32_t> words;
+  unsigned a = 0;
+  unsigned b = 0;
+  unsigned c = 0;
+  unsigned d = 0;
+  const unsigned max_leaf = __get_cpuid_max(0, nullptr);
+  __cpuid(0, a, b, c, d);
+  words.insert(words.end(), {a, b, c, d});
+  if (max_leaf >= 1) {
+    __cpuid(1, a, b, c, d);
+    words.insert(words.end(), {a, c, d});
+    if ((c & bit_OSXSAVE) != 0) {
+      std::uint32_t lo = 0;
+      std::uint32_t hi = 0;
+      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      words.insert(words.end(), {lo, hi});
+    }
+  }
+  if (max_leaf >= 7) {
+    __cpuid_count(7, 0, a, b, c, d);
+    words.insert(words.end(), {a, b, c, d});
+    __cpuid_count(7, 1, a, b, c, d);
+    words.insert(words.end(), {a, b, c, d});
+  }
+  if (__get_cpuid_max(0x80000000, nullptr) >= 0x80000001) {
+    __cpuid(0x80000001, a, b, c, d);
+    words.insert(words.end(), {c, d});
+  }
+  return to_hex(std::span(reinterpret_cast<const std::uint8_t*>(words.data()), words.size() * 4));
+#else
+  return "";  // the key's material (the target LLVM detects) still tells CPUs apart
+#endif
 }
 
 std::span<const std::uint8_t> bytes_of(std::string_view s) {
@@ -54,43 +100,58 @@ double thread_cpu_seconds() {
 
 }  // namespace
 
-std::string digest_hex(std::span<const std::uint8_t> bytes) {
-  const auto d = blake3_of(bytes);
-  return to_hex(d);
-}
+std::string digest_hex(std::span<const std::uint8_t> bytes) { return to_hex(sha256(bytes)); }
 
-const std::expected<CacheKeyParts, std::string>& host_key_parts() {
+const std::expected<CacheKeyParts, std::string>& host_name_parts() {
   static const std::expected<CacheKeyParts, std::string> parts = []() -> std::expected<CacheKeyParts, std::string> {
     CacheKeyParts p;
     // The GNU build-id of the object holding the engine: it changes with any change to the
-    // engine, its translator or this compiler.
+    // engine or its translator (the compiler is the plugin's, keyed below).
     p.engine = to_hex(engine_build_id());
     if (p.engine.empty()) {
       return std::unexpected(std::string(
           "the binary holding the engine has no GNU build-id (linked without --build-id): the code cache could not "
           "tell this engine from another build"));
     }
-    unsigned major = 0;
-    unsigned minor = 0;
-    unsigned patch = 0;
-    LLVMGetVersion(&major, &minor, &patch);
-    p.llvm = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-    auto target = host_target();
-    if (!target) return std::unexpected("the host target: " + target.error());
-    p.target = std::move(*target);
-    p.pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size); whole module, one object";
+    p.cpu_id = cpu_id();
     return p;
   }();
   return parts;
 }
 
+const std::expected<CacheKeyParts, std::string>& host_key_parts() {
+  static const std::expected<CacheKeyParts, std::string> parts = []() -> std::expected<CacheKeyParts, std::string> {
+    auto p = host_name_parts();
+    if (!p) return p;
+    const PluginStatus& status = plugin();
+    if (!status.loaded) return std::unexpected(status.error);
+    // A plugin linked without --build-id cannot be told from another compiler: no cache then.
+    if (status.build_id.empty()) return std::unexpected("'" + status.path + "' has no GNU build-id");
+    p->plugin = status.build_id;
+    p->llvm = llvm_version();
+    auto target = host_target();
+    if (!target) return std::unexpected("the host target: " + target.error());
+    p->target = std::move(*target);
+    p->pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size); whole module, one object";
+    return p;
+  }();
+  return parts;
+}
+
+std::string entry_name(const CacheKeyParts& parts, std::string_view module_digest, bool metered) {
+  const std::string named = "sprawling code cache entry name\nformat " + std::to_string(kFormat) + "\nengine " +
+                            parts.engine + "\ncpuid " + parts.cpu_id + "\nfuel " +
+                            (metered ? "metered" : "unmetered") + "\nmodule " + std::string(module_digest) + "\n";
+  return digest_hex(bytes_of(named)) + ".code";
+}
+
 CacheKey make_key(const CacheKeyParts& parts, std::string_view module_digest, bool metered) {
   CacheKey k;
-  k.material = "sprawling code cache\nengine " + parts.engine + "\nllvm " + parts.llvm + "\ntriple " +
-               parts.target.triple + "\ncpu " + parts.target.cpu + "\nfeatures " + parts.target.features +
-               "\npipeline " + parts.pipeline + "\nfuel " + (metered ? "metered" : "unmetered") + "\nmodule " +
-               std::string(module_digest) + "\n";
-  k.name = digest_hex(bytes_of(k.material)) + ".code";
+  k.material = "sprawling code cache\nengine " + parts.engine + "\ncpuid " + parts.cpu_id + "\nplugin " +
+               parts.plugin + "\nllvm " + parts.llvm + "\ntriple " + parts.target.triple + "\ncpu " +
+               parts.target.cpu + "\nfeatures " + parts.target.features + "\npipeline " + parts.pipeline + "\nfuel " +
+               (metered ? "metered" : "unmetered") + "\nmodule " + std::string(module_digest) + "\n";
+  k.name = entry_name(parts, module_digest, metered);
   return k;
 }
 
@@ -100,7 +161,7 @@ std::vector<std::uint8_t> encode_entry(const CacheKey& key, std::span<const std:
   put32(head, kFormat);
   put32(head, static_cast<std::uint32_t>(key.material.size()));
   put64(head, payload.size());
-  const auto sum = blake3_of(bytes_of(key.material), payload);
+  const auto sum = checksum(bytes_of(key.material), payload);
   std::vector<std::uint8_t> out(kHeaderBytes + key.material.size() + payload.size());
   std::memcpy(out.data(), head.data(), head.size());
   std::memcpy(out.data() + head.size(), sum.data(), sum.size());
@@ -123,7 +184,7 @@ std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span
   const auto payload = entry.subspan(kHeaderBytes + key_len);
   if (!std::ranges::equal(material, bytes_of(key.material)))
     return std::unexpected(std::string("made for another key (engine build, LLVM, CPU, fuel mode or module)"));
-  const auto sum = blake3_of(material, payload);
+  const auto sum = checksum(material, payload);
   if (!std::ranges::equal(sum, entry.subspan(24, 32))) return std::unexpected(std::string("checksum mismatch"));
   return payload;
 }
@@ -163,19 +224,22 @@ std::expected<ObjectImage, std::string> decode_image(std::span<const std::uint8_
 
 namespace {
 
-// The module's BLAKE3, computed once (the caller holds jit_mutex).
-const std::string& digest_locked(const CompiledModule::Impl& cm) {
-  if (cm.jit_digest.empty()) cm.jit_digest = digest_hex(cm.module.bytes);
-  return cm.jit_digest;
-}
+// The module's digest as the key spells it.
+std::string module_digest(const CompiledModule::Impl& cm) { return to_hex(cm.content_digest()); }
 
+// The entry is looked up by its name first (no plugin needed); only an entry found loads the
+// plugin, which gives the rest of the key to check it against.
 std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const CompiledModule::Impl& cm, bool metered,
                                                                      CodeCacheStorage& cache) {
+  const auto& names = host_name_parts();
+  if (!names) return std::unexpected(names.error());
+  const std::string digest = module_digest(cm);
+  const std::string name = entry_name(*names, digest, metered);
+  const auto entry = cache.read(name);
+  if (!entry) return std::unexpected("no entry " + name);
   const auto& parts = host_key_parts();
-  if (!parts) return std::unexpected(parts.error());
-  const CacheKey key = make_key(*parts, digest_locked(cm), metered);
-  const auto entry = cache.read(key.name);
-  if (!entry) return std::unexpected("no entry " + key.name);
+  if (!parts) return std::unexpected("entry " + name + " not checked: " + parts.error());
+  const CacheKey key = make_key(*parts, digest, metered);
   const auto payload = decode_entry(*entry, key);
   if (!payload) return std::unexpected("entry " + key.name + " rejected: " + payload.error());
   auto image = decode_image(*payload, cm.module.code.size());
@@ -210,7 +274,12 @@ const jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, Cod
     }
     miss = std::move(code.error());
   }
-  if (tier != Tier::Compile) return nullptr;
+  if (tier != Tier::Compile) {
+    // Auto interprets the module; say why when asked (a missing plugin shows here too).
+    if (!miss.empty() && std::getenv("SPRAWLING_JIT_STATS") != nullptr)
+      std::fprintf(stderr, "sprawl jit: auto: %s; the interpreter runs the module\n", miss.c_str());
+    return nullptr;
+  }
   jit_code[variant] = jit::compile_module(*this, variant == kMetered);
   jit_code[variant]->cache_miss = std::move(miss);
   return jit_code[variant].get();
@@ -221,11 +290,7 @@ std::expected<PrecompileReport, std::string> precompile(const CompiledModule& mo
   const CompiledModule::Impl& cm = module.impl();
   const auto& parts = jit::host_key_parts();
   if (!parts) return std::unexpected(parts.error());
-  std::string digest;
-  {
-    const std::lock_guard lock(cm.jit_mutex);
-    digest = jit::digest_locked(cm);
-  }
+  const std::string digest = jit::module_digest(cm);
   const double t0 = jit::thread_cpu_seconds();
   auto image = jit::compile_object(cm, metered);
   if (!image) return std::unexpected("the compiled tier could not compile the module: " + image.error());

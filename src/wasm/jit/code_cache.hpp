@@ -1,6 +1,6 @@
-// The code cache's entries: the key of a module variant's machine code (module BLAKE3, engine
-// build-id, LLVM version, target CPU and features, fuel mode) and the self-checking entry format.
-// Pure bytes: the storage (files) is the sandbox's (docs/compiled-tier.md, "Code cache").
+// The code cache's entries: the key of a module variant's machine code (module SHA-256, engine and
+// plugin build-ids, LLVM version, target CPU and features, fuel mode) and the self-checking entry
+// format. Pure bytes: the storage (files) is the sandbox's (docs/compiled-tier.md, "Code cache").
 #pragma once
 
 #include "wasm/jit/jit.hpp"
@@ -14,26 +14,37 @@
 
 namespace sprawling::wasm::jit {
 
-// Everything besides the module that the machine code depends on.
+// Everything besides the module that the machine code depends on. The first two are known without
+// the plugin and name the entry, so a process whose cache has no entry for its module never loads
+// the plugin (nor libLLVM); the rest come from the plugin and are checked once an entry is found.
 struct CacheKeyParts {
   std::string engine;    // the GNU build-id of the binary holding the engine (hex)
+  std::string cpu_id;    // the CPU's identification and feature words (CPUID, XCR0), hex
+  std::string plugin;    // the GNU build-id of the plugin (the compiler), hex
   std::string llvm;      // the LLVM library's version, as loaded at run time
   TargetId target;       // triple, CPU, features the code was generated for
   std::string pipeline;  // optimization and code generation settings, entry format version
 };
-// This process's parts (computed once); the error says why there are none (no build-id).
+// This process's parts known without the plugin (engine, cpu_id), computed once; the error says
+// why there are none (no build-id).
+const std::expected<CacheKeyParts, std::string>& host_name_parts();
+// All of this process's parts (loads the plugin; computed once); the error says why there are none.
 const std::expected<CacheKeyParts, std::string>& host_key_parts();
+
+// The entry's name: SHA-256 (hex) of the engine, CPU, fuel mode, module digest and entry format,
+// + ".code". Needs only host_name_parts().
+std::string entry_name(const CacheKeyParts& parts, std::string_view module_digest, bool metered);
 
 struct CacheKey {
   std::string material;  // every part, in full: stored in the entry and compared on read
-  std::string name;      // the entry's name: BLAKE3 of the material (hex) + ".code"
+  std::string name;      // entry_name() of the same parts
 };
 CacheKey make_key(const CacheKeyParts& parts, std::string_view module_digest, bool metered);
 
-// BLAKE3 (256-bit) of the bytes, hex.
+// SHA-256 of the bytes, hex (a module's digest as the key spells it).
 std::string digest_hex(std::span<const std::uint8_t> bytes);
 
-// An entry: "SPRWCODE", format, the key material, the payload, a BLAKE3 of both.
+// An entry: "SPRWCODE", format, the key material, the payload, a SHA-256 of both.
 std::vector<std::uint8_t> encode_entry(const CacheKey& key, std::span<const std::uint8_t> payload);
 // The payload of `entry` if it is whole, intact and made for exactly `key`; else why not.
 std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span<const std::uint8_t> entry,

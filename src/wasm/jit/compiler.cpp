@@ -9,6 +9,7 @@
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/opcodes.hpp"
 
+#include <llvm-c/Core.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -46,20 +47,6 @@ struct ModuleCode::Impl {
   std::mutex optimize_mutex;                // partitions of one module optimize one at a time
   std::vector<std::size_t> body_bytes;      // per defined function: its wasm code size
 };
-
-ModuleCode::ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
-ModuleCode::~ModuleCode() {
-  if (impl == nullptr) return;  // never set up (an error, or compile_object's scratch record)
-  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty() && from_cache) {
-    std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s\n", compiled,
-                 entries.size(), seconds_codegen);
-  } else if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty()) {
-    std::fprintf(stderr,
-                 "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call (%zu of %zu wasm code "
-                 "bytes); IR %.3f s, optimizing %.3f s\n",
-                 compiled, entries.size(), materialized, materialized_bytes, code_bytes, seconds_ir, seconds_opt);
-  }
-}
 
 namespace {
 
@@ -1373,6 +1360,14 @@ std::expected<TargetId, std::string> host_target() {
   auto jtmb = host_target_builder();
   if (!jtmb) return std::unexpected(error_text(jtmb.takeError()));
   return TargetId{jtmb->getTargetTriple().str(), jtmb->getCPU(), jtmb->getFeatures().getString()};
+}
+
+std::string llvm_version() {
+  unsigned major = 0;
+  unsigned minor = 0;
+  unsigned patch = 0;
+  LLVMGetVersion(&major, &minor, &patch);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
 }  // namespace jit

@@ -1,12 +1,15 @@
 // The compiled tier: LLVM machine code generated from the internal code (code.hpp), one native
 // function per wasm function, run with the interpreter's frames, fuel, traps and limits.
-// Private to the engine; built only with SPRAWLING_WITH_JIT (docs/compiled-tier.md).
+// Private to the engine; built only with SPRAWLING_WITH_JIT (docs/compiled-tier.md). The LLVM
+// side lives in a plugin loaded on first need (entry_points.def, loader.cpp).
 #pragma once
 
 #include "wasm/store_impl.hpp"
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <expected>
 #include <memory>
 #include <string>
@@ -45,8 +48,10 @@ inline constexpr std::uint32_t kLocated = 0x100;
 class ModuleCode {
  public:
   struct Impl;
-  explicit ModuleCode(std::size_t functions);
-  ~ModuleCode();
+  // Defined here, not in the plugin: the engine makes and destroys these too (the LLVM state in
+  // `impl` goes through the deleter the plugin gave its shared_ptr).
+  explicit ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
+  ~ModuleCode() { print_stats(); }
   ModuleCode(const ModuleCode&) = delete;
   ModuleCode& operator=(const ModuleCode&) = delete;
 
@@ -65,31 +70,54 @@ class ModuleCode {
   std::size_t materialized_bytes = 0;  // their wasm code bytes
   bool from_cache = false;             // loaded from the code cache (seconds_codegen: the linking)
   std::string cache_miss;              // why the code cache gave nothing, when it was asked
-  std::unique_ptr<Impl> impl;          // the JIT that owns the machine code
+  std::shared_ptr<Impl> impl;          // the JIT that owns the machine code (made in the plugin)
+
+ private:
+  // SPRAWLING_JIT_STATS=1: where the code came from and what it cost.
+  void print_stats() const {
+    if (impl == nullptr || !error.empty() || std::getenv("SPRAWLING_JIT_STATS") == nullptr) return;
+    if (from_cache) {
+      std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s\n", compiled,
+                   entries.size(), seconds_codegen);
+    } else {
+      std::fprintf(stderr,
+                   "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call (%zu of %zu wasm code "
+                   "bytes); IR %.3f s, optimizing %.3f s\n",
+                   compiled, entries.size(), materialized, materialized_bytes, code_bytes, seconds_ir, seconds_opt);
+    }
+  }
 };
 
-// Compiles every function of the module variant that uses only what the compiled tier supports,
-// each on its first call.
-std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& module, bool metered);
-
-// A whole module variant compiled ahead of time: one relocatable object defining wasm_f<i> for
-// every defined function i whose reason is "" (the code cache's payload).
+// A whole module variant compiled ahead of time (compile_object): the code cache's payload.
 struct ObjectImage {
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
   std::vector<std::uint8_t> object;  // ELF relocatable object, helpers referenced by name
 };
-std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Impl& module, bool metered);
-// Links the object in this process (JITLink; code pages read+execute) and publishes its entries;
-// on failure ModuleCode::error says why and no entry is set.
-std::shared_ptr<ModuleCode> load_object(const ObjectImage& image);
+using ObjectResult = std::expected<ObjectImage, std::string>;
 
-// The target machine code is generated for: this host's, with every feature its CPU has.
+// The target machine code is generated for.
 struct TargetId {
   std::string triple;
   std::string cpu;
   std::string features;
 };
-std::expected<TargetId, std::string> host_target();
+using TargetResult = std::expected<TargetId, std::string>;
+
+// The entry points the plugin implements (entry_points.def has each one's contract). In the
+// engine these forward to the plugin, loading it on first use: callers check plugin() first,
+// a call without a loadable plugin is a bug and aborts naming why it did not load.
+#define SPRAWLING_JIT_ENTRY(R, name, params, args) R name params;
+#include "wasm/jit/entry_points.def"
+
+// The plugin as this process found it (loaded on the first call; thread-safe). The engine's
+// start path never calls this: only a store that compiles, or finds an entry in the code cache.
+struct PluginStatus {
+  bool loaded = false;
+  std::string path;      // the file loaded, when loaded
+  std::string build_id;  // its GNU build-id (hex): part of the code cache's key
+  std::string error;     // when not loaded: every place looked at and why each failed
+};
+const PluginStatus& plugin();
 
 // Runs compiled `entry` for `callee` whose frame is at nfp, after the caller made the entry
 // protocol (stack and depth check, entry fuel, frame record pushed at fr - 1, locals zeroed).
