@@ -21,8 +21,9 @@ file:line, a `FILE: N passed, M failed` line per file, and the totals last:
 `N passed, M failed, K skipped`.
 
 Modules validate as WebAssembly 3.0 as far as the engine has it (tail calls, extended constant
-expressions). --wasm2 validates as 2.0 instead (both off, as -W tail-call=n,extended-const=n),
-for the 2.0 testsuite, some of whose assertions 3.0 reverses.
+expressions, multiple memories, memory64). --wasm2 validates as 2.0 instead (all four off, as
+-W tail-call=n,extended-const=n,multi-memory=n,memory64=n), for the 2.0 testsuite, some of whose
+assertions 3.0 reverses.
 
 Exit status: 0 nothing failed; 1 at least one assertion failed (a file that does not parse
 counts as one failure); 128 usage error or a file that cannot be read.
@@ -64,7 +65,7 @@ int wast_command(std::span<const std::string_view> args) {
   wasm::script::RunOptions options;
   options.verbose = verbose;
   if (wasm2) options.features = wasm::Features::wasm2();
-  options.text_compiler = wasm::text::text_compiler();
+  options.text_compiler = wasm::text::text_compiler(wasm::text::WatOptions{.memory64 = options.features.memory64});
   wasm::script::Counts total;
   for (const auto& file : files) total += wasm::text::run_wast_file(file, options, std::cout);
   std::cout << total.passed << " passed, " << total.failed << " failed, " << total.skipped << " skipped" << std::endl;
