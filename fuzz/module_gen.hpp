@@ -23,6 +23,12 @@ struct GenOptions {
   // Tail calls (return_call, return_call_indirect). The tiers target turns them off: a function
   // containing one stays interpreted, and that target insists every function runs compiled.
   bool tail_calls = true;
+  // Multiple memories and memory64 (WebAssembly 3.0): with multi_memory a second memory, which
+  // loads, stores and memory.* address by index; with memory64 as well, that memory is sometimes
+  // 64-bit (i64 addresses, offsets past 2^32, addresses near 2^64 that must trap, not wrap).
+  // Memory 0 stays i32. The tiers target turns both off: such functions stay interpreted.
+  bool multi_memory = true;
+  bool memory64 = true;
 };
 
 struct GeneratedModule {
