@@ -58,17 +58,7 @@ struct Reader {
   const std::uint8_t* base;
   u32 offset() const { return static_cast<u32>(p - base); }
   std::uint8_t u8() { return *p++; }
-  u32 u32leb() {
-    u32 r = 0;
-    int shift = 0;
-    std::uint8_t b;
-    do {
-      b = *p++;
-      if (shift < 32) r |= static_cast<u32>(b & 0x7F) << shift;
-      shift += 7;
-    } while (b & 0x80);
-    return r;
-  }
+  u32 u32leb() { return static_cast<u32>(u64leb()); }
   // Unsigned arithmetic throughout: a 9- or 10-byte LEB shifts into (and past) the sign bit.
   std::int64_t sleb() {
     u64 r = 0;

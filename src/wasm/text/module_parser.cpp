@@ -1018,6 +1018,24 @@ class FieldParser {
     return {};
   }
 
+  // table.copy / memory.copy: (destination source)? indices, both 0 when absent; the source goes
+  // to e.second_refs.
+  Result<void> copy_indices(Expr& e, Instr& in, const char* what) {
+    in.a = numeric_ref(0);
+    Ref src_ref = numeric_ref(0);
+    if (at_index()) {
+      auto dst = take_index(what);
+      if (!dst) return std::unexpected(dst.error());
+      auto src = take_index(what);
+      if (!src) return std::unexpected(src.error());
+      in.a = *dst;
+      src_ref = *src;
+    }
+    in.value = e.second_refs.size();
+    e.second_refs.push_back(src_ref);
+    return {};
+  }
+
   // memidx? then offset=, align=. A memory index is an id, or a number unless (lane ops) it is
   // the lane index: a number followed by another number or by offset=/align= is the memory.
   Result<void> memarg(Instr& in, std::uint32_t natural, bool lane_follows = false) {
@@ -1262,21 +1280,7 @@ class FieldParser {
         }
         return {};
       }
-      case ImmKind::TableCopy: {
-        in.a = numeric_ref(0);
-        Ref src_ref = numeric_ref(0);
-        if (at_index()) {
-          auto dst = take_index("a table index");
-          if (!dst) return std::unexpected(dst.error());
-          auto src = take_index("a table index");
-          if (!src) return std::unexpected(src.error());
-          in.a = *dst;
-          src_ref = *src;
-        }
-        in.value = e.second_refs.size();
-        e.second_refs.push_back(src_ref);
-        return {};
-      }
+      case ImmKind::TableCopy: return copy_indices(e, in, "a table index");
       case ImmKind::MemIdx: {  // memory.size/grow/fill memidx?
         in.a = numeric_ref(0);
         if (at_index()) {
@@ -1286,21 +1290,7 @@ class FieldParser {
         }
         return {};
       }
-      case ImmKind::MemoryCopy: {  // memory.copy (dst src)?
-        in.a = numeric_ref(0);
-        Ref src_ref = numeric_ref(0);
-        if (at_index()) {
-          auto dst = take_index("a memory index");
-          if (!dst) return std::unexpected(dst.error());
-          auto src = take_index("a memory index");
-          if (!src) return std::unexpected(src.error());
-          in.a = *dst;
-          src_ref = *src;
-        }
-        in.value = e.second_refs.size();
-        e.second_refs.push_back(src_ref);
-        return {};
-      }
+      case ImmKind::MemoryCopy: return copy_indices(e, in, "a memory index");
       case ImmKind::I32:
       case ImmKind::I64:
       case ImmKind::F32:
