@@ -141,6 +141,11 @@ class Generator {
       func_types_.push_back(module_.add_type(t));
     }
     module_.memory = ww::Limits{1, 4};
+    if (options_.multi_memory && in_.below(2) == 0) {
+      mem1_is64_ = options_.memory64 && in_.below(2) == 0;
+      module_.more_memories.push_back(ww::Limits{1, 3, mem1_is64_});
+      memories_ = 2;
+    }
     module_.table = ww::Limits{nfuncs + 2, nfuncs + 2};
     ww::ElemSegment elem;
     for (std::uint32_t i = 0; i < nfuncs; ++i) elem.funcs.push_back(i);
@@ -260,6 +265,40 @@ class Generator {
     return false;
   }
 
+  // The memory an access goes to: 0, or (multi-memory) sometimes memory 1.
+  std::uint32_t pick_memory() { return memories_ > 1 && in_.below(3) == 0 ? 1 : 0; }
+  bool is64(std::uint32_t mem) const { return mem == 1 && mem1_is64_; }
+  // An address of memory `mem`'s address type: i64 for a memory64 memory, sometimes near 2^64.
+  void address(Bytes& code, int depth, std::uint32_t mem) {
+    if (!is64(mem)) return address(code, depth);
+    switch (in_.below(6)) {
+      case 0: expr(code, ww::type::i64, depth + 1); return;
+      case 1: ww::i64_const(code, -static_cast<std::int64_t>(in_.below(64))); return;  // wraps if added naively
+      default: ww::i64_const(code, static_cast<std::int64_t>(in_.raw(2) % 70000)); return;
+    }
+  }
+  // A length or fill value: i64 when every memory involved is 64-bit, else i32.
+  void length(Bytes& code, int depth, bool i64) {
+    if (in_.below(4) == 0) {
+      expr(code, i64 ? ww::type::i64 : ww::type::i32, depth + 1);
+    } else if (i64) {
+      ww::i64_const(code, static_cast<std::int64_t>(in_.raw(2)));
+    } else {
+      ww::i32_const(code, static_cast<std::int32_t>(in_.raw(2)));
+    }
+  }
+  // A memarg naming memory `mem` (bit 6 of the alignment announces a memidx); a 64-bit memory's
+  // offset sometimes past 2^32 or near 2^64.
+  void memarg(Bytes& code, std::uint8_t op, std::uint32_t natural_align, std::uint32_t mem) {
+    if (mem == 0) return memarg(code, op, natural_align);
+    code.push_back(op);
+    ww::uleb(code, in_.below(natural_align + 1) | 0x40);
+    ww::uleb(code, mem);
+    std::uint64_t offset = in_.below(8) == 0 ? in_.raw(3) : in_.below(32);
+    if (is64(mem) && in_.below(8) == 0) offset = in_.below(2) ? (std::uint64_t{1} << 32) + in_.below(16) : ~std::uint64_t{0} - in_.below(16);
+    ww::uleb(code, offset);
+  }
+
   void address(Bytes& code, int depth) {
     // Mostly in range, sometimes anything (out-of-bounds traps are the point too).
     if (in_.below(4) != 0) {
@@ -303,7 +342,8 @@ class Generator {
         return;
       }
       case 3: {  // store
-        address(code, depth);
+        const std::uint32_t mem = pick_memory();
+        address(code, depth, mem);
         const std::uint32_t which = in_.below(options_.deterministic_only ? 7 : 9);
         static constexpr std::array<std::uint8_t, 9> ops{0x36, 0x37, 0x3a, 0x3b, 0x3c, 0x3d, 0x3e, 0x38, 0x39};
         static constexpr std::array<std::uint8_t, 9> types{ww::type::i32, ww::type::i64, ww::type::i32,
@@ -311,7 +351,7 @@ class Generator {
                                                            ww::type::i64, ww::type::f32, ww::type::f64};
         static constexpr std::array<std::uint32_t, 9> aligns{2, 3, 0, 1, 0, 1, 2, 2, 3};
         expr(code, types[which], depth + 1);
-        memarg(code, ops[which], aligns[which]);
+        memarg(code, ops[which], aligns[which], mem);
         return;
       }
       case 4: {  // drop
@@ -359,22 +399,25 @@ class Generator {
         code.push_back(0x0b);
         return;
       }
-      case 8: {  // memory.fill / memory.copy
+      case 8: {  // memory.fill / memory.copy (a copy may go between memories of both address types)
         const bool fill = in_.below(2) == 0;
-        address(code, depth);
+        const std::uint32_t dst = pick_memory();
+        const std::uint32_t src = fill ? dst : pick_memory();
+        address(code, depth, dst);
         if (fill) {
           expr(code, ww::type::i32, depth + 1);
         } else {
-          address(code, depth);
+          address(code, depth, src);
         }
-        if (in_.below(4) == 0) {
-          expr(code, ww::type::i32, depth + 1);
-        } else {
-          ww::i32_const(code, static_cast<std::int32_t>(in_.raw(2)));
-        }
+        length(code, depth, is64(dst) && is64(src));
         ww::prefixed(code, fill ? 11 : 10);
-        code.push_back(0x00);
-        if (!fill) code.push_back(0x00);
+        if (memories_ > 1) {  // memidx LEBs (index 0 is the 2.0 zero byte)
+          ww::uleb(code, dst);
+          if (!fill) ww::uleb(code, src);
+        } else {
+          code.push_back(0x00);
+          if (!fill) code.push_back(0x00);
+        }
         return;
       }
       case 9: {  // call, results dropped
@@ -405,9 +448,10 @@ class Generator {
         return;
       }
       default: {  // memory.grow, result dropped
-        expr(code, ww::type::i32, depth + 1);
+        const std::uint32_t mem = pick_memory();
+        expr(code, is64(mem) ? ww::type::i64 : ww::type::i32, depth + 1);
         code.push_back(0x40);
-        code.push_back(0x00);
+        ww::uleb(code, mem);
         code.push_back(0x1a);
         return;
       }
@@ -521,8 +565,9 @@ class Generator {
         return;
       }
       case 6: {  // load
-        address(code, depth);
-        load(code, t);
+        const std::uint32_t mem = pick_memory();
+        address(code, depth, mem);
+        load(code, t, mem);
         return;
       }
       default: break;
@@ -539,24 +584,24 @@ class Generator {
     }
   }
 
-  void load(Bytes& code, std::uint8_t t) {
+  void load(Bytes& code, std::uint8_t t, std::uint32_t mem) {
     switch (t) {
       case ww::type::i32: {
         static constexpr std::array<std::uint8_t, 5> ops{0x28, 0x2c, 0x2d, 0x2e, 0x2f};
         static constexpr std::array<std::uint32_t, 5> aligns{2, 0, 0, 1, 1};
         const auto i = in_.below(5);
-        memarg(code, ops[i], aligns[i]);
+        memarg(code, ops[i], aligns[i], mem);
         return;
       }
       case ww::type::i64: {
         static constexpr std::array<std::uint8_t, 7> ops{0x29, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35};
         static constexpr std::array<std::uint32_t, 7> aligns{3, 0, 0, 1, 1, 2, 2};
         const auto i = in_.below(7);
-        memarg(code, ops[i], aligns[i]);
+        memarg(code, ops[i], aligns[i], mem);
         return;
       }
-      case ww::type::f32: memarg(code, 0x2a, 2); return;
-      default: memarg(code, 0x2b, 3); return;
+      case ww::type::f32: memarg(code, 0x2a, 2, mem); return;
+      default: memarg(code, 0x2b, 3, mem); return;
     }
   }
 
@@ -902,6 +947,8 @@ class Generator {
 
   Source in_;
   GenOptions options_;
+  std::uint32_t memories_ = 1;  // 2 with a second memory (GenOptions::multi_memory)
+  bool mem1_is64_ = false;     // memory 1 is a memory64 memory
   ww::Module module_;
   std::vector<std::uint32_t> func_types_;
   std::vector<std::uint8_t> locals_;

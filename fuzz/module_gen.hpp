@@ -32,6 +32,12 @@ struct GenOptions {
   // reach integer lanes). The tiers target turns SIMD off: the compiled tier leaves a function
   // with v128 to the interpreter. Relaxed SIMD is never generated.
   bool simd = true;
+  // Multiple memories and memory64 (WebAssembly 3.0): with multi_memory a second memory, which
+  // loads, stores and memory.* address by index; with memory64 as well, that memory is sometimes
+  // 64-bit (i64 addresses, offsets past 2^32, addresses near 2^64 that must trap, not wrap).
+  // Memory 0 stays i32. The tiers target turns both off: such functions stay interpreted.
+  bool multi_memory = true;
+  bool memory64 = true;
 };
 
 struct GeneratedModule {

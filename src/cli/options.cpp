@@ -65,7 +65,8 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   const auto eq = option.find('=');
   const std::string_view key = option.substr(0, eq);
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
-  if (key == "simd" || key == "tail-call" || key == "extended-const" || key == "relaxed-simd") {
+  if (key == "simd" || key == "tail-call" || key == "extended-const" || key == "relaxed-simd" || key == "multi-memory" ||
+      key == "memory64") {
     // WebAssembly 3.0 feature switches, Wasmtime's spelling: a bare -W simd means yes.
     bool on = true;
     if (eq != std::string_view::npos) {
@@ -80,6 +81,8 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
     (key == "simd"             ? request.simd
      : key == "tail-call"      ? request.tail_call
      : key == "relaxed-simd"   ? request.relaxed_simd
+     : key == "multi-memory"   ? request.multi_memory
+     : key == "memory64"       ? request.memory64
                                : request.extended_const) = on;
     return {};
   }
@@ -124,7 +127,7 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
     return std::unexpected(UsageError{"-W '" + std::string(key) +
                                       "': unknown option (supported: fuel, max-memory-size, max-table-elements, "
                                       "max-tables, max-memories, max-store-size, timeout, simd, tail-call, "
-                                      "extended-const, relaxed-simd)"});
+                                      "extended-const, relaxed-simd, multi-memory, memory64)"});
   }
   return {};
 }

@@ -39,6 +39,8 @@ struct RunRequest {
   bool tail_call = true;       // -W tail-call=y|n
   bool extended_const = true;  // -W extended-const=y|n
   bool relaxed_simd = true;    // -W relaxed-simd=y|n
+  bool multi_memory = true;    // -W multi-memory=y|n
+  bool memory64 = true;        // -W memory64=y|n
 };
 
 // A usage error: what was wrong and the accepted form.

@@ -63,6 +63,12 @@ Options:
   -W relaxed-simd=y|n      the 20 relaxed SIMD instructions, each with one deterministic result
                            (Wasmtime's relaxed_simd_deterministic choice); n refuses a module
                            using them; default y (as Wasmtime)
+  -W multi-memory=y|n      WebAssembly 3.0 multiple memories (memory indices in loads, stores
+                           and memory.*); n refuses a module with more than one memory;
+                           default y (as Wasmtime)
+  -W memory64=y|n          WebAssembly 3.0 64-bit memories (i64 addresses; still capped by
+                           max-memory-size); n refuses a module with one; default y (as
+                           Wasmtime's 3.0 releases)
   --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past
@@ -166,6 +172,8 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.tail_call = request.tail_call;
   config.extended_const = request.extended_const;
   config.relaxed_simd = request.relaxed_simd;
+  config.multi_memory = request.multi_memory;
+  config.memory64 = request.memory64;
   if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;
   config.meter_fuel = request.fuel.has_value();
   config.tier = request.tier;

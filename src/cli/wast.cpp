@@ -21,9 +21,10 @@ file:line, a `FILE: N passed, M failed` line per file, and the totals last:
 `N passed, M failed, K skipped`.
 
 Modules validate as WebAssembly 3.0 as far as the engine has it (tail calls, extended constant
-expressions, relaxed SIMD). --wasm2 validates as 2.0 instead (those off, as -W tail-call=n,
-extended-const=n,relaxed-simd=n), for the 2.0 testsuite, some of whose assertions 3.0 reverses.
-A result written (either V...) passes when any of the listed values matches.
+expressions, relaxed SIMD, multiple memories, memory64). --wasm2 validates as 2.0 instead (those
+off, as -W tail-call=n,extended-const=n,relaxed-simd=n,multi-memory=n,memory64=n), for the 2.0
+testsuite, some of whose assertions 3.0 reverses. A result written (either V...) passes when any
+of the listed values matches.
 
 --tier compile runs every function the compiled tier supports as machine code (the others, and
 every function of a build without the compiled tier, stay interpreted: the second is a usage
@@ -92,7 +93,7 @@ int wast_command(std::span<const std::string_view> args) {
   options.tier = tier;
   options.metered = metered;
   if (wasm2) options.features = wasm::Features::wasm2();
-  options.text_compiler = wasm::text::text_compiler();
+  options.text_compiler = wasm::text::text_compiler(wasm::text::WatOptions{.memory64 = options.features.memory64});
   wasm::script::Counts total;
   for (const auto& file : files) total += wasm::text::run_wast_file(file, options, std::cout);
   std::cout << total.passed << " passed, " << total.failed << " failed, " << total.skipped << " skipped" << std::endl;

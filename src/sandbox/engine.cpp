@@ -228,8 +228,11 @@ const std::shared_ptr<wasm::ResourcePool>& resource_pool() {
 std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(const SandboxJob& job,
                                                                                 const SandboxConfig& config) {
   const std::filesystem::path& path = job.wasm;
-  const wasm::Features features{
-      .tail_call = config.tail_call, .extended_const = config.extended_const, .relaxed_simd = config.relaxed_simd};
+  const wasm::Features features{.tail_call = config.tail_call,
+                                .extended_const = config.extended_const,
+                                .relaxed_simd = config.relaxed_simd,
+                                .multi_memory = config.multi_memory,
+                                .memory64 = config.memory64};
   auto source = read_file(path);
   if (!source) return std::unexpected(source.error());
   const std::uint64_t hash = content_hash(*source);

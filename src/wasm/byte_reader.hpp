@@ -100,6 +100,7 @@ class ByteReader {
     }
     return static_cast<std::int32_t>(sleb(32));
   }
+  std::uint64_t u64() { return uleb(64); }
   std::int64_t s33() { return sleb(33); }
   std::int64_t s64() { return sleb(64); }
 

@@ -308,12 +308,48 @@ Limits Decoder::limits() {
 TableType Decoder::table_type() {
   TableType t;
   t.element = reftype();
+  if (context_.features.memory64) {
+    // 3.0 reads the flags as a byte; 0x04/0x05 (a 64-bit table) is table64, not supported here.
+    const std::size_t at = r_.offset();
+    const std::uint8_t flags = r_.u8();
+    if (!r_.ok()) return t;
+    if (flags == 0x04 || flags == 0x05) {
+      r_.fail(CompileError::Kind::Unsupported, at, "64-bit tables (table64) are not supported by this engine");
+      return t;
+    }
+    if (flags > 1) {
+      r_.malformed(at, "malformed limits flags");
+      return t;
+    }
+    t.limits.min = r_.u32();
+    if (flags == 1) t.limits.max = r_.u32();
+    return t;
+  }
   t.limits = limits();
   return t;
 }
 
+// 2.0 limits (flags a u1 LEB), or with memory64 the 3.0 form: a flags byte whose bit 2 makes the
+// memory 64-bit, with u64 page counts.
 MemoryType Decoder::memory_type() {
-  return MemoryType{limits()};
+  const std::size_t at = r_.offset();
+  const std::optional<std::uint8_t> first = r_.peek();
+  const bool flags64 = first == 0x04 || first == 0x05;
+  if (!context_.features.memory64 && !flags64) return MemoryType{limits()};
+  // With memory64 off a 64-bit memory is read whole, then refused naming the feature.
+  if (!context_.features.memory64) invalid(at, "a 64-bit memory (memory64), and the memory64 feature is off");
+  MemoryType mt;
+  const std::uint8_t flags = r_.u8();
+  if (!r_.ok()) return mt;
+  if ((flags & ~std::uint8_t{0x05}) != 0) {
+    r_.malformed(at, (flags & 0x02) != 0 ? "malformed limits flags: shared memories (threads) are not supported"
+                                         : "malformed limits flags");
+    return mt;
+  }
+  mt.limits.is64 = (flags & 0x04) != 0;
+  mt.limits.min = r_.u64();  // 3.0: u64 for both address types; check_memory_type bounds them
+  if ((flags & 0x01) != 0) mt.limits.max = r_.u64();
+  return mt;
 }
 
 GlobalType Decoder::global_type() {
@@ -336,12 +372,16 @@ void Decoder::check_table_type(const TableType& tt, std::size_t at) {
 
 void Decoder::check_memory_type(const MemoryType& mt, std::size_t at) {
   const Limits& l = mt.limits;
-  if (l.min > kMaxPages || (l.max && *l.max > kMaxPages)) {
-    invalid(at, "memory size must be at most 65536 pages (4GiB)");
+  const std::uint64_t most = l.is64 ? kMaxPages64 : kMaxPages;
+  if (l.min > most || (l.max && *l.max > most)) {
+    invalid(at, l.is64 ? "memory size must be at most 2^48 pages (2^64 bytes)" : "memory size must be at most 65536 pages (4GiB)");
   } else if (l.max && l.min > *l.max) {
     invalid(at, "size minimum must not be greater than maximum");
   }
-  if (module_.memories.size() > 1) invalid(at, "multiple memories");
+  // Decoding stops here: the rest would be read as 2.0 (memarg bit 6 an alignment), misreading a
+  // multi-memory module's memory indices into a malformation that would outrank this.
+  if (module_.memories.size() > 1 && !context_.features.multi_memory)
+    r_.fail(CompileError::Kind::Invalid, at, "multiple memories (the multi-memory feature is off)");
 }
 
 // Reads instructions up to the `end` that closes the expression, then checks them as a
@@ -359,7 +399,7 @@ ConstExpr Decoder::const_expr(ValType type) {
       r_.malformed(r_.offset(), "unexpected end of section or function");
       return out;
     }
-    if (!read_instruction(r_, ins, scratch_)) return out;
+    if (!read_instruction(r_, ins, scratch_, context_.features)) return out;
     if (ins.op == Opcode::End) {
       if (depth == 0) {
         end_offset = ins.offset;
@@ -724,7 +764,7 @@ void Decoder::code_entry(std::uint32_t index) {
   nesting.assign(1, Opcode::Block);
   Instruction ins;
   while (r_.ok() && !nesting.empty()) {
-    if (!read_instruction(r_, ins, scratch_)) return;
+    if (!read_instruction(r_, ins, scratch_, context_.features)) return;
     switch (ins.op) {
       case Opcode::Block:
       case Opcode::Loop:
@@ -794,12 +834,19 @@ void Decoder::data_section() {
     const std::uint32_t flags = r_.u32();
     if (!r_.ok()) return;
     DataSegment seg;
+    // An active segment's offset has its memory's address type (i64 for memory64).
+    // An unknown memory is reported first (its offset's type is unknown).
+    const auto offset_type = [&] {
+      if (seg.memory_index >= module_.memories.size()) invalid(seg_at, concat("unknown memory ", seg.memory_index));
+      const bool is64 = seg.memory_index < module_.memories.size() && module_.memories[seg.memory_index].limits.is64;
+      return is64 ? ValType::I64 : ValType::I32;
+    };
     switch (flags) {
-      case 0: seg.offset = const_expr(ValType::I32); break;
+      case 0: seg.offset = const_expr(offset_type()); break;
       case 1: seg.mode = SegmentMode::Passive; break;
       case 2:
         seg.memory_index = r_.u32();
-        seg.offset = const_expr(ValType::I32);
+        seg.offset = const_expr(offset_type());
         break;
       default: r_.malformed(seg_at, concat("malformed data segment kind ", flags)); return;
     }

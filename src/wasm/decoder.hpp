@@ -25,15 +25,19 @@ struct CompileError {
 };
 
 // The WebAssembly 3.0 features beyond 2.0 that can be switched off (Wasmtime's -W tail-call=n,
-// -W extended-const=n). A module using a disabled one does not validate, with a message naming
-// the feature; with both off, validation is WebAssembly 2.0's (the 2.0 spec testsuite runs so).
+// -W extended-const=n, -W relaxed-simd=n, -W multi-memory=n, -W memory64=n). A module using a
+// disabled one does not validate, with a message naming the feature; with all off (wasm2()),
+// validation is WebAssembly 2.0's (the 2.0 spec testsuite runs so).
 struct Features {
   bool tail_call = true;       // return_call, return_call_indirect
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions, and global.get of
                                // earlier-defined immutable globals there (2.0: imported ones only)
   bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (fixed-width SIMD is Module::simd_use)
+  bool multi_memory = true;    // more than one memory; memory indices in memargs and memory.*
+  bool memory64 = true;        // memories with i64 addresses (`(memory i64 …)`), u64 memarg offsets
   [[nodiscard]] static constexpr Features wasm2() noexcept {
-    return Features{.tail_call = false, .extended_const = false, .relaxed_simd = false};
+    return Features{.tail_call = false, .extended_const = false, .relaxed_simd = false, .multi_memory = false,
+                    .memory64 = false};
   }
   bool operator==(const Features&) const = default;
 };

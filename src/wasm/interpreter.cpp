@@ -568,6 +568,77 @@ L_MemoryInit: {
 L_DataDrop:
   inst->datas[ip[layout::DataDrop::data]] = {};
   NEXT(layout::DataDrop::kWords);
+
+  // Multiple memories and memory64 (internal_ops.def's MultiMemory family): every bound check in
+  // u64 arithmetic that cannot wrap (a memory64 address plus offset may exceed 2^64).
+#define MEM_ADDR(m, v) ((m)->type.limits.is64 ? static_cast<u64>(v) : static_cast<u64>(static_cast<u32>(v)))
+#define MEM_OUT(m, a, n) ((a) > (m)->size || (n) > (m)->size - (a))
+L_MemAt: {
+  using L = layout::MemAt;
+  const MemoryInst* m = inst->memories[ip[L::mem]];
+  const u64 offset = static_cast<u64>(ip[L::offset]) | (static_cast<u64>(ip[L::offset_hi_]) << 32);
+  u64 ea = 0;
+  if (__builtin_add_overflow(MEM_ADDR(m, SLOT(L::addr)), offset, &ea) || MEM_OUT(m, ea, u64{ip[L::width]}))
+      [[unlikely]]
+    TRAP(TrapKind::OutOfBoundsMemoryAccess);
+  mem = m->base + ea;
+  memsize = ip[L::width];
+  SLOT(L::dst) = 0;
+  NEXT(L::kWords);
+}
+L_MemRestore:
+  RELOAD_MEMORY();
+  NEXT(layout::Nullary::kWords);
+L_MemorySizeM:
+  SLOT(layout::MemorySizeM::dst) = inst->memories[ip[layout::MemorySizeM::mem]]->size / kPageSize;
+  NEXT(layout::MemorySizeM::kWords);
+L_MemoryGrowM: {
+  using L = layout::MemoryGrowM;
+  MemoryInst* m = inst->memories[ip[L::mem]];
+  const std::int64_t r = m->grow(MEM_ADDR(m, SLOT(L::delta)));
+  SLOT(L::dst) = MEM_ADDR(m, r);  // -1: 0xFFFFFFFF for an i32 memory
+  RELOAD_MEMORY();
+  NEXT(L::kWords);
+}
+L_MemoryFillM: {
+  using L = layout::MemoryFillM;
+  MemoryInst* m = inst->memories[ip[L::mem]];
+  const u64 d = MEM_ADDR(m, SLOT(L::d));
+  const auto v = static_cast<std::uint8_t>(SLOT(L::val));
+  const u64 n = MEM_ADDR(m, SLOT(L::n));
+  if (MEM_OUT(m, d, n)) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);
+  CHARGE_UNITS(n);
+  if (n != 0) std::memset(m->base + d, v, n);
+  NEXT(L::kWords);
+}
+L_MemoryCopyM: {
+  using L = layout::MemoryCopyM;
+  MemoryInst* dm = inst->memories[ip[L::dst_mem]];
+  const MemoryInst* sm = inst->memories[ip[L::src_mem]];
+  const u64 d = MEM_ADDR(dm, SLOT(L::d));
+  const u64 s = MEM_ADDR(sm, SLOT(L::s));
+  // The length has the smaller of the two address types.
+  const u64 n = dm->type.limits.is64 && sm->type.limits.is64 ? SLOT(L::n) : static_cast<u32>(SLOT(L::n));
+  if (MEM_OUT(dm, d, n) || MEM_OUT(sm, s, n)) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);
+  CHARGE_UNITS(n);
+  if (n != 0) std::memmove(dm->base + d, sm->base + s, n);
+  NEXT(L::kWords);
+}
+L_MemoryInitM: {
+  using L = layout::MemoryInitM;
+  const std::span<const std::uint8_t> seg = inst->datas[ip[L::data]];
+  MemoryInst* m = inst->memories[ip[L::mem]];
+  const u64 d = MEM_ADDR(m, SLOT(L::d));
+  const u32 s = static_cast<u32>(SLOT(L::s));
+  const u32 n = static_cast<u32>(SLOT(L::n));
+  if (static_cast<u64>(s) + n > seg.size() || MEM_OUT(m, d, u64{n})) [[unlikely]]
+    TRAP(TrapKind::OutOfBoundsMemoryAccess);
+  CHARGE_UNITS(n);
+  if (n != 0) std::memcpy(m->base + d, seg.data() + s, n);
+  NEXT(L::kWords);
+}
+#undef MEM_ADDR
+#undef MEM_OUT
 L_RefIsNull:
   SLOT(layout::Unary::dst) = SLOT(layout::Unary::a) == 0 ? 1u : 0u;
   NEXT(layout::Unary::kWords);

@@ -18,12 +18,13 @@ MemoryInst::~MemoryInst() {
 bool MemoryInst::create(MemoryType t, std::uint64_t max_bytes, std::shared_ptr<ResourcePool> from,
                         ResourceAccount* charge_to) {
   type = t;
-  const std::uint64_t declared = t.limits.max.value_or(kMaxPages);
-  max_pages = static_cast<std::uint32_t>(std::min<std::uint64_t>(declared, max_bytes / kPageSize));
+  // memory64: up to 2^48 pages declared, but the reservation is still capped by max_bytes.
+  const std::uint64_t declared = t.limits.max.value_or(t.limits.is64 ? kMaxPages64 : kMaxPages);
+  max_pages = std::min<std::uint64_t>(declared, max_bytes / kPageSize);
   if (t.limits.min > max_pages) return false;
   account = charge_to;
-  if (account != nullptr && !account->take(static_cast<std::uint64_t>(t.limits.min) * kPageSize)) return false;
-  reserved = static_cast<std::uint64_t>(max_pages) * kPageSize;
+  if (account != nullptr && !account->take(t.limits.min * kPageSize)) return false;
+  reserved = max_pages * kPageSize;
   pool = std::move(from);
   if (reserved != 0) {
     std::optional<MemoryBlock> recycled;
@@ -40,7 +41,7 @@ bool MemoryInst::create(MemoryType t, std::uint64_t max_bytes, std::shared_ptr<R
       base = static_cast<std::uint8_t*>(p);
     }
   }
-  const std::uint64_t initial = static_cast<std::uint64_t>(t.limits.min) * kPageSize;
+  const std::uint64_t initial = t.limits.min * kPageSize;  // min <= max_pages: no wrap
   if (!commit(initial)) return false;
   size = peak = initial;
   return true;
@@ -55,11 +56,11 @@ bool MemoryInst::commit(std::uint64_t bytes) {
   return true;
 }
 
-std::int64_t MemoryInst::grow(std::uint32_t delta_pages) {
+std::int64_t MemoryInst::grow(std::uint64_t delta_pages) {
   const std::uint64_t old_pages = size / kPageSize;
-  if (delta_pages > max_pages - old_pages) return -1;
+  if (delta_pages > max_pages - old_pages) return -1;  // never wraps: old_pages <= max_pages
   if (delta_pages != 0) {
-    const std::uint64_t add = static_cast<std::uint64_t>(delta_pages) * kPageSize;
+    const std::uint64_t add = delta_pages * kPageSize;
     if (account != nullptr && !account->take(add)) return -1;
     if (!commit(size + add)) {
       if (account != nullptr) account->used -= add;

@@ -167,12 +167,12 @@ void global_set(GlobalInst* g, Value v) noexcept {
 }
 TableType table_type(const TableInst* t) noexcept {
   TableType out = t->type;
-  out.limits.min = static_cast<std::uint32_t>(t->elements.size());
+  out.limits.min = t->elements.size();
   return out;
 }
 MemoryType memory_type(const MemoryInst* m) noexcept {
   MemoryType out = m->type;
-  out.limits.min = static_cast<std::uint32_t>(m->size / kPageSize);
+  out.limits.min = m->size / kPageSize;
   return out;
 }
 std::uint8_t* memory_data(MemoryInst* m) noexcept { return m->base; }
@@ -383,8 +383,9 @@ GlobalInst* Store::add_global(GlobalType type, Value init) {
 }
 
 TableInst* Store::add_table(TableType type, Value init) {
-  const std::uint32_t max_elements = std::min(type.limits.max.value_or(0xFFFFFFFFu), impl_->limits.max_table_elements);
-  const std::uint32_t initial = std::min(type.limits.min, max_elements);
+  const auto max_elements = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(type.limits.max.value_or(0xFFFFFFFFu), impl_->limits.max_table_elements));
+  const auto initial = static_cast<std::uint32_t>(std::min<std::uint64_t>(type.limits.min, max_elements));
   if (!impl_->account.take(std::uint64_t{initial} * sizeof(std::uint64_t))) return nullptr;
   TableInst& t = impl_->tables.emplace_back();
   t.type = type;
@@ -405,7 +406,9 @@ MemoryInst* Store::add_memory(MemoryType type) {
 
 namespace {
 
-bool limits_match(std::uint64_t actual_min, std::optional<std::uint32_t> actual_max, const Limits& want) {
+bool limits_match(std::uint64_t actual_min, std::optional<std::uint64_t> actual_max, const Limits& want,
+                  bool actual_is64 = false) {
+  if (actual_is64 != want.is64) return false;  // memory64: an i64 memory matches only an i64 import
   if (actual_min < want.min) return false;
   if (want.max) {
     if (!actual_max || *actual_max > *want.max) return false;
@@ -526,7 +529,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
       }
       case ExternKind::Memory: {
         MemoryInst* mem = std::get<MemoryInst*>(ext);
-        if (!limits_match(mem->size / kPageSize, mem->type.limits.max, imp.memory.limits))
+        if (!limits_match(mem->size / kPageSize, mem->type.limits.max, imp.memory.limits, mem->type.limits.is64))
           return link_error("incompatible import type");
         inst.memories.push_back(mem);
         break;
@@ -560,9 +563,10 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     // that a module whose objects cannot all fit allocates none of them.
     std::uint64_t initial = 0;
     for (std::size_t i = m.imported_tables; i < m.tables.size(); ++i)
-      initial += std::uint64_t{std::min(m.tables[i].limits.min, s.limits.max_table_elements)} * sizeof(std::uint64_t);
+      initial += std::min<std::uint64_t>(m.tables[i].limits.min, s.limits.max_table_elements) * sizeof(std::uint64_t);
+    // A memory64 minimum may be up to 2^48 pages: clamp so the sum cannot wrap (it is over any limit).
     for (std::size_t i = m.imported_memories; i < m.memories.size(); ++i)
-      initial += std::uint64_t{m.memories[i].limits.min} * kPageSize;
+      initial += std::min<std::uint64_t>(m.memories[i].limits.min, kMaxPages64 / 16) * kPageSize;
     const std::uint64_t left = s.account.limit - s.account.used;
     if (fixed > left || initial > left - fixed || !s.account.take(fixed))
       return link_error("the module's code, functions, globals, segments, tables and memories need " +
@@ -659,8 +663,10 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     const DataSegment& d = m.datas[i];
     if (d.mode != SegmentMode::Active) continue;
     MemoryInst* mem = inst.memories[d.memory_index];
-    const auto offset = static_cast<std::uint32_t>(eval_const(d.offset, inst));
-    if (static_cast<std::uint64_t>(offset) + d.bytes_size > mem->size) {
+    // i32 offsets are zero-extended in their slot; memory64 ones are u64 (never wrapping below).
+    const std::uint64_t offset = mem->type.limits.is64 ? eval_const(d.offset, inst)
+                                                       : static_cast<std::uint32_t>(eval_const(d.offset, inst));
+    if (offset > mem->size || d.bytes_size > mem->size - offset) {
       Trap tr;
       tr.kind = TrapKind::OutOfBoundsMemoryAccess;
       tr.message = std::string(trap_message(tr.kind));

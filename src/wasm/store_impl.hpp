@@ -122,7 +122,7 @@ struct MemoryInst {
   std::uint64_t size = 0;
   std::uint64_t peak = 0;
   std::uint64_t reserved = 0;
-  std::uint32_t max_pages = 0;  // the declared max clamped by StoreLimits
+  std::uint64_t max_pages = 0;  // the declared max clamped by StoreLimits
   std::uint64_t committed = 0;  // read-write bytes from base (>= size when recycled)
   std::shared_ptr<ResourcePool> pool;  // where the reservation goes back to, if any
   ResourceAccount* account = nullptr;  // charged the size as it grows (none: unlimited)
@@ -140,7 +140,8 @@ struct MemoryInst {
   // Makes [0, bytes) read-write.
   [[nodiscard]] bool commit(std::uint64_t bytes);
   // memory.grow: the old size in pages, or -1.
-  [[nodiscard]] std::int64_t grow(std::uint32_t delta_pages);
+  // memory64's deltas are u64 (an i32 memory's are zero-extended u32s).
+  [[nodiscard]] std::int64_t grow(std::uint64_t delta_pages);
   // [snapshots] Replaces the image mapping by zero pages (snapshot.cpp).
   void drop_image();
 };

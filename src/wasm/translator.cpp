@@ -58,17 +58,7 @@ struct Reader {
   const std::uint8_t* base;
   u32 offset() const { return static_cast<u32>(p - base); }
   std::uint8_t u8() { return *p++; }
-  u32 u32leb() {
-    u32 r = 0;
-    int shift = 0;
-    std::uint8_t b;
-    do {
-      b = *p++;
-      if (shift < 32) r |= static_cast<u32>(b & 0x7F) << shift;
-      shift += 7;
-    } while (b & 0x80);
-    return r;
-  }
+  u32 u32leb() { return static_cast<u32>(u64leb()); }
   // Unsigned arithmetic throughout: a 9- or 10-byte LEB shifts into (and past) the sign bit.
   std::int64_t sleb() {
     u64 r = 0;
@@ -81,6 +71,17 @@ struct Reader {
     } while (b & 0x80);
     if (shift < 64 && (b & 0x40)) r |= ~u64{0} << shift;
     return static_cast<std::int64_t>(r);
+  }
+  u64 u64leb() {
+    u64 r = 0;
+    int shift = 0;
+    std::uint8_t b;
+    do {
+      b = *p++;
+      if (shift < 64) r |= static_cast<u64>(b & 0x7F) << shift;
+      shift += 7;
+    } while (b & 0x80);
+    return r;
   }
   u64 fixed(int n) {
     u64 v = 0;
@@ -568,8 +569,9 @@ class Translator {
         r.u32leb();
         r.u32leb();
         break;
-      case ImmKind::MemoryCopy: r.u8(); r.u8(); break;
-      case ImmKind::MemIdx: case ImmKind::RefType: r.u8(); break;
+      case ImmKind::MemoryCopy: r.u32leb(); r.u32leb(); break;  // memidx LEBs (2.0: zero bytes)
+      case ImmKind::MemIdx: r.u32leb(); break;
+      case ImmKind::RefType: r.u8(); break;
       case ImmKind::I32: case ImmKind::I64: r.sleb(); break;
       case ImmKind::F32: r.p += 4; break;
       case ImmKind::F64: r.p += 8; break;
@@ -579,13 +581,9 @@ class Translator {
         break;
       }
       case ImmKind::MemArg8: case ImmKind::MemArg16: case ImmKind::MemArg32: case ImmKind::MemArg64:
-      case ImmKind::MemArg128:
-        r.u32leb();
-        r.u32leb();
-        break;
+      case ImmKind::MemArg128: memarg(r); break;
       case ImmKind::MemArgLane8: case ImmKind::MemArgLane16: case ImmKind::MemArgLane32: case ImmKind::MemArgLane64:
-        r.u32leb();
-        r.u32leb();
+        memarg(r);
         r.u8();
         break;
       case ImmKind::V128: case ImmKind::Shuffle: r.p += 16; break;
@@ -737,10 +735,50 @@ class Translator {
     return true;
   }
 
+  // ---------------------------------------------------------------- multi-memory, memory64
+  // A memarg: alignment flags (bit 6: a memidx follows), then the offset (u64 LEB; below 2^32 for
+  // an i32 memory, as validated).
+  struct MemArg {
+    u32 mem = 0;
+    u64 offset = 0;
+  };
+  static MemArg memarg(Reader& r) {
+    MemArg a;
+    if ((r.u32leb() & 0x40) != 0) a.mem = r.u32leb();
+    a.offset = r.u64leb();
+    return a;
+  }
+  // Memory 0 with i32 addresses: the ordinary ops, registers holding its base and size.
+  bool fast_memory(u32 mem) const { return mem == 0 && !m_.memories[0].limits.is64; }
+  // Any other access: MemAt checks it against its memory and re-points the registers at the
+  // accessed bytes, writing address 0 to the address's temp slot, which it returns; the ordinary
+  // Plain op reads it at offset 0, then MemRestore (end_access) points them back at memory 0.
+  u32 mem_at(u32 k, const MemArg& a, u32 width) {
+    const u32 addr = slot(k);
+    const u32 t = temp_slot(k);
+    emit<Op::MemAt>({.dst = t, .addr = addr, .mem = a.mem, .offset = a.offset, .width = width});
+    trapping();
+    return t;
+  }
+  struct Access {
+    u32 addr;
+    u32 offset;
+    bool rebased;
+  };
+  Access access(u32 k, const MemArg& a, u32 width) {
+    if (fast_memory(a.mem)) return {slot(k), static_cast<u32>(a.offset), false};
+    return {mem_at(k, a, width), 0, true};
+  }
+  void end_access(const Access& x) {
+    if (x.rebased) emit<Op::MemRestore>({});
+  }
+  static u32 access_width(Opcode opc) { return u32{1} << natural_alignment_log2(info(opc).imm).value_or(0); }
+
   // A load (o: its Plain-mode op) whose address is a folded add, a constant, or a slot.
-  void load(Op o, Reader& r) {
-    r.u32leb();
-    const u32 offset = r.u32leb();
+  void load(Op o, Reader& r, Opcode opc) {
+    const MemArg ma = memarg(r);
+    if (!fast_memory(ma.mem)) return rebased_load(o, ma, access_width(opc));
+    const auto offset = static_cast<u32>(ma.offset);
     const u32 k = height() - 1;
     const Operand a = vs_[k];
     u32 at;
@@ -762,9 +800,27 @@ class Translator {
     push_temp();
     mark_producer(at + layout::Load::dst);
   }
-  void store(Op o, Reader& r) {
-    r.u32leb();
-    const u32 offset = r.u32leb();
+  void rebased_load(Op o, const MemArg& ma, u32 width) {
+    const u32 t = mem_at(height() - 1, ma, width);
+    pop();
+    const u32 at = emit_as<layout::Load>(o, {.dst = t, .addr = t, .offset = 0});
+    trapping();
+    end_access({t, 0, true});
+    push_temp();
+    mark_producer(at + layout::Load::dst);
+  }
+  void store(Op o, Reader& r, Opcode opc) {
+    const MemArg ma = memarg(r);
+    if (!fast_memory(ma.mem)) {
+      const u32 val = slot(height() - 1);
+      const u32 t = mem_at(height() - 2, ma, access_width(opc));
+      pop(2);
+      emit_as<layout::Store>(o, {.addr = t, .val = val, .offset = 0});
+      trapping();
+      end_access({t, 0, true});
+      return;
+    }
+    const auto offset = static_cast<u32>(ma.offset);
     const u32 kv = height() - 1;
     const u32 val = slot(kv);
     const Operand a = vs_[kv - 1];
@@ -1135,22 +1191,23 @@ class Translator {
   void step_memory(Opcode opc, Reader& r) {
     if (const Op o = access_op(opc); o != Op::Count_) {
       if (info(o).family == OpFamily::Load) {
-        load(o, r);
+        load(o, r, opc);
       } else {
-        store(o, r);
+        store(o, r, opc);
       }
       return;
     }
+    if (step_memory_indexed(opc, r)) return;
     switch (opc) {
       case Opcode::MemorySize: {
-        r.u8();
+        r.u32leb();
         const u32 at = emit<Op::MemorySize>({.dst = temp_slot(height())});
         push_temp();
         mark_producer(at + layout::MemorySize::dst);
         break;
       }
       case Opcode::MemoryGrow: {
-        r.u8();
+        r.u32leb();
         const u32 k = height() - 1;
         const u32 d = slot(k);
         pop();
@@ -1161,7 +1218,7 @@ class Translator {
       }
       case Opcode::MemoryInit: {
         const u32 seg = r.u32leb();
-        r.u8();
+        r.u32leb();
         const auto s = operands<3>();
         emit<Op::MemoryInit>({.data = seg, .d = s[0], .s = s[1], .n = s[2]});
         trapping();
@@ -1170,8 +1227,8 @@ class Translator {
       }
       case Opcode::DataDrop: emit<Op::DataDrop>({.data = r.u32leb()}); break;
       case Opcode::MemoryCopy: {
-        r.u8();
-        r.u8();
+        r.u32leb();
+        r.u32leb();
         const auto s = operands<3>();
         emit<Op::MemoryCopy>({.d = s[0], .s = s[1], .n = s[2]});
         trapping();
@@ -1179,7 +1236,7 @@ class Translator {
         break;
       }
       case Opcode::MemoryFill: {
-        r.u8();
+        r.u32leb();
         const auto s = operands<3>();
         emit<Op::MemoryFill>({.d = s[0], .val = s[1], .n = s[2]});
         trapping();
@@ -1188,6 +1245,64 @@ class Translator {
       }
       default: break;  // not of this family (kFamilies)
     }
+  }
+
+  // memory.size/grow/fill/copy/init naming a memory other than an i32 memory 0 (the MultiMemory
+  // ops); false (nothing read) for the others.
+  bool step_memory_indexed(Opcode opc, Reader& r) {
+    Reader peek = r;
+    u32 mem = 0;
+    u32 mem2 = 0;
+    u32 seg = 0;
+    switch (opc) {
+      case Opcode::MemorySize: case Opcode::MemoryGrow: case Opcode::MemoryFill: mem = peek.u32leb(); break;
+      case Opcode::MemoryInit:
+        seg = peek.u32leb();
+        mem = peek.u32leb();
+        break;
+      case Opcode::MemoryCopy:
+        mem = peek.u32leb();
+        mem2 = peek.u32leb();
+        break;
+      default: return false;
+    }
+    if (fast_memory(mem) && fast_memory(mem2)) return false;
+    r = peek;
+    switch (opc) {
+      case Opcode::MemorySize: {
+        const u32 at = emit<Op::MemorySizeM>({.dst = temp_slot(height()), .mem = mem});
+        push_temp();
+        mark_producer(at + layout::MemorySizeM::dst);
+        return true;
+      }
+      case Opcode::MemoryGrow: {
+        const u32 k = height() - 1;
+        const u32 d = slot(k);
+        pop();
+        const u32 at = emit<Op::MemoryGrowM>({.dst = temp_slot(k), .delta = d, .mem = mem});
+        push_temp();
+        mark_producer(at + layout::MemoryGrowM::dst);
+        return true;
+      }
+      case Opcode::MemoryFill: {
+        const auto s = operands<3>();
+        emit<Op::MemoryFillM>({.mem = mem, .d = s[0], .val = s[1], .n = s[2]});
+        break;
+      }
+      case Opcode::MemoryCopy: {
+        const auto s = operands<3>();
+        emit<Op::MemoryCopyM>({.dst_mem = mem, .src_mem = mem2, .d = s[0], .s = s[1], .n = s[2]});
+        break;
+      }
+      default: {  // MemoryInit
+        const auto s = operands<3>();
+        emit<Op::MemoryInitM>({.data = seg, .mem = mem, .d = s[0], .s = s[1], .n = s[2]});
+        break;
+      }
+    }
+    trapping();
+    begin_segment();
+    return true;
   }
 
   // ---------------------------------------------------------------- tables and references
@@ -1340,39 +1455,43 @@ class Translator {
         at = emit_as<layout::VReplace>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .lane = lane});
         break;
       }
+      // Memory: the address through access() (another memory or memory64: rebased, offset 0).
       case Layout::VLoad: {
-        r.u32leb();
-        const u32 offset = r.u32leb();
-        const auto s = operands<1>();
-        at = emit_as<layout::VLoad>(o, {.dst = temp_slot(height()), .addr = s[0], .offset = offset});
+        const Access x = access(height() - 1, memarg(r), access_width(opc));
+        pop();
+        at = emit_as<layout::VLoad>(o, {.dst = temp_slot(height()), .addr = x.addr, .offset = x.offset});
         trapping();
+        end_access(x);
         break;
       }
       case Layout::VStore: {
-        r.u32leb();
-        const u32 offset = r.u32leb();
-        const auto s = operands<2>();
-        emit_as<layout::VStore>(o, {.addr = s[0], .val = s[1], .offset = offset});
+        const Access x = access(height() - 2, memarg(r), access_width(opc));
+        const u32 val = slot(height() - 1);
+        pop(2);
+        emit_as<layout::VStore>(o, {.addr = x.addr, .val = val, .offset = x.offset});
         trapping();
+        end_access(x);
         return;
       }
       case Layout::VLoadLane: {
-        r.u32leb();
-        const u32 offset = r.u32leb();
+        const Access x = access(height() - 2, memarg(r), access_width(opc));
         const u32 lane = r.u8();
-        const auto s = operands<2>();
+        const u32 v = slot(height() - 1);
+        pop(2);
         at = emit_as<layout::VLoadLane>(
-            o, {.dst = temp_slot(height()), .addr = s[0], .v = s[1], .offset = offset, .lane = lane});
+            o, {.dst = temp_slot(height()), .addr = x.addr, .v = v, .offset = x.offset, .lane = lane});
         trapping();
+        end_access(x);
         break;
       }
       case Layout::VStoreLane: {
-        r.u32leb();
-        const u32 offset = r.u32leb();
+        const Access x = access(height() - 2, memarg(r), access_width(opc));
         const u32 lane = r.u8();
-        const auto s = operands<2>();
-        emit_as<layout::VStoreLane>(o, {.addr = s[0], .val = s[1], .offset = offset, .lane = lane});
+        const u32 val = slot(height() - 1);
+        pop(2);
+        emit_as<layout::VStoreLane>(o, {.addr = x.addr, .val = val, .offset = x.offset, .lane = lane});
         trapping();
+        end_access(x);
         return;
       }
       default: assert(false && "a SIMD op of no SIMD layout"); return;

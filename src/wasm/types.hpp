@@ -61,9 +61,12 @@ struct FuncType {
 };
 
 // https://webassembly.github.io/spec/core/syntax/types.html#limits
+// `is64`: the limits of a memory64 memory (i64 addresses; WebAssembly 3.0's address type),
+// whose page counts may exceed 32 bits. Tables are always i32-indexed here (no table64).
 struct Limits {
-  std::uint32_t min = 0;
-  std::optional<std::uint32_t> max;
+  std::uint64_t min = 0;
+  std::optional<std::uint64_t> max;
+  bool is64 = false;
   friend bool operator==(const Limits&, const Limits&) = default;
 };
 
@@ -89,5 +92,6 @@ enum class ExternKind : std::uint8_t { Func = 0, Table = 1, Memory = 2, Global =
 
 inline constexpr std::uint64_t kPageSize = 65536;
 inline constexpr std::uint32_t kMaxPages = 65536;  // wasm32: 4 GiB
+inline constexpr std::uint64_t kMaxPages64 = std::uint64_t{1} << 48;  // memory64: 2^64 bytes
 
 }  // namespace sprawling::wasm

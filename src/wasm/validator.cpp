@@ -41,7 +41,35 @@ std::string_view type_name(ValType t) {
 
 }  // namespace
 
-bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t>& scratch) {
+namespace {
+
+// A memarg: alignment flags (bit 6: a memidx follows, with multi-memory), then the offset.
+bool read_memarg(ByteReader& r, Instruction& ins, const Features& features) {
+  const std::size_t at = r.offset();
+  ins.align = r.u32();
+  if (features.multi_memory && r.ok()) {
+    if (ins.align >= 0x80) return r.malformed(at, "malformed memop flags");
+    if ((ins.align & 0x40) != 0) {
+      ins.align &= ~std::uint32_t{0x40};
+      ins.memory = r.u32();
+    }
+  }
+  ins.mem_offset = features.memory64 || features.multi_memory ? r.u64() : r.u32();
+  return r.ok();
+}
+
+// A memory.* instruction's memidx: a LEB with multi-memory, else the 2.0 reserved zero byte.
+bool read_memidx(ByteReader& r, std::uint32_t& out, const Features& features) {
+  if (features.multi_memory) {
+    out = r.u32();
+    return r.ok();
+  }
+  return read_zero_byte(r);
+}
+
+}  // namespace
+
+bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t>& scratch, const Features& features) {
   ins = Instruction{};
   ins.offset = r.offset();
   const std::uint8_t byte = r.u8();
@@ -106,7 +134,7 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
       ins.index = r.u32();
       ins.index2 = r.u32();
       break;
-    case ImmKind::MemIdx: read_zero_byte(r); break;
+    case ImmKind::MemIdx: read_memidx(r, ins.memory, features); break;
     case ImmKind::I32: ins.bits = static_cast<std::uint32_t>(r.s32()); break;
     case ImmKind::I64: ins.bits = static_cast<std::uint64_t>(r.s64()); break;
     case ImmKind::F32: ins.bits = r.f32_bits(); break;
@@ -125,11 +153,11 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
     case ImmKind::RefType: read_reftype(r, ins.type); break;
     case ImmKind::MemoryInit:
       ins.index = r.u32();
-      read_zero_byte(r);
+      read_memidx(r, ins.memory, features);
       break;
     case ImmKind::MemoryCopy:
-      read_zero_byte(r);
-      read_zero_byte(r);
+      read_memidx(r, ins.memory, features);
+      read_memidx(r, ins.memory2, features);
       break;
     case ImmKind::TableInit:
       ins.index = r.u32();
@@ -143,16 +171,12 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
     case ImmKind::MemArg16:
     case ImmKind::MemArg32:
     case ImmKind::MemArg64:
-    case ImmKind::MemArg128:
-      ins.align = r.u32();
-      ins.mem_offset = r.u32();
-      break;
+    case ImmKind::MemArg128: read_memarg(r, ins, features); break;
     case ImmKind::MemArgLane8:
     case ImmKind::MemArgLane16:
     case ImmKind::MemArgLane32:
     case ImmKind::MemArgLane64:
-      ins.align = r.u32();
-      ins.mem_offset = r.u32();
+      read_memarg(r, ins, features);
       ins.lane = r.u8();
       break;
     case ImmKind::Lane16:
@@ -277,14 +301,74 @@ bool FunctionValidator::block_signature(const BlockType& bt, std::span<const Val
   return false;
 }
 
-void FunctionValidator::check_memory(std::uint32_t memidx) {
-  if (memidx >= context_.module->memories.size()) fail(concat("unknown memory ", memidx));
+bool FunctionValidator::check_memory(std::uint32_t memidx) {
+  if (memidx < context_.module->memories.size()) return true;
+  fail(concat("unknown memory ", memidx));
+  return false;
+}
+
+ValType FunctionValidator::address_type(std::uint32_t memidx) const {
+  return context_.module->memories[memidx].limits.is64 ? ValType::I64 : ValType::I32;
 }
 
 void FunctionValidator::check_memarg(const Instruction& ins) {
-  check_memory(0);
+  if (!check_memory(ins.memory)) return;
   const auto natural = natural_alignment_log2(info(ins.op).imm);
-  if (natural && ins.align > *natural) fail("alignment must not be larger than natural");
+  if (natural && ins.align > *natural) return fail("alignment must not be larger than natural");
+  if (!context_.module->memories[ins.memory].limits.is64 && ins.mem_offset > 0xFFFF'FFFFu)
+    fail(concat("offset out of range: ", ins.mem_offset, " does not fit the i32 memory ", ins.memory));
+}
+
+// Every instruction with a memory immediate (multi-memory: any memory; memory64: its operands
+// of the memory's address type). Returns false for the others.
+bool FunctionValidator::step_memory(const Instruction& ins) {
+  const OpcodeInfo& oi = info(ins.op);
+  const bool memarg = natural_alignment_log2(oi.imm).has_value();
+  const bool bulk = oi.imm == ImmKind::MemIdx || ins.op == Opcode::MemoryInit || ins.op == Opcode::MemoryCopy;
+  if (!memarg && !bulk) return false;
+  if (memarg) {
+    check_memarg(ins);
+    check_lanes(ins);
+  } else if (ins.op == Opcode::MemoryInit) {
+    const Module& m = *context_.module;
+    check_memory(ins.memory);
+    if (!m.data_count || ins.index >= *m.data_count) fail(concat("unknown data segment ", ins.index));
+  } else {
+    check_memory(ins.memory);
+    if (ins.op == Opcode::MemoryCopy) check_memory(ins.memory2);
+  }
+  if (error_) return true;
+  const ValType at = address_type(ins.memory);
+  switch (ins.op) {
+    case Opcode::MemorySize: push(at); return true;
+    case Opcode::MemoryGrow:
+      pop(at);
+      push(at);
+      return true;
+    case Opcode::MemoryFill:  // [at i32 at]
+      pop(at);
+      pop(ValType::I32);
+      pop(at);
+      return true;
+    case Opcode::MemoryCopy: {  // [at1 at2 min(at1, at2)]
+      const ValType src = address_type(ins.memory2);
+      pop(at == ValType::I64 && src == ValType::I64 ? ValType::I64 : ValType::I32);
+      pop(src);
+      pop(at);
+      return true;
+    }
+    case Opcode::MemoryInit:  // [at i32 i32]
+      pop(ValType::I32);
+      pop(ValType::I32);
+      pop(at);
+      return true;
+    default: break;
+  }
+  // Loads and stores: the address is the first operand.
+  const SigTypes& sig = sig_types(oi.sig);
+  for (std::size_t i = sig.param_count; i-- > 0;) pop(i == 0 ? at : sig.params[i]);
+  if (sig.result_count) push(sig.result);
+  return true;
 }
 
 bool FunctionValidator::check_table(std::uint32_t tableidx) {
@@ -298,12 +382,7 @@ bool FunctionValidator::check_table(std::uint32_t tableidx) {
 // The index/alignment checks of the simple (signature-typed) instructions that carry immediates.
 bool FunctionValidator::check_simple_immediates(const Instruction& ins) {
   const Module& m = *context_.module;
-  const OpcodeInfo& oi = info(ins.op);
-  if (natural_alignment_log2(oi.imm)) check_memarg(ins);
-  if (oi.imm == ImmKind::MemIdx) check_memory(0);
-  if (ins.op == Opcode::MemoryCopy) check_memory(0);
-  if (ins.op == Opcode::MemoryInit || ins.op == Opcode::DataDrop) {
-    if (ins.op == Opcode::MemoryInit) check_memory(0);
+  if (ins.op == Opcode::DataDrop) {
     if (!m.data_count || ins.index >= *m.data_count) fail(concat("unknown data segment ", ins.index));
   }
   if (ins.op == Opcode::TableSize && !check_table(ins.index)) return false;
@@ -367,6 +446,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
   const OpcodeInfo& oi = info(ins.op);
   if (oi.sig != OpSig::Special) {
     if (is_relaxed_simd(ins.op) && !relaxed_simd_enabled(ins)) return error_;
+    if (step_memory(ins)) return error_;
     if (oi.imm != ImmKind::None && !check_simple_immediates(ins)) return error_;
     const SigTypes& sig = sig_types(oi.sig);
     for (std::size_t i = sig.param_count; i-- > 0;) pop(sig.params[i]);

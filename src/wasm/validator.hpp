@@ -36,7 +36,9 @@ struct Instruction {
                                            // br_table's default label
   std::uint32_t index2 = 0;                // call_indirect / table.init: tableidx; table.copy: source tableidx
   std::uint32_t align = 0;                 // memarg alignment exponent
-  std::uint32_t mem_offset = 0;            // memarg offset
+  std::uint64_t mem_offset = 0;            // memarg offset (u64 with memory64; below 2^32 for i32 memories)
+  std::uint32_t memory = 0;                // memidx: of a memarg, memory.size/grow/fill/init, memory.copy's destination
+  std::uint32_t memory2 = 0;               // memory.copy's source memidx
   std::uint64_t bits = 0;                  // the constant's bit pattern (i32/f32 zero-extended to 64 bits)
   BlockType block;                         // block, loop, if
   ValType type = ValType::I32;             // select t (the one result type), ref.null
@@ -48,8 +50,12 @@ struct Instruction {
 
 // Decodes one instruction at the reader's cursor. Reports malformed encodings to the reader
 // ("illegal opcode", "zero byte expected", LEB errors…) and returns
-// false; `scratch` holds br_table targets until the next call.
-bool read_instruction(ByteReader& reader, Instruction& out, std::vector<std::uint32_t>& scratch);
+// false; `scratch` holds br_table targets until the next call. `features` picks the encoding of
+// memory immediates: with multi-memory a memarg's alignment bit 6 announces a memidx and the
+// memory.* instructions carry memidx LEBs (2.0: zero bytes); with memory64 (or multi-memory) a
+// memarg's offset is a u64 LEB (2.0: u32).
+bool read_instruction(ByteReader& reader, Instruction& out, std::vector<std::uint32_t>& scratch,
+                      const Features& features = {});
 
 // What the code section is validated against, beyond the Module's index spaces.
 struct ValidationContext {
@@ -104,7 +110,10 @@ class FunctionValidator {
     return c.op == Opcode::Loop ? c.params : c.results;
   }
   bool block_signature(const BlockType& bt, std::span<const ValType>& params, std::span<const ValType>& results);
-  void check_memory(std::uint32_t memidx);
+  bool check_memory(std::uint32_t memidx);
+  // The address type of memory memidx (i64 for a memory64 memory); memidx checked before.
+  [[nodiscard]] ValType address_type(std::uint32_t memidx) const;
+  bool step_memory(const Instruction& ins);
   void check_memarg(const Instruction& ins);
   bool check_table(std::uint32_t tableidx);
   bool check_simple_immediates(const Instruction& ins);

@@ -114,6 +114,21 @@ TEST(Options, RelaxedSimdSwitch) {
   EXPECT_EQ(bad.error().message, "-W relaxed-simd='2': expected y or n");
 }
 
+TEST(Options, MultiMemoryAndMemory64SwitchesInWasmtimeSpelling) {
+  auto d = parse({"m.wasm"});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->multi_memory);
+  EXPECT_TRUE(d->memory64);
+  auto off = parse({"-W", "multi-memory=n,memory64=no", "m.wasm"});
+  ASSERT_TRUE(off.has_value()) << off.error().message;
+  EXPECT_FALSE(off->multi_memory);
+  EXPECT_FALSE(off->memory64);
+  EXPECT_TRUE(off->tail_call);
+  auto bad = parse({"-W", "memory64=2", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "-W memory64='2': expected y or n");
+}
+
 TEST(Options, ResourceLimitsInBothSpellings) {
   auto w = parse({"-W", "max-table-elements=1000,max-tables=2,max-memories=1,max-store-size=64M", "m.wasm"});
   ASSERT_TRUE(w.has_value()) << w.error().message;

@@ -472,6 +472,59 @@ TEST(ModuleErrors, RelaxedSimdSwitchRefusesModulesUsingIt) {
   EXPECT_NE(refused.error().message.find("relaxed SIMD is disabled"), std::string::npos) << refused.error().message;
 }
 
+TEST(ModuleErrors, MultiMemoryAndMemory64SwitchesRefuseModulesUsingThem) {
+  // Two memories, the second 64-bit: runs by default (3.0, as Wasmtime); refused naming the
+  // feature with multi_memory / memory64 off (-W multi-memory=n, -W memory64=n).
+  TempDir dir;
+  const auto two = dir.write("two.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (memory $wide i64 1)
+  (func (export "_start")
+    (i32.store $wide (i64.const 65532) (i32.const 9))
+    (call $proc_exit (i32.load $wide offset=65532 (i64.const 0)))))
+)");
+  WasmSandbox on;
+  auto ran = on.run(job_for(two));
+  ASSERT_TRUE(ran.has_value()) << ran.error().to_string();
+  EXPECT_EQ(ran->exit, SandboxExit{Failure{9}});
+  WasmSandbox no_multi(SandboxConfig{.multi_memory = false});
+  auto refused = no_multi.run(job_for(two));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(refused.error().message.find("multi-memory feature is off"), std::string::npos) << refused.error().message;
+  WasmSandbox no_64(SandboxConfig{.memory64 = false});
+  auto refused64 = no_64.run(job_for(two));
+  ASSERT_FALSE(refused64.has_value());
+  EXPECT_NE(refused64.error().message.find("memory64 feature is off"), std::string::npos) << refused64.error().message;
+}
+
+TEST(Memory64, GrowPastTheMemoryLimitReturnsMinusOneAndAccessesNeverWrap) {
+  // memory.grow of a 64-bit memory beyond max_memory_bytes (here 1 MiB, 16 pages) returns -1
+  // (also for 2^48 pages, and for the 4 GiB a 32-bit memory could not even name); an address
+  // whose sum with the offset passes 2^64 traps instead of wrapping to a small one.
+  TempDir dir;
+  const auto grow = dir.write("grow.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (memory $wide i64 1)
+  (func (export "_start")
+    (if (i64.ne (memory.grow $wide (i64.const 0x1_0000)) (i64.const -1)) (then (call $proc_exit (i32.const 1))))
+    (if (i64.ne (memory.grow $wide (i64.const 0x1_0000_0000_0000)) (i64.const -1)) (then (call $proc_exit (i32.const 2))))
+    (if (i64.ne (memory.grow $wide (i64.const -1)) (i64.const -1)) (then (call $proc_exit (i32.const 3))))
+    (if (i64.ne (memory.grow $wide (i64.const 15)) (i64.const 1)) (then (call $proc_exit (i32.const 4))))
+    (if (i64.ne (memory.size $wide) (i64.const 16)) (then (call $proc_exit (i32.const 5))))
+    (drop (i32.load $wide offset=16 (i64.const -8)))
+    (call $proc_exit (i32.const 0))))
+)");
+  WasmSandbox sandbox(SandboxConfig{.max_memory_bytes = std::uint64_t{1} << 20});
+  auto ran = sandbox.run(job_for(grow));
+  ASSERT_TRUE(ran.has_value()) << ran.error().to_string();
+  ASSERT_TRUE(std::holds_alternative<Trap>(ran->exit));
+  EXPECT_NE(std::get<Trap>(ran->exit).message.find("out of bounds memory access"), std::string::npos)
+      << std::get<Trap>(ran->exit).message;
+}
+
 // --------------------------------------------------------------------- the seam
 
 TEST(Seam, ConformanceCheckPassesOnWasmSandbox) {

@@ -103,6 +103,7 @@ struct Export {
 struct Limits {
   std::uint64_t min = 0;
   std::optional<std::uint64_t> max;
+  bool is64 = false;  // a memory64 memory (limits flags bit 2)
 };
 
 struct ElemSegment {  // active, table 0, funcref by index
@@ -122,6 +123,7 @@ struct Module {
   std::vector<Function> functions;
   std::optional<Limits> table;  // funcref
   std::optional<Limits> memory;
+  std::vector<Limits> more_memories;  // memories 1, 2, … after `memory` (multi-memory)
   std::vector<Global> globals;
   std::vector<Export> exports;
   std::optional<std::uint32_t> start;
@@ -145,7 +147,7 @@ struct Module {
       append(out, body);
     };
     auto limits = [](Bytes& b, const Limits& l) {
-      b.push_back(l.max ? 0x01 : 0x00);
+      b.push_back(static_cast<std::uint8_t>((l.max ? 0x01 : 0x00) | (l.is64 ? 0x04 : 0x00)));
       uleb(b, l.min);
       if (l.max) uleb(b, *l.max);
     };
@@ -184,8 +186,10 @@ struct Module {
       section(4, b);
     }
     if (memory) {
-      Bytes b{0x01};
+      Bytes b;
+      uleb(b, 1 + more_memories.size());
       limits(b, *memory);
+      for (const Limits& m : more_memories) limits(b, m);
       section(5, b);
     }
     if (!globals.empty()) {

@@ -306,5 +306,48 @@ TEST(CompilerTailCalls, FunctionsWithTailCallsStayInterpretedAndAgreeWithTheInte
   }
 }
 
+// Multiple memories and memory64: a function touching a memory other than an i32 memory 0 stays
+// interpreted with the reason named; the others compile; both tiers agree on results, traps and
+// fuel (memory 1's grow past its max, an out-of-bounds i64 address).
+constexpr std::string_view kMemories = R"((module
+  (memory $m0 1)
+  (memory $m1 1 2)
+  (memory $m64 i64 1)
+  (func $plain (export "plain") (param i32) (result i32)
+    (i32.store (local.get 0) (i32.const 7))
+    (i32.load (local.get 0)))
+  (func $second (export "second") (param i32) (result i32)
+    (i32.store $m1 (local.get 0) (i32.add (call $plain (local.get 0)) (i32.const 1)))
+    (drop (memory.grow $m1 (i32.const 1)))
+    (i32.add (i32.load $m1 (local.get 0)) (memory.size $m1)))
+  (func (export "wide") (param i64) (result i64)
+    (i64.store $m64 offset=8 (local.get 0) (i64.const 5))
+    (i64.add (i64.load $m64 offset=8 (local.get 0)) (memory.size $m64)))
+  (func (export "calls") (param i32) (result i32) (i32.mul (call $second (local.get 0)) (i32.const 2)))))";
+
+TEST(CompilerMemories, FunctionsUsingOtherMemoriesStayInterpretedAndAgreeWithTheInterpreter) {
+  auto module = compile_wat(kMemories);
+  ASSERT_NE(module, nullptr);
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    ASSERT_EQ(code.reasons.size(), 4u);
+    for (std::size_t i : {1u, 2u}) EXPECT_NE(code.reasons[i].find("multi-memory or memory64"), std::string::npos) << i;
+    for (std::size_t i : {0u, 3u}) EXPECT_EQ(code.reasons[i], "") << i;
+  }
+  auto same = [&](std::string_view name, Value arg, std::optional<std::uint64_t> fuel) {
+    const Outcome want = run(module, Tier::Interpret, name, {arg}, fuel);
+    const Outcome got = run(module, Tier::Compile, name, {arg}, fuel);
+    EXPECT_EQ(want, got) << name << " fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+    return want;
+  };
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
+    EXPECT_EQ(same("calls", Value::i32(16), fuel).results.at(0).bits, 20u);  // (7 + 1 + 2 pages) * 2
+    EXPECT_EQ(same("wide", Value::i64(100), fuel).results.at(0).bits, 6u);
+    EXPECT_EQ(same("wide", Value::i64(65528), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("wide", Value::i64(~std::uint64_t{0} - 4), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);  // no wrap
+    EXPECT_EQ(same("second", Value::i32(65534), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

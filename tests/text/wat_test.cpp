@@ -20,8 +20,9 @@ Bytes wat(std::string_view src) {
   return r ? *r : Bytes{};
 }
 
+// The testsuite's 2.0 wordings: 32-bit memarg offsets and memory limits (memory64 off).
 TextError wat_error(std::string_view src) {
-  auto r = wat_to_binary(src);
+  auto r = wat_to_binary(src, WatOptions{.memory64 = false});
   EXPECT_FALSE(r.has_value()) << src;
   return r ? TextError{} : r.error();
 }

@@ -319,7 +319,17 @@ TEST(Decoder, NegativeI32ConstIsZeroExtendedInConstExprs) {
 }
 
 TEST(Decoder, ModuleLevelRules) {
-  EXPECT_EQ(error_of(module({{5, {0x02, 0x00, 0x01, 0x00, 0x01}}})).message, "multiple memories");
+  // Two memories: 3.0 (multi-memory) accepts them; 2.0 (the feature off) does not, naming it.
+  EXPECT_TRUE(decode_and_validate(module({{5, {0x02, 0x00, 0x01, 0x00, 0x01}}})).has_value());
+  const auto two = decode_and_validate(module({{5, {0x02, 0x00, 0x01, 0x00, 0x01}}}), Features::wasm2());
+  ASSERT_FALSE(two.has_value());
+  EXPECT_EQ(two.error().message, "multiple memories (the multi-memory feature is off)");
+  // A 64-bit memory of 2^48 + 1 pages is too large; with memory64 off it is refused by name.
+  EXPECT_EQ(error_of(module({{5, {0x01, 0x04, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40}}})).message,
+            "memory size must be at most 2^48 pages (2^64 bytes)");
+  const auto wide = decode_and_validate(module({{5, {0x01, 0x04, 0x01}}}), Features::wasm2());
+  ASSERT_FALSE(wide.has_value());
+  EXPECT_EQ(wide.error().message, "a 64-bit memory (memory64), and the memory64 feature is off");
   EXPECT_EQ(error_of(module({{5, {0x01, 0x01, 0x02, 0x01}}})).message, "size minimum must not be greater than maximum");
   EXPECT_EQ(error_of(module({{5, {0x01, 0x00, 0x81, 0x80, 0x04}}})).message,
             "memory size must be at most 65536 pages (4GiB)");

@@ -91,9 +91,9 @@ TEST(ReadInstruction, MalformedEncodings) {
     EXPECT_EQ(r.error()->offset, 1u);
   }
   {
-    const Bytes code = {0x3F, 0x01};  // memory.size with a non-zero memory byte
+    const Bytes code = {0x3F, 0x01};  // memory.size with a non-zero memory byte (2.0: no memidx)
     ByteReader r(code);
-    EXPECT_FALSE(read_instruction(r, ins, scratch));
+    EXPECT_FALSE(read_instruction(r, ins, scratch, Features::wasm2()));
     EXPECT_EQ(r.error()->message, "zero byte expected");
     EXPECT_EQ(r.error()->offset, 1u);
   }

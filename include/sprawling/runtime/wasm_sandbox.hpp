@@ -92,6 +92,10 @@ struct SandboxConfig {
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions
   bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (-W relaxed-simd=n), one
                                // deterministic result each (docs/interpreter.md)
+  // Wasmtime's -W multi-memory=n and -W memory64=n (both on by default in its 3.0 releases).
+  // A memory64 memory is still capped by max_memory_bytes (memory.grow past it returns -1).
+  bool multi_memory = true;  // more than one memory, memory indices in instructions
+  bool memory64 = true;      // memories with i64 addresses
 };
 
 // What precompile_module wrote, per fuel mode.

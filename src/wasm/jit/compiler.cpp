@@ -202,6 +202,8 @@ Scan scan(const CompiledFunc& f, bool metered) {
   for (std::size_t i = first; i < all.size(); ++i) {
     const Instr& in = all[i];
     if (info(in.op).family == OpFamily::Simd) return fail("uses SIMD (v128), which only the interpreter runs");
+    if (info(in.op).family == OpFamily::MultiMemory)
+      return fail("uses a memory other than an i32 memory 0 (multi-memory or memory64), which only the interpreter runs");
     if (in.op == Op::ReturnCall || in.op == Op::ReturnCallIndirect)
       return fail("uses a tail call (return_call / return_call_indirect), which the compiled tier does not compile");
     if (!handled(in.op))

@@ -100,11 +100,11 @@ struct TypeUse {
 // One instruction; immediates by kind (see encode_expr). Kept small: a big module has millions.
 struct Instr {
   Opcode op = Opcode::Nop;
-  std::uint32_t align = 0;  // memarg alignment exponent
+  std::uint32_t align = 0;  // memarg alignment exponent; load/store*_lane: the lane index in bits 8..15
   std::uint64_t value = 0;  // constant bits | memarg offset | label depth | ref.null type | side-table index
                             // | lane index (extract/replace_lane)
-  Ref a;                    // the index immediate (table.init/table.copy: the first one);
-                            // load/store*_lane: a.index is the lane index
+  Ref a;                    // the index immediate (table.init/table.copy: the first one; memory.init:
+                            // the data segment, its memory in second_refs); a memarg's memory
 };
 
 struct Expr {
@@ -238,7 +238,7 @@ class LabelStack {
 
 class FieldParser {
  public:
-  explicit FieldParser(Cursor& cursor) : c_(cursor) {}
+  FieldParser(Cursor& cursor, const WatOptions& options) : c_(cursor), options_(options) {}
 
   Result<ModuleAst> run(bool bare) {
     for (;;) {
@@ -356,6 +356,33 @@ class FieldParser {
       l.max = *max;
     }
     return l;
+  }
+
+  // A memory type: `i32`/`i64` (memory64), then limits (u64 page counts for i64).
+  Result<Limits> take_memory_limits() {
+    bool is64 = false;
+    if (c_.at_keyword("i64") || c_.at_keyword("i32")) is64 = c_.next().text == "i64";
+    // 2.0 reads i32 limits as u32s; 3.0 as u64s (the validator then says "memory size").
+    if (!is64 && !options_.memory64) return take_limits();
+    Limits l;
+    l.is64 = is64;
+    auto min = take_u64("a limit");
+    if (!min) return std::unexpected(min.error());
+    l.min = *min;
+    if (c_.at(TokenKind::Number)) {
+      auto max = take_u64("a limit");
+      if (!max) return std::unexpected(max.error());
+      l.max = *max;
+    }
+    return l;
+  }
+  Result<std::uint64_t> take_u64(const char* what) {
+    const Token& t = c_.peek();
+    if (t.kind != TokenKind::Number) return std::unexpected(unexpected(t, what));
+    auto v = parse_unsigned(t.text, 64);
+    if (!v) return std::unexpected(error_at(t, "i64 constant out of range: " + std::string(t.text)));
+    c_.next();
+    return *v;
   }
 
   Result<GlobalType> take_globaltype() {
@@ -537,7 +564,7 @@ class FieldParser {
     } else if (desc.text == "memory") {
       const auto index = static_cast<std::uint32_t>(m_.memories.size());
       if (auto r = bind(Space::Memory, id, index, at); !r) return r;
-      auto limits = take_limits();
+      auto limits = take_memory_limits();
       if (!limits) return std::unexpected(limits.error());
       if (auto r = note_import(kw, ExternKind::Memory, index); !r) return r;
       m_.memories.push_back(MemoryDef{std::move(name), MemoryType{*limits}});
@@ -647,21 +674,25 @@ class FieldParser {
     auto import = take_inline_exports_import(ExternKind::Memory, index);
     if (!import) return std::unexpected(import.error());
     if (!*import) note_definition(ExternKind::Memory);
+    // (memory i64? (data …)): an i64 memory's segment offset is an i64.const.
+    const bool inline_is64 = !*import && c_.at_keyword("i64") && c_.peek(1).kind == TokenKind::LParen &&
+                             c_.peek(2).kind == TokenKind::Keyword && c_.peek(2).text == "data";
+    if (inline_is64 || (c_.at_keyword("i32") && c_.peek(1).kind == TokenKind::LParen)) c_.next();
     if (!*import && c_.at_form("data")) {
       c_.next();
       c_.next();
       DataDef seg;
       seg.mode = SegmentMode::Active;
       seg.memory = numeric_ref(index);
-      seg.offset.instrs.push_back(Instr{Opcode::I32Const, 0, 0, {}});
+      seg.offset.instrs.push_back(Instr{inline_is64 ? Opcode::I64Const : Opcode::I32Const, 0, 0, {}});
       while (c_.at(TokenKind::String)) seg.bytes += string_bytes(c_.next());
       if (auto r = expect_rparen(); !r) return r;
-      const auto pages = static_cast<std::uint32_t>((seg.bytes.size() + kPageSize - 1) / kPageSize);
-      m_.memories.push_back(MemoryDef{std::nullopt, MemoryType{Limits{pages, pages}}});
+      const std::uint64_t pages = (seg.bytes.size() + kPageSize - 1) / kPageSize;
+      m_.memories.push_back(MemoryDef{std::nullopt, MemoryType{Limits{pages, pages, inline_is64}}});
       m_.datas.push_back(std::move(seg));
       return {};
     }
-    auto limits = take_limits();
+    auto limits = take_memory_limits();
     if (!limits) return std::unexpected(limits.error());
     m_.memories.push_back(MemoryDef{std::move(*import), MemoryType{*limits}});
     return {};
@@ -987,11 +1018,41 @@ class FieldParser {
     return {};
   }
 
-  Result<void> memarg(Instr& in, std::uint32_t natural) {
+  // table.copy / memory.copy: (destination source)? indices, both 0 when absent; the source goes
+  // to e.second_refs.
+  Result<void> copy_indices(Expr& e, Instr& in, const char* what) {
+    in.a = numeric_ref(0);
+    Ref src_ref = numeric_ref(0);
+    if (at_index()) {
+      auto dst = take_index(what);
+      if (!dst) return std::unexpected(dst.error());
+      auto src = take_index(what);
+      if (!src) return std::unexpected(src.error());
+      in.a = *dst;
+      src_ref = *src;
+    }
+    in.value = e.second_refs.size();
+    e.second_refs.push_back(src_ref);
+    return {};
+  }
+
+  // memidx? then offset=, align=. A memory index is an id, or a number unless (lane ops) it is
+  // the lane index: a number followed by another number or by offset=/align= is the memory.
+  Result<void> memarg(Instr& in, std::uint32_t natural, bool lane_follows = false) {
     in.align = natural;
+    in.a = numeric_ref(0);
+    if (c_.at(TokenKind::Id) || (c_.at(TokenKind::Number) && (!lane_follows || c_.peek(1).kind == TokenKind::Number ||
+                                                             (c_.peek(1).kind == TokenKind::Keyword &&
+                                                              (c_.peek(1).text.starts_with("offset=") ||
+                                                               c_.peek(1).text.starts_with("align=")))))) {
+      auto m = take_index("a memory index");
+      if (!m) return std::unexpected(m.error());
+      in.a = *m;
+    }
     if (c_.peek().kind == TokenKind::Keyword && c_.peek().text.starts_with("offset=")) {
       const Token& t = c_.next();
-      auto v = parse_unsigned(t.text.substr(7), 32);
+      // memory64 offsets take 64 bits (the validator checks an i32 memory's fit in 32).
+      auto v = parse_unsigned(t.text.substr(7), options_.memory64 ? 64 : 32);
       if (!v) {
         if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "i32 constant out of range: " + std::string(t.text)));
         return std::unexpected(unknown_operator(t));
@@ -1000,7 +1061,7 @@ class FieldParser {
     }
     if (c_.peek().kind == TokenKind::Keyword && c_.peek().text.starts_with("align=")) {
       const Token& t = c_.next();
-      auto v = parse_unsigned(t.text.substr(6), 32);
+      auto v = parse_unsigned(t.text.substr(6), options_.memory64 ? 64 : 32);
       if (!v) {
         if (v.error() == NumError::OutOfRange) return std::unexpected(error_at(t, "alignment out of range: " + std::string(t.text)));
         return std::unexpected(unknown_operator(t));
@@ -1173,11 +1234,25 @@ class FieldParser {
       case ImmKind::LocalIdx:
       case ImmKind::GlobalIdx:
       case ImmKind::DataIdx:
-      case ImmKind::ElemIdx:
-      case ImmKind::MemoryInit: {
+      case ImmKind::ElemIdx: {
         auto r = take_index();
         if (!r) return std::unexpected(r.error());
         in.a = *r;
+        return {};
+      }
+      case ImmKind::MemoryInit: {  // memory.init memidx? dataidx
+        auto first = take_index();
+        if (!first) return std::unexpected(first.error());
+        Ref mem = numeric_ref(0);
+        in.a = *first;
+        if (at_index()) {
+          auto data = take_index("a data index");
+          if (!data) return std::unexpected(data.error());
+          mem = *first;
+          in.a = *data;
+        }
+        in.value = e.second_refs.size();
+        e.second_refs.push_back(mem);
         return {};
       }
       case ImmKind::TableIdx: {
@@ -1205,24 +1280,17 @@ class FieldParser {
         }
         return {};
       }
-      case ImmKind::TableCopy: {
+      case ImmKind::TableCopy: return copy_indices(e, in, "a table index");
+      case ImmKind::MemIdx: {  // memory.size/grow/fill memidx?
         in.a = numeric_ref(0);
-        Ref src_ref = numeric_ref(0);
         if (at_index()) {
-          auto dst = take_index("a table index");
-          if (!dst) return std::unexpected(dst.error());
-          auto src = take_index("a table index");
-          if (!src) return std::unexpected(src.error());
-          in.a = *dst;
-          src_ref = *src;
+          auto r = take_index("a memory index");
+          if (!r) return std::unexpected(r.error());
+          in.a = *r;
         }
-        in.value = e.second_refs.size();
-        e.second_refs.push_back(src_ref);
         return {};
       }
-      case ImmKind::MemIdx:
-      case ImmKind::MemoryCopy:
-        return {};
+      case ImmKind::MemoryCopy: return copy_indices(e, in, "a memory index");
       case ImmKind::I32:
       case ImmKind::I64:
       case ImmKind::F32:
@@ -1250,10 +1318,10 @@ class FieldParser {
       case ImmKind::MemArgLane16:
       case ImmKind::MemArgLane32:
       case ImmKind::MemArgLane64: {
-        if (auto r = memarg(in, *natural_alignment_log2(info.imm)); !r) return r;
+        if (auto r = memarg(in, *natural_alignment_log2(info.imm), /*lane_follows=*/true); !r) return r;
         auto lane = lane_index();
         if (!lane) return std::unexpected(lane.error());
-        in.a = numeric_ref(*lane);
+        in.align |= std::uint32_t{*lane} << 8;
         return {};
       }
       case ImmKind::Lane16:
@@ -1280,6 +1348,7 @@ class FieldParser {
   static constexpr std::size_t kMaxFoldedDepth = 512;
 
   Cursor& c_;
+  const WatOptions& options_;
   ModuleAst m_;
   std::size_t folded_depth_ = 0;
   std::optional<ExternKind> first_definition_;
@@ -1315,7 +1384,7 @@ void put_le(Bytes& b, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 void put_limits(Bytes& b, const Limits& l) {
-  b.push_back(l.max ? 0x01 : 0x00);
+  b.push_back(static_cast<std::uint8_t>((l.max ? 0x01 : 0x00) | (l.is64 ? 0x04 : 0x00)));
   put_u32(b, l.min);
   if (l.max) put_u32(b, *l.max);
 }
@@ -1764,13 +1833,16 @@ class Encoder {
         case ImmKind::Lane8:
         case ImmKind::Lane4:
         case ImmKind::Lane2: b.push_back(static_cast<std::uint8_t>(in.value)); break;
-        case ImmKind::None:
-        case ImmKind::MemoryCopy:
-          if (info.imm == ImmKind::MemoryCopy) {
-            b.push_back(0x00);
-            b.push_back(0x00);
-          }
+        case ImmKind::None: break;
+        case ImmKind::MemoryCopy: {  // memidx LEBs: index 0 encodes as 2.0's zero byte
+          auto dst = resolve(Space::Memory, in.a);
+          if (!dst) return std::unexpected(dst.error());
+          auto src = resolve(Space::Memory, e.second_refs[in.value]);
+          if (!src) return std::unexpected(src.error());
+          put_u32(b, *dst);
+          put_u32(b, *src);
           break;
+        }
         case ImmKind::BlockType:
           if (auto r = put_block_type(e.type_uses[in.value], b); !r) return r;
           break;
@@ -1816,9 +1888,12 @@ class Encoder {
           put_u32(b, *idx);
           break;
         }
-        case ImmKind::MemIdx:
-          b.push_back(0x00);
+        case ImmKind::MemIdx: {
+          auto idx = resolve(Space::Memory, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
           break;
+        }
         case ImmKind::I32:
           put_s64(b, static_cast<std::int32_t>(static_cast<std::uint32_t>(in.value)));
           break;
@@ -1846,7 +1921,11 @@ class Encoder {
           auto idx = resolve(Space::Data, in.a);
           if (!idx) return std::unexpected(idx.error());
           put_u32(b, *idx);
-          if (info.imm == ImmKind::MemoryInit) b.push_back(0x00);
+          if (info.imm == ImmKind::MemoryInit) {
+            auto mem = resolve(Space::Memory, e.second_refs[in.value]);
+            if (!mem) return std::unexpected(mem.error());
+            put_u32(b, *mem);
+          }
           break;
         }
         case ImmKind::ElemIdx: {
@@ -1878,17 +1957,24 @@ class Encoder {
         case ImmKind::MemArg32:
         case ImmKind::MemArg64:
         case ImmKind::MemArg128:
-          put_u32(b, in.align);
-          put_u32(b, in.value);
-          break;
         case ImmKind::MemArgLane8:
         case ImmKind::MemArgLane16:
         case ImmKind::MemArgLane32:
-        case ImmKind::MemArgLane64:
-          put_u32(b, in.align);
+        case ImmKind::MemArgLane64: {
+          // Multi-memory: alignment bit 6 announces a memidx (memory 0 keeps 2.0's encoding).
+          auto mem = resolve(Space::Memory, in.a);
+          if (!mem) return std::unexpected(mem.error());
+          const std::uint32_t align = in.align & 0xFF;
+          if (*mem == 0) {
+            put_u32(b, align);
+          } else {
+            put_u32(b, align | 0x40);
+            put_u32(b, *mem);
+          }
           put_u32(b, in.value);
-          b.push_back(static_cast<std::uint8_t>(in.a.index));
+          if (natural_alignment_log2(info.imm) && lane_count(info.imm) != 0) b.push_back(static_cast<std::uint8_t>(in.align >> 8));
           break;
+        }
       }
     }
     return {};
@@ -1953,7 +2039,7 @@ std::string take_strings(Cursor& cursor) {
 
 std::expected<std::vector<std::uint8_t>, TextError> compile_fields(Cursor& cursor, bool bare, const WatOptions& options,
                                                                  std::string_view module_id) {
-  auto ast = FieldParser(cursor).run(bare);
+  auto ast = FieldParser(cursor, options).run(bare);
   if (!ast) return std::unexpected(std::move(ast.error()));
   return Encoder(*ast, options, module_id).run();
 }

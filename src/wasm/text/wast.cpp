@@ -370,9 +370,9 @@ std::expected<script::Script, TextError> parse_wast(std::string_view source, std
   return WastParser(source, tokens->list).run(std::move(file_name));
 }
 
-script::TextCompiler text_compiler() {
-  return [](std::string_view text) -> std::expected<std::vector<std::uint8_t>, std::string> {
-    auto binary = wat_to_binary(text);
+script::TextCompiler text_compiler(const WatOptions& options) {
+  return [options](std::string_view text) -> std::expected<std::vector<std::uint8_t>, std::string> {
+    auto binary = wat_to_binary(text, options);
     if (!binary) return std::unexpected(binary.error().to_string());
     return std::move(*binary);
   };

@@ -21,7 +21,7 @@ namespace sprawling::wasm::text {
 
 // wat_to_binary as a script::TextCompiler; the error is TextError::to_string(), which starts
 // with the testsuite's wording.
-[[nodiscard]] script::TextCompiler text_compiler();
+[[nodiscard]] script::TextCompiler text_compiler(const WatOptions& options = {});
 
 // Reads, parses and runs one .wast file with `options` (a text compiler is supplied if none
 // is set), logging failures and then "<file>: N passed, M failed[, K skipped]" to `out`. A file

@@ -24,7 +24,7 @@ script::Counts run_wast_file(const std::string& path, const script::RunOptions& 
     return counts;
   }
   script::RunOptions opts = options;
-  if (!opts.text_compiler) opts.text_compiler = text_compiler();
+  if (!opts.text_compiler) opts.text_compiler = text_compiler(WatOptions{.memory64 = opts.features.memory64});
   counts = script::run_script(*parsed, opts, out);
   out << path << ": " << counts.passed << " passed, " << counts.failed << " failed";
   if (counts.skipped) out << ", " << counts.skipped << " skipped";

@@ -30,6 +30,9 @@ struct WatOptions {
   // Append a "name" custom section with the module's $id and the functions' $ids (without the
   // `$`), so traps can name the function (like wat2wasm --debug-names, without local names).
   bool debug_names = false;
+  // memory64 (on, as in WebAssembly 3.0): memarg offsets and alignments may take 64 bits; off, as
+  // in 2.0, a larger `offset=` is "i32 constant out of range".
+  bool memory64 = true;
 };
 
 // One module: `(module $id? field*)`, `(module binary "…"*)`, `(module quote "…"*)`, or a bare
