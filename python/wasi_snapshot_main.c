@@ -314,8 +314,14 @@ __attribute__((export_name("wizer.resume"))) void sprawling_python_resume(void) 
   if (!PyStatus_Exception(status)) status = PyConfig_SetBytesArgv(&config, argc, argv);
   if (PyStatus_Exception(status)) Py_ExitStatusException(status);
   config.parse_argv = 1;
+  /* _PyConfig_Read would otherwise compute the path configuration again (it runs the frozen
+   * getpath module, stat-ing landmark files: most of a job's start-up fuel), although every path
+   * field is copied from the initialised interpreter and sys.path is given. The flag is read
+   * only while initialising; it is set back on the interpreter's copy below. */
+  config._install_importlib = 0;
   if (_PyInterpreterState_SetConfig(&config) != 0) fail("cannot apply this job's configuration");
   PyConfig_Clear(&config);
+  ((PyConfig *)_PyInterpreterState_GetConfig(PyInterpreterState_Get()))->_install_importlib = 1;
 
   /* Per-job randomness: random's hidden instance was seeded at initialisation (os.urandom reads
    * the host per call; the str hash secret is per snapshot, see docs/python.md). */
