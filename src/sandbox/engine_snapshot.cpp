@@ -148,6 +148,9 @@ std::expected<std::shared_ptr<const wasm::InstanceSnapshot>, std::string> build_
   auto context = wasi::WasiContext::create(std::move(wasi_config));
   if (!context) return std::unexpected("the initialisation's WASI context: " + context.error().message);
   wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config.max_memory_bytes}, pool);
+  // The snapshot file carries the code of the functions the initialisation ran (the jobs' first
+  // calls), and only those: not what earlier jobs of this process happened to translate.
+  store.track_first_calls();
   std::vector<wasm::Extern> imports;
   for (const auto* def : wasi_imports) {
     imports.emplace_back(store.add_host_function(def->type, def->fn, context->get(), std::string(def->name)));

@@ -65,7 +65,13 @@ CompiledModule::Impl::~Impl() {
 const CompiledFunc& CompiledModule::Impl::code(std::uint32_t defined, bool metered) const {
   std::atomic<const CompiledFunc*>& slot = translated[metered ? kMetered : kUnmetered][defined];
   if (const CompiledFunc* done = slot.load(std::memory_order_acquire)) return *done;
-  auto made = std::make_unique<const CompiledFunc>(translate_function(module, canonical_type, defined, metered));
+  std::unique_ptr<const CompiledFunc> made;
+  // [snapshot code] A snapshot file of this build may hold it, translated in an earlier process.
+  if (const auto source = pretranslated_source()) {
+    if (auto adopted = pretranslated_code(*source, defined, metered))
+      made = std::make_unique<const CompiledFunc>(std::move(*adopted));
+  }
+  if (!made) made = std::make_unique<const CompiledFunc>(translate_function(module, canonical_type, defined, metered));
   const CompiledFunc* expected = nullptr;
   if (slot.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel, std::memory_order_acquire))
     return *made.release();
@@ -283,6 +289,7 @@ std::expected<PrecompileReport, std::string> precompile(const CompiledModule&, b
 #endif
 
 void Store::set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept { impl_->code_cache = std::move(cache); }
+void Store::track_first_calls() noexcept { impl_->track_first_calls = true; }
 
 void Store::Impl::ensure_jit_code([[maybe_unused]] int variant) {
 #if SPRAWLING_WITH_JIT
@@ -587,7 +594,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     f.num_results = value_slots(f.type->results);
     // Functions some thread already translated start resolved; the others on their first call.
     for (const int variant : {kUnmetered, kMetered}) {
-      if (ci.translated_code(i, variant == kMetered) != nullptr) resolve_code(f, variant);
+      if (!s.track_first_calls && ci.translated_code(i, variant == kMetered) != nullptr) resolve_code(f, variant);
     }
     inst.funcs.push_back(&f);
   }

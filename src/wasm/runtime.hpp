@@ -299,6 +299,11 @@ class Store {
   // Where Tier::Compile and Tier::Auto look for machine code made ahead of time (none: nowhere).
   // A module's code is looked up once per variant and process: the first store to need it decides.
   void set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept;
+  // [snapshot code] Instances made after this call resolve each function's code on its first call
+  // in this store even when it is translated already (by default such functions start resolved),
+  // so that capture_snapshot can tell which functions ran here: those whose code the snapshot
+  // file carries (the sandbox's initialisation store does this).
+  void track_first_calls() noexcept;
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

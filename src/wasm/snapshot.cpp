@@ -1,8 +1,9 @@
 // Instance snapshots: capture an instance's memories/globals/tables into sealed memfds, restore
 // them copy-on-write (MAP_PRIVATE over the memory's reservation), and save/load them as
-// checksummed, page-aligned files.
+// checksummed, page-aligned files that also carry the module's translated code.
 #include "wasm/snapshot.hpp"
 
+#include "wasm/internal_verify.hpp"
 #include "wasm/store_impl.hpp"
 
 #include <fcntl.h>
@@ -22,10 +23,16 @@ namespace {
 
 constexpr std::uint64_t kHostPage = 4096;
 // 2: the module is named by its SHA-256 and the header records the engine build-id.
-constexpr std::uint32_t kFormatVersion = 2;
+// 3: the translated code of the snapshot's functions follows the images (checked_bytes says
+//    where the whole-file checksum ends).
+constexpr std::uint32_t kFormatVersion = 3;
 constexpr char kMagic[8] = {'S', 'P', 'R', 'W', 'S', 'N', 'A', 'P'};
-constexpr std::size_t kHeaderBytes = 128;
-constexpr std::size_t kMaxBuildId = 36;  // fills the header to kHeaderBytes
+constexpr std::size_t kHeaderBytes = 160;
+constexpr std::size_t kMaxBuildId = 36;
+constexpr std::size_t kBuildIdEnd = 128;  // the build-id is at [92, 128); format 3's fields follow
+// A code index entry: defined index, variant, params, results, locals, frame slots, words,
+// trap sites (u32 each), payload offset, checksum (u64 each).
+constexpr std::size_t kCodeEntryBytes = 8 * 4 + 2 * 8;
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -124,6 +131,7 @@ struct Header {
   std::uint64_t checksum = 0;
   std::uint64_t meta_bytes = 0;
   std::uint64_t file_bytes = 0;
+  std::uint64_t checked_bytes = 0;  // the checksum covers [kHeaderBytes, checked_bytes)
   std::vector<std::uint8_t> build_id;
 };
 
@@ -143,10 +151,83 @@ Header read_header(std::span<const std::uint8_t> bytes) {
   if (id_bytes <= kMaxBuildId) {
     for (std::uint32_t i = 0; i < id_bytes; ++i) h.build_id.push_back(r.u8());
   }
+  MetaReader tail{bytes.subspan(kBuildIdEnd)};
+  h.checked_bytes = tail.u64();
   return h;
 }
 
+// [snapshot code] The interpreter's handler offsets of both variants (what translated code's
+// handler words are made of), hashed: a file's code is used only under the same table.
+std::uint64_t handler_fingerprint() {
+  std::vector<std::uint8_t> bytes;
+  for (const bool metered : {false, true}) {
+    const std::int32_t* offsets = handler_offsets(metered);
+    const auto* first = reinterpret_cast<const std::uint8_t*>(offsets);
+    bytes.insert(bytes.end(), first, first + kOpCount * sizeof(std::int32_t));
+  }
+  return snapshot_hash(bytes);
+}
+
+// One function's code in the file's payload: its words, then its trap sites as u32 pairs.
+std::vector<std::uint8_t> code_payload(const CompiledFunc& f) {
+  std::vector<std::uint8_t> out(f.code.size() * 4 + f.trap_sites.size() * 8);
+  if (!f.code.empty()) std::memcpy(out.data(), f.code.data(), f.code.size() * 4);
+  std::uint8_t* p = out.data() + f.code.size() * 4;
+  for (const auto& [word, offset] : f.trap_sites) {
+    std::memcpy(p, &word, 4);
+    std::memcpy(p + 4, &offset, 4);
+    p += 8;
+  }
+  return out;
+}
+
 }  // namespace
+
+// [snapshot code] A snapshot file's translated code, mapped read-only from the file.
+struct PretranslatedCode {
+  struct Entry {
+    std::uint32_t num_params = 0, num_results = 0, num_locals = 0, frame_slots = 0;
+    std::uint32_t words = 0, trap_sites = 0;
+    std::uint64_t offset = 0;  // in the payload
+    std::uint64_t checksum = 0;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::int32_t> index[2];  // per variant (kUnmetered, kMetered): defined -> entry, or -1
+  void* map = MAP_FAILED;
+  std::size_t map_bytes = 0;
+  const std::uint8_t* payload = nullptr;
+  PretranslatedCode() = default;
+  PretranslatedCode(const PretranslatedCode&) = delete;
+  PretranslatedCode& operator=(const PretranslatedCode&) = delete;
+  ~PretranslatedCode() {
+    if (map != MAP_FAILED) ::munmap(map, map_bytes);
+  }
+};
+
+std::optional<CompiledFunc> pretranslated_code(const PretranslatedCode& code, std::uint32_t defined, bool metered) {
+  const auto& index = code.index[metered ? kMetered : kUnmetered];
+  if (defined >= index.size() || index[defined] < 0) return std::nullopt;
+  const PretranslatedCode::Entry& e = code.entries[static_cast<std::size_t>(index[defined])];
+  const std::span<const std::uint8_t> bytes(code.payload + e.offset, std::uint64_t{e.words} * 4 + std::uint64_t{e.trap_sites} * 8);
+  if (snapshot_hash(bytes) != e.checksum) return std::nullopt;  // damaged: translated afresh
+  CompiledFunc f;
+  f.num_params = e.num_params;
+  f.num_results = e.num_results;
+  f.num_locals = e.num_locals;
+  f.frame_slots = e.frame_slots;
+  // The payload is page-aligned and every entry's offset a multiple of 4: the words are u32s.
+  const auto* words = reinterpret_cast<const std::uint32_t*>(bytes.data());
+  f.code.assign(words, words + e.words);
+  f.trap_sites.resize(e.trap_sites);
+  const std::uint8_t* p = bytes.data() + std::size_t{e.words} * 4;
+  for (auto& [word, offset] : f.trap_sites) {
+    std::memcpy(&word, p, 4);
+    std::memcpy(&offset, p + 4, 4);
+    p += 8;
+  }
+  if (code_verification_enabled() && !verify_code(f, metered).empty()) return std::nullopt;
+  return f;
+}
 
 std::uint64_t snapshot_hash(std::span<const std::uint8_t> bytes) noexcept {
   std::uint64_t lane[4] = {0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL, 0x165667B19E3779F9ULL, 0x27D4EB2F165667C5ULL ^ bytes.size()};
@@ -231,6 +312,12 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snap
       if (!ref) return std::unexpected("table " + std::to_string(t) + " holds a reference from outside the instance");
       out.push_back(*ref);
     }
+  }
+  // The functions that ran in this instance (or, unless its store tracks first calls, were
+  // translated before it was made): their code goes into a file saved from this snapshot.
+  for (std::uint32_t i = 0; i < m.code.size(); ++i) {
+    const FuncInst& f = *inst.funcs[m.imported_funcs + i];
+    if (f.code[kUnmetered] != nullptr || f.code[kMetered] != nullptr) impl->code_functions.push_back(i);
   }
   for (const auto& refs : inst.elements) impl->elements_dropped.push_back(refs.empty() ? 1 : 0);
   for (const auto& data : inst.datas) impl->datas_dropped.push_back(data.empty() ? 1 : 0);
@@ -360,7 +447,29 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
   meta.u32(static_cast<std::uint32_t>(s.datas_dropped.size()));
   for (const std::uint8_t d : s.datas_dropped) meta.u8(d);
   meta.u32(static_cast<std::uint32_t>(s.memories.size()));
-  std::uint64_t images_at = round_up(kHeaderBytes + meta.out.size() + 24 * s.memories.size(), kHostPage);
+  // [snapshot code] Both variants of every code function (translated now where they are not
+  // yet), indexed in the metadata; the code itself follows the images.
+  const CompiledModule::Impl& cm = s.module->impl();
+  MetaWriter code_index;
+  std::vector<std::vector<std::uint8_t>> payloads;
+  std::uint64_t payload_bytes = 0;
+  code_index.u64(handler_fingerprint());
+  code_index.u32(static_cast<std::uint32_t>(s.code_functions.size() * 2));
+  for (const std::uint32_t defined : s.code_functions) {
+    for (const bool metered : {false, true}) {
+      const CompiledFunc& f = cm.code(defined, metered);
+      std::vector<std::uint8_t> bytes = code_payload(f);
+      for (const std::uint32_t v : {defined, metered ? 1U : 0U, f.num_params, f.num_results, f.num_locals, f.frame_slots,
+                                    static_cast<std::uint32_t>(f.code.size()), static_cast<std::uint32_t>(f.trap_sites.size())})
+        code_index.u32(v);
+      code_index.u64(payload_bytes);
+      code_index.u64(snapshot_hash(bytes));
+      payload_bytes += bytes.size();
+      payloads.push_back(std::move(bytes));
+    }
+  }
+  std::uint64_t images_at =
+      round_up(kHeaderBytes + meta.out.size() + 24 * s.memories.size() + code_index.out.size(), kHostPage);
   std::vector<std::uint64_t> image_offsets;
   std::uint64_t file_bytes = images_at;
   for (const auto& mem : s.memories) {
@@ -370,6 +479,10 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
     meta.u64(mem.nonzero_pages);
     file_bytes += mem.image_bytes;
   }
+  meta.out.insert(meta.out.end(), code_index.out.begin(), code_index.out.end());
+  const std::uint64_t checked_bytes = file_bytes;
+  const std::uint64_t code_at = round_up(checked_bytes, kHostPage);
+  file_bytes = code_at + payload_bytes;
 
   const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -395,6 +508,11 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
     std::memcpy(bytes + image_offsets[i], in, mem.image_bytes);
     ::munmap(in, mem.image_bytes);
   }
+  std::uint64_t at = code_at;
+  for (const auto& payload : payloads) {
+    if (!payload.empty()) std::memcpy(bytes + at, payload.data(), payload.size());
+    at += payload.size();
+  }
   MetaWriter header;
   header.out.assign(kMagic, kMagic + 8);
   header.u32(kFormatVersion);
@@ -403,7 +521,7 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
   header.out.insert(header.out.end(), digest.begin(), digest.end());
   header.u64(s.module->module().bytes.size());
   header.u64(key);
-  header.u64(snapshot_hash(std::span<const std::uint8_t>(bytes, file_bytes).subspan(kHeaderBytes)));
+  header.u64(snapshot_hash(std::span<const std::uint8_t>(bytes + kHeaderBytes, checked_bytes - kHeaderBytes)));
   header.u64(meta.out.size());
   header.u64(file_bytes);
   // This build compiled (validated) the module: its build-id makes the file a certificate of that.
@@ -411,6 +529,8 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
   const std::size_t id_bytes = build_id.size() <= kMaxBuildId ? build_id.size() : 0;
   header.u32(static_cast<std::uint32_t>(id_bytes));
   header.out.insert(header.out.end(), build_id.begin(), build_id.begin() + static_cast<std::ptrdiff_t>(id_bytes));
+  header.out.resize(kBuildIdEnd, 0);
+  header.u64(checked_bytes);
   header.out.resize(kHeaderBytes, 0);
   std::memcpy(bytes, header.out.data(), header.out.size());
   // No fsync: a file torn by a crash fails its checksum and is rebuilt.
@@ -443,25 +563,31 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return fail("not a regular file");
   if (st.st_uid != ::geteuid()) return fail("owned by another user");
   if (static_cast<std::uint64_t>(st.st_size) < kHeaderBytes) return fail("truncated (no header)");
-  Mapping map;
-  map.size = static_cast<std::size_t>(st.st_size);
-  map.p = ::mmap(nullptr, map.size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (map.p == MAP_FAILED) return fail(errno_text("mmap"));
-  const auto bytes = map.bytes();
-  if (!std::equal(kMagic, kMagic + 8, bytes.begin())) return fail("not a snapshot file (bad magic)");
-  const Header header = read_header(bytes.first(kHeaderBytes));
+  std::uint8_t header_bytes[kHeaderBytes];
+  if (::pread(fd, header_bytes, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) return fail(errno_text("read"));
+  if (!std::equal(kMagic, kMagic + 8, header_bytes)) return fail("not a snapshot file (bad magic)");
+  const Header header = read_header(header_bytes);
   if (header.version != kFormatVersion || header.header_bytes != kHeaderBytes)
     return fail("another snapshot format version");
-  const std::uint64_t file_key = header.key;
-  const std::uint64_t checksum = header.checksum;
-  const std::uint64_t meta_bytes = header.meta_bytes;
-  if (header.file_bytes != bytes.size()) return fail("truncated or extended (size does not match the header)");
+  const std::uint64_t file_bytes = static_cast<std::uint64_t>(st.st_size);
+  if (header.file_bytes != file_bytes) return fail("truncated or extended (size does not match the header)");
   const Module& m = module->module();
   if (header.module_size != m.bytes.size() || header.module_digest != module_digest)
     return fail("taken from another module");
-  if (file_key != key) return fail("taken with another initialisation configuration");
-  if (snapshot_hash(bytes.subspan(kHeaderBytes)) != checksum) return fail("checksum mismatch (corrupt)");
-  if (meta_bytes > bytes.size() - kHeaderBytes) return fail("metadata past the end");
+  if (header.key != key) return fail("taken with another initialisation configuration");
+  if (header.checked_bytes < kHeaderBytes || header.checked_bytes > file_bytes ||
+      header.meta_bytes > header.checked_bytes - kHeaderBytes)
+    return fail("malformed header");
+  // The metadata and the images, read once for the checksum: mapped with their page tables
+  // filled in one go (MAP_POPULATE) rather than a fault per few pages. The translated code after
+  // them is checked per function, when a job first uses it.
+  Mapping map;
+  map.size = static_cast<std::size_t>(header.checked_bytes);
+  map.p = ::mmap(nullptr, map.size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (map.p == MAP_FAILED) return fail(errno_text("mmap"));
+  const auto bytes = map.bytes();
+  if (snapshot_hash(bytes.subspan(kHeaderBytes)) != header.checksum) return fail("checksum mismatch (corrupt)");
+  const std::uint64_t meta_bytes = header.meta_bytes;
 
   MetaReader r{bytes.subspan(kHeaderBytes, meta_bytes)};
   impl->module = module;
@@ -487,13 +613,56 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
     mem.image_bytes = r.u64();
     mem.nonzero_pages = r.u64();
     mem.offset = image_at;
-    if (mem.image_bytes > bytes.size() || image_at > bytes.size() - mem.image_bytes) return fail("an image past the end");
+    if (mem.image_bytes > file_bytes || image_at > file_bytes - mem.image_bytes) return fail("an image past the end");
     image_at += mem.image_bytes;
     if (mem.image_bytes != 0) mem.fd = fd;
     impl->memories.push_back(mem);
   }
-  if (!r.ok || r.pos != meta_bytes || image_at != bytes.size()) return fail("malformed metadata");
+  if (!r.ok || image_at != header.checked_bytes) return fail("malformed metadata");
+  // [snapshot code] The index of the translated code that follows the images.
+  const std::uint64_t code_at = round_up(header.checked_bytes, kHostPage);
+  if (code_at > file_bytes) return fail("malformed metadata (code past the end)");
+  const std::uint64_t payload_bytes = file_bytes - code_at;
+  const std::uint64_t fingerprint = r.u64();
+  auto code = std::make_shared<PretranslatedCode>();
+  for (auto& index : code->index) index.assign(m.code.size(), -1);
+  const std::uint32_t entries = r.count(kCodeEntryBytes);
+  for (std::uint32_t i = 0; i < entries && r.ok; ++i) {
+    const std::uint32_t defined = r.u32();
+    const std::uint32_t variant = r.u32();
+    PretranslatedCode::Entry e;
+    e.num_params = r.u32();
+    e.num_results = r.u32();
+    e.num_locals = r.u32();
+    e.frame_slots = r.u32();
+    e.words = r.u32();
+    e.trap_sites = r.u32();
+    e.offset = r.u64();
+    e.checksum = r.u64();
+    const std::uint64_t size = std::uint64_t{e.words} * 4 + std::uint64_t{e.trap_sites} * 8;
+    if (!r.ok || defined >= m.code.size() || variant > 1 || e.offset % 4 != 0 || e.offset > payload_bytes ||
+        size > payload_bytes - e.offset ||
+        code->index[variant][defined] >= 0)
+      return fail("malformed code index");
+    code->index[variant][defined] = static_cast<std::int32_t>(code->entries.size());
+    code->entries.push_back(e);
+    if (variant == 0) impl->code_functions.push_back(defined);
+  }
+  if (!r.ok || r.pos != meta_bytes) return fail("malformed metadata");
   if (!snapshot_fits(*impl, m)) return fail("does not fit the module's globals, tables, segments or memories");
+  // The code serves this module only when this very engine build (and interpreter) made it.
+  const auto build_id = engine_build_id();
+  if (!code->entries.empty() && payload_bytes != 0 && !build_id.empty() && std::ranges::equal(header.build_id, build_id) &&
+      fingerprint == handler_fingerprint()) {
+    code->map_bytes = static_cast<std::size_t>(payload_bytes);
+    code->map = ::mmap(nullptr, code->map_bytes, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(code_at));
+    if (code->map != MAP_FAILED) {
+      code->payload = static_cast<const std::uint8_t*>(code->map);
+      const CompiledModule::Impl& cm = module->impl();
+      std::lock_guard lock(cm.pretranslated_mutex);
+      cm.pretranslated = std::move(code);
+    }
+  }
   // Each image gets its own descriptor so the Impl can close them independently.
   bool first = true;
   for (auto& mem : impl->memories) {

@@ -3,6 +3,7 @@
 // and restored into later instances copy-on-write, without rerunning segments or the start function.
 #pragma once
 
+#include "wasm/code.hpp"
 #include "wasm/runtime.hpp"
 #include "wasm/sha256.hpp"
 
@@ -10,6 +11,7 @@
 #include <expected>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,6 +62,10 @@ struct InstanceSnapshot::Impl {
     std::uint64_t offset = 0;       // where the image starts in fd (page-aligned)
   };
   std::vector<Memory> memories;     // defined memories
+  // [snapshot code] The defined functions whose translated code a snapshot file holds (or, for
+  // a captured snapshot, had been translated in this process at capture: the initialisation's),
+  // in ascending order. save_snapshot writes both variants' code of each.
+  std::vector<std::uint32_t> code_functions;
   ~Impl();
 };
 
@@ -69,17 +75,20 @@ struct InstanceSnapshot::Impl {
 // externref in a table or global.
 [[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance);
 
-// The on-disk form: a 128-byte header (magic, format version, the module's SHA-256 and size,
-// the caller's key, a checksum of everything after the header, the engine build-id), the
-// globals/tables/segment state, then each memory image page-aligned so that it can be mapped
-// from the file itself. Written to a temporary file (mode 0600) and renamed into place, so an
+// The on-disk form: a 160-byte header (magic, format version, the module's SHA-256 and size,
+// the caller's key, a checksum of the metadata and images, the engine build-id), the
+// globals/tables/segment state and the index of the translated code, then each memory image
+// page-aligned so that it can be mapped from the file itself, then the translated code of the
+// snapshot's code_functions in both variants (each function with its own checksum, checked when
+// it is first used). Written to a temporary file (mode 0600) and renamed into place, so an
 // existing file never changes. Only a module compile() accepted can be snapshotted, so the
 // file also records that this build validated the module (snapshot_vouches_for).
 [[nodiscard]] std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot, std::uint64_t key,
                                                              const std::filesystem::path& path);
 // Loads and verifies a file written by save_snapshot for `module` and `key`: wrong magic or
 // version, another module, another key, a bad checksum or a truncated file are errors (the
-// caller rebuilds), never an image that runs. `module_digest` is sha256(module's bytes), which a
+// caller rebuilds), never an image that runs. A file written by this engine build (its build-id
+// and interpreter handler table) also attaches its translated code to `module`. `module_digest` is sha256(module's bytes), which a
 // caller loading many snapshots of one module computes once.
 [[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
     const std::shared_ptr<const CompiledModule>& module, const Sha256Digest& module_digest, std::uint64_t key,
@@ -98,6 +107,17 @@ struct InstanceSnapshot::Impl {
 // A 64-bit content hash of a byte range (word-wise multiply-xorshift, four lanes): the snapshot
 // file's checksum against accidental damage (not forgery: that is the folder's permissions).
 [[nodiscard]] std::uint64_t snapshot_hash(std::span<const std::uint8_t> bytes) noexcept;
+
+// [snapshot code] Translated code read from a snapshot file that this engine build wrote: a
+// module it is attached to (load_snapshot) copies a function's code from the file on the
+// function's first use instead of translating it (CompiledModule::Impl::code). Shared by every
+// Store of the module; keeps its read-only mapping of the file.
+struct PretranslatedCode;
+// Defined function `defined`'s code in that variant from `code`, when the file holds it, its
+// bytes match their checksum and (verification on, as in the tests) verify_code accepts it;
+// nullopt otherwise, and the caller translates the function.
+[[nodiscard]] std::optional<CompiledFunc> pretranslated_code(const PretranslatedCode& code, std::uint32_t defined,
+                                                             bool metered);
 
 // Sets the globals, tables and dropped segments of `instance` (just allocated by
 // Store::instantiate from the snapshot's module, segments not yet applied) to the snapshot's.

@@ -147,6 +147,7 @@ struct MemoryInst {
 };
 
 class FunctionCode;
+struct PretranslatedCode;
 
 struct CompiledModule::Impl {
   Module module;
@@ -177,6 +178,14 @@ struct CompiledModule::Impl {
   [[nodiscard]] FunctionCode all_code(bool metered) const;
   // How many functions of a variant have been translated so far.
   [[nodiscard]] std::size_t translated_count(bool metered) const noexcept;
+  // [snapshot code] Translations from a snapshot file (load_snapshot), which code() copies
+  // instead of translating; null when none. Replaced whole under the mutex.
+  mutable std::mutex pretranslated_mutex;
+  mutable std::shared_ptr<const PretranslatedCode> pretranslated;
+  [[nodiscard]] std::shared_ptr<const PretranslatedCode> pretranslated_source() const {
+    std::lock_guard lock(pretranslated_mutex);
+    return pretranslated;
+  }
   // The compiled tier's code per variant (wasm/jit/), made on first use by a Store on that tier:
   // loaded from the code cache (tried once per variant), else (Tier::Compile) compiled lazily.
   // CompiledModule::content_digest: SHA-256 of module.bytes, computed or given once.
@@ -275,6 +284,7 @@ struct Store::Impl {
   Tier tier = Tier::Interpret;
   std::shared_ptr<CodeCacheStorage> code_cache;  // Tier::Compile / Auto: where cached code is found
   bool all_jit_ready[2] = {true, true};
+  bool track_first_calls = false;  // [snapshot code] Store::track_first_calls
   // Where the next run starts: the stack bottom, or — when a host function calls back into the
   // store — just above the frame and the frame record of the host call in progress.
   // (The interpreter records both before every host call.)

@@ -175,9 +175,15 @@ TEST_F(EngineSnapshot, ASnapshotFileIsReusedAndACorruptOrForeignOneIsRebuilt) {
   EXPECT_TRUE(outcome.stats->from_snapshot);
 
   // The image's first byte is the init counter: a corrupted file that ran would print "R2...".
+  // The one-page image ends where the checksummed part of the file does (the u64 at header
+  // offset 128); the translated code follows it.
   {
     std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(good.size() - 4096));
+    f.seekg(128);
+    std::uint64_t image_end = 0;
+    f.read(reinterpret_cast<char*>(&image_end), 8);
+    ASSERT_GE(image_end, 4096u);
+    f.seekp(static_cast<std::streamoff>(image_end - 4096));
     f.put(static_cast<char>(2));
   }
   engine::clear_snapshot_cache();

@@ -240,6 +240,42 @@ TEST_P(PythonArm, AnUncaughtExceptionIsFailureOne) {
   EXPECT_NE(text(outcome.stderr_bytes).find("ValueError: boom"), std::string::npos) << report(outcome);
 }
 
+// How a job ends: a job from the snapshot skips CPython's full teardown (docs/python.md), yet
+// runs what a job can observe of it as a cold one does — atexit callbacks (also after sys.exit
+// and an uncaught exception, same statuses), __del__ of objects its modules hold, files it left
+// open flushed (one hung on a preimported module too), stdout without a final newline flushed.
+TEST_P(PythonArm, AtexitFinalisersAndUnclosedFilesRunAtTheEnd) {
+  TempDir out;
+  ASSERT_FALSE(out.path().empty());
+  const std::vector<Mount> mounts{Mount{.host = out.path(), .guest = "/out", .writable = true}};
+  auto outcome = run_script(R"py(
+import atexit, json, sys
+atexit.register(print, "bye")
+class Noisy:
+    def __del__(self):
+        print("del ran")
+noisy = Noisy()
+f = open("/out/main.txt", "w")
+f.write("left open in __main__\n")
+json.hung = open("/out/hung.txt", "w")
+json.hung.write("hung on a preimported module\n")
+sys.stdout.write("no newline")
+)py",
+                            mounts);
+  EXPECT_EQ(outcome.exit, SandboxExit{Success{}}) << report(outcome);
+  EXPECT_EQ(text(outcome.stdout_bytes), "no newlinebye\ndel ran\n") << report(outcome);
+  EXPECT_EQ(read_file(out.path() / "main.txt"), "left open in __main__\n");
+  EXPECT_EQ(read_file(out.path() / "hung.txt"), "hung on a preimported module\n");
+
+  outcome = run_script("import atexit, sys; atexit.register(print, 'bye'); sys.exit(3)");
+  EXPECT_EQ(outcome.exit, SandboxExit{Failure{3}}) << report(outcome);
+  EXPECT_EQ(text(outcome.stdout_bytes), "bye\n") << report(outcome);
+  outcome = run_script("import atexit; atexit.register(print, 'bye'); 1/0");
+  EXPECT_EQ(outcome.exit, SandboxExit{Failure{1}}) << report(outcome);
+  EXPECT_EQ(text(outcome.stdout_bytes), "bye\n") << report(outcome);
+  EXPECT_NE(text(outcome.stderr_bytes).find("ZeroDivisionError"), std::string::npos) << report(outcome);
+}
+
 TEST_P(PythonArm, DeepRecursionIsARecursionErrorNotATrap) {
   const auto outcome = run_script(R"py(
 def down(n):

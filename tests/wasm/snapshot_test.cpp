@@ -1,9 +1,11 @@
 // Instance snapshots (src/wasm/snapshot.cpp): what a capture holds, that a restore reruns neither
 // segments nor the start function, copy-on-write independence of restored instances, recycled
-// reservations coming back zeroed, and the checksummed file (corrupt/foreign/truncated refused).
+// reservations coming back zeroed, the checksummed file (corrupt/foreign/truncated refused) and
+// the translated code it carries.
 #include "engine_fixtures.hpp"
 
 #include "wasm/snapshot.hpp"
+#include "wasm/store_impl.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -190,10 +192,15 @@ TEST(SnapshotFile, CorruptForeignOrTruncatedFilesAreRefused) {
   };
   refused_with(8, "another initialisation configuration");
 
-  // One flipped bit in the image (the last byte of the file is in the page holding 0x2fff0).
+  // One flipped bit in the image (its last page, the one holding 0x2fff0, ends where the
+  // checksummed part of the file ends: the u64 at header offset 128).
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(size - 16));
+    f.seekg(128);
+    std::uint64_t checked_end = 0;
+    f.read(reinterpret_cast<char*>(&checked_end), 8);
+    ASSERT_LE(checked_end, size);
+    f.seekp(static_cast<std::streamoff>(checked_end - 16));
     f.put(static_cast<char>(0x01));
   }
   refused_with(7, "checksum mismatch");
@@ -215,6 +222,90 @@ TEST(SnapshotFile, CorruptForeignOrTruncatedFilesAreRefused) {
   auto loaded = load_snapshot(other, sha256(other->module().bytes), 7, path);
   ASSERT_FALSE(loaded.has_value());
   EXPECT_NE(loaded.error().find("another module"), std::string::npos) << loaded.error();
+  std::filesystem::remove(path);
+}
+
+// [snapshot code] The file carries the translated code of the functions the initialisation ran
+// (the start function and the init export: defined functions 2 and 3), in both variants; a
+// load by this build attaches it to the module, which copies it instead of translating. Code
+// whose bytes fail their checksum is translated afresh, and another build's code is not used.
+TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
+  auto module = compile_fixture("snapshot_guest");
+  Store store;
+  store.track_first_calls();
+  auto inst = store.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  ASSERT_TRUE(store.invoke(export_func(**inst, "wizer.initialize"), {}).has_value());
+  auto snap = capture_snapshot(**inst);
+  ASSERT_TRUE(snap.has_value()) << snap.error();
+  EXPECT_EQ((*snap)->impl().code_functions, (std::vector<std::uint32_t>{2, 3}));
+  const auto path = temp_path("code");
+  ASSERT_TRUE(save_snapshot(**snap, 7, path).has_value());
+
+  // A fresh compile of the same bytes, nothing translated yet.
+  auto fresh = compile_fixture("snapshot_guest");
+  const Sha256Digest digest = sha256(fresh->module().bytes);
+  auto loaded = load_snapshot(fresh, digest, 7, path);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error();
+  EXPECT_EQ((*loaded)->impl().code_functions, (std::vector<std::uint32_t>{2, 3}));
+  const auto code = fresh->impl().pretranslated_source();
+  ASSERT_NE(code, nullptr);
+  const CompiledModule::Impl& cm = fresh->impl();
+  for (const bool metered : {false, true}) {
+    for (const std::uint32_t f : {2u, 3u}) {
+      auto adopted = pretranslated_code(*code, f, metered);
+      ASSERT_TRUE(adopted.has_value()) << "function " << f << (metered ? " metered" : "");
+      const CompiledFunc made = translate_function(cm.module, cm.canonical_type, f, metered);
+      EXPECT_EQ(adopted->code, made.code);
+      EXPECT_EQ(adopted->trap_sites, made.trap_sites);
+      EXPECT_EQ(adopted->frame_slots, made.frame_slots);
+      EXPECT_EQ(adopted->num_locals, made.num_locals);
+    }
+    EXPECT_FALSE(pretranslated_code(*code, 4, metered).has_value()) << "`counter` never ran during init";
+  }
+  {
+    Store job;
+    auto restored = job.instantiate(fresh, {}, loaded->get());
+    ASSERT_TRUE(restored.has_value()) << restored.error().message;
+    expect_initialised_state(job, **restored);
+  }
+
+  // Damage in the code (the file's last bytes) makes that function's code refused, not the file.
+  const auto size = std::filesystem::file_size(path);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size - 4));
+    const int last = f.get();
+    f.seekp(static_cast<std::streamoff>(size - 4));
+    f.put(static_cast<char>(last ^ 0x10));
+  }
+  auto damaged_module = compile_fixture("snapshot_guest");
+  auto damaged = load_snapshot(damaged_module, digest, 7, path);
+  ASSERT_TRUE(damaged.has_value()) << damaged.error();
+  const auto damaged_code = damaged_module->impl().pretranslated_source();
+  ASSERT_NE(damaged_code, nullptr);
+  EXPECT_FALSE(pretranslated_code(*damaged_code, 3, true).has_value()) << "the last function's code was damaged";
+  EXPECT_TRUE(pretranslated_code(*damaged_code, 2, false).has_value());
+  {
+    Store job;
+    auto restored = job.instantiate(damaged_module, {}, damaged->get());
+    ASSERT_TRUE(restored.has_value()) << restored.error().message;
+    expect_initialised_state(job, **restored);
+  }
+
+  // Another build's file (build-id at header offset 92) serves its image but not its code.
+  ASSERT_TRUE(save_snapshot(**snap, 7, path).has_value());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(92);
+    const int first = f.get();
+    f.seekp(92);
+    f.put(static_cast<char>(first ^ 1));
+  }
+  auto foreign_module = compile_fixture("snapshot_guest");
+  auto foreign = load_snapshot(foreign_module, digest, 7, path);
+  ASSERT_TRUE(foreign.has_value()) << foreign.error();
+  EXPECT_EQ(foreign_module->impl().pretranslated_source(), nullptr);
   std::filesystem::remove(path);
 }
 
