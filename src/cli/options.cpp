@@ -65,7 +65,7 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   const auto eq = option.find('=');
   const std::string_view key = option.substr(0, eq);
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
-  if (key == "simd" || key == "tail-call" || key == "extended-const") {
+  if (key == "simd" || key == "tail-call" || key == "extended-const" || key == "exceptions") {
     // WebAssembly 3.0 feature switches, Wasmtime's spelling: a bare -W simd means yes.
     bool on = true;
     if (eq != std::string_view::npos) {
@@ -77,7 +77,10 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
         return std::unexpected(UsageError{"-W " + std::string(key) + "='" + std::string(value) + "': expected y or n"});
       }
     }
-    (key == "simd" ? request.simd : key == "tail-call" ? request.tail_call : request.extended_const) = on;
+    (key == "simd"         ? request.simd
+     : key == "tail-call"  ? request.tail_call
+     : key == "exceptions" ? request.exceptions
+                           : request.extended_const) = on;
     return {};
   }
   if (eq == std::string_view::npos || value.empty()) {
@@ -120,7 +123,7 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   } else {
     return std::unexpected(UsageError{"-W '" + std::string(key) +
                                       "': unknown option (supported: fuel, max-memory-size, max-table-elements, "
-                                      "max-tables, max-memories, max-store-size, timeout, simd, tail-call, "
+                                      "max-tables, max-memories, max-store-size, timeout, simd, tail-call, exceptions, "
                                       "extended-const)"});
   }
   return {};

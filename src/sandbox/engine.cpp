@@ -228,7 +228,8 @@ const std::shared_ptr<wasm::ResourcePool>& resource_pool() {
 std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(const SandboxJob& job,
                                                                                 const SandboxConfig& config) {
   const std::filesystem::path& path = job.wasm;
-  const wasm::Features features{.tail_call = config.tail_call, .extended_const = config.extended_const};
+  const wasm::Features features{
+      .tail_call = config.tail_call, .extended_const = config.extended_const, .exceptions = config.exceptions};
   auto source = read_file(path);
   if (!source) return std::unexpected(source.error());
   const std::uint64_t hash = content_hash(*source);
@@ -347,6 +348,7 @@ std::string extern_kind_name(wasm::ExternKind kind) {
     case wasm::ExternKind::Table: return "table";
     case wasm::ExternKind::Memory: return "memory";
     case wasm::ExternKind::Global: return "global";
+    case wasm::ExternKind::Tag: return "tag";
   }
   return "extern";
 }

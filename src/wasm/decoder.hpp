@@ -25,13 +25,15 @@ struct CompileError {
 };
 
 // The WebAssembly 3.0 features beyond 2.0 that can be switched off (Wasmtime's -W tail-call=n,
-// -W extended-const=n). A module using a disabled one does not validate, with a message naming
+// -W extended-const=n, -W exceptions=n). A module using a disabled one does not validate, with a message naming
 // the feature; with both off, validation is WebAssembly 2.0's (the 2.0 spec testsuite runs so).
 struct Features {
   bool tail_call = true;       // return_call, return_call_indirect
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions, and global.get of
                                // earlier-defined immutable globals there (2.0: imported ones only)
-  [[nodiscard]] static constexpr Features wasm2() noexcept { return Features{false, false}; }
+  bool exceptions = true;      // tags, exnref, throw, throw_ref, try_table (and the legacy try,
+                               // catch, catch_all, rethrow, delegate); Wasmtime's -W exceptions
+  [[nodiscard]] static constexpr Features wasm2() noexcept { return Features{false, false, false}; }
   bool operator==(const Features&) const = default;
 };
 

@@ -49,7 +49,7 @@ struct Action {
 
 struct Command {
   enum class Kind : std::uint8_t {
-    Module, Register, Action, AssertReturn, AssertTrap, AssertExhaustion,
+    Module, Register, Action, AssertReturn, AssertTrap, AssertExhaustion, AssertException,
     AssertInvalid, AssertMalformed, AssertUnlinkable, AssertUninstantiable,
   };
   Kind kind = Kind::Module;
