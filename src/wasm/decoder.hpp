@@ -20,7 +20,7 @@ struct CompileError {
     Unsupported,  // valid, but uses what this engine cannot execute yet (compile() only)
   };
   Kind kind = Kind::Malformed;
-  std::string message;     // the spec testsuite's wording first, detail after: "type mismatch: expected i32, found i64"
+  std::string message;     // the spec testsuite's wording first, detail after: "type mismatch: instruction requires [i32] but stack has [i64]"
   std::size_t offset = 0;  // byte offset in the module binary where the problem was found
 };
 

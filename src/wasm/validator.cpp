@@ -206,8 +206,10 @@ void FunctionValidator::fail(std::string message) {
   if (!error_) error_ = CompileError{CompileError::Kind::Invalid, std::move(message), offset_};
 }
 
+// The 3.0 reference interpreter's wording (the exception-handling files expect it), which keeps
+// 2.0's "type mismatch" prefix.
 void FunctionValidator::type_mismatch(ValType expected, ValType found) {
-  fail(concat("type mismatch: expected ", type_name(expected), ", found ", type_name(found)));
+  fail(concat("type mismatch: instruction requires [", type_name(expected), "] but stack has [", type_name(found), "]"));
 }
 
 void FunctionValidator::push(ValType t) {
@@ -229,7 +231,7 @@ ValType FunctionValidator::pop() {
 ValType FunctionValidator::pop(ValType expected) {
   const Control& c = controls_.back();
   if (values_.size() == c.height) {
-    if (!c.unreachable) fail(concat("type mismatch: expected ", type_name(expected), ", but the stack is empty"));
+    if (!c.unreachable) fail(concat("type mismatch: instruction requires [", type_name(expected), "] but stack has []"));
     return kUnknown;
   }
   const ValType actual = pop();
@@ -253,7 +255,14 @@ void FunctionValidator::push_control(Opcode op, std::span<const ValType> params,
 FunctionValidator::Control FunctionValidator::pop_control() {
   const Control c = controls_.back();
   pop_all(c.results);
-  if (values_.size() != c.height) fail("type mismatch: values remain on the stack at the end of a block");
+  if (values_.size() != c.height) {
+    // What the block left: the extra values below the results that matched.
+    std::string required, found;
+    for (const ValType t : c.results) required += concat(required.empty() ? "" : " ", type_name(t));
+    for (std::size_t i = c.height; i < values_.size(); ++i) found += concat(found.empty() ? "" : " ", type_name(values_[i]));
+    for (const ValType t : c.results) found += concat(found.empty() ? "" : " ", type_name(t));
+    fail(concat("type mismatch: block requires [", required, "] but stack has [", found, "]"));
+  }
   values_.resize(c.height);
   controls_.pop_back();
   return c;
