@@ -37,6 +37,7 @@ struct RunRequest {
   bool code_cache = true;                                        // -C cache=y|n, --cache y|n
   bool simd = true;                                              // -W simd=y|n
   bool tail_call = true;       // -W tail-call=y|n
+  bool exceptions = true;      // -W exceptions=y|n
   bool extended_const = true;  // -W extended-const=y|n
   bool relaxed_simd = true;    // -W relaxed-simd=y|n
   bool multi_memory = true;    // -W multi-memory=y|n

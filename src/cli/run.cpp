@@ -57,6 +57,10 @@ Options:
                            naming its first use; default y (as Wasmtime)
   -W tail-call=y|n         WebAssembly 3.0 tail calls (return_call, return_call_indirect);
                            n refuses a module using them; default y (as Wasmtime)
+  -W exceptions=y|n        WebAssembly 3.0 exception handling (tags, exnref, throw, throw_ref,
+                           try_table; the legacy try/catch/rethrow/delegate); n refuses a
+                           module using it; default y (as Wasmtime since 47). An exception
+                           no wasm frame catches ends the run with a trap naming its tag
   -W extended-const=y|n    WebAssembly 3.0 extended constant expressions (i32/i64 add, sub,
                            mul in initialisers and offsets, global.get of a defined global
                            there); n refuses a module using them; default y (as Wasmtime)
@@ -170,6 +174,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   if (request.max_memories) config.max_memories = *request.max_memories;
   config.max_store_bytes = request.max_store_bytes;
   config.tail_call = request.tail_call;
+  config.exceptions = request.exceptions;
   config.extended_const = request.extended_const;
   config.relaxed_simd = request.relaxed_simd;
   config.multi_memory = request.multi_memory;

@@ -232,7 +232,8 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
                                 .extended_const = config.extended_const,
                                 .relaxed_simd = config.relaxed_simd,
                                 .multi_memory = config.multi_memory,
-                                .memory64 = config.memory64};
+                                .memory64 = config.memory64,
+                                .exceptions = config.exceptions};
   auto source = read_file(path);
   if (!source) return std::unexpected(source.error());
   const std::uint64_t hash = content_hash(*source);
@@ -351,6 +352,7 @@ std::string extern_kind_name(wasm::ExternKind kind) {
     case wasm::ExternKind::Table: return "table";
     case wasm::ExternKind::Memory: return "memory";
     case wasm::ExternKind::Global: return "global";
+    case wasm::ExternKind::Tag: return "tag";
   }
   return "extern";
 }

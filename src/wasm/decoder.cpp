@@ -32,15 +32,18 @@ enum SectionId : std::uint8_t {
   kCode = 10,
   kData = 11,
   kDataCount = 12,
+  kTag = 13,  // exception handling: between memory and global
 };
 
-// Position of each section id in the required order (data count sits between element and code).
+// Position of each section id in the required order (data count sits between element and code,
+// the tag section between memory and global).
 constexpr int section_rank(std::uint8_t id) {
   switch (id) {
-    case kDataCount: return 10;
-    case kCode: return 11;
-    case kData: return 12;
-    default: return id;
+    case kDataCount: return 20;
+    case kCode: return 22;
+    case kData: return 24;
+    case kTag: return 2 * kMemory + 1;
+    default: return 2 * id;
   }
 }
 
@@ -83,6 +86,19 @@ class Decoder {
     if (type_has_v128(type_index)) note_simd(concat(what, " ", funcidx, " has a v128 parameter or result"));
   }
   void note_simd_instruction(std::uint32_t funcidx, const Instruction& ins);
+  // Records the first use of exception handling (Module::exceptions_use), which a module
+  // validated with the feature off (-W exceptions=n) is refused for at the end of decoding.
+  void note_exceptions(std::size_t at, const std::string& what) {
+    if (!module_.exceptions_use.empty()) return;
+    module_.exceptions_use = what;
+    exceptions_use_at_ = at;
+  }
+  void note_exnref(std::size_t at, std::string_view where) {
+    module_.uses_exnref = true;
+    note_exceptions(at, concat(where, " uses exnref"));
+  }
+  void tag_section();
+  std::uint32_t tag_type(std::size_t at);
   // Records a function as referenced (C.refs). Only known functions are recorded: an unknown
   // index is reported on its own, and must never size the vector (2^32-1 + 1 wraps to 0).
   void declare_ref(std::uint32_t funcidx) {
@@ -141,6 +157,7 @@ class Decoder {
   std::optional<std::size_t> data_index_use_;
   // decode_validated_before: function bodies are skipped after their locals.
   bool bodies_validated_before_ = false;
+  std::size_t exceptions_use_at_ = 0;
 };
 
 void Decoder::decode() {
@@ -150,8 +167,10 @@ void Decoder::decode() {
   while (r_.ok() && !r_.at_end()) {
     const std::size_t id_at = r_.offset();
     const std::uint8_t id = r_.u8();
-    if (id > kDataCount) {
-      r_.malformed(id_at, concat("malformed section id ", id));
+    // Without exception handling the tag section does not exist (2.0's binary format).
+    if (id > kTag || (id == kTag && !context_.features.exceptions)) {
+      r_.malformed(id_at, concat("malformed section id ", id,
+                                 id == kTag ? " (the tag section: exception handling is disabled)" : ""));
       return;
     }
     const std::uint32_t size = r_.length();
@@ -193,6 +212,11 @@ void Decoder::decode() {
   }
   if (data_index_use_ && !module_.datas.empty()) {
     r_.malformed(*data_index_use_, "data count section required");
+    return;
+  }
+  if (!context_.features.exceptions && !module_.exceptions_use.empty()) {
+    invalid(exceptions_use_at_,
+            concat(module_.exceptions_use, ": exception handling is disabled (the exceptions feature is off)"));
   }
 }
 
@@ -227,6 +251,7 @@ void Decoder::section(std::uint8_t id, std::size_t start, std::size_t end) {
     case kDataCount: data_count_section(); break;
     case kCode: code_section(); break;
     case kData: data_section(); break;
+    case kTag: tag_section(); break;
     default: break;
   }
 }
@@ -282,6 +307,7 @@ ValType Decoder::valtype() {
     r_.malformed(at, concat("malformed value type 0x", hex_byte(b)));
     return ValType::I32;
   }
+  if (b == static_cast<std::uint8_t>(ValType::ExnRef)) note_exnref(at, concat("the value type at offset ", at));
   return static_cast<ValType>(b);
 }
 
@@ -289,10 +315,11 @@ ValType Decoder::reftype() {
   const std::size_t at = r_.offset();
   const std::uint8_t b = r_.u8();
   if (!r_.ok()) return ValType::FuncRef;
-  if (b != 0x70 && b != 0x6F) {
+  if (b != 0x70 && b != 0x6F && b != 0x69) {
     r_.malformed(at, concat("malformed reference type 0x", hex_byte(b)));
     return ValType::FuncRef;
   }
+  if (b == static_cast<std::uint8_t>(ValType::ExnRef)) note_exnref(at, concat("the table or element segment at offset ", at));
   return static_cast<ValType>(b);
 }
 
@@ -522,6 +549,17 @@ void Decoder::import_section() {
         module_.globals.push_back(imp.global);
         ++module_.imported_globals;
         break;
+      case 4:
+        if (!context_.features.exceptions) {
+          r_.malformed(at, concat("malformed import kind ", kind, " (a tag: exception handling is disabled)"));
+          return;
+        }
+        imp.kind = ExternKind::Tag;
+        imp.type_index = tag_type(at);
+        note_exceptions(at, concat("imported tag ", module_.tags.size()));
+        module_.tags.push_back(imp.type_index);
+        ++module_.imported_tags;
+        break;
       default: r_.malformed(at, concat("malformed import kind ", kind)); return;
     }
     module_.imports.push_back(std::move(imp));
@@ -584,7 +622,7 @@ void Decoder::export_section() {
     const std::uint8_t kind = r_.u8();
     e.index = r_.u32();
     if (!r_.ok()) return;
-    if (kind > 3) {
+    if (kind > 4 || (kind == 4 && !context_.features.exceptions)) {
       r_.malformed(kind_at, concat("malformed export kind ", kind));
       return;
     }
@@ -608,6 +646,10 @@ void Decoder::export_section() {
       case ExternKind::Global:
         limit = module_.globals.size();
         what = "global";
+        break;
+      case ExternKind::Tag:
+        limit = module_.tags.size();
+        what = "tag";
         break;
     }
     if (e.index >= limit) invalid(at, concat("unknown ", what, " ", e.index));
@@ -769,6 +811,30 @@ void Decoder::code_entry(std::uint32_t index) {
       case Opcode::Block:
       case Opcode::Loop:
       case Opcode::If: nesting.push_back(ins.op); break;
+      case Opcode::Try:
+      case Opcode::TryTable:
+        nesting.push_back(ins.op);
+        note_exceptions(ins.offset, concat("function ", funcidx, " uses ", name(ins.op)));
+        break;
+      case Opcode::Catch:
+      case Opcode::CatchAll:
+        // Legacy exception handling: an arm of a `try`; nothing follows a catch_all arm.
+        if (nesting.back() != Opcode::Try && nesting.back() != Opcode::Catch) {
+          r_.malformed(ins.offset, concat(name(ins.op), " outside a try block"));
+          return;
+        }
+        nesting.back() = ins.op;
+        break;
+      case Opcode::Delegate:
+        if (nesting.back() != Opcode::Try) {
+          r_.malformed(ins.offset, "delegate outside a try block");
+          return;
+        }
+        nesting.pop_back();
+        break;
+      case Opcode::Throw:
+      case Opcode::ThrowRef:
+      case Opcode::Rethrow: note_exceptions(ins.offset, concat("function ", funcidx, " uses ", name(ins.op))); break;
       case Opcode::Else:
         if (nesting.back() != Opcode::If) {
           r_.malformed(ins.offset, "END opcode expected");
@@ -784,6 +850,12 @@ void Decoder::code_entry(std::uint32_t index) {
       default: break;
     }
     if (module_.simd_use.empty()) note_simd_instruction(funcidx, ins);
+    if ((ins.op == Opcode::RefNull || ins.op == Opcode::SelectT) && ins.type == ValType::ExnRef)
+      note_exnref(ins.offset, concat("function ", funcidx, "'s ", name(ins.op)));
+    if ((ins.op == Opcode::Block || ins.op == Opcode::Loop || ins.op == Opcode::If || ins.op == Opcode::Try ||
+         ins.op == Opcode::TryTable) &&
+        ins.block.kind == BlockType::Kind::Value && ins.block.type == ValType::ExnRef)
+      note_exnref(ins.offset, concat("a block of function ", funcidx));
     if (checking) {
       if (auto e = validator.step(ins)) {
         invalid(e->offset, e->message);
@@ -800,6 +872,36 @@ void Decoder::code_entry(std::uint32_t index) {
   body.code_size = r_.offset() - body.code_offset;
   if (validate) body.max_stack_height = validator.max_stack_height();
   module_.code.push_back(std::move(body));
+}
+
+// A tag's type: attribute 0 (an exception), then the index of a function type without results.
+// https://webassembly.github.io/exception-handling/core/binary/types.html#tag-types
+std::uint32_t Decoder::tag_type(std::size_t at) {
+  const std::size_t attr_at = r_.offset();
+  const std::uint8_t attribute = r_.u8();
+  const std::uint32_t type_index = r_.u32();
+  if (!r_.ok()) return 0;
+  if (attribute != 0) {
+    r_.malformed(attr_at, concat("malformed tag attribute ", attribute));
+    return 0;
+  }
+  if (type_index >= module_.types.size()) {
+    invalid(at, concat("unknown type ", type_index));
+  } else if (!module_.types[type_index].results.empty()) {
+    invalid(at, "non-empty tag result type");
+  }
+  return type_index;
+}
+
+void Decoder::tag_section() {
+  const std::uint32_t count = r_.u32();
+  for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
+    const std::size_t at = r_.offset();
+    const std::uint32_t type_index = tag_type(at);
+    if (!r_.ok()) return;
+    note_exceptions(at, concat("tag ", module_.tags.size()));
+    module_.tags.push_back(type_index);
+  }
 }
 
 void Decoder::note_simd_instruction(std::uint32_t funcidx, const Instruction& ins) {

@@ -20,14 +20,14 @@ struct CompileError {
     Unsupported,  // valid, but uses what this engine cannot execute yet (compile() only)
   };
   Kind kind = Kind::Malformed;
-  std::string message;     // the spec testsuite's wording first, detail after: "type mismatch: expected i32, found i64"
+  std::string message;     // the spec testsuite's wording first, detail after: "type mismatch: instruction requires [i32] but stack has [i64]"
   std::size_t offset = 0;  // byte offset in the module binary where the problem was found
 };
 
 // The WebAssembly 3.0 features beyond 2.0 that can be switched off (Wasmtime's -W tail-call=n,
-// -W extended-const=n, -W relaxed-simd=n, -W multi-memory=n, -W memory64=n). A module using a
-// disabled one does not validate, with a message naming the feature; with all off (wasm2()),
-// validation is WebAssembly 2.0's (the 2.0 spec testsuite runs so).
+// -W extended-const=n, -W relaxed-simd=n, -W multi-memory=n, -W memory64=n, -W exceptions=n). A
+// module using a disabled one does not validate, with a message naming the feature; with all off
+// (wasm2()), validation is WebAssembly 2.0's (the 2.0 spec testsuite runs so).
 struct Features {
   bool tail_call = true;       // return_call, return_call_indirect
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions, and global.get of
@@ -35,9 +35,11 @@ struct Features {
   bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (fixed-width SIMD is Module::simd_use)
   bool multi_memory = true;    // more than one memory; memory indices in memargs and memory.*
   bool memory64 = true;        // memories with i64 addresses (`(memory i64 …)`), u64 memarg offsets
+  bool exceptions = true;      // tags, exnref, throw, throw_ref, try_table (and the legacy try,
+                               // catch, catch_all, rethrow, delegate); Wasmtime's -W exceptions
   [[nodiscard]] static constexpr Features wasm2() noexcept {
     return Features{.tail_call = false, .extended_const = false, .relaxed_simd = false, .multi_memory = false,
-                    .memory64 = false};
+                    .memory64 = false, .exceptions = false};
   }
   bool operator==(const Features&) const = default;
 };

@@ -113,9 +113,23 @@ std::string verify_code(const CompiledFunc& f, bool metered) {
   if (site != f.trap_sites.size())
     return "trap site at word " + std::to_string(f.trap_sites[site].first) + " is no instruction start (or out of order)";
 
+  // Exception handlers: regions inside the code, landing on instruction starts, values in the frame.
+  for (const HandlerRegion& r : f.regions) {
+    if (r.begin > r.end || r.end > code.size()) return "handler region " + std::to_string(r.id) + " outside the code";
+    if (r.first_clause + std::uint64_t{r.clause_count} > f.clauses.size())
+      return "handler region " + std::to_string(r.id) + " names clauses that do not exist";
+  }
+  for (const CatchClause& c : f.clauses) {
+    if (c.target >= code.size() || start[c.target] == 0)
+      return "catch clause lands on word " + std::to_string(c.target) + ", no instruction start";
+    if ((c.values != CatchClause::kNoSlot && c.values >= f.frame_slots) ||
+        (c.exn != CatchClause::kNoSlot && c.exn >= f.frame_slots))
+      return "catch clause writes outside the frame of " + std::to_string(f.frame_slots);
+  }
+
   const Op last = instrs.back().op;
   if (last != Op::Return && last != Op::Br && last != Op::BrTable && last != Op::Unreachable && last != Op::ReturnCall &&
-      last != Op::ReturnCallIndirect)
+      last != Op::ReturnCallIndirect && last != Op::Throw && last != Op::ThrowRef)
     return at_word(instrs.back()) + ": the code ends with an instruction that falls through";
   return {};
 }

@@ -142,6 +142,12 @@ template <bool Metered>
   FuncInst* callee = nullptr;
   u64* nfp = nullptr;
   const u32* ret_ip = nullptr;
+  // Exception in flight (do_throw): its handle, and whether the search starts at the caller.
+  u64 thrown = 0;
+  bool throw_from_caller = false;
+  // Where it was thrown: an exception nobody catches is located there (as a trap would be).
+  FuncInst* throw_func = nullptr;
+  const u32* throw_ip = nullptr;
 
 #define DISPATCH() goto* static_cast<void*>(base + static_cast<i32>(*ip))
 #define NEXT(n)  \
@@ -209,7 +215,9 @@ template <bool Metered>
   // ---- compiled-tier hook (SPRAWLING_WITH_JIT): a callee with machine code runs there, its
   // entry protocol (stack check, entry fuel, frame record, zeroed locals) made here as always.
 #if SPRAWLING_WITH_JIT
-#define JIT_ENTER(callee_, nfp_, then_)                                                              \
+// An exception a compiled callee lets out (UncaughtException, the exception pending in the
+// store) runs `on_exception_`, which continues unwinding in this run's frames.
+#define JIT_ENTER(callee_, nfp_, then_, on_exception_)                                               \
   do {                                                                                             \
     const std::atomic<jit::Entry>* slot_ = (callee_)->jit[Metered ? 1 : 0];                        \
     if (slot_ != nullptr) {                                                                        \
@@ -217,6 +225,12 @@ template <bool Metered>
       if (e_ != nullptr && jit::native_stack_ok()) {                                               \
         const jit::Result r_ = jit::enter(e_, *S, (callee_), (nfp_), cs.fr, fuel, *out, Metered);  \
         fuel = r_.fuel;                                                                            \
+        if (r_.trap == TrapKind::UncaughtException) {                                              \
+          thrown = S->pending_exception;                                                           \
+          throw_func = r_.func;                                                                    \
+          throw_ip = r_.ip;                                                                        \
+          on_exception_;                                                                           \
+        }                                                                                          \
         if (r_.trap != TrapKind::None) {                                                           \
           func = r_.func;                                                                          \
           ip = r_.ip;                                                                              \
@@ -227,8 +241,8 @@ template <bool Metered>
     }                                                                                              \
   } while (0)
 #else
-#define JIT_ENTER(callee_, nfp_, then_) \
-  do {                                  \
+#define JIT_ENTER(callee_, nfp_, then_, on_exception_) \
+  do {                                                 \
   } while (0)
 #endif
   // ---- end of the compiled-tier hook
@@ -245,7 +259,7 @@ template <bool Metered>
     if (fuel <= 1) [[unlikely]] REFUEL(1);
     fuel -= entry_func->entry_fuel;
   }
-  JIT_ENTER(entry_func, fp, goto L_done);  // compiled tier
+  JIT_ENTER(entry_func, fp, goto L_done, {});  // compiled tier (an exception leaves this run as it came)
   DISPATCH();
 
 L_Unreachable:
@@ -350,13 +364,22 @@ do_call:
   }
   for (u32 i = callee->num_params; i < callee->num_locals; ++i) nfp[i] = 0;
   // compiled tier: back here after the callee, as L_Return would (same instance: reload memory).
-  JIT_ENTER(callee, nfp, {
-    cs.fr = cs.fr - 1;
-    RELOAD_MEMORY();
-    ip = ret_ip;
-    if constexpr (Metered) fuel -= ip[-1];
-    DISPATCH();
-  });
+  JIT_ENTER(
+      callee, nfp,
+      {
+        cs.fr = cs.fr - 1;
+        RELOAD_MEMORY();
+        ip = ret_ip;
+        if constexpr (Metered) fuel -= ip[-1];
+        DISPATCH();
+      },
+      {
+        // As if the call instruction threw: its handlers first (the post segment is never charged).
+        cs.fr = cs.fr - 1;
+        ip = ret_ip - 1;
+        throw_from_caller = false;
+        goto do_throw;
+      });
   fp = nfp;
   func = callee;
   if (inst != callee->instance) {
@@ -404,10 +427,17 @@ do_tail_call:
   std::memmove(fp, nfp, sizeof(u64) * callee->num_params);  // nfp >= fp: moving down is safe
   for (u32 i = callee->num_params; i < callee->num_locals; ++i) fp[i] = 0;
   // compiled tier: the callee's results are this function's; return them as L_Return does.
-  JIT_ENTER(callee, fp, {
-    RELOAD_MEMORY();
-    goto L_Return;
-  });
+  JIT_ENTER(
+      callee, fp,
+      {
+        RELOAD_MEMORY();
+        goto L_Return;
+      },
+      {
+        // The callee replaced this function: the search starts at its caller.
+        throw_from_caller = true;
+        goto do_throw;
+      });
   func = callee;
   if (inst != callee->instance) {
     inst = callee->instance;
@@ -430,6 +460,46 @@ L_Return: {
     inst = caller->instance;
     RELOAD_MEMORY();
   }
+  DISPATCH();
+}
+  // ---- exception handling: throw makes an exception object (its values copied from the frame),
+  // throw_ref rethrows one; do_throw finds the innermost handler in this run's frames
+  // (find_handler: the handler regions of each function, callers' at their call), writes the
+  // values there and continues in the handler. None: the run ends with UncaughtException and the
+  // exception pending in the store, for whoever started the run (an interpreter that entered
+  // compiled code continues unwinding; the host gets a trap).
+L_Throw: {
+  using L = layout::Throw;
+  const TagInst* tag = inst->tags[ip[L::tag]];
+  thrown = S->new_exception(tag, fp + ip[L::base], fp + func->frame_slots);
+  if (thrown == 0) [[unlikely]] TRAP(TrapKind::ExceptionLimit);
+  throw_from_caller = false;
+  throw_func = func;
+  throw_ip = ip;
+  goto do_throw;
+}
+L_ThrowRef:
+  thrown = SLOT(layout::ThrowRef::exn);
+  if (S->exceptions.get(thrown) == nullptr) [[unlikely]] TRAP(TrapKind::NullExceptionReference);
+  throw_from_caller = false;
+  throw_func = func;
+  throw_ip = ip;
+  goto do_throw;
+do_throw: {
+  const Caught c = find_handler(*S, thrown, ip, fp, func, cs.fr, fr_base, Metered ? kMetered : kUnmetered,
+                                throw_from_caller);
+  if (c.ip == nullptr) [[unlikely]] {
+    S->pending_exception = thrown;
+    func = throw_func;
+    ip = throw_ip;
+    TRAP(TrapKind::UncaughtException);
+  }
+  cs.fr = c.fr;
+  fp = c.fp;
+  func = c.func;
+  inst = c.func->instance;
+  RELOAD_MEMORY();
+  ip = c.ip;
   DISPATCH();
 }
 L_Fuel:

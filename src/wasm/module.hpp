@@ -39,7 +39,7 @@ struct Import {
   std::string module;
   std::string name;
   ExternKind kind = ExternKind::Func;
-  std::uint32_t type_index = 0;  // kind == Func
+  std::uint32_t type_index = 0;  // kind == Func; kind == Tag: the tag's function type
   TableType table;               // kind == Table
   MemoryType memory;             // kind == Memory
   GlobalType global;             // kind == Global
@@ -95,6 +95,9 @@ struct Module {
   std::uint32_t imported_tables = 0;
   std::uint32_t imported_memories = 0;
   std::uint32_t imported_globals = 0;
+  // Exception handling: each tag's type index (a function type with no results), imports first.
+  std::vector<std::uint32_t> tags;
+  std::uint32_t imported_tags = 0;
 
   std::vector<ConstExpr> global_inits;  // defined globals only (index - imported_globals)
   std::vector<Export> exports;
@@ -112,6 +115,11 @@ struct Module {
   // i32x4.add"); empty when there is none. The engine runs such modules; an embedder with SIMD
   // turned off (SandboxConfig::simd, -W simd=n) refuses them naming this use.
   std::string simd_use;
+  // The first use of exception handling (a tag, exnref, or an exception instruction), described
+  // like simd_use; empty when there is none. The compiled tier keeps the functions of such a
+  // module that throw, catch or hold exnref values interpreted (docs/compiled-tier.md).
+  std::string exceptions_use;
+  bool uses_exnref = false;  // exnref appears in a type, local, global, table or block type
 
   [[nodiscard]] const FuncType& func_type(std::uint32_t funcidx) const { return types[func_types[funcidx]]; }
   [[nodiscard]] std::span<const std::uint8_t> data_bytes(const DataSegment& d) const {

@@ -24,6 +24,8 @@ enum class ImmKind : std::uint8_t {
   GlobalIdx,
   TableIdx,
   MemIdx,
+  TagIdx,    // exception handling: a tagidx (throw, catch)
+  TryTable,  // exception handling: blocktype, then vec(catch clause) (try_table)
   I32,
   I64,
   F32,

@@ -36,6 +36,9 @@ std::string_view trap_message(TrapKind kind) noexcept {
     case TrapKind::DeadlineExceeded: return "deadline exceeded";
     case TrapKind::Host: return "host function trapped";
     case TrapKind::Exit: return "exit requested";
+    case TrapKind::UncaughtException: return "uncaught exception";
+    case TrapKind::NullExceptionReference: return "null exception reference";
+    case TrapKind::ExceptionLimit: return "exception objects exceed the store's resource limit (max-store-size)";
   }
   return "unknown trap";
 }
@@ -193,6 +196,7 @@ std::optional<Extern> InstanceImpl::find_export(std::string_view name) const {
       case ExternKind::Table: return Extern{tables[e.index]};
       case ExternKind::Memory: return Extern{memories[e.index]};
       case ExternKind::Global: return Extern{globals[e.index]};
+      case ExternKind::Tag: return Extern{tags[e.index]};
     }
   }
   return std::nullopt;
@@ -473,6 +477,7 @@ Trap make_trap(const ExecOutcome& out, int variant) {
   }
   // Two appends, not `" " + to_string(…)`: GCC 12 at -O3 reports a false -Wrestrict inside the
   // string insert that operator+(const char*, string&&) inlines to.
+  if (out.trap == TrapKind::UncaughtException) t.message += out.host_message;  // the tag (Store::invoke)
   if (out.trap == TrapKind::UninitializedElement) {
     t.message += ' ';
     t.message += std::to_string(out.element_index);
@@ -547,6 +552,12 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
         inst.globals.push_back(g);
         break;
       }
+      case ExternKind::Tag: {
+        TagInst* t = std::get<TagInst*>(ext);
+        if (!(t->type == m.types[imp.type_index])) return link_error("incompatible import type");
+        inst.tags.push_back(t);
+        break;
+      }
     }
   }
 
@@ -564,6 +575,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
   {
     std::uint64_t fixed = ci.code_bytes * (s.metered ? 2 : 1) + m.code.size() * sizeof(FuncInst) +
                           (m.globals.size() - m.imported_globals) * sizeof(GlobalInst) +
+                          (m.tags.size() - m.imported_tags) * sizeof(TagInst) +
                           m.datas.size() * sizeof(std::span<const std::uint8_t>) + sizeof(InstanceImpl);
     for (const ElementSegment& seg : m.elements) fixed += seg.items.size() * sizeof(std::uint64_t);
     // The initial tables and memories are charged as they are created; summed here first, so
@@ -626,6 +638,13 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     g.bits = eval_const(init, inst);
     g.bits_hi = init.bits_hi;
     inst.globals.push_back(&g);
+  }
+  for (std::size_t i = m.imported_tags; i < m.tags.size(); ++i) {
+    TagInst& t = s.tags.emplace_back();
+    t.type = m.types[m.tags[i]];
+    t.slots = value_slots(t.type.params);
+    t.index = static_cast<std::uint32_t>(i);
+    inst.tags.push_back(&t);
   }
   inst.elements.resize(m.elements.size());
   for (std::size_t i = 0; i < m.elements.size(); ++i) {
@@ -775,6 +794,18 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
     execute<false>(s, func, out);
   }
   --s.active_runs;
+  if (out.trap == TrapKind::UncaughtException) {
+    // The exception stops here, at the host: this run's caller is no wasm frame.
+    if (const ExnObject* e = s.exceptions.get(s.pending_exception); e != nullptr) {
+      std::string types;
+      for (const ValType v : e->tag->type.params) {
+        types += types.empty() ? "" : " ";
+        types += name(v);
+      }
+      out.host_message = ": tag " + std::to_string(e->tag->index) + " [" + types + "]";
+    }
+    s.pending_exception = 0;
+  }
   if (out.trap != TrapKind::None) return std::unexpected(make_trap(out, variant));
   take_results(base);
   return results;

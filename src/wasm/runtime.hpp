@@ -44,6 +44,9 @@ enum class TrapKind : std::uint8_t {
   DeadlineExceeded,            // "deadline exceeded"
   Host,                        // a host function trapped; Trap::message is its message
   Exit,                        // a host function asked to end the run (proc_exit); Trap::exit_code
+  UncaughtException,           // "uncaught exception": a wasm exception left the outermost wasm frame
+  NullExceptionReference,      // "null exception reference" (throw_ref of null)
+  ExceptionLimit,              // a new exception did not fit the store's limit (max-store-size)
 };
 
 // The trap a host call's ending stands for (None for HostStatus::Ok).
@@ -134,8 +137,9 @@ struct FuncInst;
 struct TableInst;
 struct MemoryInst;
 struct GlobalInst;
+struct TagInst;
 class InstanceSnapshot;  // snapshot.hpp
-using Extern = std::variant<FuncInst*, TableInst*, MemoryInst*, GlobalInst*>;
+using Extern = std::variant<FuncInst*, TableInst*, MemoryInst*, GlobalInst*, TagInst*>;  // index = ExternKind
 
 [[nodiscard]] ExternKind kind_of(const Extern& e) noexcept;
 [[nodiscard]] const FuncType& func_type(const FuncInst* f) noexcept;

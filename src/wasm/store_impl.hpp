@@ -4,6 +4,7 @@
 #pragma once
 
 #include "wasm/code.hpp"
+#include "wasm/exceptions.hpp"
 #include "wasm/host.hpp"
 #include "wasm/runtime.hpp"
 
@@ -245,6 +246,7 @@ struct InstanceImpl final : Instance {
   std::vector<MemoryInst*> memories;
   MemoryInst* memory0 = nullptr;  // never null: an empty placeholder when the module has no memory
   std::vector<GlobalInst*> globals;
+  std::vector<TagInst*> tags;  // exception handling: imports first
   std::vector<const FuncType*> types;  // typeidx -> canonical FuncType
   std::vector<std::vector<std::uint64_t>> elements;  // element segments as references; cleared on drop
   std::vector<std::span<const std::uint8_t>> datas;  // data segments; emptied on drop
@@ -264,6 +266,16 @@ struct Frame {
   FuncInst* func;
 };
 
+// Where a caught exception continues (exceptions.cpp): its handler's code, frame and function,
+// and the frame records left; ip null when no frame of this run catches it.
+struct Caught {
+  const std::uint32_t* ip = nullptr;
+  std::uint64_t* fp = nullptr;
+  FuncInst* func = nullptr;
+  Frame* fr = nullptr;
+};
+
+
 struct Store::Impl {
   std::shared_ptr<ResourcePool> pool;  // first member: outlives the memories that return to it
   StoreLimits limits;
@@ -273,6 +285,7 @@ struct Store::Impl {
   std::deque<TableInst> tables;
   std::deque<MemoryInst> memories;
   std::vector<std::unique_ptr<InstanceImpl>> instances;
+  std::deque<TagInst> tags;
   MemoryInst no_memory;  // memory0 of instances without one: size 0, every access traps
   ResourceAccount account;  // StoreLimits::max_store_bytes
 
@@ -301,6 +314,14 @@ struct Store::Impl {
   std::uint64_t total = 0;  // everything handed out or reserved since set_budget
   bool out_of_fuel = false;  // a check found the budget spent since set_budget
 
+  // Exception handling: the exception objects, and the one leaving a run uncaught (a run ends
+  // with TrapKind::UncaughtException; whoever ran it rethrows it, or reports it as a trap).
+  ExceptionHeap exceptions;
+  std::uint64_t pending_exception = 0;
+  // A new exception object (exceptions.cpp); `top` is the end of the throwing frame, up to
+  // which the value stack holds live values. 0 when the store's account refuses it.
+  [[nodiscard]] std::uint64_t new_exception(const TagInst* tag, const std::uint64_t* values, const std::uint64_t* top);
+
   Impl(StoreLimits l, std::shared_ptr<ResourcePool> p) : pool(std::move(p)), limits(l) {
     account.limit = l.max_store_bytes;
   }
@@ -328,6 +349,12 @@ template <bool Metered>
 void execute(Store::Impl& store, FuncInst* func, ExecOutcome& out);
 // Calls host function `callee` with its arguments at nfp; results written back there (interpreter.cpp).
 HostStatus call_host(const FuncInst& callee, std::uint64_t* nfp, MemoryView memory, ExecOutcome& out);
+
+// Exception `exn` raised at code word `at` of `func` (frame fp; frame records up to fr, the run's
+// first at fr_base): the innermost handler of this run that catches it, its values written into
+// the handler's frame; with skip_current the search starts at func's caller.
+Caught find_handler(Store::Impl& store, std::uint64_t exn, const std::uint32_t* at, std::uint64_t* fp, FuncInst* func,
+                    Frame* fr, const Frame* fr_base, int variant, bool skip_current);
 
 // Handler offsets from the interpreter's base label, per variant (interpreter.cpp).
 const std::int32_t* handler_offsets(bool metered);

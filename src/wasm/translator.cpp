@@ -5,6 +5,7 @@
 #include "wasm/internal_verify.hpp"
 #include "wasm/opcodes.hpp"
 #include "wasm/store_impl.hpp"
+#include "wasm/validator.hpp"
 
 #include <algorithm>
 #include <array>
@@ -107,8 +108,8 @@ struct Operand {
 };
 
 // Every value type once, for block types of a single result to point into.
-constexpr std::array<ValType, 7> kValTypes = {ValType::I32, ValType::I64, ValType::F32, ValType::F64,
-                                              ValType::V128, ValType::FuncRef, ValType::ExternRef};
+constexpr std::array<ValType, 8> kValTypes = {ValType::I32,  ValType::I64,     ValType::F32,       ValType::F64,
+                                              ValType::V128, ValType::FuncRef, ValType::ExternRef, ValType::ExnRef};
 std::span<const ValType> single_type(std::uint8_t byte) {
   for (const ValType& t : kValTypes)
     if (static_cast<std::uint8_t>(t) == byte) return {&t, 1};
@@ -121,7 +122,7 @@ struct Fixup {
 };
 
 struct Ctrl {
-  enum Kind : std::uint8_t { Func, Block, Loop, If, Else };
+  enum Kind : std::uint8_t { Func, Block, Loop, If, Else, Try };  // Try: a legacy try (try_table is a Block)
   Kind kind = Block;
   u32 base = 0;  // operand height below the block's parameters
   u32 base_at = 0;  // the slot offset (Operand::at) of the entry at `base`
@@ -133,6 +134,13 @@ struct Ctrl {
   std::vector<Fixup> fixups;
   Fixup else_fixup{0, 0};
   bool unreachable = false;
+  // Exception handling: the handler region this block opened and has not closed (try_table, a
+  // legacy try's body), or ~0; a legacy try in a catch arm, and the slot of its caught exnref
+  // (below the arm's values, for rethrow).
+  u32 region = ~u32{0};
+  bool in_catch = false;
+  u32 exn_slot = 0;
+  u32 try_region = ~u32{0};  // a legacy try's region (its catch clauses join it)
 };
 
 struct Cond {
@@ -162,9 +170,10 @@ struct Peephole {
 };
 
 // The families Translator::step dispatches to, one member function each.
-enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd };
+enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd, Exception };
 constexpr Family family_of(Opcode op) {
   if (is_simd(op)) return Family::Simd;
+  if (is_exception_op(op)) return Family::Exception;
   switch (op) {
     case Opcode::Unreachable: case Opcode::Nop: case Opcode::Block: case Opcode::Loop: case Opcode::If:
     case Opcode::Else: case Opcode::End: case Opcode::Br: case Opcode::BrIf: case Opcode::BrTable: case Opcode::Return:
@@ -231,6 +240,7 @@ class Translator {
       trapping();
     }
     while (r.p < end && !ctrl_.empty()) step(r);
+    finish_regions();
     out_.frame_slots = std::max(locals_ + max_slots_, out_.num_results);
     out_.frame_slots = std::max(out_.frame_slots, out_.num_params);
     return std::move(out_);
@@ -560,6 +570,15 @@ class Translator {
     switch (k) {
       case ImmKind::None: break;
       case ImmKind::BlockType: block_type(r); break;
+      case ImmKind::TryTable: {
+        block_type(r);
+        const u32 n = r.u32leb();
+        for (u32 i = 0; i < n; ++i) {
+          if (r.u8() <= kCatchRef) r.u32leb();  // the tag
+          r.u32leb();                           // the label
+        }
+        break;
+      }
       case ImmKind::BrTable: {
         const u32 n = r.u32leb();
         for (u32 i = 0; i <= n; ++i) r.u32leb();
@@ -872,17 +891,23 @@ class Translator {
     }
     Ctrl& cur = ctrl_.back();
     if (cur.unreachable) {
-      if (opc == Opcode::Block || opc == Opcode::Loop || opc == Opcode::If) {
+      if (opc == Opcode::Block || opc == Opcode::Loop || opc == Opcode::If || opc == Opcode::Try ||
+          opc == Opcode::TryTable) {
         ++dead_depth_;
-        skip_imm(r, ImmKind::BlockType);
+        skip_imm(r, info(opc).imm);
         return;
       }
-      if (opc == Opcode::End && dead_depth_ > 0) {
+      if ((opc == Opcode::End || opc == Opcode::Delegate) && dead_depth_ > 0) {
         --dead_depth_;
+        skip_imm(r, info(opc).imm);
         return;
       }
-      if (opc == Opcode::Else && dead_depth_ > 0) return;
-      if (opc != Opcode::End && opc != Opcode::Else) {
+      if ((opc == Opcode::Else || opc == Opcode::Catch || opc == Opcode::CatchAll) && dead_depth_ > 0) {
+        skip_imm(r, info(opc).imm);
+        return;
+      }
+      if (opc != Opcode::End && opc != Opcode::Else && opc != Opcode::Catch && opc != Opcode::CatchAll &&
+          opc != Opcode::Delegate) {
         skip_imm(r, info(opc).imm);
         return;
       }
@@ -896,6 +921,7 @@ class Translator {
       case Family::Table: step_table(opc, r); break;
       case Family::Numeric: step_numeric(opc, r); break;
       case Family::Simd: step_simd(opc, r); break;
+      case Family::Exception: step_exceptions(opc, r); break;
     }
   }
 
@@ -957,6 +983,7 @@ class Translator {
       }
       case Opcode::End: {
         Ctrl& c = ctrl_.back();
+        end_handlers(c);
         if (c.kind == Ctrl::Func) {
           if (!c.unreachable) emit_return();
           end_segment();
@@ -1037,6 +1064,209 @@ class Translator {
         break;
       default: break;  // not of this family (kFamilies)
     }
+  }
+
+  // ---------------------------------------------------------------- exception handling
+  // throw / throw_ref are instructions (Throw [tag base], ThrowRef [exn]); catching is not: each
+  // try_table and legacy try body is a handler region of the code (CompiledFunc::regions) whose
+  // clauses name where a caught exception continues and which slots take its values. A
+  // try_table's clauses land on small pads placed before its body (behind a jump): the values
+  // arrive at the try_table's base height, and the pad branches to the clause's label as `br`
+  // would. A legacy catch arm is the landing code itself, its values above a hidden slot that
+  // keeps the exnref for `rethrow`.
+  struct Region {
+    HandlerRegion r;
+    std::vector<CatchClause> clauses;
+    u32 ctrl = 0;          // index in ctrl_ of the block that opened it
+    u32 close_seq = kNone;
+  };
+  std::vector<Region> regions_;  // by id (opening order)
+  std::vector<u32> open_regions_;  // ids, innermost last
+  u32 close_seq_ = 0;
+
+  u32 open_region(std::vector<CatchClause> clauses) {
+    const auto id = static_cast<u32>(regions_.size());
+    Region reg;
+    reg.r.begin = pos();
+    reg.r.id = id;
+    reg.clauses = std::move(clauses);
+    reg.ctrl = static_cast<u32>(ctrl_.size() - 1);
+    regions_.push_back(std::move(reg));
+    open_regions_.push_back(id);
+    return id;
+  }
+  void close_region(Ctrl& c) {
+    Region& reg = regions_[c.region];
+    reg.r.end = pos();
+    reg.close_seq = close_seq_++;
+    assert(!open_regions_.empty() && open_regions_.back() == c.region);
+    open_regions_.pop_back();
+    c.region = kNone;
+  }
+  // The regions in closing order (an inner one before the one around it), clauses flattened.
+  void finish_regions() {
+    std::vector<const Region*> order;
+    for (const Region& reg : regions_)
+      if (reg.close_seq != kNone) order.push_back(&reg);
+    std::ranges::sort(order, {}, [](const Region* reg) { return reg->close_seq; });
+    for (const Region* reg : order) {
+      HandlerRegion h = reg->r;
+      h.first_clause = static_cast<u32>(out_.clauses.size());
+      h.clause_count = static_cast<u32>(reg->clauses.size());
+      out_.clauses.insert(out_.clauses.end(), reg->clauses.begin(), reg->clauses.end());
+      out_.regions.push_back(h);
+    }
+  }
+  // At a block's end: its region closes; a legacy catch arm's values go to the block's result
+  // slots (below them sits the hidden exnref), and the arm falls into the join.
+  void end_handlers(Ctrl& c) {
+    if (c.region != kNone) close_region(c);
+    if (c.kind == Ctrl::Try && c.in_catch && !c.unreachable) {
+      emit_label_copies(c);
+      c.unreachable = true;
+    }
+  }
+  // Where the tag's values take slots: their types.
+  std::span<const ValType> tag_params(u32 tagidx) const { return m_.types[m_.tags[tagidx]].params; }
+
+  void step_exceptions(Opcode opc, Reader& r) {
+    switch (opc) {
+      case Opcode::Throw: {
+        const u32 tag = r.u32leb();
+        do_call(static_cast<u32>(tag_params(tag).size()));
+        const u32 base = temp_slot(height());
+        max_slots_ = std::max(max_slots_, next_at() + value_slots(tag_params(tag)));
+        emit<Op::Throw>({.tag = tag, .base = base});
+        trapping();
+        end_segment();
+        set_unreachable();
+        break;
+      }
+      case Opcode::ThrowRef: {
+        const u32 exn = top_slot();
+        pop();
+        emit<Op::ThrowRef>({.exn = exn});
+        trapping();
+        end_segment();
+        set_unreachable();
+        break;
+      }
+      case Opcode::TryTable: try_table(r); break;
+      case Opcode::Try: {
+        const BlockSig sig = block_type(r);
+        materialize_all();
+        enter_block(Ctrl::Try, sig);
+        ctrl_.back().region = open_region({});
+        ctrl_.back().try_region = ctrl_.back().region;
+        break;
+      }
+      case Opcode::Catch:
+      case Opcode::CatchAll: {
+        const u32 tag = opc == Opcode::Catch ? r.u32leb() : CatchClause::kAnyTag;
+        Ctrl& c = ctrl_.back();
+        const u32 id = c.try_region;
+        if (c.region != kNone) close_region(c);
+        if (!c.unreachable) {
+          emit_label_copies(c);
+          const u32 at = emit<Op::Br>({.off = 0});
+          c.fixups.push_back(Fixup{at, at + layout::Jump::off});
+        }
+        begin_segment();
+        invalidate_peepholes();
+        c.unreachable = false;
+        c.in_catch = true;
+        vs_.resize(c.base);
+        push_temp();  // the hidden exnref
+        c.exn_slot = temp_slot(c.base);
+        CatchClause cl;
+        cl.tag = tag;
+        cl.target = pos();
+        cl.exn = c.exn_slot;
+        if (tag != CatchClause::kAnyTag && !tag_params(tag).empty()) {
+          cl.values = temp_slot(height());
+          push_temps(tag_params(tag));
+        }
+        regions_[id].clauses.push_back(cl);
+        break;
+      }
+      case Opcode::Delegate: {
+        const u32 depth = r.u32leb();
+        Ctrl& c = ctrl_.back();
+        // The exception goes to the handlers around the label's block: the innermost region
+        // still open that a block at or outside that label opened (depth 0: the block around this
+        // try), else to the caller.
+        const auto target_ctrl = static_cast<std::int64_t>(ctrl_.size()) - 2 - depth;
+        u32 to = HandlerRegion::kToCaller;
+        for (std::size_t i = open_regions_.size(); i-- > 0;) {
+          const u32 id = open_regions_[i];
+          if (id == c.region) continue;
+          if (static_cast<std::int64_t>(regions_[id].ctrl) <= target_ctrl) {
+            to = id;
+            break;
+          }
+        }
+        regions_[c.region].r.delegate_to = to;
+        step_control(Opcode::End, r);  // closes the region and the block
+        break;
+      }
+      case Opcode::Rethrow: {
+        const u32 depth = r.u32leb();
+        emit<Op::ThrowRef>({.exn = label(depth).exn_slot});
+        trapping();
+        end_segment();
+        set_unreachable();
+        break;
+      }
+      default: break;  // not of this family (kFamilies)
+    }
+  }
+
+  void try_table(Reader& r) {
+    const BlockSig sig = block_type(r);
+    struct Clause {
+      u32 kind;
+      u32 tag;
+      u32 depth;
+    };
+    std::vector<Clause> cs(r.u32leb());
+    for (Clause& c : cs) {
+      c.kind = r.u8();
+      c.tag = c.kind <= kCatchRef ? r.u32leb() : CatchClause::kAnyTag;
+      c.depth = r.u32leb();
+    }
+    materialize_all();
+    const u32 base = height() - static_cast<u32>(sig.params.size());
+    std::vector<CatchClause> clauses;
+    if (!cs.empty()) {
+      // The pads, behind a jump: each places nothing (the unwinder wrote the values at the base
+      // height) and branches to its label as `br` does.
+      const u32 over = emit<Op::Br>({.off = 0});
+      end_segment();
+      const std::vector<Operand> saved = vs_;
+      for (const Clause& c : cs) {
+        vs_.assign(saved.begin(), saved.begin() + base);
+        invalidate_peepholes();
+        CatchClause cl;
+        cl.tag = c.tag;
+        cl.target = pos();
+        if (c.tag != CatchClause::kAnyTag && !tag_params(c.tag).empty()) {
+          cl.values = temp_slot(height());
+          push_temps(tag_params(c.tag));
+        }
+        if (c.kind == kCatchRef || c.kind == kCatchAllRef) {
+          cl.exn = temp_slot(height());
+          push_temp();
+        }
+        emit_br(c.depth);
+        end_segment();
+        clauses.push_back(cl);
+      }
+      vs_ = saved;
+      invalidate_peepholes();
+      bind(Fixup{over, over + layout::Jump::off}, pos());
+    }
+    enter_block(Ctrl::Block, sig);
+    ctrl_.back().region = open_region(std::move(clauses));
   }
 
   // ---------------------------------------------------------------- calls

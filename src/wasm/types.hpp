@@ -20,13 +20,15 @@ enum class ValType : std::uint8_t {
   V128 = 0x7B,
   FuncRef = 0x70,
   ExternRef = 0x6F,
+  // Exception handling (WebAssembly 3.0): a reference to a caught exception (a store handle).
+  ExnRef = 0x69,
 };
 
 [[nodiscard]] constexpr bool is_reference(ValType t) noexcept {
-  return t == ValType::FuncRef || t == ValType::ExternRef;
+  return t == ValType::FuncRef || t == ValType::ExternRef || t == ValType::ExnRef;
 }
 [[nodiscard]] constexpr bool is_valtype_byte(std::uint8_t b) noexcept {
-  return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F;
+  return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x69;
 }
 // "i32", "funcref", …
 [[nodiscard]] constexpr std::string_view name(ValType t) noexcept {
@@ -38,6 +40,7 @@ enum class ValType : std::uint8_t {
     case ValType::V128: return "v128";
     case ValType::FuncRef: return "funcref";
     case ValType::ExternRef: return "externref";
+    case ValType::ExnRef: return "exnref";
   }
   return "?";
 }
@@ -88,7 +91,7 @@ struct GlobalType {
 };
 
 // The binary encoding is the enumerator value.
-enum class ExternKind : std::uint8_t { Func = 0, Table = 1, Memory = 2, Global = 3 };
+enum class ExternKind : std::uint8_t { Func = 0, Table = 1, Memory = 2, Global = 3, Tag = 4 };
 
 inline constexpr std::uint64_t kPageSize = 65536;
 inline constexpr std::uint32_t kMaxPages = 65536;  // wasm32: 4 GiB

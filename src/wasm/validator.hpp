@@ -43,10 +43,23 @@ struct Instruction {
   BlockType block;                         // block, loop, if
   ValType type = ValType::I32;             // select t (the one result type), ref.null
   std::uint32_t select_arity = 0;          // select t: how many types the vector held (valid only if 1)
-  std::span<const std::uint32_t> targets;  // br_table labels, default excluded (storage: the reader's)
+  std::span<const std::uint32_t> targets;  // br_table labels, default excluded; try_table: its catch clauses
+                                           // as (kind, tagidx, labelidx) triples (storage: the reader's)
   std::uint8_t lane = 0;                   // extract/replace_lane, load/store*_lane: the lane index
   std::array<std::uint8_t, 16> v128{};     // v128.const: the bytes (lane 0 first); i8x16.shuffle: lane indices
 };
+
+// try_table catch clause kinds (the binary encoding).
+inline constexpr std::uint32_t kCatch = 0;
+inline constexpr std::uint32_t kCatchRef = 1;
+inline constexpr std::uint32_t kCatchAll = 2;
+inline constexpr std::uint32_t kCatchAllRef = 3;
+
+// The exception-handling instructions (FunctionValidator::step_exceptions validates them).
+[[nodiscard]] constexpr bool is_exception_op(Opcode op) noexcept {
+  return op == Opcode::Try || op == Opcode::Catch || op == Opcode::Throw || op == Opcode::Rethrow ||
+         op == Opcode::ThrowRef || op == Opcode::Delegate || op == Opcode::CatchAll || op == Opcode::TryTable;
+}
 
 // Decodes one instruction at the reader's cursor. Reports malformed encodings to the reader
 // ("illegal opcode", "zero byte expected", LEB errors…) and returns
@@ -121,6 +134,8 @@ class FunctionValidator {
   bool check_tail_call_results(const FuncType& callee);
   bool tail_calls_enabled(const Instruction& ins);
   bool relaxed_simd_enabled(const Instruction& ins);
+  void step_exceptions(const Instruction& ins);
+  const FuncType* tag(std::uint32_t tagidx);
   void fail(std::string message);
   void type_mismatch(ValType expected, ValType found);
   const Control* label(std::uint32_t depth);

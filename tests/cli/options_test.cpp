@@ -99,6 +99,11 @@ TEST(Options, WasmFeatureSwitchesInWasmtimeSpelling) {
   auto bad = parse({"-W", "tail-call=maybe", "m.wasm"});
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().message, "-W tail-call='maybe': expected y or n");
+  EXPECT_TRUE(d->exceptions);  // Wasmtime 47+: on by default
+  auto no_exceptions = parse({"-W", "exceptions=n", "m.wasm"});
+  ASSERT_TRUE(no_exceptions.has_value()) << no_exceptions.error().message;
+  EXPECT_FALSE(no_exceptions->exceptions);
+  EXPECT_TRUE(no_exceptions->tail_call);
 }
 
 TEST(Options, RelaxedSimdSwitch) {

@@ -525,6 +525,41 @@ TEST(Memory64, GrowPastTheMemoryLimitReturnsMinusOneAndAccessesNeverWrap) {
       << std::get<Trap>(ran->exit).message;
 }
 
+TEST(ModuleErrors, ExceptionsSwitchRefusesModulesUsingThemAndUncaughtIsATrap) {
+  // Exception handling runs by default (Wasmtime 47+); an exception leaving _start is a trap
+  // naming its tag; with exceptions off the module is refused naming its first use.
+  TempDir dir;
+  const auto thrower = dir.write("throw.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (tag $t (param i32))
+  (func $inner (throw $t (i32.const 4)))
+  (func (export "_start")
+    (block $h (result i32) (try_table (catch $t $h) (call $inner)) (i32.const 0))
+    (call $proc_exit)))
+)");
+  const auto uncaught = dir.write("uncaught.wat", R"((module
+  (memory (export "memory") 1)
+  (tag $t (param i64 f32))
+  (func (export "_start") (throw $t (i64.const 1) (f32.const 2))))
+)");
+  WasmSandbox on;
+  auto caught = on.run(job_for(thrower));
+  ASSERT_TRUE(caught.has_value()) << caught.error().to_string();
+  EXPECT_EQ(caught->exit, SandboxExit{Failure{4}});
+  auto trapped = on.run(job_for(uncaught));
+  ASSERT_TRUE(trapped.has_value()) << trapped.error().to_string();
+  const auto* trap = std::get_if<runtime::Trap>(&trapped->exit);
+  ASSERT_NE(trap, nullptr);
+  EXPECT_EQ(trap->message.rfind("uncaught exception: tag 0 [i64 f32]", 0), 0u) << trap->message;
+  WasmSandbox off(SandboxConfig{.exceptions = false});
+  auto refused = off.run(job_for(thrower));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(refused.error().message.find("exception handling is disabled"), std::string::npos)
+      << refused.error().message;
+}
+
 // --------------------------------------------------------------------- the seam
 
 TEST(Seam, ConformanceCheckPassesOnWasmSandbox) {

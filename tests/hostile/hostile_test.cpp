@@ -814,5 +814,104 @@ TEST_P(Hostile, HostCallWithAPointerPastMemoryTraps) {
   }
 }
 
+// ---------------------------------------------------------------- exceptions (exceptions.hpp)
+
+// A million exceptions of 32 i64s (256 MB if none were freed) thrown and caught in a loop: the
+// store's exception heap collects what no frame holds and stays a small, fixed size.
+TEST_P(Hostile, ThrowingAMillionBigExceptionsStaysWithinTheCap) {
+  std::string params, values;
+  for (int i = 0; i < 32; ++i) {
+    params += " i64";
+    values += " (i64.extend_i32_u (local.get $i))";
+  }
+  Scratch dir;
+  const auto wasm = dir.write("throw-loop.wat", guest(R"(
+  (memory (export "memory") 1)
+  (tag $big (param)" + params + R"())
+  (func (export "_start") (local $i i32) (local $sum i64)
+    (loop $next
+      (block $h (result)" + params + R"()
+        (try_table (catch $big $h) (throw $big)" + values + R"())
+        (unreachable))
+      (local.set $sum (i64.add (local.get $sum)))
+      (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop)
+      (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop) (drop)
+      (drop)
+      (br_if $next (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (i32.const 1000000))))
+    (call $report (i32.wrap_i64 (local.get $sum))))
+)"));
+  runtime::SandboxConfig c;
+  c.max_store_bytes = 8 * kMiB;
+  WasmSandbox sandbox(config(c));
+  Bounds bounds(60.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  EXPECT_EQ(words(outcome->stdout_bytes), (std::vector<std::uint32_t>{499999500000u & 0xFFFFFFFFu}));
+  bounds.check();
+}
+
+// Exceptions a guest keeps alive (each frame of a deep recursion holds one of 64 i64s) stop at
+// the store's cap with a trap, before the host's memory grows past it.
+TEST_P(Hostile, KeepingExceptionsAliveStopsAtTheStoreCap) {
+  std::string params, values;
+  for (int i = 0; i < 64; ++i) {
+    params += " i64";
+    values += " (i64.const 1)";
+  }
+  std::string drops;
+  for (int i = 0; i < 64; ++i) drops += " (drop)";
+  Scratch dir;
+  const auto wasm = dir.write("hold.wat", guest(R"(
+  (memory (export "memory") 1)
+  (tag $big (param)" + params + R"())
+  (func $hold (param $n i32) (local $x exnref)
+    (block $h (result)" + params + R"( exnref)
+      (try_table (catch_ref $big $h) (throw $big)" + values + R"())
+      (unreachable))
+    (local.set $x))" + drops + R"(
+    (call $hold (i32.add (local.get $n) (i32.const 1))))
+  (func (export "_start") (call $hold (i32.const 0)))
+)"));
+  runtime::SandboxConfig c;
+  c.max_store_bytes = 4 * kMiB;
+  WasmSandbox sandbox(config(c));
+  Bounds bounds(30.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(trap_message(*outcome).rfind("exception objects exceed the store's resource limit", 0), 0u)
+      << trap_message(*outcome);
+  bounds.check();
+}
+
+// 5,000 try_tables inside each other, a throw in the innermost caught by the outermost (and
+// by each level on the way out, rethrown): translation and unwinding stay linear.
+TEST_P(Hostile, DeeplyNestedTryTables) {
+  constexpr int kDepth = 5000;
+  std::string body;
+  // Flat text (the folded form's nesting is bounded by the parser).
+  for (int i = 0; i < kDepth; ++i) body += "block $h" + std::to_string(i) + " (result exnref) try_table (catch_all_ref $h" + std::to_string(i) + ")\n";
+  body += "i32.const 7 throw $e\n";
+  for (int i = 0; i < kDepth; ++i) body += "end unreachable end throw_ref\n";
+  Scratch dir;
+  const auto wasm = dir.write("nested.wat", guest(R"(
+  (memory (export "memory") 1)
+  (tag $e (param i32))
+  (func $deep )" + body + R"()
+  (func (export "_start")
+    (block $out (result i32)
+      (try_table (catch $e $out) (call $deep))
+      (unreachable))
+    (call $report))
+)"));
+  WasmSandbox sandbox(config());
+  Bounds bounds(30.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  EXPECT_EQ(words(outcome->stdout_bytes), (std::vector<std::uint32_t>{7}));
+  bounds.check();
+}
+
 }  // namespace
 }  // namespace sprawling::hostile

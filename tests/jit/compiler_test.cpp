@@ -349,5 +349,64 @@ TEST(CompilerMemories, FunctionsUsingOtherMemoriesStayInterpretedAndAgreeWithThe
   }
 }
 
+// Exception handling: functions that throw or catch stay interpreted (ModuleCode::reasons),
+// while the functions between a throw and its catch may be machine code: an exception leaves
+// compiled code as a trap of kind UncaughtException (the exception pending in the store), which
+// the interpreter that entered the compiled code turns back into an exception at its call.
+constexpr std::string_view kExceptions = R"((module
+  (tag $e (param i32))
+  (func $thrower (param i32) (result i32)
+    (if (local.get 0) (then (throw $e (local.get 0))))
+    (i32.const 5))
+  (func $middle (param i32) (result i32)
+    (i32.add (call $thrower (local.get 0)) (i32.const 1)))
+  (func $deeper (param i32) (result i32)
+    (i32.mul (call $middle (local.get 0)) (i32.const 2)))
+  (func (export "catch") (param i32) (result i32)
+    (block $h (result i32)
+      (try_table (result i32) (catch $e $h) (call $deeper (local.get 0)))))
+  (func (export "uncaught") (param i32) (result i32) (call $deeper (local.get 0)))
+  (tag $other)
+  (func (export "unmatched") (param i32) (result i32)
+    (block $h (try_table (catch $other $h) (return (call $deeper (local.get 0)))))
+    (i32.const -1))
+))";
+
+TEST(CompilerExceptions, ThrowsPropagateThroughCompiledFramesToAnInterpretedCatch) {
+  auto module = compile_wat(kExceptions);
+  ASSERT_NE(module, nullptr);
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    ASSERT_EQ(code.reasons.size(), 6u);
+    for (std::size_t i : {0u, 3u, 5u}) EXPECT_NE(code.reasons[i].find("exception handling"), std::string::npos) << i;
+    for (std::size_t i : {1u, 2u, 4u}) EXPECT_EQ(code.reasons[i], "") << i;
+  }
+  auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
+    const Outcome want = run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel);
+    const Outcome got = run(module, Tier::Compile, name, {Value::i32(arg)}, fuel);
+    EXPECT_EQ(want, got) << name << "(" << arg << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+    return want;
+  };
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    EXPECT_EQ(same("catch", 0, fuel).results.at(0).bits, 12u);
+    EXPECT_EQ(same("catch", 7, fuel).results.at(0).bits, 7u);  // through two compiled frames
+    EXPECT_EQ(same("uncaught", 0, fuel).results.at(0).bits, 12u);
+    const Outcome out = same("uncaught", 3, fuel);
+    EXPECT_EQ(out.trap, TrapKind::UncaughtException);
+    EXPECT_EQ(out.func_index, 0u);  // located at the throw
+    // An interpreted function with a handler that does not match, above compiled frames.
+    EXPECT_EQ(same("unmatched", 0, fuel).results.at(0).bits, 12u);
+    const Outcome unmatched = same("unmatched", 2, fuel);
+    EXPECT_EQ(unmatched.trap, TrapKind::UncaughtException);
+    EXPECT_EQ(unmatched.func_index, 0u);
+  }
+  const Outcome full = run(module, Tier::Interpret, "catch", {Value::i32(7)}, std::uint64_t{1} << 30);
+  ASSERT_EQ(full.trap, TrapKind::None);
+  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+    same("catch", 7, budget);
+    if (HasFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

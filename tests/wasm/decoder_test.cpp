@@ -108,7 +108,7 @@ TEST(Decoder, TypeMismatchSaysWhat) {
   const Bytes b = one_function({0x00, 0x42, 0x00, 0x0B}, {0x01, 0x60, 0x00, 0x01, 0x7F});
   const auto e = error_of(b);
   EXPECT_EQ(e.kind, CompileError::Kind::Invalid);
-  EXPECT_EQ(e.message, "type mismatch: expected i32, found i64");
+  EXPECT_EQ(e.message, "type mismatch: instruction requires [i32] but stack has [i64]");
   EXPECT_EQ(e.offset, b.size() - 1);  // the end that checks the result
 }
 
@@ -172,7 +172,7 @@ TEST(Decoder, SimdErrors) {
   // i32x4.add on i32 operands.
   const auto mismatch = error_of(one_function({0x00, 0x41, 0x00, 0x41, 0x00, 0xFD, 0xAE, 0x01, 0x1A, 0x0B}));
   EXPECT_EQ(mismatch.kind, CompileError::Kind::Invalid);
-  EXPECT_EQ(mismatch.message, "type mismatch: expected v128, found i32");
+  EXPECT_EQ(mismatch.message, "type mismatch: instruction requires [v128] but stack has [i32]");
 }
 
 TEST(Decoder, CallIndirectTableIndexIsALeb) {

@@ -38,7 +38,7 @@ TEST(Compile, SimdModulesRun) {
   auto rejected = compile(invalid);
   ASSERT_FALSE(rejected.has_value());
   EXPECT_EQ(rejected.error().kind, CompileError::Kind::Invalid);
-  EXPECT_EQ(rejected.error().message, "type mismatch: expected v128, found i32");
+  EXPECT_EQ(rejected.error().message, "type mismatch: instruction requires [v128] but stack has [i32]");
 }
 
 // Defined functions of lazy.wat: twice, plus_one_twice, entry, never_called, divide, fib.

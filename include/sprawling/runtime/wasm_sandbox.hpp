@@ -89,6 +89,8 @@ struct SandboxConfig {
   // -W extended-const=n. extended_const also covers a constant expression's global.get of a
   // defined (not imported) global.
   bool tail_call = true;       // return_call, return_call_indirect
+  bool exceptions = true;      // exception handling: tags, exnref, throw, throw_ref, try_table (and the
+                               // legacy try/catch/rethrow/delegate); Wasmtime's -W exceptions=n
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions
   bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (-W relaxed-simd=n), one
                                // deterministic result each (docs/interpreter.md)

@@ -204,6 +204,8 @@ Scan scan(const CompiledFunc& f, bool metered) {
     if (info(in.op).family == OpFamily::Simd) return fail("uses SIMD (v128), which only the interpreter runs");
     if (info(in.op).family == OpFamily::MultiMemory)
       return fail("uses a memory other than an i32 memory 0 (multi-memory or memory64), which only the interpreter runs");
+    if (info(in.op).family == OpFamily::Exception || !f.regions.empty())
+      return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
     if (in.op == Op::ReturnCall || in.op == Op::ReturnCallIndirect)
       return fail("uses a tail call (return_call / return_call_indirect), which the compiled tier does not compile");
     if (!handled(in.op))
@@ -1169,6 +1171,12 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
   std::vector<Scan> scans;
   scans.reserve(funcs.size());
   for (const CompiledFunc& f : funcs) scans.push_back(scan(f, metered));
+  // exnref values are handles the exception heap's collector finds only in the interpreter's
+  // value stack (exceptions.hpp): machine code could keep one in a register across a collection.
+  if (cm.module.uses_exnref)
+    for (Scan& sc : scans)
+      if (sc.reason.empty())
+        sc.reason = "its module has exnref values, which only the interpreter keeps where the exception collector sees them";
   Emitted e;
   e.context = std::make_unique<llvm::LLVMContext>();
   e.mod = std::make_unique<llvm::Module>("wasm", *e.context);

@@ -134,6 +134,7 @@ std::string_view command_name(Command::Kind k) {
     case Command::Kind::AssertReturn: return "assert_return";
     case Command::Kind::AssertTrap: return "assert_trap";
     case Command::Kind::AssertExhaustion: return "assert_exhaustion";
+    case Command::Kind::AssertException: return "assert_exception";
     case Command::Kind::AssertInvalid: return "assert_invalid";
     case Command::Kind::AssertMalformed: return "assert_malformed";
     case Command::Kind::AssertUnlinkable: return "assert_unlinkable";
@@ -442,6 +443,15 @@ class Runner {
         if (cmd.has_module) return expect_instantiation_failure(cmd, InstantiationError::Kind::Trap);
         return expect_trap(cmd, false);
       case Command::Kind::AssertExhaustion: return expect_trap(cmd, true);
+      case Command::Kind::AssertException: {
+        std::string problem;
+        auto r = perform(cmd.action, problem);
+        if (!r) return Outcome::fail(problem);
+        if (*r) return Outcome::fail("expected an uncaught exception, got " + describe(**r));
+        if (r->error().kind != TrapKind::UncaughtException)
+          return Outcome::fail("expected an uncaught exception, got trap \"" + r->error().message + "\"");
+        return Outcome::pass();
+      }
       case Command::Kind::AssertInvalid: return expect_rejected(cmd, CompileError::Kind::Invalid);
       case Command::Kind::AssertMalformed: return expect_rejected(cmd, CompileError::Kind::Malformed);
       case Command::Kind::AssertUnlinkable: return expect_instantiation_failure(cmd, InstantiationError::Kind::Link);

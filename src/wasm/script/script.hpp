@@ -51,7 +51,7 @@ struct Action {
 
 struct Command {
   enum class Kind : std::uint8_t {
-    Module, Register, Action, AssertReturn, AssertTrap, AssertExhaustion,
+    Module, Register, Action, AssertReturn, AssertTrap, AssertExhaustion, AssertException,
     AssertInvalid, AssertMalformed, AssertUnlinkable, AssertUninstantiable,
     ModuleDefinition,  // `(module definition $name? …)`: compiled and kept, not instantiated
     ModuleInstance,    // `(module instance $name? $definition?)`: a new instance of a definition

@@ -48,7 +48,9 @@ bool is_grammar_keyword(std::string_view kw) {
       "externref", "i32", "i64", "f32", "f64", "v128", "extern", "binary", "quote", "register", "invoke",
       "get", "assert_return", "assert_trap", "assert_exhaustion", "assert_invalid", "assert_malformed",
       "assert_unlinkable", "assert_uninstantiable", "nan:canonical", "nan:arithmetic", "ref.extern",
-      "inf", "nan", "either", "script", "input", "output"};
+      "inf", "nan", "either", "script", "input", "output",
+      // exception handling
+      "tag", "exnref", "exn", "do", "catch_ref", "catch_all_ref", "assert_exception"};
   return words.contains(kw);
 }
 
@@ -114,6 +116,13 @@ struct Expr {
   std::vector<std::vector<ValType>> select_types;        // typed select
   std::vector<Ref> second_refs;                          // table.init's elem, table.copy's source
   std::vector<std::array<std::uint8_t, 16>> v128s;       // v128.const bytes, i8x16.shuffle lanes
+  // try_table's catch clauses (Instr::a.index names the list): kind (binary encoding), tag, label depth.
+  struct CatchText {
+    std::uint32_t kind = 0;
+    Ref tag;
+    std::uint32_t label = 0;
+  };
+  std::vector<std::vector<CatchText>> catch_lists;
 };
 
 struct ImportName {
@@ -142,6 +151,10 @@ struct GlobalDef {
   GlobalType type;
   Expr init;
 };
+struct TagDef {
+  std::optional<ImportName> import;
+  TypeUse type;
+};
 struct ExportDef {
   std::string name;
   ExternKind kind = ExternKind::Func;
@@ -165,8 +178,8 @@ struct ImportEntry {
   std::uint32_t index = 0;
 };
 
-enum class Space : std::uint8_t { Type, Func, Table, Memory, Global, Elem, Data };
-constexpr std::size_t kSpaces = 7;
+enum class Space : std::uint8_t { Type, Func, Table, Memory, Global, Elem, Data, Tag };
+constexpr std::size_t kSpaces = 8;
 constexpr std::string_view space_name(Space s) {
   switch (s) {
     case Space::Type: return "type";
@@ -176,6 +189,7 @@ constexpr std::string_view space_name(Space s) {
     case Space::Global: return "global";
     case Space::Elem: return "elem";
     case Space::Data: return "data";
+    case Space::Tag: return "tag";
   }
   return "?";
 }
@@ -185,6 +199,7 @@ constexpr std::string_view definition_name(ExternKind k) {
     case ExternKind::Table: return "table";
     case ExternKind::Memory: return "memory";
     case ExternKind::Global: return "global";
+    case ExternKind::Tag: return "tag";
   }
   return "?";
 }
@@ -195,6 +210,7 @@ struct ModuleAst {
   std::vector<TableDef> tables;
   std::vector<MemoryDef> memories;
   std::vector<GlobalDef> globals;
+  std::vector<TagDef> tags;
   std::vector<ExportDef> exports;
   std::vector<ElemDef> elems;
   std::vector<DataDef> datas;
@@ -320,6 +336,7 @@ class FieldParser {
     if (kw == "v128") return ValType::V128;
     if (kw == "funcref") return ValType::FuncRef;
     if (kw == "externref") return ValType::ExternRef;
+    if (kw == "exnref") return ValType::ExnRef;
     return std::nullopt;
   }
   Result<ValType> take_valtype() {
@@ -330,7 +347,25 @@ class FieldParser {
         return *v;
       }
     }
+    if (c_.at_form("ref")) return take_ref_type_form();
     return std::unexpected(unexpected(t, "a value type"));
+  }
+  // (ref null exn), exnref's long form; the other (ref …) types need typed function references.
+  Result<ValType> take_ref_type_form() {
+    c_.next();
+    const Token& kw = c_.next();
+    if (!c_.at_keyword("null"))
+      return std::unexpected(error_at(kw, "non-nullable reference types need typed function references, which this engine does not support yet"));
+    c_.next();
+    const Token& ht = c_.peek();
+    ValType t;
+    if (c_.at_keyword("exn")) t = ValType::ExnRef;
+    else if (c_.at_keyword("func")) t = ValType::FuncRef;
+    else if (c_.at_keyword("extern")) t = ValType::ExternRef;
+    else return std::unexpected(error_at(ht, "this heap type needs typed function references, which this engine does not support yet"));
+    c_.next();
+    if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    return t;
   }
   Result<ValType> take_reftype() {
     const Token& t = c_.peek();
@@ -342,6 +377,11 @@ class FieldParser {
       c_.next();
       return ValType::ExternRef;
     }
+    if (c_.at_keyword("exnref")) {
+      c_.next();
+      return ValType::ExnRef;
+    }
+    if (c_.at_form("ref")) return take_ref_type_form();
     return std::unexpected(unexpected(t, "a reference type"));
   }
 
@@ -509,6 +549,7 @@ class FieldParser {
     else if (k == "start") r = start_field(kw);
     else if (k == "elem") r = elem_field(kw);
     else if (k == "data") r = data_field(kw);
+    else if (k == "tag") r = tag_field(kw);
     else return std::unexpected(unexpected(kw, "a module field"));
     if (!r) return r;
     return expect_rparen();
@@ -575,10 +616,32 @@ class FieldParser {
       if (!gt) return std::unexpected(gt.error());
       if (auto r = note_import(kw, ExternKind::Global, index); !r) return r;
       m_.globals.push_back(GlobalDef{std::move(name), *gt, {}});
+    } else if (desc.text == "tag") {
+      const auto index = static_cast<std::uint32_t>(m_.tags.size());
+      if (auto r = bind(Space::Tag, id, index, at); !r) return r;
+      auto tu = take_typeuse(false);
+      if (!tu) return std::unexpected(tu.error());
+      if (auto r = note_import(kw, ExternKind::Tag, index); !r) return r;
+      m_.tags.push_back(TagDef{std::move(name), std::move(*tu)});
     } else {
       return std::unexpected(unexpected(desc, "an import description"));
     }
     return expect_rparen();
+  }
+
+  // (tag $id? (export …)* (import …)? typeuse): exception handling's tags.
+  Result<void> tag_field(const Token& kw) {
+    const Token& id_tok = c_.peek();
+    const auto id = take_id();
+    const auto index = static_cast<std::uint32_t>(m_.tags.size());
+    if (auto r = bind(Space::Tag, id, index, id.empty() ? kw : id_tok); !r) return r;
+    auto import = take_inline_exports_import(ExternKind::Tag, index);
+    if (!import) return std::unexpected(import.error());
+    auto tu = take_typeuse(false);
+    if (!tu) return std::unexpected(tu.error());
+    if (!*import) note_definition(ExternKind::Tag);
+    m_.tags.push_back(TagDef{std::move(*import), std::move(*tu)});
+    return {};
   }
 
   Result<void> func_field(const Token& kw) {
@@ -727,6 +790,7 @@ class FieldParser {
     else if (k.kind == TokenKind::Keyword && k.text == "table") kind = ExternKind::Table;
     else if (k.kind == TokenKind::Keyword && k.text == "memory") kind = ExternKind::Memory;
     else if (k.kind == TokenKind::Keyword && k.text == "global") kind = ExternKind::Global;
+    else if (k.kind == TokenKind::Keyword && k.text == "tag") kind = ExternKind::Tag;
     else return std::unexpected(unexpected(k, "an export description"));
     c_.next();
     auto ref = take_index();
@@ -868,6 +932,9 @@ class FieldParser {
       std::string_view label;
       bool is_if = false;
       std::optional<std::size_t> else_at;  // index of the Else instruction once met
+      bool is_try = false;                 // a legacy try: catch / catch_all / delegate may follow
+      bool in_catch = false;               // … after a catch (no delegate then)
+      bool after_catch_all = false;        // … after catch_all (nothing but end)
     };
     std::vector<Open> open;
     for (;;) {
@@ -905,17 +972,116 @@ class FieldParser {
       const Opcode op = it->second;
       c_.next();
       Instr in{op, 0, 0, {}};
-      if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::If) {
+      if (op == Opcode::Catch || op == Opcode::CatchAll) {
+        // Legacy exception handling: an arm of the innermost try, none after catch_all.
+        if (open.empty() || !open.back().is_try || open.back().after_catch_all)
+          return std::unexpected(unexpected(t, "an instruction"));
+        open.back().in_catch = true;
+        open.back().after_catch_all = op == Opcode::CatchAll;
+        if (auto r = immediates(e, in); !r) return r;
+        e.instrs.push_back(in);
+        continue;
+      }
+      if (op == Opcode::Delegate) {
+        // Legacy exception handling: `try … delegate l` ends the try; l counts from outside it.
+        if (open.empty() || !open.back().is_try || open.back().in_catch)
+          return std::unexpected(unexpected(t, "an instruction"));
+        labels_.pop();
+        open.pop_back();
+        auto l = label_ref();
+        if (!l) return std::unexpected(l.error());
+        in.value = *l;
+        e.instrs.push_back(in);
+        continue;
+      }
+      if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::If || op == Opcode::Try ||
+          op == Opcode::TryTable) {
         const std::string_view label = take_id();
         if (auto r = block_type(e, in); !r) return r;
+        if (op == Opcode::TryTable) {
+          if (auto r = catch_clauses(e, in); !r) return r;
+        }
         e.instrs.push_back(in);
         labels_.push(label);
-        open.push_back(Open{label, op == Opcode::If, std::nullopt});
+        open.push_back(Open{label, op == Opcode::If, std::nullopt, op == Opcode::Try, false, false});
         continue;
       }
       if (auto r = immediates(e, in); !r) return r;
       e.instrs.push_back(in);
     }
+  }
+
+  // try_table's (catch tag label) (catch_ref tag label) (catch_all label) (catch_all_ref label),
+  // labels counting from outside the try_table.
+  Result<void> catch_clauses(Expr& e, Instr& in) {
+    std::vector<Expr::CatchText> list;
+    for (;;) {
+      std::uint32_t kind = 0;
+      if (c_.at_form("catch")) kind = 0;
+      else if (c_.at_form("catch_ref")) kind = 1;
+      else if (c_.at_form("catch_all")) kind = 2;
+      else if (c_.at_form("catch_all_ref")) kind = 3;
+      else break;
+      c_.next();
+      c_.next();
+      Expr::CatchText ct;
+      ct.kind = kind;
+      if (kind <= 1) {
+        auto tag = take_index("a tag");
+        if (!tag) return std::unexpected(tag.error());
+        ct.tag = *tag;
+      }
+      auto l = label_ref();
+      if (!l) return std::unexpected(l.error());
+      ct.label = *l;
+      if (auto r = expect_rparen(); !r) return r;
+      list.push_back(ct);
+    }
+    in.a.index = static_cast<std::uint32_t>(e.catch_lists.size());
+    e.catch_lists.push_back(std::move(list));
+    return {};
+  }
+
+  // (try $l? blocktype (do instr*) (catch tag instr*)* (catch_all instr*)?) or (… (delegate l)).
+  Result<void> folded_try(Expr& e, Instr& in) {
+    const std::string_view label = take_id();
+    if (auto r = block_type(e, in); !r) return r;
+    e.instrs.push_back(in);
+    labels_.push(label);
+    if (!c_.at_form("do")) return std::unexpected(unexpected(c_.peek(), "'(do'"));
+    c_.next();
+    c_.next();
+    if (auto r = instrs(e); !r) return r;
+    if (auto r = expect_rparen(); !r) return r;
+    bool arms = false;
+    while (c_.at_form("catch") || c_.at_form("catch_all")) {
+      c_.next();
+      const Token& kw = c_.next();
+      arms = true;
+      Instr arm{kw.text == "catch" ? Opcode::Catch : Opcode::CatchAll, 0, 0, {}};
+      if (arm.op == Opcode::Catch) {
+        auto tag = take_index("a tag");
+        if (!tag) return std::unexpected(tag.error());
+        arm.a = *tag;
+      }
+      e.instrs.push_back(arm);
+      if (auto r = instrs(e); !r) return r;
+      if (auto r = expect_rparen(); !r) return r;
+      if (arm.op == Opcode::CatchAll) break;  // nothing follows catch_all
+    }
+    labels_.pop();
+    if (!arms && c_.at_form("delegate")) {
+      c_.next();
+      c_.next();
+      auto l = label_ref();
+      if (!l) return std::unexpected(l.error());
+      if (auto r = expect_rparen(); !r) return r;
+      e.instrs.push_back(Instr{Opcode::Delegate, 0, *l, {}});
+      return expect_rparen();
+    }
+    if (auto r = expect_rparen(); !r) return r;
+    e.instrs.push_back(Instr{Opcode::End, 0, 0, {}});
+    return {};
   }
 
   Result<std::uint32_t> label_ref() {
@@ -971,12 +1137,18 @@ class FieldParser {
     const auto it = opcode_names().find(kw.text);
     if (it == opcode_names().end()) return std::unexpected(unexpected(kw, "an instruction"));
     const Opcode op = it->second;
-    if (op == Opcode::Else || op == Opcode::End) return std::unexpected(unexpected(kw, "an instruction"));
+    if (op == Opcode::Else || op == Opcode::End || op == Opcode::Catch || op == Opcode::CatchAll ||
+        op == Opcode::Delegate)
+      return std::unexpected(unexpected(kw, "an instruction"));
     c_.next();
     Instr in{op, 0, 0, {}};
-    if (op == Opcode::Block || op == Opcode::Loop) {
+    if (op == Opcode::Try) return folded_try(e, in);
+    if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::TryTable) {
       const std::string_view label = take_id();
       if (auto r = block_type(e, in); !r) return r;
+      if (op == Opcode::TryTable) {
+        if (auto r = catch_clauses(e, in); !r) return r;
+      }
       e.instrs.push_back(in);
       labels_.push(label);
       if (auto r = instrs(e); !r) return r;
@@ -1209,6 +1381,12 @@ class FieldParser {
         in.value = *l;
         return {};
       }
+      case ImmKind::TagIdx: {
+        auto tag = take_index("a tag");
+        if (!tag) return std::unexpected(tag.error());
+        in.a = *tag;
+        return {};
+      }
       case ImmKind::BrTable: {
         std::vector<std::uint32_t> labels;
         while (at_index()) {
@@ -1304,6 +1482,7 @@ class FieldParser {
         const Token& t = c_.peek();
         if (c_.at_keyword("func")) in.value = static_cast<std::uint8_t>(ValType::FuncRef);
         else if (c_.at_keyword("extern")) in.value = static_cast<std::uint8_t>(ValType::ExternRef);
+        else if (c_.at_keyword("exn")) in.value = static_cast<std::uint8_t>(ValType::ExnRef);
         else return std::unexpected(unexpected(t, "'func' or 'extern'"));
         c_.next();
         return {};
@@ -1336,6 +1515,7 @@ class FieldParser {
       case ImmKind::V128: return v128_const(e, in);
       case ImmKind::Shuffle: return shuffle_lanes(e, in);
       case ImmKind::BlockType:
+      case ImmKind::TryTable:
       case ImmKind::SelectT:
         break;
     }
@@ -1413,6 +1593,12 @@ class Encoder {
       if (!body) return std::unexpected(body.error());
       bodies.push_back(std::move(*body));
     }
+    std::vector<std::uint32_t> tag_types;
+    for (const auto& t : m_.tags) {
+      auto idx = func_type_index(t.type);
+      if (!idx) return std::unexpected(idx.error());
+      tag_types.push_back(*idx);
+    }
 
     Bytes out = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00};
     Bytes s;
@@ -1454,6 +1640,11 @@ class Encoder {
             name = &*m_.globals[imp.index].import;
             desc.push_back(static_cast<std::uint8_t>(m_.globals[imp.index].type.type));
             desc.push_back(m_.globals[imp.index].type.is_mutable ? 1 : 0);
+            break;
+          case ExternKind::Tag:
+            name = &*m_.tags[imp.index].import;
+            desc.push_back(0x00);  // attribute: exception
+            put_u32(desc, tag_types[imp.index]);
             break;
         }
         put_name(s, name->module);
@@ -1503,6 +1694,23 @@ class Encoder {
         put_u32(sec, n);
         sec.insert(sec.end(), s.begin(), s.end());
         put_section(out, 5, sec);
+      }
+    }
+
+    {
+      s.clear();
+      std::size_t n = 0;
+      for (std::size_t i = 0; i < m_.tags.size(); ++i) {
+        if (m_.tags[i].import) continue;
+        ++n;
+        s.push_back(0x00);  // attribute: exception
+        put_u32(s, tag_types[i]);
+      }
+      if (n) {
+        Bytes sec;
+        put_u32(sec, n);
+        sec.insert(sec.end(), s.begin(), s.end());
+        put_section(out, 13, sec);  // the tag section: after memory, before global
       }
     }
 
@@ -1634,6 +1842,7 @@ class Encoder {
       case ExternKind::Table: return Space::Table;
       case ExternKind::Memory: return Space::Memory;
       case ExternKind::Global: return Space::Global;
+      case ExternKind::Tag: return Space::Tag;
     }
     return Space::Func;
   }
@@ -1846,6 +2055,27 @@ class Encoder {
         case ImmKind::BlockType:
           if (auto r = put_block_type(e.type_uses[in.value], b); !r) return r;
           break;
+        case ImmKind::TryTable: {
+          if (auto r = put_block_type(e.type_uses[in.value], b); !r) return r;
+          const auto& list = e.catch_lists[in.a.index];
+          put_u32(b, list.size());
+          for (const auto& c : list) {
+            b.push_back(static_cast<std::uint8_t>(c.kind));
+            if (c.kind <= 1) {
+              auto tag = resolve(Space::Tag, c.tag);
+              if (!tag) return std::unexpected(tag.error());
+              put_u32(b, *tag);
+            }
+            put_u32(b, c.label);
+          }
+          break;
+        }
+        case ImmKind::TagIdx: {
+          auto idx = resolve(Space::Tag, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          break;
+        }
         case ImmKind::LabelIdx:
           put_u32(b, in.value);
           break;

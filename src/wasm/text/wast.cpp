@@ -339,6 +339,12 @@ class WastParser {
       auto text = take_string("the expected message");
       if (!text) return std::unexpected(text.error());
       cmd.text = std::move(*text);
+    } else if (k == "assert_exception") {
+      // Exception handling: the action ends with an exception no wasm frame caught.
+      cmd.kind = Command::Kind::AssertException;
+      auto a = action();
+      if (!a) return std::unexpected(a.error());
+      cmd.action = std::move(*a);
     } else if (k == "assert_malformed" || k == "assert_invalid" || k == "assert_unlinkable" ||
                k == "assert_uninstantiable") {
       if (k == "assert_malformed") cmd.kind = Command::Kind::AssertMalformed;
