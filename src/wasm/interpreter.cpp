@@ -207,13 +207,21 @@ template <bool Metered>
 
   // ---- compiled-tier hook (SPRAWLING_WITH_JIT): a callee with machine code runs there, its
   // entry protocol (stack check, entry fuel, frame record, zeroed locals) made here as always.
+  // A callee with a slot but no machine code yet is counted for tier-up (jit.hpp): the countdown
+  // reaching 0 queues it for compilation, and a later call finds its entry. Functions without a
+  // slot (the interpreter tier, auto without code) pay only the null test, as before.
 #if SPRAWLING_WITH_JIT
 #define JIT_ENTER(callee_, nfp_, then_)                                                              \
   do {                                                                                             \
-    const std::atomic<jit::Entry>* slot_ = (callee_)->jit[Metered ? 1 : 0];                        \
+    jit::Slot* slot_ = (callee_)->jit[Metered ? 1 : 0];                                            \
     if (slot_ != nullptr) {                                                                        \
-      const jit::Entry e_ = slot_->load(std::memory_order_acquire);                               \
-      if (e_ != nullptr && jit::native_stack_ok()) {                                               \
+      const jit::Entry e_ = slot_->entry.load(std::memory_order_acquire);                         \
+      if (e_ == nullptr) {                                                                         \
+        const std::int32_t left_ = slot_->countdown.load(std::memory_order_relaxed) - 1;          \
+        slot_->countdown.store(left_, std::memory_order_relaxed);                                  \
+        if (left_ <= 0) [[unlikely]]                                                               \
+          jit::tier_up_hot(*(callee_), Metered ? kMetered : kUnmetered);                           \
+      } else if (jit::native_stack_ok()) {                                                         \
         const jit::Result r_ = jit::enter(e_, *S, (callee_), (nfp_), cs.fr, fuel, *out, Metered);  \
         fuel = r_.fuel;                                                                            \
         if (r_.trap != TrapKind::None) {                                                           \

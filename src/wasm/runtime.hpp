@@ -178,8 +178,9 @@ struct ExecutionBudget {
 // Interpret: the interpreter only. Compile: machine code for every function the compiled tier
 // supports — from the code cache (Store::set_code_cache) when it holds the module, else compiled
 // by LLVM, each function on its first call; the rest stay interpreted. Auto: machine code from the
-// code cache when it holds the module, else the interpreter (nothing is compiled on the way: no
-// background tier-up yet); in a build without the compiled tier, the interpreter.
+// code cache when it holds the module, else the interpreter with tier-up (Store::set_tier_up):
+// functions the interpreter finds hot are compiled on a background thread and entered from their
+// next call; in a build without the compiled tier, the interpreter.
 enum class Tier : std::uint8_t { Interpret, Compile, Auto };
 
 // Whether this build has the compiled tier (CMake option SPRAWLING_WITH_JIT).
@@ -287,6 +288,11 @@ class Store {
   // Where Tier::Compile and Tier::Auto look for machine code made ahead of time (none: nowhere).
   // A module's code is looked up once per variant and process: the first store to need it decides.
   void set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept;
+  // Tier::Auto when the module's code is not cached: whether hot functions are compiled on a
+  // background thread and entered from their next call (default on; the same results, traps and
+  // fuel either way). Off: Auto without cached code is the interpreter exactly. Set it before
+  // instantiating.
+  void set_tier_up(bool on) noexcept;
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

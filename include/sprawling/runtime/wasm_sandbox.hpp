@@ -21,8 +21,9 @@ namespace sprawling::runtime {
 // the module, else compiled by LLVM as each function is first called; the rest interpreted. Only
 // in builds with the compiled tier (wasm_sandbox_has_compiled_tier()), otherwise run() fails with
 // E_TOOL_UNAVAILABLE. Auto: machine code from the code cache when it holds the module (filled by
-// precompile_module, `sprawl compile`), else the interpreter — nothing is compiled while the job
-// runs (no background tier-up of hot functions yet); the interpreter in builds without the tier.
+// precompile_module, `sprawl compile`), else the interpreter, with the functions it finds hot
+// compiled on a background thread and run as machine code from their next call (tier_up); the
+// interpreter in builds without the tier.
 enum class ExecutionTier : std::uint8_t { Interpret, Compile, Auto };
 [[nodiscard]] bool wasm_sandbox_has_compiled_tier() noexcept;
 
@@ -74,6 +75,12 @@ struct SandboxConfig {
   // in-memory cache only.
   std::filesystem::path snapshot_dir{};
   ExecutionTier tier = ExecutionTier::Auto;
+  // ExecutionTier::Auto when the code cache does not hold the module: compile the functions the
+  // interpreter finds hot (calls counted per function, for the module across jobs of this
+  // process) on one background thread, and enter their machine code from their next call. The
+  // job never waits for it; results, traps and fuel are the same either way. false: the
+  // interpreter alone (no LLVM work in the process).
+  bool tier_up = true;
   // The compiled-code cache (docs/compiled-tier.md, "Code cache"): a folder (created 0700 when
   // missing; not used when another user owns it or others may write it) of machine code per
   // module, engine build, LLVM version, CPU features and fuel mode, checked on every read (a

@@ -41,16 +41,24 @@ namespace sprawling::wasm {
 namespace jit {
 
 struct ModuleCode::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> lljit;  // lazy (compile_module) or holding a cached object
-  std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model (lazy only)
+  // Lazy (compile_module), holding a cached object (load_object), or (tier-up) one IR module per
+  // function added by the tier-up thread, made on its first job.
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model (lazy and tier-up)
   std::mutex optimize_mutex;                // partitions of one module optimize one at a time
   std::vector<std::size_t> body_bytes;      // per defined function: its wasm code size
 };
 
 ModuleCode::ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
 ModuleCode::~ModuleCode() {
-  if (impl == nullptr) return;  // never set up (an error, or compile_object's scratch record)
-  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty() && from_cache) {
+  if (impl == nullptr && !tier_up) return;  // never set up (an error, or compile_object's scratch record)
+  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && tier_up) {
+    std::fprintf(stderr,
+                 "sprawl jit: tier-up: %zu of %zu functions hot, %zu compiled (%zu wasm code bytes), %zu too large; "
+                 "IR %.3f s, optimizing %.3f s, code generation %.3f s%s%s\n",
+                 tier_up_requested, entries.size(), compiled, materialized_bytes, tier_up_too_large, seconds_ir,
+                 seconds_opt, seconds_codegen, error.empty() ? "" : "; error: ", error.c_str());
+  } else if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty() && from_cache) {
     std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s\n", compiled,
                  entries.size(), seconds_codegen);
   } else if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && error.empty()) {
@@ -1237,7 +1245,7 @@ void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
   }
   for (std::size_t i = 0; i < out.entries.size(); ++i) {
     if (!out.reasons[i].empty()) continue;
-    out.entries[i].store(found->at(names[i]).getAddress().toPtr<Entry>(), std::memory_order_release);
+    out.entries[i].entry.store(found->at(names[i]).getAddress().toPtr<Entry>(), std::memory_order_release);
     ++out.compiled;
   }
 }
@@ -1308,6 +1316,82 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
   impl->lljit = std::move(*lljit);
   out->impl = std::move(impl);
   return out;
+}
+
+void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined) {
+  if (!code.error.empty() || code.entries[defined].entry.load(std::memory_order_acquire) != nullptr) return;
+  if (!code.impl) code.impl = std::make_unique<ModuleCode::Impl>();
+  ModuleCode::Impl& state = *code.impl;
+  if (!state.lljit) {  // the first job: LLVM set up here, off the interpreter's thread
+    auto jtmb = host_target_builder();
+    if (!jtmb) {
+      code.error = error_text(jtmb.takeError());
+      return;
+    }
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) {
+      code.error = error_text(tm.takeError());
+      return;
+    }
+    auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    if (!lljit) {
+      code.error = error_text(lljit.takeError());
+      return;
+    }
+    if (auto e = define_helpers(**lljit)) {
+      code.error = error_text(std::move(e));
+      return;
+    }
+    state.tm = std::move(*tm);
+    state.lljit = std::move(*lljit);
+  }
+  const bool metered = code.metered;
+  auto t0 = std::chrono::steady_clock::now();
+  const FunctionCode funcs = cm.all_code(metered);
+  const Scan sc = scan(funcs[defined], metered);
+  if (!sc.reason.empty()) {
+    code.reasons[defined] = sc.reason;
+    return;
+  }
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>("wasm_f" + std::to_string(defined), *context);
+  mod->setDataLayout(state.lljit->getDataLayout());
+  mod->setTargetTriple(state.tm->getTargetTriple().str());
+  {
+    // Only this function has IR: its calls take sprawling_jit_call, which enters the callee's
+    // machine code when the callee has some (its own tier-up) and interprets it otherwise.
+    ModuleEmitter me(cm, funcs, metered, *context, *mod);
+    me.fns.assign(funcs.size(), nullptr);
+    me.fns[defined] =
+        llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(defined), *mod);
+    FunctionEmitter(me, defined, sc).emit();
+  }
+  std::string verify;
+  llvm::raw_string_ostream vs(verify);
+  if (llvm::verifyModule(*mod, &vs)) {
+    code.reasons[defined] = "the compiled tier generated invalid IR: " + verify;
+    return;
+  }
+  code.seconds_ir += seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  optimize(*mod, *state.tm);
+  code.seconds_opt += seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  if (auto e = state.lljit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(context)))) {
+    code.reasons[defined] = "LLVM: " + error_text(std::move(e));
+    return;
+  }
+  auto found = state.lljit->lookup(function_name(defined));  // compiles it, on this thread
+  code.seconds_codegen += seconds_since(t0);
+  if (!found) {
+    code.reasons[defined] = "LLVM: " + error_text(found.takeError());
+    return;
+  }
+  code.reasons[defined].clear();
+  ++code.compiled;
+  ++code.materialized;
+  code.materialized_bytes += cm.module.code[defined].code_size;
+  code.entries[defined].entry.store(found->toPtr<Entry>(), std::memory_order_release);
 }
 
 std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Impl& cm, bool metered) {

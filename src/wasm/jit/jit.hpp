@@ -50,8 +50,16 @@ class ModuleCode {
   ModuleCode(const ModuleCode&) = delete;
   ModuleCode& operator=(const ModuleCode&) = delete;
 
-  std::vector<std::atomic<Entry>> entries;
+  std::vector<Slot> entries;
   std::size_t compiled = 0;          // functions with an entry (a stub until their first call)
+  // Tier-up (tier_up_code): every entry starts null and the interpreter counts calls; a function
+  // whose count runs out is compiled on the tier-up thread and its entry published there. The
+  // fields below that the thread writes (compiled, reasons, the seconds) are read only once it is
+  // idle (tier_up_wait_idle) or the code is gone.
+  bool tier_up = false;
+  bool metered = false;               // the variant (tier-up code compiles it function by function)
+  std::size_t tier_up_requested = 0;  // functions queued for compilation
+  std::size_t tier_up_too_large = 0;  // of which stayed interpreted for their size
   std::string error;                 // LLVM's message when the module could not be compiled at all
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
   // Compile cost: the wasm code bytes, seconds emitting IR for every function and setting up the
@@ -71,6 +79,32 @@ class ModuleCode {
 // Compiles every function of the module variant that uses only what the compiled tier supports,
 // each on its first call.
 std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& module, bool metered);
+
+// ---- tier-up (tiering.cpp; docs/compiled-tier.md "Tier-up"): functions start interpreted; the
+// interpreter counts calls and loop samples per function, and one a count marks hot is compiled
+// on a background thread (one per process, bounded queue) and entered at its next call. Results,
+// traps and fuel are the same whichever tier runs a call, so nothing depends on when it finishes.
+
+// The code of a module variant whose functions are compiled when hot: every entry null, every
+// countdown at the threshold. No LLVM work happens here (the thread sets LLVM up on its first job).
+std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, bool metered);
+// The interpreter's cold path when the countdown of `f`'s slot in `variant` ran out: queues f for
+// compilation if its code tiers up (once; again later if the queue was full).
+void tier_up_hot(FuncInst& f, int variant);
+// Waits until the tier-up thread has no job queued or running, at most `timeout_ms`; true when
+// idle. For tests and measurements: compiled code is never waited for otherwise.
+bool tier_up_wait_idle(unsigned timeout_ms);
+// For tests and measurements: the interpreted calls after which a function is compiled, for code
+// made after this (replaces SPRAWLING_JIT_TIER_UP_CALLS; at least 1).
+void tier_up_set_calls(std::int32_t calls);
+// The tier-up thread's work on one function: compiles defined function `defined` of `module`
+// into `code`'s own JIT (made on first use) and publishes its entry, or records in `reasons` why
+// it stays interpreted. Calls the function makes go through sprawling_jit_call (which enters a
+// callee's machine code once it has some). compiler.cpp.
+void compile_function(const CompiledModule::Impl& module, ModuleCode& code, std::uint32_t defined);
+// Wasm code bytes above which a hot function stays interpreted (LLVM's time grows faster than
+// linearly with a function's size; SPRAWLING_JIT_TIER_UP_MAX_BYTES overrides, 0: no bound).
+std::size_t tier_up_max_bytes();
 
 // A whole module variant compiled ahead of time: one relocatable object defining wasm_f<i> for
 // every defined function i whose reason is "" (the code cache's payload).
