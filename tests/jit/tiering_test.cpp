@@ -37,11 +37,18 @@ constexpr const char* kWat = R"((module
     (i32.add (i32.const 1) (i32.load offset=4 (local.get 0))))
   (func (export "host") (param i32) (result i32)
     (call $add1 (i32.mul (local.get 0) (i32.const 3))))
+  (func (export "spin") (param $n i32) (result i32)
+    (local $s i32)
+    (loop $l
+      (local.set $s (i32.add (local.get $s) (local.get $n)))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))
+    (local.get $s))
 ))";
 
 constexpr std::uint32_t kSq = 0;  // defined indices
 constexpr std::uint32_t kLoad = 2;
 constexpr std::uint32_t kHost = 3;
+constexpr std::uint32_t kSpin = 4;
 constexpr std::int32_t kCalls = 8;  // the threshold these tests set
 
 Value i32(std::uint32_t v) {
@@ -109,6 +116,19 @@ TEST_F(TierUp, EveryBudgetStopsAtTheSamePointWhileAndAfterCompiling) {
   ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
   EXPECT_TRUE(has_machine_code(*module_, kMetered, kSq));
   for (std::uint64_t budget = 1; budget <= full.fuel + 1; ++budget) same("sum", {i32(20)}, budget);
+}
+
+TEST_F(TierUp, AFunctionCalledOnceButLoopingLongIsCompiledForItsNextCall) {
+  // 1024 backward branches count as a call (the interpreter's loop samples): 3 * kCalls * 1024
+  // iterations in one call make spin hot.
+  const std::uint32_t n = 3 * kCalls * 1024;
+  for (const bool metered : {false, true}) {
+    const std::optional<std::uint64_t> fuel = metered ? std::optional<std::uint64_t>(1'000'000'000) : std::nullopt;
+    same("spin", {i32(n)}, fuel);
+    ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+    EXPECT_TRUE(has_machine_code(*module_, metered ? kMetered : kUnmetered, kSpin));
+    same("spin", {i32(n)}, fuel);
+  }
 }
 
 TEST_F(TierUp, OffLeavesAutoToTheInterpreter) {
