@@ -3,6 +3,8 @@
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
 
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -62,8 +64,12 @@ int main(int argc, char** argv) {
     sprawling::cli::print(stdout, "\n");
     return 0;
   }
-  if (command == "run") return sprawling::cli::run_command(rest);
-  if (command == "python") return sprawling::cli::python_command(rest);
+  // Both may have compiled hot functions in the background (tier-up): that ends before exit.
+  if (command == "run" || command == "python") {
+    const int status = command == "run" ? sprawling::cli::run_command(rest) : sprawling::cli::python_command(rest);
+    sprawling::runtime::wasm_sandbox_stop_tier_up();
+    return status;
+  }
   if (command == "wast") return sprawling::cli::wast_command(rest);
   if (command == "validate") return sprawling::cli::validate_command(rest);
   if (command == "inspect") return sprawling::cli::inspect_command(rest);

@@ -243,6 +243,12 @@ bool compiled_tier_available() noexcept {
 #endif
 }
 
+void stop_tier_up() noexcept {
+#if SPRAWLING_WITH_JIT
+  jit::tier_up_stop();
+#endif
+}
+
 bool Store::set_tier(Tier tier) noexcept {
   if (tier == Tier::Compile && !compiled_tier_available()) return false;
   impl_->tier = compiled_tier_available() ? tier : Tier::Interpret;

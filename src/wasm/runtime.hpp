@@ -186,6 +186,13 @@ enum class Tier : std::uint8_t { Interpret, Compile, Auto };
 // Whether this build has the compiled tier (CMake option SPRAWLING_WITH_JIT).
 [[nodiscard]] bool compiled_tier_available() noexcept;
 
+// Ends tier-up's background compilation for the rest of the process (Store::set_tier_up): drops
+// what is queued, waits for the function being compiled (cancelled at its next phase) and joins
+// the thread. Call it before the process exits when stores ran on Tier::Auto (the CLI does):
+// LLVM's statics are destroyed at exit, and a compilation must not be running then. Stores keep
+// running after it, with the machine code published so far. No-op without the compiled tier.
+void stop_tier_up() noexcept;
+
 // Where compiled code persists between processes (docs/compiled-tier.md, "Code cache"). The
 // engine names each entry (a hash of everything the machine code depends on) and writes
 // self-checking bytes (a header with the full key and a checksum it verifies on every read), so

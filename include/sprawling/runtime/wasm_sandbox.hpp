@@ -26,6 +26,12 @@ namespace sprawling::runtime {
 // interpreter in builds without the tier.
 enum class ExecutionTier : std::uint8_t { Interpret, Compile, Auto };
 [[nodiscard]] bool wasm_sandbox_has_compiled_tier() noexcept;
+// Ends SandboxConfig::tier_up's background compilation for the rest of the process: drops what is
+// queued and waits for the one function being compiled (cancelled at its next phase). Call it
+// before the process exits (returning from main included) when jobs ran with tier_up: LLVM's
+// statics are destroyed at exit and must not be in use then. Jobs may still run after it, with
+// the machine code compiled so far. A no-op in builds without the compiled tier.
+void wasm_sandbox_stop_tier_up() noexcept;
 
 struct SandboxConfig {
   // Cap on each linear memory; memory.grow past it returns -1. Default: wasm32's 4 GiB.

@@ -1318,7 +1318,8 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
   return out;
 }
 
-void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined) {
+void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined,
+                      const std::atomic<bool>& cancel) {
   if (!code.error.empty() || code.entries[defined].entry.load(std::memory_order_acquire) != nullptr) return;
   if (!code.impl) code.impl = std::make_unique<ModuleCode::Impl>();
   ModuleCode::Impl& state = *code.impl;
@@ -1345,6 +1346,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
     state.tm = std::move(*tm);
     state.lljit = std::move(*lljit);
   }
+  if (cancel.load(std::memory_order_relaxed)) return;
   const bool metered = code.metered;
   auto t0 = std::chrono::steady_clock::now();
   const FunctionCode funcs = cm.all_code(metered);
@@ -1373,9 +1375,11 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
     return;
   }
   code.seconds_ir += seconds_since(t0);
+  if (cancel.load(std::memory_order_relaxed)) return;
   t0 = std::chrono::steady_clock::now();
   optimize(*mod, *state.tm);
   code.seconds_opt += seconds_since(t0);
+  if (cancel.load(std::memory_order_relaxed)) return;
   t0 = std::chrono::steady_clock::now();
   if (auto e = state.lljit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(context)))) {
     code.reasons[defined] = "LLVM: " + error_text(std::move(e));

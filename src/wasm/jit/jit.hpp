@@ -101,7 +101,14 @@ void tier_up_set_calls(std::int32_t calls);
 // into `code`'s own JIT (made on first use) and publishes its entry, or records in `reasons` why
 // it stays interpreted. Calls the function makes go through sprawling_jit_call (which enters a
 // callee's machine code once it has some). compiler.cpp.
-void compile_function(const CompiledModule::Impl& module, ModuleCode& code, std::uint32_t defined);
+// `cancel` (process exit) is tested between the phases (IR, optimization, code generation).
+void compile_function(const CompiledModule::Impl& module, ModuleCode& code, std::uint32_t defined,
+                      const std::atomic<bool>& cancel);
+// Ends tier-up for the rest of the process: drops the queue, cancels the compilation in flight
+// at its next phase and joins the thread (later requests are refused; what was published stays).
+// Runs at exit too (atexit), but a process should call it before exit (wasm::stop_tier_up):
+// LLVM destroys statics it made on first use at exit, possibly before that handler runs.
+void tier_up_stop();
 // Wasm code bytes above which a hot function stays interpreted (LLVM's time grows faster than
 // linearly with a function's size; SPRAWLING_JIT_TIER_UP_MAX_BYTES overrides, 0: no bound).
 std::size_t tier_up_max_bytes();

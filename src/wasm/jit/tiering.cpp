@@ -90,12 +90,14 @@ class Worker {
     return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return queue_.empty() && !busy_; });
   }
 
-  // atexit: drops what is queued, lets the job in flight finish, joins the thread.
+  // tier_up_stop, and atexit: drops what is queued, cancels the job in flight at its next phase,
+  // joins the thread. Later requests are refused.
   static void stop() {
     Worker& w = get();
     std::unique_lock lock(w.mutex_);
     if (w.stopping_) return;
     w.stopping_ = true;
+    w.cancel_.store(true, std::memory_order_relaxed);
     w.queue_.clear();
     lock.unlock();
     w.wake_.notify_all();
@@ -122,9 +124,16 @@ class Worker {
       queue_.pop_front();
       busy_ = true;
       lock.unlock();
-      run(job);
+      run(job, cancel_);
       lock.lock();
       busy_ = false;
+      if (!registered_after_llvm_) {
+        // Again, now that the first compilation has made the function-local statics LLVM creates
+        // on first use: exit runs handlers and such destructors in reverse order of registration,
+        // so stop() then runs before theirs and never leaves a compilation running into them.
+        registered_after_llvm_ = true;
+        std::atexit(&Worker::stop);
+      }
       if (queue_.empty()) idle_.notify_all();
     }
     busy_ = false;
@@ -133,7 +142,7 @@ class Worker {
 
   // The job holds the module and its code while it runs: a store or module dropped meanwhile
   // never waits for LLVM, and whichever reference goes last frees them (possibly here).
-  static void run(const Job& job) {
+  static void run(const Job& job, const std::atomic<bool>& cancel) {
     const std::shared_ptr<const CompiledModule> module = job.module.lock();
     const std::shared_ptr<ModuleCode> code = job.code.lock();
     if (!module || !code) return;
@@ -146,7 +155,7 @@ class Worker {
                                    " bytes of wasm code, SPRAWLING_JIT_TIER_UP_MAX_BYTES)";
       return;
     }
-    compile_function(cm, *code, job.defined);
+    compile_function(cm, *code, job.defined, cancel);
   }
 
   std::mutex mutex_;
@@ -157,6 +166,8 @@ class Worker {
   bool busy_ = false;
   bool stopping_ = false;
   bool at_exit_ = false;
+  bool registered_after_llvm_ = false;
+  std::atomic<bool> cancel_{false};
 };
 
 }  // namespace
@@ -196,6 +207,10 @@ void tier_up_hot(FuncInst& f, int variant) {
 
 void tier_up_set_calls(std::int32_t calls) {
   calls_setting().store(std::clamp<std::int32_t>(calls, 1, INT32_MAX - 1), std::memory_order_relaxed);
+}
+
+void tier_up_stop() {
+  Worker::stop();
 }
 
 bool tier_up_wait_idle(unsigned timeout_ms) {
