@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 
 namespace sprawling::wasm {
@@ -45,6 +46,11 @@ struct ModuleCode::Impl {
   // function added by the tier-up thread, made on its first job.
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model (lazy and tier-up)
+  // Tier-up: code generation of one function per module, by tm, or for a function above the
+  // FastISel bound by fast_tm (CodeGenOptLevel::None: FastISel and the fast register allocator;
+  // an optnone function under tm still gets the greedy allocator, which took CPython's eval loop
+  // 17 s of wall time on a loaded machine).
+  std::unique_ptr<llvm::TargetMachine> fast_tm;
   std::mutex optimize_mutex;                // partitions of one module optimize one at a time
   std::vector<std::size_t> body_bytes;      // per defined function: its wasm code size
 };
@@ -1124,7 +1130,11 @@ unsigned fast_codegen_above() {
 // fall-through blocks leave straight-line chains (SimplifyCFG, InstCombine). LLVM's O1 pipeline
 // cost about 30% more time on the bench modules for code that was no faster (CGSCC passes,
 // inliner and function-attribute passes have nothing to do: each function is its own partition).
-void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+// `slots_only` (tier-up, a function whose emitted IR is over kHugeFactor times the FastISel
+// bound, e.g. CPython's eval loop): SROA alone, which makes the slots SSA values; the other three
+// passes cost most of the optimization time of such a function for little gain at FastISel.
+constexpr unsigned kHugeFactor = 3;
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -1136,10 +1146,12 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::FunctionPassManager fpm;
-  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
-  fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
-  fpm.addPass(llvm::SimplifyCFGPass());
-  fpm.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
+  fpm.addPass(llvm::SROAPass(slots_only ? llvm::SROAOptions::PreserveCFG : llvm::SROAOptions::ModifyCFG));
+  if (!slots_only) {
+    fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
+    fpm.addPass(llvm::SimplifyCFGPass());
+    fpm.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
+  }
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
@@ -1334,6 +1346,13 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
       code.error = error_text(tm.takeError());
       return;
     }
+    auto fast_jtmb = *jtmb;
+    fast_jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+    auto fast_tm = fast_jtmb.createTargetMachine();
+    if (!fast_tm) {
+      code.error = error_text(fast_tm.takeError());
+      return;
+    }
     auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
     if (!lljit) {
       code.error = error_text(lljit.takeError());
@@ -1344,6 +1363,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
       return;
     }
     state.tm = std::move(*tm);
+    state.fast_tm = std::move(*fast_tm);
     state.lljit = std::move(*lljit);
   }
   if (cancel.load(std::memory_order_relaxed)) return;
@@ -1374,19 +1394,41 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
     code.reasons[defined] = "the compiled tier generated invalid IR: " + verify;
     return;
   }
-  code.seconds_ir += seconds_since(t0);
+  const double ir = seconds_since(t0);
+  code.seconds_ir += ir;
   if (cancel.load(std::memory_order_relaxed)) return;
   t0 = std::chrono::steady_clock::now();
-  optimize(*mod, *state.tm);
-  code.seconds_opt += seconds_since(t0);
+  const llvm::Function* emitted = mod->getFunction(function_name(defined));
+  const bool huge = emitted != nullptr && emitted->getInstructionCount() > kHugeFactor * fast_codegen_above();
+  optimize(*mod, *state.tm, huge);
+  const double opt = seconds_since(t0);
+  code.seconds_opt += opt;
+  const llvm::Function* fn = mod->getFunction(function_name(defined));
+  const unsigned instructions = fn != nullptr ? fn->getInstructionCount() : 0;
   if (cancel.load(std::memory_order_relaxed)) return;
   t0 = std::chrono::steady_clock::now();
-  if (auto e = state.lljit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(context)))) {
+  const bool fast = instructions > fast_codegen_above();
+  llvm::orc::SimpleCompiler compiler(fast ? *state.fast_tm : *state.tm);
+  auto object = compiler(*mod);
+  if (!object) {
+    code.reasons[defined] = "LLVM: " + error_text(object.takeError());
+    return;
+  }
+  if (auto e = state.lljit->addObjectFile(std::move(*object))) {
     code.reasons[defined] = "LLVM: " + error_text(std::move(e));
     return;
   }
-  auto found = state.lljit->lookup(function_name(defined));  // compiles it, on this thread
-  code.seconds_codegen += seconds_since(t0);
+  auto found = state.lljit->lookup(function_name(defined));  // links it
+  const double codegen = seconds_since(t0);
+  code.seconds_codegen += codegen;
+  // SPRAWLING_JIT_STATS=2: each function as it is compiled (which ones cost what).
+  if (const char* stats = std::getenv("SPRAWLING_JIT_STATS"); stats != nullptr && std::string_view(stats) == "2") {
+    std::fprintf(stderr,
+                 "sprawl jit: tier-up f%u (%zu wasm code bytes, %u IR instructions%s): IR %.3f s, optimizing %.3f s, "
+                 "code generation %.3f s\n",
+                 defined, cm.module.code[defined].code_size, instructions,
+                 fast ? ", FastISel" : "", ir, opt, codegen);
+  }
   if (!found) {
     code.reasons[defined] = "LLVM: " + error_text(found.takeError());
     return;
