@@ -72,7 +72,7 @@ Options:
                            which tier runs the guest's functions; all give the same output,
                            traps and fuel. auto (default): machine code when the code cache
                            holds the module (see `sprawl compile`), else the interpreter, and
-                           functions it finds hot (1000 calls) are compiled on a background
+                           functions it finds hot (20000 calls) are compiled on a background
                            thread and run as machine code from their next call (tier-up; the
                            run never waits for it). interpret: the interpreter alone. compile:
                            machine code from the cache, else LLVM compiles each function on its

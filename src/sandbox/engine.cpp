@@ -355,6 +355,7 @@ std::string extern_kind_name(wasm::ExternKind kind) {
 
 bool wasm_sandbox_has_compiled_tier() noexcept { return wasm::compiled_tier_available(); }
 void wasm_sandbox_stop_tier_up() noexcept { wasm::stop_tier_up(); }
+bool wasm_sandbox_tier_up_busy() noexcept { return wasm::tier_up_busy(); }
 
 WasmSandbox::WasmSandbox(SandboxConfig config) : config_(std::move(config)) {}
 WasmSandbox::~WasmSandbox() = default;

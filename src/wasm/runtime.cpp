@@ -249,6 +249,14 @@ void stop_tier_up() noexcept {
 #endif
 }
 
+bool tier_up_busy() noexcept {
+#if SPRAWLING_WITH_JIT
+  return jit::tier_up_busy();
+#else
+  return false;
+#endif
+}
+
 bool Store::set_tier(Tier tier) noexcept {
   if (tier == Tier::Compile && !compiled_tier_available()) return false;
   impl_->tier = compiled_tier_available() ? tier : Tier::Interpret;

@@ -192,6 +192,9 @@ enum class Tier : std::uint8_t { Interpret, Compile, Auto };
 // LLVM's statics are destroyed at exit, and a compilation must not be running then. Stores keep
 // running after it, with the machine code published so far. No-op without the compiled tier.
 void stop_tier_up() noexcept;
+// Whether tier-up's thread is compiling or has compilations queued (false without the compiled
+// tier). A process ending with it busy may flush and _exit instead of waiting in stop_tier_up.
+[[nodiscard]] bool tier_up_busy() noexcept;
 
 // Where compiled code persists between processes (docs/compiled-tier.md, "Code cache"). The
 // engine names each entry (a hash of everything the machine code depends on) and writes

@@ -137,7 +137,7 @@ TEST_P(TierDiff, SameOutputExitAndFuelWithTierUpOnAndOff) {
       ASSERT_TRUE(wasm::jit::tier_up_wait_idle(300'000));
     }
   }
-  wasm::jit::tier_up_set_calls(1000);
+  wasm::jit::tier_up_set_calls(20000);
 }
 
 INSTANTIATE_TEST_SUITE_P(Guests, TierDiff, ::testing::ValuesIn(guests()),

@@ -73,7 +73,7 @@ class TierUp : public ::testing::Test {
     module_ = jit_testing::compile_wat(kWat);
     ASSERT_NE(module_, nullptr);
   }
-  void TearDown() override { jit::tier_up_set_calls(1000); }
+  void TearDown() override { jit::tier_up_set_calls(20000); }
   // Both tiers under `fuel` (none: unmetered): Auto with tier-up must give the interpreter's outcome.
   void same(const char* name, std::vector<Value> args, std::optional<std::uint64_t> fuel) {
     const Outcome interp = run(module_, Tier::Interpret, name, args, fuel);

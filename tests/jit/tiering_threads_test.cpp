@@ -47,7 +47,7 @@ class TierUpThreads : public ::testing::Test {
   void SetUp() override { jit::tier_up_set_calls(4); }
   void TearDown() override {
     EXPECT_TRUE(jit::tier_up_wait_idle(120'000));
-    jit::tier_up_set_calls(1000);
+    jit::tier_up_set_calls(20000);
   }
 };
 

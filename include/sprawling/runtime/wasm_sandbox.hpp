@@ -32,6 +32,9 @@ enum class ExecutionTier : std::uint8_t { Interpret, Compile, Auto };
 // statics are destroyed at exit and must not be in use then. Jobs may still run after it, with
 // the machine code compiled so far. A no-op in builds without the compiled tier.
 void wasm_sandbox_stop_tier_up() noexcept;
+// Whether that background compilation is running or has work queued: a process about to exit may
+// then flush its output and _exit rather than wait in wasm_sandbox_stop_tier_up (the CLI does).
+[[nodiscard]] bool wasm_sandbox_tier_up_busy() noexcept;
 
 struct SandboxConfig {
   // Cap on each linear memory; memory.grow past it returns -1. Default: wasm32's 4 GiB.

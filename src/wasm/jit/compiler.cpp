@@ -58,7 +58,9 @@ struct ModuleCode::Impl {
 ModuleCode::ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
 ModuleCode::~ModuleCode() {
   if (impl == nullptr && !tier_up) return;  // never set up (an error, or compile_object's scratch record)
-  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr && tier_up) {
+  if (tier_up) {
+    // Nothing to say when nothing turned hot (a short job): tier-up did no LLVM work.
+    if (std::getenv("SPRAWLING_JIT_STATS") == nullptr || tier_up_requested == 0) return;
     std::fprintf(stderr,
                  "sprawl jit: tier-up: %zu of %zu functions hot, %zu compiled (%zu wasm code bytes), %zu too large; "
                  "IR %.3f s, optimizing %.3f s, code generation %.3f s%s%s\n",

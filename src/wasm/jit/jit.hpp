@@ -109,6 +109,9 @@ void compile_function(const CompiledModule::Impl& module, ModuleCode& code, std:
 // Runs at exit too (atexit), but a process should call it before exit (wasm::stop_tier_up):
 // LLVM destroys statics it made on first use at exit, possibly before that handler runs.
 void tier_up_stop();
+// Whether the tier-up thread has a job queued or running (a process about to exit may then
+// leave without waiting for it, as the CLI does: wasm::tier_up_busy).
+bool tier_up_busy();
 // Wasm code bytes above which a hot function stays interpreted (LLVM's time grows faster than
 // linearly with a function's size; SPRAWLING_JIT_TIER_UP_MAX_BYTES overrides, 0: no bound).
 std::size_t tier_up_max_bytes();

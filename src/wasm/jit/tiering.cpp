@@ -21,10 +21,11 @@ namespace sprawling::wasm::jit {
 namespace {
 
 // Interpreted calls (plus loop samples) after which a function is compiled. LLVM takes 5-50 ms
-// of CPU for a small function, and the interpreter spends roughly 0.1-1 µs in a call of one, so a
-// function pays for its compilation after some ten thousand calls; it is compiled sooner than that
-// because the work is on another core and the machine code runs 3-10x faster from then on.
-constexpr std::int32_t kDefaultCalls = 1000;
+// of CPU for a small function (and sets itself up first), and the interpreter spends roughly
+// 0.1-1 µs in a call of one, so a function pays for its compilation after some ten to a hundred
+// thousand calls. 20,000: `sprawl python -c pass` (from its snapshot) makes no function that hot,
+// so short jobs do no LLVM work; at 1,000 and 5,000 it compiled two.
+constexpr std::int32_t kDefaultCalls = 20000;
 // A function above this many bytes of wasm code stays interpreted under tier-up (measured on
 // CPython, docs/compiled-tier.md "Tier-up": LLVM's time grows faster than the size).
 constexpr std::size_t kDefaultMaxBytes = 64 * 1024;
@@ -85,6 +86,11 @@ class Worker {
     return true;
   }
 
+  bool busy() {
+    const std::lock_guard lock(mutex_);
+    return busy_ || !queue_.empty();
+  }
+
   bool wait_idle(unsigned timeout_ms) {
     std::unique_lock lock(mutex_);
     return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return queue_.empty() && !busy_; });
@@ -127,13 +133,11 @@ class Worker {
       run(job, cancel_);
       lock.lock();
       busy_ = false;
-      if (!registered_after_llvm_) {
-        // Again, now that the first compilation has made the function-local statics LLVM creates
-        // on first use: exit runs handlers and such destructors in reverse order of registration,
-        // so stop() then runs before theirs and never leaves a compilation running into them.
-        registered_after_llvm_ = true;
-        std::atexit(&Worker::stop);
-      }
+      // Again after every job, since a compilation may have made function-local statics LLVM
+      // creates on first use: exit runs handlers and such destructors in reverse order of
+      // registration, so stop() runs before theirs (a job in flight at exit may still make one
+      // after it: processes call tier_up_stop before exit, as the CLI does).
+      std::atexit(&Worker::stop);
       if (queue_.empty()) idle_.notify_all();
     }
     busy_ = false;
@@ -166,7 +170,6 @@ class Worker {
   bool busy_ = false;
   bool stopping_ = false;
   bool at_exit_ = false;
-  bool registered_after_llvm_ = false;
   std::atomic<bool> cancel_{false};
 };
 
@@ -211,6 +214,10 @@ void tier_up_set_calls(std::int32_t calls) {
 
 void tier_up_stop() {
   Worker::stop();
+}
+
+bool tier_up_busy() {
+  return Worker::get().busy();
 }
 
 bool tier_up_wait_idle(unsigned timeout_ms) {
