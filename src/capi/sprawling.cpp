@@ -36,7 +36,10 @@ namespace rt = sprawling::runtime;
 
 
 struct sprawling_config {
-  rt::SandboxConfig config;
+  // No tier-up through the C API yet: it has no setter for it and no call to stop the background
+  // compilation before the embedding process exits (runtime::wasm_sandbox_stop_tier_up), so
+  // SPRAWLING_TIER_AUTO stays "cached machine code, else the interpreter" here.
+  rt::SandboxConfig config{.tier_up = false};
 };
 
 struct sprawling_sandbox {

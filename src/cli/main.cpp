@@ -3,7 +3,10 @@
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
 
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,8 +65,18 @@ int main(int argc, char** argv) {
     sprawling::cli::print(stdout, "\n");
     return 0;
   }
-  if (command == "run") return sprawling::cli::run_command(rest);
-  if (command == "python") return sprawling::cli::python_command(rest);
+  // Both may compile hot functions in the background (tier-up), which must end before exit
+  // destroys LLVM's statics. The job is over: a compilation still running or queued is of no
+  // use, so the process leaves without waiting for it (everything written is flushed first).
+  if (command == "run" || command == "python") {
+    const int status = command == "run" ? sprawling::cli::run_command(rest) : sprawling::cli::python_command(rest);
+    if (sprawling::runtime::wasm_sandbox_tier_up_busy()) {
+      std::fflush(nullptr);
+      std::_Exit(status);
+    }
+    sprawling::runtime::wasm_sandbox_stop_tier_up();
+    return status;
+  }
   if (command == "wast") return sprawling::cli::wast_command(rest);
   if (command == "validate") return sprawling::cli::validate_command(rest);
   if (command == "inspect") return sprawling::cli::inspect_command(rest);

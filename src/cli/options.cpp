@@ -161,20 +161,27 @@ std::expected<void, UsageError> apply_wasi_option(RunRequest& request, std::stri
   return {};
 }
 
-// One KEY=VALUE of -C (Wasmtime's codegen options): cache=y|n, the compiled-code cache.
+// One KEY=VALUE of -C (Wasmtime's codegen options): cache=y|n, the compiled-code cache;
+// tier-up=y|n, background compilation of hot functions under --tier auto.
 std::expected<void, UsageError> apply_codegen_option(RunRequest& request, std::string_view option) {
   const auto eq = option.find('=');
   const std::string_view key = option.substr(0, eq);
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
-  if (key != "cache") {
-    return std::unexpected(UsageError{"-C '" + std::string(key) + "': unknown option (supported: cache=y|n)"});
+  bool* target = nullptr;
+  if (key == "cache") {
+    target = &request.code_cache;
+  } else if (key == "tier-up") {
+    target = &request.tier_up;
+  } else {
+    return std::unexpected(
+        UsageError{"-C '" + std::string(key) + "': unknown option (supported: cache=y|n, tier-up=y|n)"});
   }
   if (value == "y" || value == "yes" || value == "true" || value.empty()) {
-    request.code_cache = true;
+    *target = true;
   } else if (value == "n" || value == "no" || value == "false") {
-    request.code_cache = false;
+    *target = false;
   } else {
-    return std::unexpected(UsageError{"-C cache='" + std::string(value) + "': expected y or n"});
+    return std::unexpected(UsageError{"-C " + std::string(key) + "='" + std::string(value) + "': expected y or n"});
   }
   return {};
 }
@@ -297,10 +304,12 @@ std::expected<RunRequest, UsageError> parse_run(std::span<const std::string_view
       } else {
         return std::unexpected(UsageError{"--tier '" + std::string(*value) + "': expected auto, interpret or compile"});
       }
-    } else if (flag == "--cache") {
+    } else if (flag == "--cache" || flag == "--tier-up") {
+      // The long form of a -C option: --KEY VALUE is -C KEY=VALUE.
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());
-      if (auto r = apply_codegen_option(request, "cache=" + std::string(*value)); !r) return std::unexpected(r.error());
+      if (auto r = apply_codegen_option(request, std::string(flag.substr(2)) + "=" + std::string(*value)); !r)
+        return std::unexpected(r.error());
     } else if (flag == "--json") {
       auto value = take_value(flag, arg);
       if (!value) return std::unexpected(value.error());

@@ -35,6 +35,7 @@ struct RunRequest {
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin
   runtime::ExecutionTier tier = runtime::ExecutionTier::Auto;  // --tier
   bool code_cache = true;                                        // -C cache=y|n, --cache y|n
+  bool tier_up = true;                                           // -C tier-up=y|n, --tier-up y|n
   bool simd = true;                                              // -W simd=y|n
   bool tail_call = true;       // -W tail-call=y|n
   bool exceptions = true;      // -W exceptions=y|n

@@ -27,7 +27,7 @@ Runs CPython 3.11 built for WASI in the sandbox: the standard library is mounted
   sprawl python --dir ./work::/work /work/script.py
 
 Options: the long options of `sprawl run` (--dir, --env, --fuel, --max-memory-size, --timeout,
---hostcall-fuel, --tier, --cache, --stdin, --json), and --no-snapshot, before the Python arguments; the first
+--hostcall-fuel, --tier, --cache, --tier-up, --stdin, --json), and --no-snapshot, before the Python arguments; the first
 argument that is not one of them (-c, a script, -W …, -S, or anything after --) starts Python's
 own. Exit statuses: as `sprawl run`.
 
@@ -67,7 +67,8 @@ bool take_no_snapshot(std::vector<std::string_view>& args) {
     }
     if (arg == "--" || !arg.starts_with("--")) break;
     static constexpr std::string_view kWithValue[] = {"--dir", "--env", "--fuel", "--max-memory-size", "--timeout",
-                                                      "--hostcall-fuel", "--json", "--stdin", "--tier", "--cache"};
+                                                      "--hostcall-fuel", "--json", "--stdin", "--tier", "--cache",
+                                                      "--tier-up"};
     i += std::ranges::find(kWithValue, arg) != std::end(kWithValue) ? 2 : 1;  // `--opt=value` is one
   }
   return found;

@@ -84,17 +84,23 @@ Options:
   --tier auto|interpret|compile
                            which tier runs the guest's functions; all give the same output,
                            traps and fuel. auto (default): machine code when the code cache
-                           holds the module (see `sprawl compile`), else the interpreter;
-                           nothing is compiled during the run (no background tier-up yet).
-                           interpret: the interpreter alone. compile: machine code from the
-                           cache, else LLVM compiles each function on its first call (the time
-                           counts towards --timeout); functions using SIMD stay interpreted.
-                           compile needs the compiled tier and its plugin libsprawling_jit.so,
-                           loaded only when needed (else exit status 127); auto is the
-                           interpreter without them
+                           holds the module (see `sprawl compile`), else the interpreter, and
+                           functions it finds hot (20000 calls) are compiled on a background
+                           thread and run as machine code from their next call (tier-up; the
+                           run never waits for it). interpret: the interpreter alone. compile:
+                           machine code from the cache, else LLVM compiles each function on its
+                           first call (the time counts towards --timeout). Functions using SIMD,
+                           tail calls, other memories or exceptions stay interpreted on every
+                           tier. The compiler is the plugin libsprawling_jit.so, loaded only
+                           when something is compiled or a cached entry is used: compile
+                           without it (or in a build without the compiled tier) is exit status
+                           127; auto is then the interpreter
   -C cache=y|n, --cache y|n
                            use the compiled-code cache (default y): SPRAWLING_CACHE_DIR, else
                            $XDG_CACHE_HOME/sprawling/code, else ~/.cache/sprawling/code
+  -C tier-up=y|n, --tier-up y|n
+                           under --tier auto, compile hot functions in the background (default
+                           y); n: auto is the interpreter unless the cache holds the module
   --stdin FILE             the guest's stdin comes from FILE (default: this process's stdin
                            when it is a pipe or file; empty when it is a terminal); read on
                            demand as the guest reads, nothing ahead, and a read waiting for
@@ -182,6 +188,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;
   config.meter_fuel = request.fuel.has_value();
   config.tier = request.tier;
+  config.tier_up = request.tier_up;
   config.simd = request.simd;
   // The compiled-code cache (filled by `sprawl compile`): where auto and compile find machine code.
   if (request.code_cache && request.tier != runtime::ExecutionTier::Interpret)

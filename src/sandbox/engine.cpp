@@ -360,6 +360,8 @@ std::string extern_kind_name(wasm::ExternKind kind) {
 }  // namespace
 
 bool wasm_sandbox_has_compiled_tier() noexcept { return wasm::compiled_tier_available(); }
+void wasm_sandbox_stop_tier_up() noexcept { wasm::stop_tier_up(); }
+bool wasm_sandbox_tier_up_busy() noexcept { return wasm::tier_up_busy(); }
 
 WasmSandbox::WasmSandbox(SandboxConfig config) : config_(std::move(config)) {}
 WasmSandbox::~WasmSandbox() = default;
@@ -468,6 +470,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
                                    .detail = {{"tier", "compile"}}});
   }
   if (config_.tier == ExecutionTier::Auto) (void)store.set_tier(wasm::Tier::Auto);  // the interpreter without the tier
+  store.set_tier_up(config_.tier_up);
   if (config_.tier != ExecutionTier::Interpret && !config_.code_cache_dir.empty() && wasm::compiled_tier_built())
     store.set_code_cache(std::make_shared<engine::FileCodeCache>(config_.code_cache_dir, config_.code_cache_max_bytes));
   std::vector<wasm::Extern> imports;

@@ -168,19 +168,41 @@ template <bool Metered>
   } while (0)
   // A taken branch. Metered code: every backward branch lands on a loop header's FuelCheck
   // [cost visible=0] (the verifier checks it); when the balance is positive it is done here,
-  // saving a dispatch.
+  // saving a dispatch. Every backward branch also counts down loop_samples (LOOP_SAMPLE).
 #define JUMP(off)                                                    \
   do {                                                               \
     const i32 off_ = static_cast<i32>(off);                          \
     ip += off_;                                                      \
-    if constexpr (Metered) {                                         \
-      if (off_ < 0 && fuel > 0) {                                    \
-        fuel -= ip[layout::FuelCheck::cost];                         \
-        ip += layout::FuelCheck::kWords;                             \
+    if (off_ < 0) {                                                  \
+      if constexpr (Metered) {                                       \
+        if (fuel > 0) {                                              \
+          fuel -= ip[layout::FuelCheck::cost];                       \
+          ip += layout::FuelCheck::kWords;                           \
+        }                                                            \
       }                                                              \
+      LOOP_SAMPLE();                                                 \
     }                                                                \
     DISPATCH();                                                      \
   } while (0)
+  // Tier-up's loop samples (SPRAWLING_WITH_JIT): every kLoopSample backward branches, the
+  // function running then is counted as if called once more (L_loop_sample), so one called
+  // rarely but looping long turns hot too and is entered as machine code at its next call. The
+  // counter lives in memory (volatile) so that it takes no register from the hot state; one
+  // decrement per backward branch is all the interpreter tier pays.
+#if SPRAWLING_WITH_JIT
+  constexpr i32 kLoopSample = 1024;
+  volatile i32 loop_samples = kLoopSample;
+#define LOOP_SAMPLE()                                           \
+  do {                                                          \
+    const i32 left_ = loop_samples - 1;                          \
+    loop_samples = left_;                                       \
+    if (left_ == 0) [[unlikely]] goto L_loop_sample;            \
+  } while (0)
+#else
+#define LOOP_SAMPLE() \
+  do {                \
+  } while (0)
+#endif
   // The `post` word of the call (Call or CallIndirect, both with it last) that returns to ip.
   static_assert(layout::Call::post == layout::Call::kWords - 1 &&
                 layout::CallIndirect::post == layout::CallIndirect::kWords - 1);
@@ -214,15 +236,23 @@ template <bool Metered>
 
   // ---- compiled-tier hook (SPRAWLING_WITH_JIT): a callee with machine code runs there, its
   // entry protocol (stack check, entry fuel, frame record, zeroed locals) made here as always.
+  // A callee with a slot but no machine code yet is counted for tier-up (jit.hpp): the countdown
+  // reaching 0 queues it for compilation, and a later call finds its entry. Functions without a
+  // slot (the interpreter tier, auto without code) pay only the null test, as before.
 #if SPRAWLING_WITH_JIT
 // An exception a compiled callee lets out (UncaughtException, the exception pending in the
 // store) runs `on_exception_`, which continues unwinding in this run's frames.
 #define JIT_ENTER(callee_, nfp_, then_, on_exception_)                                               \
   do {                                                                                             \
-    const std::atomic<jit::Entry>* slot_ = (callee_)->jit[Metered ? 1 : 0];                        \
+    jit::Slot* slot_ = (callee_)->jit[Metered ? 1 : 0];                                            \
     if (slot_ != nullptr) {                                                                        \
-      const jit::Entry e_ = slot_->load(std::memory_order_acquire);                               \
-      if (e_ != nullptr && jit::native_stack_ok()) {                                               \
+      const jit::Entry e_ = slot_->entry.load(std::memory_order_acquire);                         \
+      if (e_ == nullptr) {                                                                         \
+        const std::int32_t left_ = slot_->countdown.load(std::memory_order_relaxed) - 1;          \
+        slot_->countdown.store(left_, std::memory_order_relaxed);                                  \
+        if (left_ <= 0) [[unlikely]]                                                               \
+          jit::tier_up_hot(*(callee_), Metered ? kMetered : kUnmetered);                           \
+      } else if (jit::native_stack_ok()) {                                                         \
         const jit::Result r_ = jit::enter(e_, *S, (callee_), (nfp_), cs.fr, fuel, *out, Metered);  \
         fuel = r_.fuel;                                                                            \
         if (r_.trap == TrapKind::UncaughtException) {                                              \
@@ -1006,6 +1036,19 @@ L_VGlobalSet: {
 #undef VGET
 #undef VPUT
 
+#if SPRAWLING_WITH_JIT
+L_loop_sample: {
+  // ip is already past the branch (and the loop header's check): only the count happens here.
+  loop_samples = kLoopSample;
+  FuncInst* const f = func;
+  if (jit::Slot* slot = f->jit[Metered ? 1 : 0]; slot != nullptr && slot->entry.load(std::memory_order_relaxed) == nullptr) {
+    const std::int32_t left = slot->countdown.load(std::memory_order_relaxed) - 1;
+    slot->countdown.store(left, std::memory_order_relaxed);
+    if (left <= 0) jit::tier_up_hot(*f, Metered ? kMetered : kUnmetered);
+  }
+  DISPATCH();
+}
+#endif
 L_trap:
   out->trap = trap;
   out->func = func;
@@ -1027,6 +1070,7 @@ L_done:
 #undef fr_end
 #undef FALLTHROUGH
 #undef JUMP
+#undef LOOP_SAMPLE
 #undef TRAP
 #undef RELOAD_MEMORY
 #undef REFUEL

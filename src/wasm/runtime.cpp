@@ -270,6 +270,20 @@ bool compiled_tier_available() noexcept {
 #endif
 }
 
+void stop_tier_up() noexcept {
+#if SPRAWLING_WITH_JIT
+  jit::tier_up_stop();
+#endif
+}
+
+bool tier_up_busy() noexcept {
+#if SPRAWLING_WITH_JIT
+  return jit::tier_up_busy();
+#else
+  return false;
+#endif
+}
+
 std::string compiled_tier_unavailable_reason() {
 #if SPRAWLING_WITH_JIT
   return jit::plugin().error;
@@ -279,7 +293,8 @@ std::string compiled_tier_unavailable_reason() {
 }
 
 // Compile loads the plugin now (the job will need it); auto does not: it needs the plugin only
-// when the code cache holds an entry for a module (code_cache.cpp).
+// when the code cache holds an entry for a module (code_cache.cpp), or when a function turns hot
+// under tier-up (the tier-up thread loads it, tiering.cpp).
 bool Store::set_tier(Tier tier) noexcept {
   if (tier == Tier::Compile && !compiled_tier_available()) return false;
   impl_->tier = compiled_tier_built() ? tier : Tier::Interpret;
@@ -294,18 +309,23 @@ std::expected<PrecompileReport, std::string> precompile(const CompiledModule&, b
 
 void Store::set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept { impl_->code_cache = std::move(cache); }
 void Store::track_first_calls() noexcept { impl_->track_first_calls = true; }
+void Store::set_tier_up(bool on) noexcept { impl_->tier_up = on; }
 
 void Store::Impl::ensure_jit_code([[maybe_unused]] int variant) {
 #if SPRAWLING_WITH_JIT
   if (all_jit_ready[variant]) return;
   for (auto& inst : instances) {
     if (inst->jit_ready[variant]) continue;
-    if (const jit::ModuleCode* code = inst->compiled_module->impl().jit_for(variant, tier, code_cache.get())) {
+    jit::ModuleCode* code = inst->compiled_module->impl().jit_for(variant, tier, code_cache.get(), tier_up);
+    // Tier-up code made for another store stays unused by a store with tier-up off.
+    if (code != nullptr && (!code->tier_up || tier_up)) {
       const std::uint32_t imported = inst->module->imported_funcs;
       for (std::uint32_t i = 0; i < code->entries.size(); ++i) inst->funcs[imported + i]->jit[variant] = &code->entries[i];
-      // Machine code reaches callees and reports traps through FuncInst::code and frame_slots
-      // (runtime_calls.cpp), without the interpreter's lazy call path: resolve every function.
-      for (std::uint32_t i = imported; i < inst->funcs.size(); ++i) {
+      // Machine code compiled whole calls its callees directly and reports traps through
+      // FuncInst::code, without the interpreter's lazy call path: resolve every function. Tier-up
+      // code runs only functions the interpreter entered and calls through sprawling_jit_call,
+      // which resolves the callee, so it keeps translation lazy (CPython: 8,124 functions).
+      for (std::uint32_t i = imported; i < inst->funcs.size() && !code->tier_up; ++i) {
         if (inst->funcs[i]->entry[variant] == nullptr) resolve_code(*inst->funcs[i], variant);
       }
     }
@@ -777,8 +797,8 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   ExecOutcome out;
   const int variant = s.metered ? kMetered : kUnmetered;
   ++s.active_runs;
-  // Auto without a code cache has nothing to find: the interpreter's path exactly.
-  if (s.tier == Tier::Compile || (s.tier == Tier::Auto && s.code_cache)) s.ensure_jit_code(variant);
+  // Auto without a code cache and without tier-up has nothing to find: the interpreter's path exactly.
+  if (s.tier == Tier::Compile || (s.tier == Tier::Auto && (s.code_cache || s.tier_up))) s.ensure_jit_code(variant);
   if (s.metered) {
     // Entry check of the deadline: what ran before this call (instantiation) counts; the
     // interpreter checks again at every fuel refill.

@@ -188,8 +188,9 @@ struct ExecutionBudget {
 // Interpret: the interpreter only. Compile: machine code for every function the compiled tier
 // supports — from the code cache (Store::set_code_cache) when it holds the module, else compiled
 // by LLVM, each function on its first call; the rest stay interpreted. Auto: machine code from the
-// code cache when it holds the module, else the interpreter (nothing is compiled on the way: no
-// background tier-up yet); in a build without the compiled tier, the interpreter.
+// code cache when it holds the module, else the interpreter with tier-up (Store::set_tier_up):
+// functions the interpreter finds hot are compiled on a background thread and entered from their
+// next call; in a build without the compiled tier, the interpreter.
 enum class Tier : std::uint8_t { Interpret, Compile, Auto };
 
 // Whether the compiled tier can run here: this build has it (CMake option SPRAWLING_WITH_JIT) and
@@ -200,6 +201,16 @@ enum class Tier : std::uint8_t { Interpret, Compile, Auto };
 [[nodiscard]] std::string compiled_tier_unavailable_reason();
 // Whether this build has the compiled tier, without loading anything (auto's start path).
 [[nodiscard]] bool compiled_tier_built() noexcept;
+
+// Ends tier-up's background compilation for the rest of the process (Store::set_tier_up): drops
+// what is queued, waits for the function being compiled (cancelled at its next phase) and joins
+// the thread. Call it before the process exits when stores ran on Tier::Auto (the CLI does):
+// LLVM's statics are destroyed at exit, and a compilation must not be running then. Stores keep
+// running after it, with the machine code published so far. No-op without the compiled tier.
+void stop_tier_up() noexcept;
+// Whether tier-up's thread is compiling or has compilations queued (false without the compiled
+// tier). A process ending with it busy may flush and _exit instead of waiting in stop_tier_up.
+[[nodiscard]] bool tier_up_busy() noexcept;
 
 // Where compiled code persists between processes (docs/compiled-tier.md, "Code cache"). The
 // engine names each entry (a hash of everything the machine code depends on) and writes
@@ -308,6 +319,11 @@ class Store {
   // so that capture_snapshot can tell which functions ran here: those whose code the snapshot
   // file carries (the sandbox's initialisation store does this).
   void track_first_calls() noexcept;
+  // Tier::Auto when the module's code is not cached: whether hot functions are compiled on a
+  // background thread and entered from their next call (default on; the same results, traps and
+  // fuel either way). Off: Auto without cached code is the interpreter exactly. Set it before
+  // instantiating.
+  void set_tier_up(bool on) noexcept;
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

@@ -38,6 +38,15 @@ namespace jit {
 struct Ctx;
 using Entry = std::uint32_t (*)(Ctx*, std::uint64_t*);
 class ModuleCode;
+// One defined function's machine code in a module variant: `entry` is null while the function
+// runs interpreted and is published once (release). `countdown` is the tier-up's hotness: the
+// interpreter takes one off per interpreted call (and loop samples) while `entry` is null, and
+// asks for compilation when it reaches 0 (jit::tier_up_hot); slots of code that does not tier up
+// start so high that it never matters. Relaxed and racy on purpose: a lost decrement only delays.
+struct Slot {
+  std::atomic<Entry> entry{nullptr};
+  std::atomic<std::int32_t> countdown{INT32_MAX};
+};
 }  // namespace jit
 
 // Code variant: unmetered or metered (fuel ops present). Indexes FuncInst::entry.
@@ -61,8 +70,8 @@ struct FuncInst {
   // metered entry pointer skips the FuelCheck this replaces. 0 for host functions.
   std::int64_t entry_fuel = 0;
   const std::uint32_t* entry[2] = {nullptr, nullptr};
-  // Compiled tier, per variant: the module's entry slot for this function (null: interpreted).
-  const std::atomic<jit::Entry>* jit[2] = {nullptr, nullptr};
+  // Compiled tier, per variant: the module's slot for this function (null: interpreted, uncounted).
+  jit::Slot* jit[2] = {nullptr, nullptr};
   // Host functions keep their type and name in Store::Impl::host_infos: a module's million
   // functions should not each carry an empty FuncType and string (80 bytes apiece).
 };
@@ -198,8 +207,9 @@ struct CompiledModule::Impl {
   mutable std::shared_ptr<jit::ModuleCode> jit_code[2];
   mutable bool jit_cache_tried[2] = {false, false};
   const jit::ModuleCode& jit(int variant) const;  // compiled now (lazily per function), no cache
-  // The code for a store on `tier` with `cache` (may be null); null: none (Auto, not cached).
-  const jit::ModuleCode* jit_for(int variant, Tier tier, CodeCacheStorage* cache) const;
+  // The code for a store on `tier` with `cache` (may be null); null: none (Auto, not cached, and
+  // `tier_up` off). Auto with `tier_up`: code whose functions are compiled when hot (tiering.cpp).
+  jit::ModuleCode* jit_for(int variant, Tier tier, CodeCacheStorage* cache, bool tier_up = false) const;
 };
 
 // CompiledModule::Impl::all_code: a view of one variant's code of every defined function, in
@@ -295,6 +305,7 @@ struct Store::Impl {
   Frame* frames = nullptr;
   std::size_t frames_bytes = 0;
   Tier tier = Tier::Interpret;
+  bool tier_up = true;  // Tier::Auto without cached code: compile hot functions in the background
   std::shared_ptr<CodeCacheStorage> code_cache;  // Tier::Compile / Auto: where cached code is found
   bool all_jit_ready[2] = {true, true};
   bool track_first_calls = false;  // [snapshot code] Store::track_first_calls

@@ -258,6 +258,36 @@ TEST(Cli, OnlyARunThatCompilesLoadsTheCompilerPlugin) {
 #endif
 }
 
+// Tier-up under auto (docs/compiled-tier.md "Tier-up"): with a threshold of one call, _start is
+// compiled in the background while it runs and the process ends with the compilation in flight
+// or done (sprawl leaves without waiting for it, or stops the idle thread); the exit status, the
+// output and the fuel are the interpreter's. (Before sprawl did so, a compilation in flight at
+// exit crashed in LLVM's destroyed statics.)
+TEST(Cli, TierUpKeepsTheInterpretersOutputAndFuelAndEndsCleanly) {
+  TempDir dir;
+  const auto ok = dir.write("ok.wat", test::kOkGuest).string();
+  const std::vector<std::string> env{"SPRAWLING_CACHE_DIR=" + (dir.path() / "code").string(), "SPRAWLING_JIT_STATS=1",
+                                     "SPRAWLING_JIT_TIER_UP_CALLS=1"};
+  auto interpreted = sprawl({"run", "--tier", "interpret", "--fuel", "100000", "--json", "-", ok}, {}, false, env);
+  ASSERT_EQ(interpreted.status, 0) << interpreted.err;
+  const auto at = interpreted.err.find("\"fuel_consumed\":");
+  ASSERT_NE(at, std::string::npos) << interpreted.err;
+  const std::string fuel = interpreted.err.substr(at, interpreted.err.find(',', at) - at);
+  for (int i = 0; i < 3; ++i) {
+    auto tiered = sprawl({"run", "--fuel", "100000", "--json", "-", ok}, {}, false, env);
+    EXPECT_EQ(tiered.status, 0) << tiered.err;
+    EXPECT_EQ(tiered.out, "ok\n");
+    EXPECT_TRUE(contains(tiered.err, fuel)) << tiered.err;
+  }
+  auto off = sprawl({"run", "-C", "tier-up=n", ok}, {}, false, env);
+  EXPECT_EQ(off.out, "ok\n");
+  EXPECT_FALSE(contains(off.err, "sprawl jit:")) << off.err;
+  EXPECT_EQ(sprawl({"run", "--tier-up", "n", ok}, {}, false, env).out, "ok\n");
+  auto bad = sprawl({"run", "--tier-up", "maybe", ok}, {}, false, env);
+  EXPECT_EQ(bad.status, 128);
+  EXPECT_TRUE(contains(bad.err, "tier-up='maybe': expected y or n")) << bad.err;
+}
+
 TEST(Cli, DeadlineIs136InBothSpellings) {
   TempDir dir;
   const auto wasm = dir.write("loop.wat", kLoop).string();

@@ -107,7 +107,7 @@ TEST_F(CodeCacheTest, PrecompiledModuleStartsOnCachedCode) {
   EXPECT_TRUE(code->from_cache);
   EXPECT_EQ(code->error, "");
   EXPECT_EQ(code->compiled, 3u);
-  for (const auto& e : code->entries) EXPECT_NE(e.load(), nullptr);
+  for (const auto& e : code->entries) EXPECT_NE(e.entry.load(), nullptr);
   // The metered variant was not compiled: auto leaves it to the interpreter.
   EXPECT_EQ(module->impl().jit_for(kMetered, Tier::Auto, cache_.get()), nullptr);
 }

@@ -88,7 +88,7 @@ TEST_F(CompilerTest, CompilesEveryFunction) {
     EXPECT_EQ(code.error, "");
     EXPECT_EQ(code.compiled, module_->module().code.size()) << "variant " << variant;
     for (std::size_t i = 0; i < code.entries.size(); ++i) {
-      EXPECT_NE(code.entries[i].load(), nullptr) << i;
+      EXPECT_NE(code.entries[i].entry.load(), nullptr) << i;
       EXPECT_EQ(code.reasons[i], "") << i;
     }
   }

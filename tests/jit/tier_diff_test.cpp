@@ -1,7 +1,10 @@
 // The compiled tier against the interpreter on real guests: the bench workloads and the example
-// guests built in the tree (C through wasi-libc) run through the sandbox on both tiers, and the
-// stdout, stderr, exit and fuel of each must be identical, metered and unmetered.
+// guests built in the tree (C through wasi-libc) run through the sandbox on both tiers, and with
+// tier-up on and off, and the stdout, stderr, exit and fuel of each must be identical, metered
+// and unmetered.
 #include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include "wasm/jit/jit.hpp"
 
 #include <gtest/gtest.h>
 
@@ -68,8 +71,8 @@ struct Observed {
   std::uint64_t fuel = 0;
 };
 
-Observed run(const Guest& g, ExecutionTier tier, bool metered) {
-  WasmSandbox sandbox(SandboxConfig{.meter_fuel = metered, .tier = tier});
+Observed run(const Guest& g, ExecutionTier tier, bool metered, bool tier_up = true) {
+  WasmSandbox sandbox(SandboxConfig{.meter_fuel = metered, .tier = tier, .tier_up = tier_up});
   SandboxJob job{.wasm = g.wasm, .argv = g.argv, .env = {}, .stdin_bytes = {}, .mounts = {}, .fuel = Fuel{g.fuel}};
   if (g.mount_examples) job.mounts.push_back(Mount{.host = SPRAWLING_EXAMPLES_DATA_DIR, .guest = "/data", .writable = false});
   auto outcome = sandbox.run(job);
@@ -109,6 +112,32 @@ TEST_P(TierDiff, SameOutputExitAndFuelOnBothTiers) {
       EXPECT_GT(interp.fuel, 0u);
     }
   }
+}
+
+// Tier-up: auto with hot functions compiled in the background against auto with it off (the
+// interpreter). Functions turn hot after a few calls here, so that many are compiled while the
+// first run goes on (whichever finish in time are entered); the second run of the same module
+// (the sandbox keeps it) starts with all of them compiled.
+TEST_P(TierDiff, SameOutputExitAndFuelWithTierUpOnAndOff) {
+  const Guest& g = GetParam();
+  ASSERT_TRUE(std::filesystem::exists(g.wasm)) << g.wasm << " was not built";
+  wasm::jit::tier_up_set_calls(20);
+  for (const bool metered : {true, false}) {
+    if (!metered && !g.unmetered) continue;
+    const Observed off = run(g, ExecutionTier::Auto, metered, false);
+    const char* variant = metered ? "metered" : "unmetered";
+    EXPECT_EQ(off.error, "") << variant;
+    for (int pass = 0; pass < 2; ++pass) {
+      const Observed on = run(g, ExecutionTier::Auto, metered, true);
+      EXPECT_EQ(on.error, off.error) << variant << " pass " << pass;
+      EXPECT_EQ(on.stdout_text, off.stdout_text) << variant << " pass " << pass;
+      EXPECT_EQ(on.stderr_text, off.stderr_text) << variant << " pass " << pass;
+      EXPECT_EQ(on.exit, off.exit) << variant << " pass " << pass;
+      EXPECT_EQ(on.fuel, off.fuel) << variant << " pass " << pass << " fuel";
+      ASSERT_TRUE(wasm::jit::tier_up_wait_idle(300'000));
+    }
+  }
+  wasm::jit::tier_up_set_calls(20000);
 }
 
 INSTANTIATE_TEST_SUITE_P(Guests, TierDiff, ::testing::ValuesIn(guests()),

@@ -21,10 +21,20 @@ namespace sprawling::runtime {
 // the module, else compiled by LLVM as each function is first called; the rest interpreted. Only
 // in builds with the compiled tier (wasm_sandbox_has_compiled_tier()), otherwise run() fails with
 // E_TOOL_UNAVAILABLE. Auto: machine code from the code cache when it holds the module (filled by
-// precompile_module, `sprawl compile`), else the interpreter — nothing is compiled while the job
-// runs (no background tier-up of hot functions yet); the interpreter in builds without the tier.
+// precompile_module, `sprawl compile`), else the interpreter, with the functions it finds hot
+// compiled on a background thread and run as machine code from their next call (tier_up); the
+// interpreter in builds without the tier.
 enum class ExecutionTier : std::uint8_t { Interpret, Compile, Auto };
 [[nodiscard]] bool wasm_sandbox_has_compiled_tier() noexcept;
+// Ends SandboxConfig::tier_up's background compilation for the rest of the process: drops what is
+// queued and waits for the one function being compiled (cancelled at its next phase). Call it
+// before the process exits (returning from main included) when jobs ran with tier_up: LLVM's
+// statics are destroyed at exit and must not be in use then. Jobs may still run after it, with
+// the machine code compiled so far. A no-op in builds without the compiled tier.
+void wasm_sandbox_stop_tier_up() noexcept;
+// Whether that background compilation is running or has work queued: a process about to exit may
+// then flush its output and _exit rather than wait in wasm_sandbox_stop_tier_up (the CLI does).
+[[nodiscard]] bool wasm_sandbox_tier_up_busy() noexcept;
 
 struct SandboxConfig {
   // Cap on each linear memory; memory.grow past it returns -1. Default: wasm32's 4 GiB.
@@ -74,6 +84,12 @@ struct SandboxConfig {
   // in-memory cache only.
   std::filesystem::path snapshot_dir{};
   ExecutionTier tier = ExecutionTier::Auto;
+  // ExecutionTier::Auto when the code cache does not hold the module: compile the functions the
+  // interpreter finds hot (calls counted per function, for the module across jobs of this
+  // process) on one background thread, and enter their machine code from their next call. The
+  // job never waits for it; results, traps and fuel are the same either way. false: the
+  // interpreter alone (no LLVM work in the process).
+  bool tier_up = true;
   // The compiled-code cache (docs/compiled-tier.md, "Code cache"): a folder (created 0700 when
   // missing; not used when another user owns it or others may write it) of machine code per
   // module, engine build, LLVM version, CPU features and fuel mode, checked on every read (a

@@ -261,7 +261,7 @@ const jit::ModuleCode& CompiledModule::Impl::jit(int variant) const {
   return *jit_code[variant];
 }
 
-const jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCacheStorage* cache) const {
+jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCacheStorage* cache, bool tier_up) const {
   const std::lock_guard lock(jit_mutex);
   if (jit_code[variant]) return jit_code[variant].get();
   std::string miss;
@@ -273,6 +273,11 @@ const jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, Cod
       return jit_code[variant].get();
     }
     miss = std::move(code.error());
+  }
+  if (tier == Tier::Auto && tier_up) {  // nothing compiled yet: hot functions, in the background
+    jit_code[variant] = jit::tier_up_code(*this, variant == kMetered);
+    jit_code[variant]->cache_miss = std::move(miss);
+    return jit_code[variant].get();
   }
   if (tier != Tier::Compile) {
     // Auto interprets the module; say why when asked (a missing plugin shows here too).

@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 
 namespace sprawling::wasm {
@@ -42,8 +43,15 @@ namespace sprawling::wasm {
 namespace jit {
 
 struct ModuleCode::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> lljit;  // lazy (compile_module) or holding a cached object
-  std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model (lazy only)
+  // Lazy (compile_module), holding a cached object (load_object), or (tier-up) one IR module per
+  // function added by the tier-up thread, made on its first job.
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::unique_ptr<llvm::TargetMachine> tm;  // for the optimizer's cost model (lazy and tier-up)
+  // Tier-up: code generation of one function per module, by tm, or for a function above the
+  // FastISel bound by fast_tm (CodeGenOptLevel::None: FastISel and the fast register allocator;
+  // an optnone function under tm still gets the greedy allocator, which took CPython's eval loop
+  // 17 s of wall time on a loaded machine).
+  std::unique_ptr<llvm::TargetMachine> fast_tm;
   std::mutex optimize_mutex;                // partitions of one module optimize one at a time
   std::vector<std::size_t> body_bytes;      // per defined function: its wasm code size
 };
@@ -1107,7 +1115,11 @@ unsigned fast_codegen_above() {
 // fall-through blocks leave straight-line chains (SimplifyCFG, InstCombine). LLVM's O1 pipeline
 // cost about 30% more time on the bench modules for code that was no faster (CGSCC passes,
 // inliner and function-attribute passes have nothing to do: each function is its own partition).
-void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+// `slots_only` (tier-up, a function whose emitted IR is over kHugeFactor times the FastISel
+// bound, e.g. CPython's eval loop): SROA alone, which makes the slots SSA values; the other three
+// passes cost most of the optimization time of such a function for little gain at FastISel.
+constexpr unsigned kHugeFactor = 3;
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -1119,10 +1131,12 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::FunctionPassManager fpm;
-  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
-  fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
-  fpm.addPass(llvm::SimplifyCFGPass());
-  fpm.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
+  fpm.addPass(llvm::SROAPass(slots_only ? llvm::SROAOptions::PreserveCFG : llvm::SROAOptions::ModifyCFG));
+  if (!slots_only) {
+    fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
+    fpm.addPass(llvm::SimplifyCFGPass());
+    fpm.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
+  }
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
@@ -1234,7 +1248,7 @@ void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
   }
   for (std::size_t i = 0; i < out.entries.size(); ++i) {
     if (!out.reasons[i].empty()) continue;
-    out.entries[i].store(found->at(names[i]).getAddress().toPtr<Entry>(), std::memory_order_release);
+    out.entries[i].entry.store(found->at(names[i]).getAddress().toPtr<Entry>(), std::memory_order_release);
     ++out.compiled;
   }
 }
@@ -1305,6 +1319,116 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
   impl->lljit = std::move(*lljit);
   out->impl = std::move(impl);
   return out;
+}
+
+void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined,
+                      const std::atomic<bool>& cancel) {
+  if (!code.error.empty() || code.entries[defined].entry.load(std::memory_order_acquire) != nullptr) return;
+  if (!code.impl) code.impl = std::make_unique<ModuleCode::Impl>();
+  ModuleCode::Impl& state = *code.impl;
+  if (!state.lljit) {  // the first job: LLVM set up here, off the interpreter's thread
+    auto jtmb = host_target_builder();
+    if (!jtmb) {
+      code.error = error_text(jtmb.takeError());
+      return;
+    }
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) {
+      code.error = error_text(tm.takeError());
+      return;
+    }
+    auto fast_jtmb = *jtmb;
+    fast_jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+    auto fast_tm = fast_jtmb.createTargetMachine();
+    if (!fast_tm) {
+      code.error = error_text(fast_tm.takeError());
+      return;
+    }
+    auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    if (!lljit) {
+      code.error = error_text(lljit.takeError());
+      return;
+    }
+    if (auto e = define_helpers(**lljit)) {
+      code.error = error_text(std::move(e));
+      return;
+    }
+    state.tm = std::move(*tm);
+    state.fast_tm = std::move(*fast_tm);
+    state.lljit = std::move(*lljit);
+  }
+  if (cancel.load(std::memory_order_relaxed)) return;
+  const bool metered = code.metered;
+  auto t0 = std::chrono::steady_clock::now();
+  const FunctionCode funcs = cm.all_code(metered);
+  const Scan sc = scan(funcs[defined], metered);
+  if (!sc.reason.empty()) {
+    code.reasons[defined] = sc.reason;
+    return;
+  }
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>("wasm_f" + std::to_string(defined), *context);
+  mod->setDataLayout(state.lljit->getDataLayout());
+  mod->setTargetTriple(state.tm->getTargetTriple().str());
+  {
+    // Only this function has IR: its calls take sprawling_jit_call, which enters the callee's
+    // machine code when the callee has some (its own tier-up) and interprets it otherwise.
+    ModuleEmitter me(cm, funcs, metered, *context, *mod);
+    me.fns.assign(funcs.size(), nullptr);
+    me.fns[defined] =
+        llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(defined), *mod);
+    FunctionEmitter(me, defined, sc).emit();
+  }
+  std::string verify;
+  llvm::raw_string_ostream vs(verify);
+  if (llvm::verifyModule(*mod, &vs)) {
+    code.reasons[defined] = "the compiled tier generated invalid IR: " + verify;
+    return;
+  }
+  const double ir = seconds_since(t0);
+  code.seconds_ir += ir;
+  if (cancel.load(std::memory_order_relaxed)) return;
+  t0 = std::chrono::steady_clock::now();
+  const llvm::Function* emitted = mod->getFunction(function_name(defined));
+  const bool huge = emitted != nullptr && emitted->getInstructionCount() > kHugeFactor * fast_codegen_above();
+  optimize(*mod, *state.tm, huge);
+  const double opt = seconds_since(t0);
+  code.seconds_opt += opt;
+  const llvm::Function* fn = mod->getFunction(function_name(defined));
+  const unsigned instructions = fn != nullptr ? fn->getInstructionCount() : 0;
+  if (cancel.load(std::memory_order_relaxed)) return;
+  t0 = std::chrono::steady_clock::now();
+  const bool fast = instructions > fast_codegen_above();
+  llvm::orc::SimpleCompiler compiler(fast ? *state.fast_tm : *state.tm);
+  auto object = compiler(*mod);
+  if (!object) {
+    code.reasons[defined] = "LLVM: " + error_text(object.takeError());
+    return;
+  }
+  if (auto e = state.lljit->addObjectFile(std::move(*object))) {
+    code.reasons[defined] = "LLVM: " + error_text(std::move(e));
+    return;
+  }
+  auto found = state.lljit->lookup(function_name(defined));  // links it
+  const double codegen = seconds_since(t0);
+  code.seconds_codegen += codegen;
+  // SPRAWLING_JIT_STATS=2: each function as it is compiled (which ones cost what).
+  if (const char* stats = std::getenv("SPRAWLING_JIT_STATS"); stats != nullptr && std::string_view(stats) == "2") {
+    std::fprintf(stderr,
+                 "sprawl jit: tier-up f%u (%zu wasm code bytes, %u IR instructions%s): IR %.3f s, optimizing %.3f s, "
+                 "code generation %.3f s\n",
+                 defined, cm.module.code[defined].code_size, instructions,
+                 fast ? ", FastISel" : "", ir, opt, codegen);
+  }
+  if (!found) {
+    code.reasons[defined] = "LLVM: " + error_text(found.takeError());
+    return;
+  }
+  code.reasons[defined].clear();
+  ++code.compiled;
+  ++code.materialized;
+  code.materialized_bytes += cm.module.code[defined].code_size;
+  code.entries[defined].entry.store(found->toPtr<Entry>(), std::memory_order_release);
 }
 
 std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Impl& cm, bool metered) {

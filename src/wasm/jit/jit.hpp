@@ -55,8 +55,16 @@ class ModuleCode {
   ModuleCode(const ModuleCode&) = delete;
   ModuleCode& operator=(const ModuleCode&) = delete;
 
-  std::vector<std::atomic<Entry>> entries;
+  std::vector<Slot> entries;
   std::size_t compiled = 0;          // functions with an entry (a stub until their first call)
+  // Tier-up (tier_up_code): every entry starts null and the interpreter counts calls; a function
+  // whose count runs out is compiled on the tier-up thread and its entry published there. The
+  // fields below that the thread writes (compiled, reasons, the seconds) are read only once it is
+  // idle (tier_up_wait_idle) or the code is gone.
+  bool tier_up = false;
+  bool metered = false;               // the variant (tier-up code compiles it function by function)
+  std::size_t tier_up_requested = 0;  // functions queued for compilation
+  std::size_t tier_up_too_large = 0;  // of which stayed interpreted for their size
   std::string error;                 // LLVM's message when the module could not be compiled at all
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
   // Compile cost: the wasm code bytes, seconds emitting IR for every function and setting up the
@@ -75,7 +83,18 @@ class ModuleCode {
  private:
   // SPRAWLING_JIT_STATS=1: where the code came from and what it cost.
   void print_stats() const {
-    if (impl == nullptr || !error.empty() || std::getenv("SPRAWLING_JIT_STATS") == nullptr) return;
+    if (std::getenv("SPRAWLING_JIT_STATS") == nullptr) return;
+    if (tier_up) {
+      // Nothing to say when nothing turned hot (a short job): tier-up did no LLVM work.
+      if (tier_up_requested == 0) return;
+      std::fprintf(stderr,
+                   "sprawl jit: tier-up: %zu of %zu functions hot, %zu compiled (%zu wasm code bytes), %zu too large; "
+                   "IR %.3f s, optimizing %.3f s, code generation %.3f s%s%s\n",
+                   tier_up_requested, entries.size(), compiled, materialized_bytes, tier_up_too_large, seconds_ir,
+                   seconds_opt, seconds_codegen, error.empty() ? "" : "; error: ", error.c_str());
+      return;
+    }
+    if (impl == nullptr || !error.empty()) return;
     if (from_cache) {
       std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s\n", compiled,
                    entries.size(), seconds_codegen);
@@ -87,6 +106,37 @@ class ModuleCode {
     }
   }
 };
+
+// ---- tier-up (tiering.cpp, engine side; docs/compiled-tier.md "Tier-up"): functions start
+// interpreted; the interpreter counts calls and loop samples per function, and one a count marks
+// hot is compiled on a background thread (one per process, bounded queue) and entered at its next
+// call. Results, traps and fuel are the same whichever tier runs a call, so nothing depends on
+// when it finishes. The thread loads the compiler plugin on its first job (compile_function,
+// entry_points.def), so a process whose functions never turn hot never loads LLVM.
+
+// The code of a module variant whose functions are compiled when hot: every entry null, every
+// countdown at the threshold. No LLVM work happens here (the thread sets LLVM up on its first job).
+std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, bool metered);
+// The interpreter's cold path when the countdown of `f`'s slot in `variant` ran out: queues f for
+// compilation if its code tiers up (once; again later if the queue was full).
+void tier_up_hot(FuncInst& f, int variant);
+// Waits until the tier-up thread has no job queued or running, at most `timeout_ms`; true when
+// idle. For tests and measurements: compiled code is never waited for otherwise.
+bool tier_up_wait_idle(unsigned timeout_ms);
+// For tests and measurements: the interpreted calls after which a function is compiled, for code
+// made after this (replaces SPRAWLING_JIT_TIER_UP_CALLS; at least 1).
+void tier_up_set_calls(std::int32_t calls);
+// Ends tier-up for the rest of the process: drops the queue, cancels the compilation in flight
+// at its next phase and joins the thread (later requests are refused; what was published stays).
+// Runs at exit too (atexit), but a process should call it before exit (wasm::stop_tier_up):
+// LLVM destroys statics it made on first use at exit, possibly before that handler runs.
+void tier_up_stop();
+// Whether the tier-up thread has a job queued or running (a process about to exit may then
+// leave without waiting for it, as the CLI does: wasm::tier_up_busy).
+bool tier_up_busy();
+// Wasm code bytes above which a hot function stays interpreted (LLVM's time grows faster than
+// linearly with a function's size; SPRAWLING_JIT_TIER_UP_MAX_BYTES overrides, 0: no bound).
+std::size_t tier_up_max_bytes();
 
 // A whole module variant compiled ahead of time (compile_object): the code cache's payload.
 struct ObjectImage {

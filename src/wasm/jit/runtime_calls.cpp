@@ -42,6 +42,10 @@ char* compute_native_limit() noexcept {
 std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   Store::Impl& s = *c->store;
   auto* fr = reinterpret_cast<Frame*>(c->fr);
+  const int variant = c->metered ? kMetered : kUnmetered;
+  // Lazy translation, as the interpreter's do_call: tier-up code does not resolve every function
+  // up front, and the checks below need the callee's frame size and entry charge.
+  if (callee->entry[variant] == nullptr) resolve_code(*callee, variant);
   if (c->fr == c->fr_end || static_cast<std::uint64_t>(c->stack_end - nfp) < callee->frame_slots)
     return static_cast<std::uint32_t>(TrapKind::CallStackExhausted);
   if (c->metered && c->fuel <= 1) {
@@ -50,9 +54,8 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   }
   // Machine code for the callee (call_indirect, or a callee of another instance): enter it
   // directly, after the entry charge the interpreter's do_call makes (locals: the callee zeroes).
-  const int variant = c->metered ? kMetered : kUnmetered;
-  if (const std::atomic<Entry>* slot = callee->jit[variant]; slot != nullptr) {
-    if (const Entry entry = slot->load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
+  if (const Slot* slot = callee->jit[variant]; slot != nullptr) {
+    if (const Entry entry = slot->entry.load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
       if (c->metered) c->fuel -= callee->entry_fuel;
       if (callee->instance == c->inst) {
         c->fr += sizeof(Frame);

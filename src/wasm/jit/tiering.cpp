@@ -1,0 +1,233 @@
+// Tier-up (jit.hpp): the code of a module variant whose functions start interpreted, the
+// interpreter's request when one turns hot, and the one background thread per process that
+// compiles the requests (compile_function) and publishes their entries.
+#include "wasm/jit/jit.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace sprawling::wasm::jit {
+
+namespace {
+
+// Interpreted calls (plus loop samples) after which a function is compiled. LLVM takes 5-50 ms
+// of CPU for a small function (and sets itself up first), and the interpreter spends roughly
+// 0.1-1 µs in a call of one, so a function pays for its compilation after some ten to a hundred
+// thousand calls. 20,000: `sprawl python -c pass` (from its snapshot) makes no function that hot,
+// so short jobs do no LLVM work; at 1,000 and 5,000 it compiled two.
+constexpr std::int32_t kDefaultCalls = 20000;
+// A function above this many bytes of wasm code stays interpreted under tier-up (measured on
+// CPython, docs/compiled-tier.md "Tier-up": LLVM's time grows faster than the size).
+constexpr std::size_t kDefaultMaxBytes = 64 * 1024;
+// Requests waiting at most: past it a request is dropped and counted again later, so a burst of
+// hot functions cannot grow memory without bound while one compiles.
+constexpr std::size_t kQueueBound = 256;
+
+// A numeric knob from the environment: the default when unset, empty or not a number (said once).
+std::uint64_t env_count(const char* name, std::uint64_t fallback, std::uint64_t max) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*end != '\0' || n > max) {
+    std::fprintf(stderr, "sprawl: %s=%s is not a count up to %llu; using %llu\n", name, v,
+                 static_cast<unsigned long long>(max), static_cast<unsigned long long>(fallback));
+    return fallback;
+  }
+  return n;
+}
+
+// The threshold: SPRAWLING_JIT_TIER_UP_CALLS, read on first use, or tier_up_set_calls.
+std::atomic<std::int32_t>& calls_setting() {
+  // At least 1: a countdown of 0 would ask on every call.
+  static std::atomic<std::int32_t> calls{static_cast<std::int32_t>(
+      std::max<std::uint64_t>(1, env_count("SPRAWLING_JIT_TIER_UP_CALLS", kDefaultCalls, INT32_MAX - 1)))};
+  return calls;
+}
+std::int32_t threshold() {
+  return calls_setting().load(std::memory_order_relaxed);
+}
+
+struct Job {
+  // Weak while queued: a module (and its code) that goes away before its turn is not kept
+  // alive by the queue, and its jobs are skipped.
+  std::weak_ptr<const CompiledModule> module;
+  std::weak_ptr<ModuleCode> code;
+  std::uint32_t defined = 0;
+};
+
+// The tier-up thread. Never destroyed (a static's destructor could run while the thread waits
+// on its members); the process's exit stops and joins it (stop()) before LLVM's own static
+// destructors run, so no compilation is ever in flight while they do.
+class Worker {
+ public:
+  static Worker& get() {
+    static Worker* const w = new Worker;  // NOLINT(cppcoreguidelines-owning-memory): see above
+    return *w;
+  }
+
+  bool push(Job job) {
+    std::unique_lock lock(mutex_);
+    if (stopping_ || queue_.size() >= kQueueBound) return false;
+    if (!thread_.joinable()) start_locked();
+    queue_.push_back(std::move(job));
+    lock.unlock();
+    wake_.notify_one();
+    return true;
+  }
+
+  bool busy() {
+    const std::lock_guard lock(mutex_);
+    return busy_ || !queue_.empty();
+  }
+
+  bool wait_idle(unsigned timeout_ms) {
+    std::unique_lock lock(mutex_);
+    return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return queue_.empty() && !busy_; });
+  }
+
+  // tier_up_stop, and atexit: drops what is queued, cancels the job in flight at its next phase,
+  // joins the thread. Later requests are refused.
+  static void stop() {
+    Worker& w = get();
+    std::unique_lock lock(w.mutex_);
+    if (w.stopping_) return;
+    w.stopping_ = true;
+    w.cancel_.store(true, std::memory_order_relaxed);
+    w.queue_.clear();
+    lock.unlock();
+    w.wake_.notify_all();
+    if (w.thread_.joinable()) w.thread_.join();
+  }
+
+ private:
+  Worker() = default;
+
+  void start_locked() {
+    if (!at_exit_) {
+      at_exit_ = true;
+      std::atexit(&Worker::stop);
+    }
+    thread_ = std::thread([this] { loop(); });
+  }
+
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) break;
+      Job job = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      run(job, cancel_);
+      lock.lock();
+      busy_ = false;
+      // Again after every job, since a compilation may have made function-local statics LLVM
+      // creates on first use: exit runs handlers and such destructors in reverse order of
+      // registration, so stop() runs before theirs (a job in flight at exit may still make one
+      // after it: processes call tier_up_stop before exit, as the CLI does).
+      std::atexit(&Worker::stop);
+      if (queue_.empty()) idle_.notify_all();
+    }
+    busy_ = false;
+    idle_.notify_all();
+  }
+
+  // The job holds the module and its code while it runs: a store or module dropped meanwhile
+  // never waits for LLVM, and whichever reference goes last frees them (possibly here).
+  static void run(const Job& job, const std::atomic<bool>& cancel) {
+    const std::shared_ptr<const CompiledModule> module = job.module.lock();
+    const std::shared_ptr<ModuleCode> code = job.code.lock();
+    if (!module || !code) return;
+    ++code->tier_up_requested;
+    const std::size_t max = tier_up_max_bytes();
+    const CompiledModule::Impl& cm = module->impl();
+    if (max != 0 && cm.module.code[job.defined].code_size > max) {
+      ++code->tier_up_too_large;
+      code->reasons[job.defined] = "larger than the tier-up bound (" + std::to_string(max) +
+                                   " bytes of wasm code, SPRAWLING_JIT_TIER_UP_MAX_BYTES)";
+      return;
+    }
+    // The compiler is the plugin, loaded by the first job that needs it (jit::plugin() loads it
+    // once, for the whole process): a function that cannot be compiled stays interpreted.
+    if (const PluginStatus& p = plugin(); !p.loaded) {
+      code->reasons[job.defined] = "the compiled tier's plugin is unavailable: " + p.error;
+      return;
+    }
+    compile_function(cm, *code, job.defined, cancel);
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::deque<Job> queue_;
+  std::thread thread_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  bool at_exit_ = false;
+  std::atomic<bool> cancel_{false};
+};
+
+}  // namespace
+
+std::size_t tier_up_max_bytes() {
+  static const auto max =
+      static_cast<std::size_t>(env_count("SPRAWLING_JIT_TIER_UP_MAX_BYTES", kDefaultMaxBytes, SIZE_MAX));
+  return max;
+}
+
+std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, bool metered) {
+  auto code = std::make_shared<ModuleCode>(module.module.code.size());
+  code->tier_up = true;
+  code->metered = metered;
+  for (const FunctionBody& body : module.module.code) code->code_bytes += body.code_size;
+  const std::int32_t calls = threshold();
+  for (Slot& slot : code->entries) slot.countdown.store(calls, std::memory_order_relaxed);
+  return code;
+}
+
+void tier_up_hot(FuncInst& f, int variant) {
+  Slot* slot = f.jit[variant];
+  // Asked once: a request that cannot be queued sets the countdown back below.
+  slot->countdown.store(INT32_MAX, std::memory_order_relaxed);
+  const InstanceImpl& inst = *f.instance;
+  const CompiledModule::Impl& cm = inst.compiled_module->impl();
+  std::shared_ptr<ModuleCode> code;
+  {
+    const std::lock_guard lock(cm.jit_mutex);
+    code = cm.jit_code[variant];
+  }
+  if (!code || !code->tier_up) return;  // whole-module code: what has no entry stays interpreted
+  const std::uint32_t defined = f.func_index - inst.module->imported_funcs;
+  if (!Worker::get().push(Job{inst.compiled_module, code, defined}))
+    slot->countdown.store(threshold(), std::memory_order_relaxed);
+}
+
+void tier_up_set_calls(std::int32_t calls) {
+  calls_setting().store(std::clamp<std::int32_t>(calls, 1, INT32_MAX - 1), std::memory_order_relaxed);
+}
+
+void tier_up_stop() {
+  Worker::stop();
+}
+
+bool tier_up_busy() {
+  return Worker::get().busy();
+}
+
+bool tier_up_wait_idle(unsigned timeout_ms) {
+  return Worker::get().wait_idle(timeout_ms);
+}
+
+}  // namespace sprawling::wasm::jit
