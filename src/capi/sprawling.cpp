@@ -39,7 +39,7 @@ struct sprawling_config {
   // No tier-up through the C API yet: it has no setter for it and no call to stop the background
   // compilation before the embedding process exits (runtime::wasm_sandbox_stop_tier_up), so
   // SPRAWLING_TIER_AUTO stays "cached machine code, else the interpreter" here.
-  rt::SandboxConfig config{.tier_up = false};
+  rt::SandboxConfig config;
 };
 
 struct sprawling_sandbox {

@@ -134,7 +134,10 @@ inline Figures run(std::size_t threads, std::size_t jobs_per_thread) {
   std::barrier warm(static_cast<std::ptrdiff_t>(threads) + 1);
   std::barrier measured(static_cast<std::ptrdiff_t>(threads) + 1);
   auto worker = [&](std::size_t t) {
-    runtime::WasmSandbox sandbox;
+    // Without tier-up: a function turning hot loads the compiler plugin (tens of MiB of libLLVM)
+    // once per process, which is not growth per job, the thing measured here (TierUp.* and
+    // TierDiff test tier-up itself).
+    runtime::WasmSandbox sandbox(runtime::SandboxConfig{.tier_up = false});
     std::size_t wrong = 0;
     std::string first;
     for (std::size_t i = 0; i < jobs_per_thread; ++i) {

@@ -88,8 +88,10 @@ struct SandboxConfig {
   // interpreter finds hot (calls counted per function, for the module across jobs of this
   // process) on one background thread, and enter their machine code from their next call. The
   // job never waits for it; results, traps and fuel are the same either way. false: the
-  // interpreter alone (no LLVM work in the process).
-  bool tier_up = true;
+  // interpreter alone (no LLVM work in the process). Off by default in the library: a process
+  // that turns it on must call wasm_sandbox_stop_tier_up() before it exits (a compilation still
+  // running while exit destroys LLVM's statics crashes). The sprawl CLI turns it on (its auto).
+  bool tier_up = false;
   // The compiled-code cache (docs/compiled-tier.md, "Code cache"): a folder (created 0700 when
   // missing; not used when another user owns it or others may write it) of machine code per
   // module, engine build, LLVM version, CPU features and fuel mode, checked on every read (a

@@ -274,16 +274,16 @@ jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCache
     }
     miss = std::move(code.error());
   }
-  if (tier == Tier::Auto && tier_up) {  // nothing compiled yet: hot functions, in the background
-    jit_code[variant] = jit::tier_up_code(*this, variant == kMetered);
-    jit_code[variant]->cache_miss = std::move(miss);
-    return jit_code[variant].get();
-  }
   if (tier != Tier::Compile) {
     // Auto interprets the module; say why when asked (a missing plugin shows here too).
     if (!miss.empty() && std::getenv("SPRAWLING_JIT_STATS") != nullptr)
-      std::fprintf(stderr, "sprawl jit: auto: %s; the interpreter runs the module\n", miss.c_str());
-    return nullptr;
+      std::fprintf(stderr, "sprawl jit: auto: %s; the interpreter runs the module%s\n", miss.c_str(),
+                   tier_up && tier == Tier::Auto ? ", hot functions compile in the background" : "");
+    if (!tier_up || tier != Tier::Auto) return nullptr;
+    // Nothing compiled yet: hot functions, in the background (tiering.cpp).
+    jit_code[variant] = jit::tier_up_code(*this, variant == kMetered);
+    jit_code[variant]->cache_miss = std::move(miss);
+    return jit_code[variant].get();
   }
   jit_code[variant] = jit::compile_module(*this, variant == kMetered);
   jit_code[variant]->cache_miss = std::move(miss);
