@@ -75,7 +75,7 @@ class TierUp : public ::testing::Test {
   }
   void TearDown() override { jit::tier_up_set_calls(20000); }
   // Both tiers under `fuel` (none: unmetered): Auto with tier-up must give the interpreter's outcome.
-  void same(const char* name, std::vector<Value> args, std::optional<std::uint64_t> fuel) {
+  void same(const char* name, const std::vector<Value>& args, std::optional<std::uint64_t> fuel) {
     const Outcome interp = run(module_, Tier::Interpret, name, args, fuel);
     const Outcome tiered = run(module_, Tier::Auto, name, args, fuel);
     EXPECT_EQ(tiered, interp) << name << " fuel " << (fuel ? static_cast<std::int64_t>(*fuel) : -1);
