@@ -1,4 +1,4 @@
-# Writes OUT, the header defining SPRAWLING_JIT_ABI: a SHA-256 of every header listed in LIST (one
+# Writes OUT, the header defining SPRAWLING_JIT_ABI: a SHA-256 of every file listed in LIST (one
 # path a line) and of FLAGS (compiler, flags, build type). The engine and the compiled tier's plugin
 # both compile it in and compare at load (src/wasm/jit/plugin_abi.hpp): a plugin built against
 # other headers or flags would not agree with the engine on the layouts they share. Run at build

@@ -67,8 +67,8 @@ std::filesystem::path engine_binary() {
 // Where the plugin may be, in order: SPRAWLING_JIT_PLUGIN alone when set; else beside the binary
 // holding the engine (libsprawling.so, or a program installed beside it), the install tree's
 // library folder as seen from a program in its bin folder, that folder's absolute path as
-// installed, the build tree's copy (tests and fuzzers run from the build tree), and the dynamic
-// loader's search path. A candidate
+// installed, the build tree's copy (tests and fuzzers run from the build tree: for them it comes
+// before the installed one), and the dynamic loader's search path. A candidate
 // built from other sources is refused by the handshake, so the next one is tried.
 std::vector<std::filesystem::path> candidates() {
   if (const char* env = std::getenv("SPRAWLING_JIT_PLUGIN"); env != nullptr && *env != '\0') return {env};
@@ -78,6 +78,10 @@ std::vector<std::filesystem::path> candidates() {
     out.push_back(dir / kPluginName);
     out.push_back((dir / SPRAWLING_JIT_LIBDIR_FROM_BINDIR / kPluginName).lexically_normal());
   }
+  // A program of the build tree (tests, fuzzers) takes the build tree's plugin before an
+  // installed one, which may come from other sources with the same token.
+  const std::string_view build_root = SPRAWLING_JIT_BUILD_ROOT "/";
+  if (dir.native().starts_with(build_root)) out.emplace_back(SPRAWLING_JIT_BUILD_PATH);
   out.emplace_back(SPRAWLING_JIT_INSTALLED_PATH);
   out.emplace_back(SPRAWLING_JIT_BUILD_PATH);
   // Last, the bare name: the dynamic loader's own search (LD_LIBRARY_PATH, ld.so.cache, /usr/lib),
