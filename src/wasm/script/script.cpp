@@ -209,6 +209,9 @@ class Runner {
                    store_.add_global({ValType::F64, false}, Value::f64_bits(std::bit_cast<std::uint64_t>(666.0))));
     linker_.define("spectest", "table",
                    store_.add_table(TableType{ValType::FuncRef, Limits{10, 20}}, Value::null(ValType::FuncRef)));
+    // table64 (the reference interpreter's spectest has it: i64 10 20 funcref).
+    linker_.define("spectest", "table64",
+                   store_.add_table(TableType{ValType::FuncRef, Limits{10, 20, true}}, Value::null(ValType::FuncRef)));
     linker_.define("spectest", "memory", store_.add_memory(MemoryType{Limits{1, 2}}));
   }
 
