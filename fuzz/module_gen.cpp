@@ -146,8 +146,11 @@ class Generator {
       module_.more_memories.push_back(ww::Limits{1, 3, mem1_is64_});
       memories_ = 2;
     }
-    module_.table = ww::Limits{nfuncs + 2, nfuncs + 2};
+    // table64 (with memory64, as in Wasmtime): sometimes a 64-bit table, indexed by i64.
+    table_is64_ = options_.memory64 && in_.below(4) == 0;
+    module_.table = ww::Limits{nfuncs + 2, nfuncs + 2, table_is64_};
     ww::ElemSegment elem;
+    elem.offset64 = table_is64_;
     for (std::uint32_t i = 0; i < nfuncs; ++i) elem.funcs.push_back(i);
     module_.elems.push_back(elem);
     module_.globals = {constant_global(ww::type::i32), constant_global(ww::type::i32), constant_global(ww::type::i64),
@@ -481,6 +484,15 @@ class Generator {
   }
 
   void table_index(Bytes& code, int depth) {
+    if (table_is64_) {  // an i64 index; sometimes 2^32 + k, which must trap, never reach slot k
+      switch (in_.below(6)) {
+        case 0: expr(code, ww::type::i64, depth + 1); return;
+        case 1: ww::i64_const(code, static_cast<std::int64_t>((std::uint64_t{1} << 32) + in_.below(4))); return;
+        default:
+          ww::i64_const(code, static_cast<std::int64_t>(in_.below(static_cast<std::uint32_t>(func_types_.size()) + 3)));
+          return;
+      }
+    }
     if (in_.below(4) != 0) {
       ww::i32_const(code, static_cast<std::int32_t>(in_.below(static_cast<std::uint32_t>(func_types_.size()) + 3)));
     } else {
@@ -949,6 +961,7 @@ class Generator {
   GenOptions options_;
   std::uint32_t memories_ = 1;  // 2 with a second memory (GenOptions::multi_memory)
   bool mem1_is64_ = false;     // memory 1 is a memory64 memory
+  bool table_is64_ = false;    // table 0 is a 64-bit table (table64, GenOptions::memory64)
   ww::Module module_;
   std::vector<std::uint32_t> func_types_;
   std::vector<std::uint8_t> locals_;

@@ -35,7 +35,9 @@ struct GenOptions {
   // Multiple memories and memory64 (WebAssembly 3.0): with multi_memory a second memory, which
   // loads, stores and memory.* address by index; with memory64 as well, that memory is sometimes
   // 64-bit (i64 addresses, offsets past 2^32, addresses near 2^64 that must trap, not wrap).
-  // Memory 0 stays i32. The tiers target turns both off: such functions stay interpreted.
+  // Memory 0 stays i32. With memory64 the table is sometimes 64-bit (table64: call_indirect and
+  // return_call_indirect take i64 indexes, some of them 2^32 + k, which must trap, not reach
+  // slot k). The tiers target turns both off: such functions stay interpreted.
   bool multi_memory = true;
   bool memory64 = true;
 };

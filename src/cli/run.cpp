@@ -70,9 +70,9 @@ Options:
   -W multi-memory=y|n      WebAssembly 3.0 multiple memories (memory indices in loads, stores
                            and memory.*); n refuses a module with more than one memory;
                            default y (as Wasmtime)
-  -W memory64=y|n          WebAssembly 3.0 64-bit memories (i64 addresses; still capped by
-                           max-memory-size); n refuses a module with one; default y (as
-                           Wasmtime's 3.0 releases)
+  -W memory64=y|n          WebAssembly 3.0 64-bit memories and tables (i64 addresses and
+                           indexes; still capped by max-memory-size, max-table-elements); n
+                           refuses a module with one; default y (as Wasmtime's 3.0 releases)
   --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past

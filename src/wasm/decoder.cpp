@@ -134,6 +134,11 @@ class Decoder {
   GlobalType global_type();
   void check_memory_type(const MemoryType& mt, std::size_t at);
   void check_table_type(const TableType& tt, std::size_t at);
+  // table64: an active element segment's offset has its table's address type (i64 for a 64-bit
+  // table; i32 for an unknown table, which is reported on its own).
+  [[nodiscard]] ValType table_address_type(std::uint32_t table) const {
+    return table < module_.tables.size() && module_.tables[table].limits.is64 ? ValType::I64 : ValType::I32;
+  }
   ConstExpr const_expr(ValType type);
 
   ByteReader r_;
@@ -335,24 +340,26 @@ Limits Decoder::limits() {
 TableType Decoder::table_type() {
   TableType t;
   t.element = reftype();
-  if (context_.features.memory64) {
-    // 3.0 reads the flags as a byte; 0x04/0x05 (a 64-bit table) is table64, not supported here.
-    const std::size_t at = r_.offset();
-    const std::uint8_t flags = r_.u8();
-    if (!r_.ok()) return t;
-    if (flags == 0x04 || flags == 0x05) {
-      r_.fail(CompileError::Kind::Unsupported, at, "64-bit tables (table64) are not supported by this engine");
-      return t;
-    }
-    if (flags > 1) {
-      r_.malformed(at, "malformed limits flags");
-      return t;
-    }
-    t.limits.min = r_.u32();
-    if (flags == 1) t.limits.max = r_.u32();
+  const std::size_t at = r_.offset();
+  const std::optional<std::uint8_t> first = r_.peek();
+  const bool flags64 = first == 0x04 || first == 0x05;
+  if (!context_.features.memory64 && !flags64) {
+    t.limits = limits();
     return t;
   }
-  t.limits = limits();
+  // 3.0 reads the flags as a byte, bit 2 making the table 64-bit (table64, i64 indexes), and u64
+  // sizes for both address types (check_table_type bounds them). With memory64 off (Wasmtime puts
+  // table64 under it) a 64-bit table is read whole, then refused naming the feature.
+  if (!context_.features.memory64) invalid(at, "a 64-bit table (table64), and the memory64 feature is off");
+  const std::uint8_t flags = r_.u8();
+  if (!r_.ok()) return t;
+  if ((flags & ~std::uint8_t{0x05}) != 0) {
+    r_.malformed(at, "malformed limits flags");
+    return t;
+  }
+  t.limits.is64 = (flags & 0x04) != 0;
+  t.limits.min = r_.u64();
+  if ((flags & 0x01) != 0) t.limits.max = r_.u64();
   return t;
 }
 
@@ -394,7 +401,13 @@ GlobalType Decoder::global_type() {
 }
 
 void Decoder::check_table_type(const TableType& tt, std::size_t at) {
-  if (tt.limits.max && tt.limits.min > *tt.limits.max) invalid(at, "size minimum must not be greater than maximum");
+  // An i32 table's sizes fit 32 bits (3.0 reads them as u64); a 64-bit table's any u64.
+  const Limits& l = tt.limits;
+  if (!l.is64 && (l.min > 0xFFFF'FFFFu || (l.max && *l.max > 0xFFFF'FFFFu))) {
+    invalid(at, "table size must be at most 2^32-1");
+  } else if (l.max && l.min > *l.max) {
+    invalid(at, "size minimum must not be greater than maximum");
+  }
 }
 
 void Decoder::check_memory_type(const MemoryType& mt, std::size_t at) {
@@ -692,7 +705,7 @@ void Decoder::element_section() {
     } else {
       seg.mode = SegmentMode::Active;
       if (explicit_table) seg.table_index = r_.u32();
-      seg.offset = const_expr(ValType::I32);
+      seg.offset = const_expr(table_address_type(seg.table_index));
     }
     // Flags 0 and 4 imply funcref; the others spell an elemkind (0x00) or a reftype.
     if (flags != 0 && flags != 4) {

@@ -34,7 +34,8 @@ struct Features {
                                // earlier-defined immutable globals there (2.0: imported ones only)
   bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (fixed-width SIMD is Module::simd_use)
   bool multi_memory = true;    // more than one memory; memory indices in memargs and memory.*
-  bool memory64 = true;        // memories with i64 addresses (`(memory i64 …)`), u64 memarg offsets
+  bool memory64 = true;        // memories with i64 addresses (`(memory i64 …)`), u64 memarg offsets,
+                               // and 64-bit tables (table64: `(table i64 …)`, i64 indexes)
   bool exceptions = true;      // tags, exnref, throw, throw_ref, try_table (and the legacy try,
                                // catch, catch_all, rethrow, delegate); Wasmtime's -W exceptions
   [[nodiscard]] static constexpr Features wasm2() noexcept {

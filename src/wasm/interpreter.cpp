@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <limits>
 
 // Labels-as-values is a GNU extension; it is confined to this file.
 #pragma GCC diagnostic push
@@ -330,15 +331,17 @@ L_Call:
   ret_ip = ip + layout::Call::kWords;
   goto do_call;
 // call_indirect and return_call_indirect: the callee from table L::table at slot L::idx, with
-// the same traps in the same order; then the arguments' base.
+// the same traps in the same order; then the arguments' base. Table indexes are read as u64 (an
+// i32 one is zero-extended in its slot, a 64-bit table's is whole) and a table has fewer than
+// 2^32 elements (max_table_elements is a u32), so one compare serves both address types.
 #define INDIRECT_CALLEE(L)                                                                            \
   do {                                                                                                \
     TableInst* t_ = inst->tables[ip[L::table]];                                                       \
-    const u32 i_ = static_cast<u32>(SLOT(L::idx));                                                    \
+    const u64 i_ = SLOT(L::idx);                                                                      \
     if (i_ >= t_->elements.size()) [[unlikely]] TRAP(TrapKind::UndefinedElement);                     \
     callee = reinterpret_cast<FuncInst*>(t_->elements[i_]);                                           \
     if (callee == nullptr) [[unlikely]] {                                                             \
-      out->element_index = i_;                                                                        \
+      out->element_index = static_cast<u32>(i_);                                                      \
       TRAP(TrapKind::UninitializedElement);                                                           \
     }                                                                                                 \
     const FuncType* want_ = inst->types[ip[L::type]];                                                 \
@@ -554,10 +557,13 @@ L_GlobalGet:
 L_GlobalSet:
   inst->globals[ip[layout::GlobalSet::global]]->bits = SLOT(layout::GlobalSet::src);
   NEXT(layout::GlobalSet::kWords);
+  // Tables: indexes and lengths read as u64 (an i32 one is zero-extended in its slot; table64's
+  // are whole), bounds checked as `i > size || n > size - i`, which cannot wrap.
+#define TABLE_OUT(t, i, n) ((i) > (t)->elements.size() || (n) > (t)->elements.size() - (i))
 L_TableGet: {
   using L = layout::TableGet;
   TableInst* t = inst->tables[ip[L::table]];
-  const u32 i = static_cast<u32>(SLOT(L::idx));
+  const u64 i = SLOT(L::idx);
   if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
   SLOT(L::dst) = t->elements[i];
   NEXT(L::kWords);
@@ -565,7 +571,7 @@ L_TableGet: {
 L_TableSet: {
   using L = layout::TableSet;
   TableInst* t = inst->tables[ip[L::table]];
-  const u32 i = static_cast<u32>(SLOT(L::idx));
+  const u64 i = SLOT(L::idx);
   if (i >= t->elements.size()) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
   t->elements[i] = SLOT(L::val);
   NEXT(L::kWords);
@@ -577,18 +583,20 @@ L_TableGrow: {
   using L = layout::TableGrow;
   TableInst* t = inst->tables[ip[L::table]];
   const u64 init = SLOT(L::init);
-  const u32 n = static_cast<u32>(SLOT(L::n));
-  CHARGE_UNITS(n);
-  SLOT(L::dst) = static_cast<u32>(t->grow(n, init));  // -1 → 0xFFFFFFFF
+  const u64 n = SLOT(L::n);
+  // A 64-bit table's n may pass 2^63: charged as the most fuel can hold, which exhausts it as n would.
+  CHARGE_UNITS(std::min<u64>(n, std::numeric_limits<i64>::max()));
+  const std::int64_t r = t->grow(n, init);
+  SLOT(L::dst) = t->type.limits.is64 ? static_cast<u64>(r) : static_cast<u32>(r);  // -1 → 0xFFFFFFFF for i32
   NEXT(L::kWords);
 }
 L_TableFill: {
   using L = layout::TableFill;
   TableInst* t = inst->tables[ip[L::table]];
-  const u32 i = static_cast<u32>(SLOT(L::i));
+  const u64 i = SLOT(L::i);
   const u64 v = SLOT(L::val);
-  const u32 n = static_cast<u32>(SLOT(L::n));
-  if (static_cast<u64>(i) + n > t->elements.size()) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
+  const u64 n = SLOT(L::n);
+  if (TABLE_OUT(t, i, n)) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
   CHARGE_UNITS(n);
   std::fill_n(t->elements.begin() + i, n, v);
   NEXT(L::kWords);
@@ -597,11 +605,10 @@ L_TableCopy: {
   using L = layout::TableCopy;
   TableInst* dt = inst->tables[ip[L::dst_table]];
   TableInst* st = inst->tables[ip[L::src_table]];
-  const u32 d = static_cast<u32>(SLOT(L::d));
-  const u32 s = static_cast<u32>(SLOT(L::s));
-  const u32 n = static_cast<u32>(SLOT(L::n));
-  if (static_cast<u64>(d) + n > dt->elements.size() || static_cast<u64>(s) + n > st->elements.size()) [[unlikely]]
-    TRAP(TrapKind::OutOfBoundsTableAccess);
+  const u64 d = SLOT(L::d);
+  const u64 s = SLOT(L::s);
+  const u64 n = SLOT(L::n);  // the smaller address type's: zero-extended unless both are 64-bit
+  if (TABLE_OUT(dt, d, n) || TABLE_OUT(st, s, n)) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
   CHARGE_UNITS(n);
   if (n != 0) std::memmove(dt->elements.data() + d, st->elements.data() + s, n * sizeof(u64));
   NEXT(L::kWords);
@@ -610,15 +617,16 @@ L_TableInit: {
   using L = layout::TableInit;
   const std::vector<u64>& seg = inst->elements[ip[L::elem]];
   TableInst* t = inst->tables[ip[L::table]];
-  const u32 d = static_cast<u32>(SLOT(L::d));
+  const u64 d = SLOT(L::d);
   const u32 s = static_cast<u32>(SLOT(L::s));
   const u32 n = static_cast<u32>(SLOT(L::n));
-  if (static_cast<u64>(s) + n > seg.size() || static_cast<u64>(d) + n > t->elements.size()) [[unlikely]]
+  if (static_cast<u64>(s) + n > seg.size() || TABLE_OUT(t, d, u64{n})) [[unlikely]]
     TRAP(TrapKind::OutOfBoundsTableAccess);
   CHARGE_UNITS(n);
   if (n != 0) std::memcpy(t->elements.data() + d, seg.data() + s, n * sizeof(u64));
   NEXT(L::kWords);
 }
+#undef TABLE_OUT
 L_ElemDrop:
   inst->elements[ip[layout::ElemDrop::elem]].clear();
   NEXT(layout::ElemDrop::kWords);

@@ -72,10 +72,11 @@ std::int64_t MemoryInst::grow(std::uint64_t delta_pages) {
   return static_cast<std::int64_t>(old_pages);
 }
 
-std::int64_t TableInst::grow(std::uint32_t n, std::uint64_t init) {
+std::int64_t TableInst::grow(std::uint64_t n, std::uint64_t init) {
   const std::uint64_t old = elements.size();
-  if (old + n > max_elements) return -1;
-  if (account != nullptr && !account->take(std::uint64_t{n} * sizeof(std::uint64_t))) return -1;
+  // n may be any u64 (a 64-bit table's table.grow): compared without wrapping, before any charge.
+  if (old > max_elements || n > max_elements - old) return -1;
+  if (account != nullptr && !account->take(n * sizeof(std::uint64_t))) return -1;
   elements.resize(old + n, init);
   return static_cast<std::int64_t>(old);
 }

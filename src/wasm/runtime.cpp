@@ -439,7 +439,7 @@ namespace {
 
 bool limits_match(std::uint64_t actual_min, std::optional<std::uint64_t> actual_max, const Limits& want,
                   bool actual_is64 = false) {
-  if (actual_is64 != want.is64) return false;  // memory64: an i64 memory matches only an i64 import
+  if (actual_is64 != want.is64) return false;  // memory64/table64: the address types must be equal
   if (actual_min < want.min) return false;
   if (want.max) {
     if (!actual_max || *actual_max > *want.max) return false;
@@ -554,7 +554,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
       case ExternKind::Table: {
         TableInst* t = std::get<TableInst*>(ext);
         if (t->type.element != imp.table.element ||
-            !limits_match(t->elements.size(), t->type.limits.max, imp.table.limits))
+            !limits_match(t->elements.size(), t->type.limits.max, imp.table.limits, t->type.limits.is64))
           return link_error("incompatible import type");
         inst.tables.push_back(t);
         break;
@@ -693,9 +693,11 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     const ElementSegment& seg = m.elements[i];
     if (seg.mode == SegmentMode::Active) {
       TableInst* t = inst.tables[seg.table_index];
-      const auto offset = static_cast<std::uint32_t>(eval_const(seg.offset, inst));
+      // i32 offsets are zero-extended in their slot; a 64-bit table's are u64 (never wrapping below).
+      const std::uint64_t offset = t->type.limits.is64 ? eval_const(seg.offset, inst)
+                                                       : static_cast<std::uint32_t>(eval_const(seg.offset, inst));
       const auto& refs = inst.elements[i];
-      if (static_cast<std::uint64_t>(offset) + refs.size() > t->elements.size()) {
+      if (offset > t->elements.size() || refs.size() > t->elements.size() - offset) {
         Trap tr;
         tr.kind = TrapKind::OutOfBoundsTableAccess;
         tr.message = std::string(trap_message(tr.kind));

@@ -93,8 +93,9 @@ struct TableInst {
   std::vector<std::uint64_t> elements;  // FuncInst* bits or externref payloads; 0 = null
   std::uint32_t max_elements = 0;       // the declared max clamped by StoreLimits
   ResourceAccount* account = nullptr;   // charged 8 bytes per element (none: unlimited)
-  // table.grow: the old size, or -1 past max_elements or the account.
-  [[nodiscard]] std::int64_t grow(std::uint32_t n, std::uint64_t init);
+  // table.grow: the old size, or -1 past max_elements or the account (n: a 64-bit table's may be
+  // any u64; refused before anything is charged or allocated).
+  [[nodiscard]] std::int64_t grow(std::uint64_t n, std::uint64_t init);
 };
 
 // What a ResourcePool recycles: a value stack + frame array, or a memory reservation whose

@@ -64,8 +64,8 @@ struct FuncType {
 };
 
 // https://webassembly.github.io/spec/core/syntax/types.html#limits
-// `is64`: the limits of a memory64 memory (i64 addresses; WebAssembly 3.0's address type),
-// whose page counts may exceed 32 bits. Tables are always i32-indexed here (no table64).
+// `is64`: the limits of a memory64 memory or a 64-bit table (i64 addresses/indexes; WebAssembly
+// 3.0's address type), whose page or element counts may exceed 32 bits.
 struct Limits {
   std::uint64_t min = 0;
   std::optional<std::uint64_t> max;

@@ -406,6 +406,39 @@ bool FunctionValidator::check_table(std::uint32_t tableidx) {
   return true;
 }
 
+// table64: a table's indexes, sizes and lengths have its address type (i64 for a 64-bit table).
+ValType FunctionValidator::table_address_type(std::uint32_t tableidx) const {
+  return context_.module->tables[tableidx].limits.is64 ? ValType::I64 : ValType::I32;
+}
+
+// The signature-typed table instructions on a 64-bit table (indices already checked): table.size
+// returns the address type; table.init's destination has it; table.copy's length has the smaller
+// of the two tables' address types. Returns false for the others, which their signature types.
+bool FunctionValidator::step_table64(const Instruction& ins) {
+  switch (ins.op) {
+    case Opcode::TableSize:
+      if (table_address_type(ins.index) != ValType::I64) return false;
+      push(ValType::I64);
+      return true;
+    case Opcode::TableInit:  // [at i32 i32]; ins.index2 is the table
+      if (table_address_type(ins.index2) != ValType::I64) return false;
+      pop(ValType::I32);
+      pop(ValType::I32);
+      pop(ValType::I64);
+      return true;
+    case Opcode::TableCopy: {  // [at_dst at_src min(at_dst, at_src)]
+      const ValType dst = table_address_type(ins.index);
+      const ValType src = table_address_type(ins.index2);
+      if (dst != ValType::I64 && src != ValType::I64) return false;
+      pop(dst == ValType::I64 && src == ValType::I64 ? ValType::I64 : ValType::I32);
+      pop(src);
+      pop(dst);
+      return true;
+    }
+    default: return false;
+  }
+}
+
 // The index/alignment checks of the simple (signature-typed) instructions that carry immediates.
 bool FunctionValidator::check_simple_immediates(const Instruction& ins) {
   const Module& m = *context_.module;
@@ -475,6 +508,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
     if (is_relaxed_simd(ins.op) && !relaxed_simd_enabled(ins)) return error_;
     if (step_memory(ins)) return error_;
     if (oi.imm != ImmKind::None && !check_simple_immediates(ins)) return error_;
+    if (step_table64(ins)) return error_;
     const SigTypes& sig = sig_types(oi.sig);
     for (std::size_t i = sig.param_count; i-- > 0;) pop(sig.params[i]);
     if (sig.result_count) push(sig.result);
@@ -593,7 +627,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
       }
       const FuncType& ft = m.types[ins.index];
       if (!check_tail_call_results(ft)) break;
-      pop(ValType::I32);
+      pop(table_address_type(ins.index2));
       pop_all(ft.params);
       mark_unreachable();
       break;
@@ -609,7 +643,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
         break;
       }
       const FuncType& ft = m.types[ins.index];
-      pop(ValType::I32);
+      pop(table_address_type(ins.index2));
       pop_all(ft.params);
       push_all(ft.results);
       break;
@@ -678,25 +712,25 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
     }
     case Opcode::TableGet:
       if (!check_table(ins.index)) break;
-      pop(ValType::I32);
+      pop(table_address_type(ins.index));
       push(m.tables[ins.index].element);
       break;
     case Opcode::TableSet:
       if (!check_table(ins.index)) break;
       pop(m.tables[ins.index].element);
-      pop(ValType::I32);
+      pop(table_address_type(ins.index));
       break;
     case Opcode::TableGrow:
       if (!check_table(ins.index)) break;
-      pop(ValType::I32);
+      pop(table_address_type(ins.index));
       pop(m.tables[ins.index].element);
-      push(ValType::I32);
+      push(table_address_type(ins.index));
       break;
     case Opcode::TableFill:
       if (!check_table(ins.index)) break;
-      pop(ValType::I32);
+      pop(table_address_type(ins.index));
       pop(m.tables[ins.index].element);
-      pop(ValType::I32);
+      pop(table_address_type(ins.index));
       break;
     case Opcode::RefNull: push(ins.type); break;
     case Opcode::RefIsNull: {

@@ -129,6 +129,8 @@ class FunctionValidator {
   bool step_memory(const Instruction& ins);
   void check_memarg(const Instruction& ins);
   bool check_table(std::uint32_t tableidx);
+  [[nodiscard]] ValType table_address_type(std::uint32_t tableidx) const;
+  bool step_table64(const Instruction& ins);
   bool check_simple_immediates(const Instruction& ins);
   void check_lanes(const Instruction& ins);
   bool check_tail_call_results(const FuncType& callee);

@@ -525,6 +525,43 @@ TEST(Memory64, GrowPastTheMemoryLimitReturnsMinusOneAndAccessesNeverWrap) {
       << std::get<Trap>(ran->exit).message;
 }
 
+TEST(Table64, GrowPastMaxTableElementsReturnsMinusOneAndTheMemory64SwitchRefusesIt) {
+  // A 64-bit table (table64, under -W memory64 as in Wasmtime) grows up to max_table_elements
+  // (here 100); past it, a hostile 2^40 and 2^64 - 1 included, table.grow returns the i64 -1; an
+  // index of 2^32 traps. Metered, the 2^40 grow is charged per element as an i32 table's grow
+  // and exhausts the job's fuel. With memory64 off the module is refused naming table64.
+  TempDir dir;
+  const auto grow = dir.write("grow.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (table $t i64 1 funcref)
+  (func (export "_start")
+    (if (i64.ne (table.grow $t (ref.null func) (i64.const 100)) (i64.const -1)) (then (call $proc_exit (i32.const 1))))
+    (if (i64.ne (table.grow $t (ref.null func) (i64.const 0x100_0000_0000)) (i64.const -1)) (then (call $proc_exit (i32.const 2))))
+    (if (i64.ne (table.grow $t (ref.null func) (i64.const -1)) (i64.const -1)) (then (call $proc_exit (i32.const 3))))
+    (if (i64.ne (table.grow $t (ref.null func) (i64.const 99)) (i64.const 1)) (then (call $proc_exit (i32.const 4))))
+    (if (i64.ne (table.size $t) (i64.const 100)) (then (call $proc_exit (i32.const 5))))
+    (drop (table.get $t (i64.const 0x1_0000_0000)))
+    (call $proc_exit (i32.const 0))))
+)");
+  WasmSandbox sandbox(SandboxConfig{.max_table_elements = 100, .meter_fuel = false});
+  auto ran = sandbox.run(job_for(grow));
+  ASSERT_TRUE(ran.has_value()) << ran.error().to_string();
+  ASSERT_TRUE(std::holds_alternative<Trap>(ran->exit));
+  EXPECT_NE(std::get<Trap>(ran->exit).message.find("out of bounds table access"), std::string::npos)
+      << std::get<Trap>(ran->exit).message;
+  WasmSandbox metered(SandboxConfig{.max_table_elements = 100});
+  auto out_of_fuel = metered.run(job_for(grow));
+  ASSERT_TRUE(out_of_fuel.has_value()) << out_of_fuel.error().to_string();
+  EXPECT_TRUE(std::holds_alternative<FuelExhausted>(out_of_fuel->exit));
+  WasmSandbox no_64(SandboxConfig{.memory64 = false});
+  auto refused = no_64.run(job_for(grow));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(refused.error().message.find("a 64-bit table (table64), and the memory64 feature is off"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST(ModuleErrors, ExceptionsSwitchRefusesModulesUsingThemAndUncaughtIsATrap) {
   // Exception handling runs by default (Wasmtime 47+); an exception leaving _start is a trap
   // naming its tag; with exceptions off the module is refused naming its first use.

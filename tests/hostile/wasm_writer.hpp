@@ -103,12 +103,13 @@ struct Export {
 struct Limits {
   std::uint64_t min = 0;
   std::optional<std::uint64_t> max;
-  bool is64 = false;  // a memory64 memory (limits flags bit 2)
+  bool is64 = false;  // a memory64 memory or a 64-bit table (limits flags bit 2)
 };
 
 struct ElemSegment {  // active, table 0, funcref by index
   std::int32_t offset = 0;
   std::vector<std::uint32_t> funcs;
+  bool offset64 = false;  // an i64.const offset (table 0 is a 64-bit table)
 };
 
 struct DataSegment {  // active on memory 0 at an i32.const offset, or passive
@@ -223,7 +224,11 @@ struct Module {
       uleb(b, elems.size());
       for (const auto& e : elems) {
         b.push_back(0x00);  // active, table 0, funcref indices
-        i32_const(b, e.offset);
+        if (e.offset64) {
+          i64_const(b, e.offset);
+        } else {
+          i32_const(b, e.offset);
+        }
         b.push_back(0x0b);
         uleb(b, e.funcs.size());
         for (auto f : e.funcs) uleb(b, f);

@@ -349,6 +349,63 @@ TEST(CompilerMemories, FunctionsUsingOtherMemoriesStayInterpretedAndAgreeWithThe
   }
 }
 
+// 64-bit tables (table64): a function naming one (table.*, call_indirect) stays interpreted with
+// the reason named, the i32 table's compile; both tiers agree on results, traps (an index of
+// 2^32 + 1 is out of bounds, never slot 1) and fuel, including a grow past the cap.
+constexpr std::string_view kTables64 = R"((module
+  (type $v (func (result i32)))
+  (func $seven (type $v) (i32.const 7))
+  (table $t32 2 funcref)
+  (table $t64 i64 2 4 funcref)
+  (elem (table $t32) (i32.const 1) func $seven)
+  (elem (table $t64) (i64.const 1) func $seven)
+  (func $plain (export "plain") (param i32) (result i32)
+    (i32.add (call_indirect $t32 (type $v) (local.get 0)) (table.size $t32)))
+  (func (export "wide") (param i64) (result i64)
+    (drop (table.grow $t64 (ref.func $seven) (i64.const 1)))
+    (table.fill $t64 (i64.const 2) (table.get $t64 (i64.const 1)) (i64.const 1))
+    (i64.add (i64.extend_i32_u (call_indirect $t64 (type $v) (local.get 0))) (table.size $t64)))
+  (func (export "grow") (param i64) (result i64) (table.grow $t64 (ref.null func) (local.get 0)))
+  (func (export "calls") (param i32) (result i32) (i32.mul (call $plain (local.get 0)) (i32.const 2))))
+)";
+
+TEST(CompilerTable64, FunctionsUsingA64BitTableStayInterpretedAndAgreeWithTheInterpreter) {
+  auto module = compile_wat(kTables64);
+  ASSERT_NE(module, nullptr);
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    ASSERT_EQ(code.reasons.size(), 5u);
+    for (std::size_t i : {2u, 3u}) EXPECT_NE(code.reasons[i].find("64-bit table (table64)"), std::string::npos) << i;
+    for (std::size_t i : {0u, 1u, 4u}) EXPECT_EQ(code.reasons[i], "") << i;
+  }
+  auto same = [&](std::string_view name, Value arg, std::optional<std::uint64_t> fuel) {
+    const Outcome want = run(module, Tier::Interpret, name, {arg}, fuel);
+    const Outcome got = run(module, Tier::Compile, name, {arg}, fuel);
+    EXPECT_EQ(want, got) << name << " fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+    return want;
+  };
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
+    EXPECT_EQ(same("calls", Value::i32(1), fuel).results.at(0).bits, 18u);  // (7 + 2) * 2
+    EXPECT_EQ(same("wide", Value::i64(2), fuel).results.at(0).bits, 10u);   // 7 + 3 elements
+    EXPECT_EQ(same("wide", Value::i64((std::uint64_t{1} << 32) + 1), fuel).trap, TrapKind::UndefinedElement);
+    EXPECT_EQ(same("wide", Value::i64(0), fuel).trap, TrapKind::UninitializedElement);
+    EXPECT_EQ(same("grow", Value::i64(3), fuel).results.at(0).bits, ~std::uint64_t{0});  // past the max of 4
+    // 2^40 elements: -1 unmetered; metered, charged per element as an i32 grow, out of fuel.
+    const Outcome huge = same("grow", Value::i64(std::uint64_t{1} << 40), fuel);
+    if (fuel) {
+      EXPECT_EQ(huge.trap, TrapKind::OutOfFuel);
+    } else {
+      EXPECT_EQ(huge.results.at(0).bits, ~std::uint64_t{0});
+    }
+  }
+  // Every budget up to past completion: the same trap point and consumed fuel.
+  const Outcome full = run(module, Tier::Interpret, "wide", {Value::i64(2)}, std::uint64_t{1} << 30);
+  for (std::uint64_t budget = 1; budget <= full.fuel + 1; ++budget) {
+    same("wide", Value::i64(2), budget);
+    if (HasFailure()) return;
+  }
+}
+
 // Exception handling: functions that throw or catch stay interpreted (ModuleCode::reasons),
 // while the functions between a throw and its catch may be machine code: an exception leaves
 // compiled code as a trap of kind UncaughtException (the exception pending in the store), which

@@ -343,6 +343,32 @@ TEST(Decoder, ModuleLevelRules) {
   EXPECT_EQ(error_of(start).message.rfind("start function", 0), 0u);
 }
 
+TEST(Decoder, Table64LimitsImportsAndElementOffsets) {
+  // (table i64 1 0x1_0000_0000 funcref): flags 0x05, u64 sizes past 32 bits.
+  auto wide = decode_and_validate(module({{4, {0x01, 0x70, 0x05, 0x01, 0x80, 0x80, 0x80, 0x80, 0x10}}}));
+  ASSERT_TRUE(wide.has_value()) << wide.error().message;
+  EXPECT_EQ(wide->tables[0].limits, (Limits{1, std::uint64_t{1} << 32, true}));
+  // An imported 64-bit table (flags 0x04) keeps its address type.
+  auto imported = decode_and_validate(module({{2, {0x01, 0x01, 'm', 0x01, 't', 0x01, 0x70, 0x04, 0x0A}}}));
+  ASSERT_TRUE(imported.has_value()) << imported.error().message;
+  EXPECT_TRUE(imported->tables[0].limits.is64);
+  // An i32 table's sizes must fit 32 bits (3.0 reads them as u64); min <= max for both.
+  EXPECT_EQ(error_of(module({{4, {0x01, 0x70, 0x00, 0x80, 0x80, 0x80, 0x80, 0x10}}})).message,
+            "table size must be at most 2^32-1");
+  EXPECT_EQ(error_of(module({{4, {0x01, 0x70, 0x05, 0x02, 0x01}}})).message,
+            "size minimum must not be greater than maximum");
+  EXPECT_EQ(error_of(module({{4, {0x01, 0x70, 0x08, 0x00}}})).message, "malformed limits flags");
+  // An active segment's offset has its table's type: i64.const for a 64-bit table.
+  const Bytes table64 = {0x01, 0x70, 0x04, 0x01};
+  EXPECT_TRUE(decode_and_validate(module({{4, table64}, {9, {0x01, 0x00, 0x42, 0x00, 0x0B, 0x00}}})).has_value());
+  EXPECT_EQ(error_of(module({{4, table64}, {9, {0x01, 0x00, 0x41, 0x00, 0x0B, 0x00}}})).message.rfind("type mismatch", 0),
+            0u);
+  // With memory64 off (-W memory64=n: Wasmtime puts table64 under it) refused by name.
+  const auto off = decode_and_validate(module({{4, table64}}), Features::wasm2());
+  ASSERT_FALSE(off.has_value());
+  EXPECT_EQ(off.error().message, "a 64-bit table (table64), and the memory64 feature is off");
+}
+
 TEST(Decoder, StartOfAFunctionWithAnUnknownTypeDoesNotCrash) {
   // Found by mutation fuzzing: the function's type index 5 dangles, then a start section names it.
   const Bytes b =

@@ -13,6 +13,7 @@
 namespace sprawling::wasm {
 namespace {
 
+using testing::compile_text;
 using testing::export_func;
 
 constexpr std::string_view kModule = R"(
@@ -104,15 +105,6 @@ constexpr std::string_view kModule = R"(
   (func (export "catch_none") (result i32) (i32.const 0))
 )
 )";
-
-std::shared_ptr<const CompiledModule> compile_text(std::string_view wat) {
-  auto bin = text::wat_to_binary(wat);
-  EXPECT_TRUE(bin.has_value()) << (bin ? "" : bin.error().message);
-  if (!bin) return nullptr;
-  auto m = compile(*bin);
-  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().message);
-  return m ? *m : nullptr;
-}
 
 struct Reenter {
   Store* store = nullptr;

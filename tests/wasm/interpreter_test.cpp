@@ -458,5 +458,136 @@ TEST_F(TailCallTest, ValueStackExhaustionAtATailCallIsATrap) {
   EXPECT_EQ(r.error().kind, TrapKind::CallStackExhausted);
 }
 
+
+// ---------------------------------------------------------------- 64-bit tables (table64)
+
+// $t64 (i64 indexes, declared max 10) and $t32, both funcref; slot 1 of $t64 holds $seven.
+constexpr std::string_view kTable64 = R"((module
+  (type $v (func (result i32)))
+  (func $seven (type $v) (i32.const 7))
+  (table $t64 i64 4 10 funcref)
+  (table $t32 4 funcref)
+  (elem (table $t64) (i64.const 1) func $seven)
+  (func (export "is_null") (param i64) (result i32) (ref.is_null (table.get $t64 (local.get 0))))
+  (func (export "set") (param i64) (table.set $t64 (local.get 0) (ref.func $seven)))
+  (func (export "size") (result i64) (table.size $t64))
+  (func (export "grow") (param i64) (result i64) (table.grow $t64 (ref.null func) (local.get 0)))
+  (func (export "grow32") (param i32) (result i32) (table.grow $t32 (ref.null func) (local.get 0)))
+  (func (export "fill") (param i64 i64) (table.fill $t64 (local.get 0) (ref.func $seven) (local.get 1)))
+  (func (export "fill32") (param i32 i32) (table.fill $t32 (local.get 0) (ref.func $seven) (local.get 1)))
+  (func (export "call") (param i64) (result i32) (call_indirect $t64 (type $v) (local.get 0)))
+  (func (export "call32") (param i32) (result i32) (call_indirect $t32 (type $v) (local.get 0)))
+  (func (export "copy_64_to_32") (param i32 i64 i32) (table.copy $t32 $t64 (local.get 0) (local.get 1) (local.get 2)))
+  (func (export "copy_32_to_64") (param i64 i32 i32) (table.copy $t64 $t32 (local.get 0) (local.get 1) (local.get 2))))
+)";
+
+class Table64Test : public ::testing::Test {
+ protected:
+  void instantiate(StoreLimits limits) {
+    module_ = testing::compile_text(kTable64);
+    ASSERT_TRUE(module_);
+    store_ = std::make_unique<Store>(limits);
+    auto inst = store_->instantiate(module_, {});
+    ASSERT_TRUE(inst.has_value()) << inst.error().message;
+    instance_ = *inst;
+  }
+  void SetUp() override { instantiate(StoreLimits{}); }
+  std::expected<std::vector<Value>, Trap> call(std::string_view name, std::vector<Value> args) {
+    return store_->invoke(export_func(*instance_, name), args);
+  }
+  std::uint64_t result(std::string_view name, std::vector<Value> args) {
+    auto r = call(name, std::move(args));
+    EXPECT_TRUE(r.has_value()) << name << ": " << (r ? "" : r.error().message);
+    return r && !r->empty() ? (*r)[0].bits : ~std::uint64_t{0} - 1;
+  }
+  std::optional<TrapKind> trap(std::string_view name, std::vector<Value> args) {
+    auto r = call(name, std::move(args));
+    return r ? std::nullopt : std::optional<TrapKind>{r.error().kind};
+  }
+
+  std::shared_ptr<const CompiledModule> module_;
+  std::unique_ptr<Store> store_;
+  Instance* instance_ = nullptr;
+};
+
+constexpr std::uint64_t k2To32 = std::uint64_t{1} << 32;
+constexpr std::uint64_t kAllOnes = ~std::uint64_t{0};
+
+TEST_F(Table64Test, IndexesAtOrPast2To32TrapInsteadOfWrapping) {
+  EXPECT_EQ(result("call", {Value::i64(1)}), 7u);
+  EXPECT_EQ(result("is_null", {Value::i64(1)}), 0u);
+  // 2^32 + 1 would be slot 1 if the index were cut to 32 bits.
+  EXPECT_EQ(trap("is_null", {Value::i64(k2To32 + 1)}), TrapKind::OutOfBoundsTableAccess);
+  EXPECT_EQ(trap("set", {Value::i64(k2To32)}), TrapKind::OutOfBoundsTableAccess);
+  EXPECT_EQ(trap("call", {Value::i64(k2To32 + 1)}), TrapKind::UndefinedElement);
+  EXPECT_EQ(trap("call", {Value::i64(kAllOnes)}), TrapKind::UndefinedElement);
+  // table.fill: i + n past 2^64 traps (wrapping would make it 0); n = 0 at i = size is allowed.
+  EXPECT_EQ(trap("fill", {Value::i64(1), Value::i64(kAllOnes)}), TrapKind::OutOfBoundsTableAccess);
+  EXPECT_EQ(trap("fill", {Value::i64(kAllOnes), Value::i64(2)}), TrapKind::OutOfBoundsTableAccess);
+  EXPECT_EQ(trap("fill", {Value::i64(k2To32 + 4), Value::i64(0)}), TrapKind::OutOfBoundsTableAccess);
+  EXPECT_EQ(trap("fill", {Value::i64(4), Value::i64(0)}), std::nullopt);
+  EXPECT_EQ(trap("fill", {Value::i64(2), Value::i64(2)}), std::nullopt);
+  EXPECT_EQ(result("call", {Value::i64(3)}), 7u);
+  EXPECT_EQ(trap("call", {Value::i64(0)}), TrapKind::UninitializedElement);
+}
+
+TEST_F(Table64Test, GrowPastTheCapReturnsMinusOneWithoutAllocating) {
+  // The store caps tables at 8 elements (the declared max is 10): table.grow returns the i64 -1
+  // past it, as an i32 table's returns the i32 -1, and charges or allocates nothing.
+  instantiate(StoreLimits{.max_table_elements = 8});
+  EXPECT_EQ(result("grow", {Value::i64(5)}), kAllOnes);
+  EXPECT_EQ(result("grow32", {Value::i32(5)}), 0xFFFF'FFFFu);
+  EXPECT_EQ(result("grow", {Value::i64(3)}), 4u);
+  EXPECT_EQ(result("size", {}), 7u);
+  const std::uint64_t bytes = store_->store_bytes();
+  // A hostile 2^40 (8 TiB of elements), 2^64 - 1 (old + n would wrap to 6) and 2^32 + 1 (cut
+  // to 32 bits it would be 1, which fits).
+  for (const std::uint64_t n : {std::uint64_t{1} << 40, kAllOnes, k2To32 + 1})
+    EXPECT_EQ(result("grow", {Value::i64(n)}), kAllOnes) << n;
+  EXPECT_EQ(store_->store_bytes(), bytes);
+  EXPECT_EQ(result("size", {}), 7u);
+  EXPECT_EQ(result("grow", {Value::i64(1)}), 7u);
+  EXPECT_EQ(result("grow", {Value::i64(0)}), 8u);
+  EXPECT_EQ(result("grow", {Value::i64(1)}), kAllOnes);
+  // Without a declared max the store's cap still holds (max_table_elements is at most 2^32 - 1).
+  instantiate(StoreLimits{.max_table_elements = ~std::uint32_t{0}});
+  EXPECT_EQ(result("grow", {Value::i64(std::uint64_t{1} << 40)}), kAllOnes);
+  EXPECT_EQ(result("size", {}), 4u);
+}
+
+TEST_F(Table64Test, FuelIsTheI32TablesAndAHugeGrowExhaustsIt) {
+  // The same costs as on an i32 table: the instruction, then one unit per element.
+  auto fuel_of = [&](std::string_view name, std::vector<Value> args) {
+    store_->set_budget(ExecutionBudget{std::uint64_t{1} << 40, std::nullopt});
+    EXPECT_TRUE(call(name, std::move(args)).has_value()) << name;
+    return store_->fuel_consumed();
+  };
+  EXPECT_EQ(fuel_of("grow", {Value::i64(2)}), fuel_of("grow32", {Value::i32(2)}));
+  EXPECT_EQ(fuel_of("fill", {Value::i64(1), Value::i64(3)}), fuel_of("fill32", {Value::i32(1), Value::i32(3)}));
+  // n = 2^40 or 2^64 - 1 runs out of fuel (charged as the i32 grow charges n; 2^64 - 1 must not
+  // read as a negative charge), consuming exactly the budget.
+  for (const std::uint64_t n : {std::uint64_t{1} << 40, kAllOnes}) {
+    store_->set_budget(ExecutionBudget{1000, std::nullopt});
+    auto r = call("grow", {Value::i64(n)});
+    ASSERT_FALSE(r.has_value()) << n;
+    EXPECT_EQ(r.error().kind, TrapKind::OutOfFuel);
+    EXPECT_EQ(store_->fuel_consumed(), 1000u);
+  }
+}
+
+TEST_F(Table64Test, CopyBetweenI32AndI64TablesTakesAnI32Length) {
+  EXPECT_EQ(trap("call32", {Value::i32(0)}), TrapKind::UninitializedElement);
+  EXPECT_EQ(trap("copy_64_to_32", {Value::i32(0), Value::i64(1), Value::i32(1)}), std::nullopt);
+  EXPECT_EQ(result("call32", {Value::i32(0)}), 7u);
+  EXPECT_EQ(trap("copy_32_to_64", {Value::i64(3), Value::i32(0), Value::i32(1)}), std::nullopt);
+  EXPECT_EQ(result("call", {Value::i64(3)}), 7u);
+  // The i64 side's offset is whole: 2^32 + 1 is out of bounds, not slot 1.
+  EXPECT_EQ(trap("copy_64_to_32", {Value::i32(0), Value::i64(k2To32 + 1), Value::i32(1)}),
+            TrapKind::OutOfBoundsTableAccess);
+  EXPECT_EQ(trap("copy_32_to_64", {Value::i64(k2To32), Value::i32(0), Value::i32(0)}),
+            TrapKind::OutOfBoundsTableAccess);
+  EXPECT_EQ(trap("copy_64_to_32", {Value::i32(2), Value::i64(0), Value::i32(3)}), TrapKind::OutOfBoundsTableAccess);
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

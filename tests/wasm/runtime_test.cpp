@@ -187,6 +187,32 @@ TEST(Limits, MinimumAboveTheCapFailsToInstantiate) {
   EXPECT_NE(inst.error().message.find("exceeds memory limits"), std::string::npos);
 }
 
+TEST(Table64, ElementOffsetsAreWholeAndImportsMatchTheAddressType) {
+  // An active segment at i64 offset 2^32 of a 64-bit table of 4: out of bounds (cut to 32 bits
+  // it would be 0, which fits).
+  Store store;
+  auto past = store.instantiate(testing::compile_text(R"((module
+    (func $f) (table i64 4 funcref) (elem (table 0) (i64.const 0x1_0000_0000) func $f)))"), {});
+  ASSERT_FALSE(past.has_value());
+  EXPECT_EQ(past.error().kind, InstantiationError::Kind::Trap);
+  EXPECT_EQ(past.error().message, "out of bounds table access");
+  auto fits = store.instantiate(testing::compile_text(R"((module
+    (func $f) (table i64 4 funcref) (elem (table 0) (i64.const 3) func $f)))"), {});
+  ASSERT_TRUE(fits.has_value()) << fits.error().message;
+  // A table import matches only a table of the same address type.
+  TableInst* t32 = store.add_table(TableType{ValType::FuncRef, Limits{1, 2}}, Value::null(ValType::FuncRef));
+  TableInst* t64 = store.add_table(TableType{ValType::FuncRef, Limits{1, 2, true}}, Value::null(ValType::FuncRef));
+  const auto wants64 = testing::compile_text(R"((module (import "m" "t" (table i64 1 funcref))))");
+  const auto wants32 = testing::compile_text(R"((module (import "m" "t" (table 1 funcref))))");
+  EXPECT_TRUE(store.instantiate(wants64, std::vector<Extern>{t64}).has_value());
+  EXPECT_TRUE(store.instantiate(wants32, std::vector<Extern>{t32}).has_value());
+  for (auto [module, table] : {std::pair{wants64, t32}, std::pair{wants32, t64}}) {
+    auto inst = store.instantiate(module, std::vector<Extern>{table});
+    ASSERT_FALSE(inst.has_value());
+    EXPECT_EQ(inst.error().message, "incompatible import type");
+  }
+}
+
 struct HostLog {
   std::uint32_t last_arg = 0;
   std::uint64_t memory_size = 0;

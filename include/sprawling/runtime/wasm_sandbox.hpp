@@ -115,7 +115,8 @@ struct SandboxConfig {
   // Wasmtime's -W multi-memory=n and -W memory64=n (both on by default in its 3.0 releases).
   // A memory64 memory is still capped by max_memory_bytes (memory.grow past it returns -1).
   bool multi_memory = true;  // more than one memory, memory indices in instructions
-  bool memory64 = true;      // memories with i64 addresses
+  bool memory64 = true;      // memories with i64 addresses, 64-bit tables (table64; capped by
+                             // max_table_elements as any table)
 };
 
 // What precompile_module wrote, per fuel mode.

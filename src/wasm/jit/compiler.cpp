@@ -178,6 +178,19 @@ void for_each_target(Op o, const u32* code, u32 at, F&& f) {
   }
 }
 
+// table64: whether the instruction at `at` names a 64-bit table (any TABLE operand: table.*,
+// call_indirect). Their indexes are u64, which the compiled tier's table code does not read.
+bool names_table64(Op o, const u32* code, u32 at, const Module& module) {
+  const LayoutInfo& l = layout_of(o);
+  for (std::size_t i = 0; i < l.count; ++i) {
+    const OperandInfo& operand = l.operands[i];
+    if (operand.kind != OperandKind::Table) continue;
+    const u32 table = code[at + operand.word];
+    if (table < module.tables.size() && module.tables[table].limits.is64) return true;
+  }
+  return false;
+}
+
 // Pass 1: the instructions of a function (after the metered entry check), or why it cannot be
 // compiled.
 struct Scan {
@@ -186,7 +199,7 @@ struct Scan {
   std::string reason;
 };
 
-Scan scan(const CompiledFunc& f, bool metered) {
+Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
   Scan s;
   auto fail = [&](std::string why) {
     s.reason = std::move(why);
@@ -216,6 +229,8 @@ Scan scan(const CompiledFunc& f, bool metered) {
       return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
     if (in.op == Op::ReturnCall || in.op == Op::ReturnCallIndirect)
       return fail("uses a tail call (return_call / return_call_indirect), which the compiled tier does not compile");
+    if (names_table64(in.op, code, in.at, module))
+      return fail("uses a 64-bit table (table64), which only the interpreter runs");
     if (!handled(in.op))
       return fail("uses " + std::string(info(in.op).name) + ", which the compiled tier does not handle yet");
     starts[in.at] = true;
@@ -1184,7 +1199,7 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
   for (const FunctionBody& body : cm.module.code) out.code_bytes += body.code_size;
   std::vector<Scan> scans;
   scans.reserve(funcs.size());
-  for (const CompiledFunc& f : funcs) scans.push_back(scan(f, metered));
+  for (const CompiledFunc& f : funcs) scans.push_back(scan(f, metered, cm.module));
   // exnref values are handles the exception heap's collector finds only in the interpreter's
   // value stack (exceptions.hpp): machine code could keep one in a register across a collection.
   if (cm.module.uses_exnref)
@@ -1361,7 +1376,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   const bool metered = code.metered;
   auto t0 = std::chrono::steady_clock::now();
   const FunctionCode funcs = cm.all_code(metered);
-  const Scan sc = scan(funcs[defined], metered);
+  const Scan sc = scan(funcs[defined], metered, cm.module);
   if (!sc.reason.empty()) {
     code.reasons[defined] = sc.reason;
     return;

@@ -416,6 +416,26 @@ class FieldParser {
     }
     return l;
   }
+  // A table type's address type and limits: `i64` makes a 64-bit table (table64, u64 limits);
+  // an i32 table's limits are u64s in 3.0 text too (the validator then says "table size").
+  Result<Limits> take_table_limits() {
+    const bool is64 = (c_.at_keyword("i64") || c_.at_keyword("i32")) && c_.next().text == "i64";
+    return take_table_limits(is64);
+  }
+  Result<Limits> take_table_limits(bool is64) {
+    if (!is64 && !options_.memory64) return take_limits();
+    Limits l;
+    l.is64 = is64;
+    auto min = take_u64("a limit");
+    if (!min) return std::unexpected(min.error());
+    l.min = *min;
+    if (c_.at(TokenKind::Number)) {
+      auto max = take_u64("a limit");
+      if (!max) return std::unexpected(max.error());
+      l.max = *max;
+    }
+    return l;
+  }
   Result<std::uint64_t> take_u64(const char* what) {
     const Token& t = c_.peek();
     if (t.kind != TokenKind::Number) return std::unexpected(unexpected(t, what));
@@ -596,7 +616,7 @@ class FieldParser {
     } else if (desc.text == "table") {
       const auto index = static_cast<std::uint32_t>(m_.tables.size());
       if (auto r = bind(Space::Table, id, index, at); !r) return r;
-      auto limits = take_limits();
+      auto limits = take_table_limits();
       if (!limits) return std::unexpected(limits.error());
       auto rt = take_reftype();
       if (!rt) return std::unexpected(rt.error());
@@ -702,6 +722,8 @@ class FieldParser {
     auto import = take_inline_exports_import(ExternKind::Table, index);
     if (!import) return std::unexpected(import.error());
     if (!*import) note_definition(ExternKind::Table);
+    // table64: `i64` (or `i32`) before the limits or the inline segment's reftype.
+    const bool is64 = (c_.at_keyword("i64") || c_.at_keyword("i32")) && c_.next().text == "i64";
     if (c_.at_keyword("funcref") || c_.at_keyword("externref")) {
       // (table reftype (elem …)): the limits are the element count.
       const ValType rt = *take_reftype();
@@ -712,16 +734,16 @@ class FieldParser {
       ElemDef seg;
       seg.mode = SegmentMode::Active;
       seg.table = numeric_ref(index);
-      seg.offset.instrs.push_back(Instr{Opcode::I32Const, 0, 0, {}});
+      seg.offset.instrs.push_back(Instr{is64 ? Opcode::I64Const : Opcode::I32Const, 0, 0, {}});
       seg.type = rt;
       if (auto r = elem_items(seg, /*bare_indices=*/true); !r) return r;
       if (auto r = expect_rparen(); !r) return r;
       const auto n = static_cast<std::uint32_t>(seg.items.size());
-      m_.tables.push_back(TableDef{std::nullopt, TableType{rt, Limits{n, n}}});
+      m_.tables.push_back(TableDef{std::nullopt, TableType{rt, Limits{n, n, is64}}});
       m_.elems.push_back(std::move(seg));
       return {};
     }
-    auto limits = take_limits();
+    auto limits = take_table_limits(is64);
     if (!limits) return std::unexpected(limits.error());
     auto rt = take_reftype();
     if (!rt) return std::unexpected(rt.error());
