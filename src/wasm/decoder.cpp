@@ -502,6 +502,13 @@ void Decoder::type_section() {
     const std::int32_t form = r_.s7();
     if (!r_.ok()) return;
     if (form != -0x20) {
+      // GC's composite types and groups: rec 0x4E, sub 0x50/0x4F, struct 0x5F, array 0x5E.
+      const bool gc_form = form == -0x32 || form == -0x30 || form == -0x31 || form == -0x21 || form == -0x22;
+      if (gc_form && context_.features.function_references) {
+        r_.fail(CompileError::Kind::Unsupported, at,
+                "a recursive, sub, struct or array type needs garbage collection (GC), which this engine does not support");
+        return;
+      }
       r_.malformed(at, concat("malformed function type ", form));
       return;
     }
@@ -592,6 +599,10 @@ void Decoder::table_section() {
     const std::size_t at = r_.offset();
     // Typed function references: 0x40 0x00 tabletype expr, a table with an initial element.
     const bool with_init = context_.features.function_references && r_.peek() == 0x40;
+    if (!context_.features.function_references && r_.peek() == 0x40) {
+      r_.malformed(at, "malformed reference type 0x40 (a table initialiser: the function-references feature is off)");
+      return;
+    }
     if (with_init) {
       r_.u8();
       const std::size_t zero_at = r_.offset();

@@ -595,6 +595,9 @@ class FieldParser {
     else if (k == "elem") r = elem_field(kw);
     else if (k == "data") r = data_field(kw);
     else if (k == "tag") r = tag_field(kw);
+    else if (k == "rec")
+      return std::unexpected(error_at(kw, "rec (recursive type groups) needs garbage collection (GC), which this engine "
+                                          "does not support"));
     else return std::unexpected(unexpected(kw, "a module field"));
     if (!r) return r;
     return expect_rparen();
@@ -604,6 +607,9 @@ class FieldParser {
     const Token& id_tok = c_.peek();
     const auto id = take_id();
     if (auto r = bind(Space::Type, id, static_cast<std::uint32_t>(m_.types.size()), id.empty() ? kw : id_tok); !r) return r;
+    if (c_.at_form("struct") || c_.at_form("array") || c_.at_form("sub"))
+      return std::unexpected(error_at(c_.peek(1), std::string(c_.peek(1).text) +
+                                                      " types need garbage collection (GC), which this engine does not support"));
     if (!c_.at_form("func")) return std::unexpected(unexpected(c_.peek(), "'(func'"));
     c_.next();
     c_.next();
