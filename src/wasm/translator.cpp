@@ -1303,12 +1303,8 @@ class Translator {
         const FuncType& ft = m_.types[r.u32leb()];
         const u32 ref = top_slot();
         pop();
-        do_call(static_cast<u32>(ft.params.size()));
-        max_slots_ = std::max(max_slots_, next_at() + value_slots(ft.params));  // the arguments' slots
-        emit<Op::ReturnCallRef>({.ref = ref, .base = temp_slot(height())});
-        trapping();
-        end_segment();
-        set_unreachable();
+        emit<Op::ReturnCallRef>({.ref = ref, .base = tail_call_args(ft)});
+        end_tail_call();
         break;
       }
       case Opcode::RefAsNonNull: {
@@ -1341,6 +1337,18 @@ class Translator {
       }
       default: break;  // not of this family (kFamilies)
     }
+  }
+  // A tail call's arguments, placed as a call's; returns the callee frame's base.
+  u32 tail_call_args(const FuncType& ft) {
+    do_call(static_cast<u32>(ft.params.size()));
+    max_slots_ = std::max(max_slots_, next_at() + value_slots(ft.params));  // the arguments' slots
+    return temp_slot(height());
+  }
+  // After a tail call: nothing follows it in its segment or block.
+  void end_tail_call() {
+    trapping();
+    end_segment();
+    set_unreachable();
   }
   // A branch to label `depth` when `taken` holds of slot `ref` (`skip` is its negation), as br_if:
   // straight there when the label's values are in place, else over a trampoline that copies them.
