@@ -21,25 +21,23 @@ constexpr std::uint32_t kMaxCallDepth = 20'000;
 
 std::string value_text(const wasm::Value& v) {
   char buffer[512];
-  switch (v.type) {
-    case wasm::ValType::I32: std::snprintf(buffer, sizeof buffer, "i32:%" PRIu32, static_cast<std::uint32_t>(v.bits)); break;
-    case wasm::ValType::I64: std::snprintf(buffer, sizeof buffer, "i64:%" PRIu64, v.bits); break;
-    case wasm::ValType::F32: {
-      float f;
-      const auto bits = static_cast<std::uint32_t>(v.bits);
-      std::memcpy(&f, &bits, 4);
-      if (std::isnan(f)) return "f32:nan";
-      std::snprintf(buffer, sizeof buffer, "f32:%f", static_cast<double>(f));
-      break;
-    }
-    case wasm::ValType::F64: {
-      double d;
-      std::memcpy(&d, &v.bits, 8);
-      if (std::isnan(d)) return "f64:nan";
-      std::snprintf(buffer, sizeof buffer, "f64:%f", d);
-      break;
-    }
-    default: std::snprintf(buffer, sizeof buffer, "ref:%" PRIu64, v.bits); break;
+  if (v.type == wasm::ValType::I32) {
+    std::snprintf(buffer, sizeof buffer, "i32:%" PRIu32, static_cast<std::uint32_t>(v.bits));
+  } else if (v.type == wasm::ValType::I64) {
+    std::snprintf(buffer, sizeof buffer, "i64:%" PRIu64, v.bits);
+  } else if (v.type == wasm::ValType::F32) {
+    float f;
+    const auto bits = static_cast<std::uint32_t>(v.bits);
+    std::memcpy(&f, &bits, 4);
+    if (std::isnan(f)) return "f32:nan";
+    std::snprintf(buffer, sizeof buffer, "f32:%f", static_cast<double>(f));
+  } else if (v.type == wasm::ValType::F64) {
+    double d;
+    std::memcpy(&d, &v.bits, 8);
+    if (std::isnan(d)) return "f64:nan";
+    std::snprintf(buffer, sizeof buffer, "f64:%f", d);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "ref:%" PRIu64, v.bits);
   }
   return buffer;
 }
@@ -178,13 +176,11 @@ std::function<ArgsFor()> args_from_tail(const std::uint8_t* data, std::size_t si
     return [next](const wasm::FuncType& type) {
       std::vector<wasm::Value> args;
       for (auto t : type.params) {
-        switch (t) {
-          case wasm::ValType::I32: args.push_back(wasm::Value::i32(static_cast<std::uint32_t>(next(4)))); break;
-          case wasm::ValType::I64: args.push_back(wasm::Value::i64(next(8))); break;
-          case wasm::ValType::F32: args.push_back(wasm::Value::f32_bits(static_cast<std::uint32_t>(next(4)))); break;
-          case wasm::ValType::F64: args.push_back(wasm::Value::f64_bits(next(8))); break;
-          default: args.push_back(wasm::Value::null(t)); break;  // null references are always valid
-        }
+        if (t == wasm::ValType::I32) args.push_back(wasm::Value::i32(static_cast<std::uint32_t>(next(4))));
+        else if (t == wasm::ValType::I64) args.push_back(wasm::Value::i64(next(8)));
+        else if (t == wasm::ValType::F32) args.push_back(wasm::Value::f32_bits(static_cast<std::uint32_t>(next(4))));
+        else if (t == wasm::ValType::F64) args.push_back(wasm::Value::f64_bits(next(8)));
+        else args.push_back(wasm::Value::null(t));  // the generator's references are nullable
       }
       return args;
     };

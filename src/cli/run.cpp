@@ -61,6 +61,11 @@ Options:
                            try_table; the legacy try/catch/rethrow/delegate); n refuses a
                            module using it; default y (as Wasmtime since 47). An exception
                            no wasm frame catches ends the run with a trap naming its tag
+  -W function-references=y|n
+                           WebAssembly 3.0 typed function references ((ref null? $t) types,
+                           call_ref, return_call_ref, ref.as_non_null, br_on_null,
+                           br_on_non_null, non-nullable locals, table initialisers); n refuses
+                           a module using them; default y (as Wasmtime's 3.0 releases)
   -W extended-const=y|n    WebAssembly 3.0 extended constant expressions (i32/i64 add, sub,
                            mul in initialisers and offsets, global.get of a defined global
                            there); n refuses a module using them; default y (as Wasmtime)
@@ -181,6 +186,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.max_store_bytes = request.max_store_bytes;
   config.tail_call = request.tail_call;
   config.exceptions = request.exceptions;
+  config.function_references = request.function_references;
   config.extended_const = request.extended_const;
   config.relaxed_simd = request.relaxed_simd;
   config.multi_memory = request.multi_memory;

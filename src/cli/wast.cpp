@@ -21,8 +21,9 @@ file:line, a `FILE: N passed, M failed` line per file, and the totals last:
 `N passed, M failed, K skipped`.
 
 Modules validate as WebAssembly 3.0 as far as the engine has it (tail calls, extended constant
-expressions, relaxed SIMD, multiple memories, memory64). --wasm2 validates as 2.0 instead (those
-off, as -W tail-call=n,extended-const=n,relaxed-simd=n,multi-memory=n,memory64=n), for the 2.0
+expressions, relaxed SIMD, multiple memories, memory64, exception handling, typed function
+references). --wasm2 validates as 2.0 instead (those off, as -W tail-call=n,extended-const=n,
+relaxed-simd=n,multi-memory=n,memory64=n,exceptions=n,function-references=n), for the 2.0
 testsuite, some of whose assertions 3.0 reverses. A result written (either V...) passes when any
 of the listed values matches.
 
@@ -93,7 +94,8 @@ int wast_command(std::span<const std::string_view> args) {
   options.tier = tier;
   options.metered = metered;
   if (wasm2) options.features = wasm::Features::wasm2();
-  options.text_compiler = wasm::text::text_compiler(wasm::text::WatOptions{.memory64 = options.features.memory64});
+  options.text_compiler = wasm::text::text_compiler(wasm::text::WatOptions{
+      .memory64 = options.features.memory64, .function_references = options.features.function_references});
   wasm::script::Counts total;
   for (const auto& file : files) total += wasm::text::run_wast_file(file, options, std::cout);
   std::cout << total.passed << " passed, " << total.failed << " failed, " << total.skipped << " skipped" << std::endl;

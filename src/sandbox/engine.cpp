@@ -233,7 +233,8 @@ std::expected<std::shared_ptr<const wasm::CompiledModule>, AxError> load_module(
                                 .relaxed_simd = config.relaxed_simd,
                                 .multi_memory = config.multi_memory,
                                 .memory64 = config.memory64,
-                                .exceptions = config.exceptions};
+                                .exceptions = config.exceptions,
+                                .function_references = config.function_references};
   auto source = read_file(path);
   if (!source) return std::unexpected(source.error());
   const std::uint64_t hash = content_hash(*source);

@@ -126,7 +126,8 @@ class Decoder {
   void data_section();
   void code_entry(std::uint32_t index);
 
-  ValType valtype();
+  // `type_limit`: type indices must be below it (the type section: at most the type's own).
+  ValType valtype(std::size_t type_limit = SIZE_MAX);
   ValType reftype();
   Limits limits();
   TableType table_type();
@@ -304,28 +305,32 @@ void Decoder::name_section(std::size_t start, std::size_t end) {
   module_.function_names = std::move(function_names);
 }
 
-ValType Decoder::valtype() {
+ValType Decoder::valtype(std::size_t type_limit) {
   const std::size_t at = r_.offset();
-  const std::uint8_t b = r_.u8();
-  if (!r_.ok()) return ValType::I32;
-  if (!is_valtype_byte(b)) {
-    r_.malformed(at, concat("malformed value type 0x", hex_byte(b)));
-    return ValType::I32;
-  }
-  if (b == static_cast<std::uint8_t>(ValType::ExnRef)) note_exnref(at, concat("the value type at offset ", at));
-  return static_cast<ValType>(b);
+  ValType t = ValType::I32;
+  if (!read_valtype(r_, t, context_.features)) return ValType::I32;
+  if (t.is_ref() && heap_top(t.heap()) == ValType::kExn) note_exnref(at, concat("the value type at offset ", at));
+  const std::size_t limit = type_limit == SIZE_MAX ? module_.types.size() : type_limit;
+  if (t.concrete() && t.type_index() >= limit)
+    invalid(at, concat("unknown type ", t.type_index()));
+  return t;
 }
 
 ValType Decoder::reftype() {
   const std::size_t at = r_.offset();
-  const std::uint8_t b = r_.u8();
-  if (!r_.ok()) return ValType::FuncRef;
-  if (b != 0x70 && b != 0x6F && b != 0x69) {
-    r_.malformed(at, concat("malformed reference type 0x", hex_byte(b)));
+  const std::optional<std::uint8_t> b = r_.peek();
+  if (b && !context_.features.function_references && *b != 0x70 && *b != 0x6F && *b != 0x69) {
+    r_.u8();
+    r_.malformed(at, concat("malformed reference type 0x", hex_byte(*b)));
     return ValType::FuncRef;
   }
-  if (b == static_cast<std::uint8_t>(ValType::ExnRef)) note_exnref(at, concat("the table or element segment at offset ", at));
-  return static_cast<ValType>(b);
+  const ValType t = valtype();
+  if (!r_.ok()) return ValType::FuncRef;
+  if (!t.is_ref()) {
+    r_.malformed(at, concat("malformed reference type 0x", hex_byte(t.byte())));
+    return ValType::FuncRef;
+  }
+  return t;
 }
 
 Limits Decoder::limits() {
@@ -510,15 +515,25 @@ void Decoder::type_section() {
     const std::int32_t form = r_.s7();
     if (!r_.ok()) return;
     if (form != -0x20) {
+      // GC's composite types and groups: rec 0x4E, sub 0x50/0x4F, struct 0x5F, array 0x5E.
+      const bool gc_form = form == -0x32 || form == -0x30 || form == -0x31 || form == -0x21 || form == -0x22;
+      if (gc_form && context_.features.function_references) {
+        r_.fail(CompileError::Kind::Unsupported, at,
+                "a recursive, sub, struct or array type needs garbage collection (GC), which this engine does not support");
+        return;
+      }
       r_.malformed(at, concat("malformed function type ", form));
       return;
     }
     FuncType ft;
+    // A type may name the types before it and itself (a one-type recursion group).
+    const std::size_t limit = module_.types.size() + 1;
     const std::uint32_t params = r_.u32();
-    for (std::uint32_t k = 0; k < params && r_.ok(); ++k) ft.params.push_back(valtype());
+    for (std::uint32_t k = 0; k < params && r_.ok(); ++k) ft.params.push_back(valtype(limit));
     const std::uint32_t results = r_.u32();
-    for (std::uint32_t k = 0; k < results && r_.ok(); ++k) ft.results.push_back(valtype());
+    for (std::uint32_t k = 0; k < results && r_.ok(); ++k) ft.results.push_back(valtype(limit));
     module_.types.push_back(std::move(ft));
+    if (validating()) compute_structure(module_.types, module_.types.size() - 1);
   }
 }
 
@@ -595,8 +610,29 @@ void Decoder::table_section() {
   const std::uint32_t count = r_.u32();
   for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
     const std::size_t at = r_.offset();
+    // Typed function references: 0x40 0x00 tabletype expr, a table with an initial element.
+    const bool with_init = context_.features.function_references && r_.peek() == 0x40;
+    if (!context_.features.function_references && r_.peek() == 0x40) {
+      r_.malformed(at, "malformed reference type 0x40 (a table initialiser: the function-references feature is off)");
+      return;
+    }
+    if (with_init) {
+      r_.u8();
+      const std::size_t zero_at = r_.offset();
+      if (r_.u8() != 0 && r_.ok()) {
+        r_.malformed(zero_at, "malformed table: 0x40 must be followed by 0x00");
+        return;
+      }
+    }
     const TableType tt = table_type();
     check_table_type(tt, at);
+    if (with_init && r_.ok()) {
+      ConstExpr init = const_expr(tt.element);
+      module_.table_inits.resize(module_.tables.size() - module_.imported_tables + 1);
+      module_.table_inits.back() = std::move(init);
+    } else if (tt.element.is_ref() && !tt.element.nullable()) {
+      invalid(at, concat("type mismatch: a table of ", name(tt.element), " needs an initial value"));
+    }
     module_.tables.push_back(tt);
   }
 }
@@ -707,7 +743,9 @@ void Decoder::element_section() {
       if (explicit_table) seg.table_index = r_.u32();
       seg.offset = const_expr(table_address_type(seg.table_index));
     }
-    // Flags 0 and 4 imply funcref; the others spell an elemkind (0x00) or a reftype.
+    // Flags 0 and 4 imply funcref; the others spell an elemkind (0x00) or a reftype. With typed
+    // function references, a vector of function indices has type (ref func) (3.0).
+    if (!uses_exprs && context_.features.function_references) seg.type = ValType::abstract_ref(false, ValType::kFunc);
     if (flags != 0 && flags != 4) {
       if (uses_exprs) {
         seg.type = reftype();
@@ -728,7 +766,7 @@ void Decoder::element_section() {
         const std::size_t item_at = r_.offset();
         ConstExpr item;
         item.op = ConstExpr::Op::RefFunc;
-        item.type = ValType::FuncRef;
+        item.type = seg.type;
         item.index = r_.u32();
         if (!r_.ok()) return;
         if (item.index >= module_.func_types.size()) invalid(item_at, concat("unknown function ", item.index));
@@ -740,7 +778,7 @@ void Decoder::element_section() {
     if (seg.mode == SegmentMode::Active) {
       if (seg.table_index >= module_.tables.size()) {
         invalid(at, concat("unknown table ", seg.table_index));
-      } else if (module_.tables[seg.table_index].element != seg.type) {
+      } else if (!matches(seg.type, module_.tables[seg.table_index].element, module_.types)) {
         invalid(at, concat("type mismatch: element segment of ", name(seg.type), " for a table of ",
                            name(module_.tables[seg.table_index].element)));
       }
@@ -863,11 +901,12 @@ void Decoder::code_entry(std::uint32_t index) {
       default: break;
     }
     if (module_.simd_use.empty()) note_simd_instruction(funcidx, ins);
-    if ((ins.op == Opcode::RefNull || ins.op == Opcode::SelectT) && ins.type == ValType::ExnRef)
+    const auto exn = [](ValType t) { return t.is_ref() && heap_top(t.heap()) == ValType::kExn; };
+    if ((ins.op == Opcode::RefNull || ins.op == Opcode::SelectT) && exn(ins.type))
       note_exnref(ins.offset, concat("function ", funcidx, "'s ", name(ins.op)));
     if ((ins.op == Opcode::Block || ins.op == Opcode::Loop || ins.op == Opcode::If || ins.op == Opcode::Try ||
          ins.op == Opcode::TryTable) &&
-        ins.block.kind == BlockType::Kind::Value && ins.block.type == ValType::ExnRef)
+        ins.block.kind == BlockType::Kind::Value && exn(ins.block.type))
       note_exnref(ins.offset, concat("a block of function ", funcidx));
     if (checking) {
       if (auto e = validator.step(ins)) {

@@ -25,7 +25,8 @@ struct CompileError {
 };
 
 // The WebAssembly 3.0 features beyond 2.0 that can be switched off (Wasmtime's -W tail-call=n,
-// -W extended-const=n, -W relaxed-simd=n, -W multi-memory=n, -W memory64=n, -W exceptions=n). A
+// -W extended-const=n, -W relaxed-simd=n, -W multi-memory=n, -W memory64=n, -W exceptions=n,
+// -W function-references=n). A
 // module using a disabled one does not validate, with a message naming the feature; with all off
 // (wasm2()), validation is WebAssembly 2.0's (the 2.0 spec testsuite runs so).
 struct Features {
@@ -38,9 +39,12 @@ struct Features {
                                // and 64-bit tables (table64: `(table i64 …)`, i64 indexes)
   bool exceptions = true;      // tags, exnref, throw, throw_ref, try_table (and the legacy try,
                                // catch, catch_all, rethrow, delegate); Wasmtime's -W exceptions
+  bool function_references = true;  // typed function references: (ref null? ht) types, call_ref,
+                                    // return_call_ref, ref.as_non_null, br_on_null, br_on_non_null,
+                                    // table initialisers; Wasmtime's -W function-references
   [[nodiscard]] static constexpr Features wasm2() noexcept {
     return Features{.tail_call = false, .extended_const = false, .relaxed_simd = false, .multi_memory = false,
-                    .memory64 = false, .exceptions = false};
+                    .memory64 = false, .exceptions = false, .function_references = false};
   }
   bool operator==(const Features&) const = default;
 };

@@ -129,7 +129,7 @@ std::string verify_code(const CompiledFunc& f, bool metered) {
 
   const Op last = instrs.back().op;
   if (last != Op::Return && last != Op::Br && last != Op::BrTable && last != Op::Unreachable && last != Op::ReturnCall &&
-      last != Op::ReturnCallIndirect && last != Op::Throw && last != Op::ThrowRef)
+      last != Op::ReturnCallIndirect && last != Op::Throw && last != Op::ThrowRef && last != Op::ReturnCallRef)
     return at_word(instrs.back()) + ": the code ends with an instruction that falls through";
   return {};
 }

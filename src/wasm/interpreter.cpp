@@ -355,6 +355,16 @@ L_CallIndirect: {
   ret_ip = ip + L::kWords;
   goto do_call;
 }
+// call_ref: the validator proved the reference's type, so only null is checked.
+L_CallRef: {
+  using L = layout::CallRef;
+  static_assert(L::post == L::kWords - 1);
+  callee = reinterpret_cast<FuncInst*>(SLOT(L::ref));
+  if (callee == nullptr) [[unlikely]] TRAP(TrapKind::NullFunctionReference);
+  nfp = fp + ip[L::base];
+  ret_ip = ip + L::kWords;
+  goto do_call;
+}
 do_call:
   if (callee->host != nullptr) [[unlikely]] {
     // A host function may call back into the store: that run starts above this frame, and
@@ -432,6 +442,13 @@ L_ReturnCall:
 L_ReturnCallIndirect: {
   using L = layout::ReturnCallIndirect;
   INDIRECT_CALLEE(L);
+  goto do_tail_call;
+}
+L_ReturnCallRef: {
+  using L = layout::ReturnCallRef;
+  callee = reinterpret_cast<FuncInst*>(SLOT(L::ref));
+  if (callee == nullptr) [[unlikely]] TRAP(TrapKind::NullFunctionReference);
+  nfp = fp + ip[L::base];
   goto do_tail_call;
 }
 do_tail_call:
@@ -753,6 +770,17 @@ L_RefIsNull:
 L_RefFunc:
   SLOT(layout::RefFunc::dst) = reinterpret_cast<u64>(inst->funcs[ip[layout::RefFunc::func]]);
   NEXT(layout::RefFunc::kWords);
+  // Typed function references: a reference is null when its whole slot is 0.
+L_RefAsNonNull:
+  if (SLOT(layout::Unary::a) == 0) [[unlikely]] TRAP(TrapKind::NullReference);
+  SLOT(layout::Unary::dst) = SLOT(layout::Unary::a);
+  NEXT(layout::Unary::kWords);
+L_BrOnNull:
+  if (SLOT(layout::CondJump::cond) == 0) JUMP(ip[layout::CondJump::off]);
+  FALLTHROUGH(layout::CondJump::fall);
+L_BrOnNonNull:
+  if (SLOT(layout::CondJump::cond) != 0) JUMP(ip[layout::CondJump::off]);
+  FALLTHROUGH(layout::CondJump::fall);
 
   // Loads and stores, in their three address modes (internal_ops.def's VMEM): EA_* is the
   // effective address u64(u32 address) + offset.

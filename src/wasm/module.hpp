@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -100,6 +101,9 @@ struct Module {
   std::uint32_t imported_tags = 0;
 
   std::vector<ConstExpr> global_inits;  // defined globals only (index - imported_globals)
+  // Typed function references: a defined table's initial element (the table section's 0x40 0x00
+  // form), by defined-table index; a table without one starts null. Sized only when one has it.
+  std::vector<std::optional<ConstExpr>> table_inits;
   std::vector<Export> exports;
   std::optional<std::uint32_t> start;
   std::vector<ElementSegment> elements;

@@ -34,6 +34,7 @@ enum class ImmKind : std::uint8_t {
   RefType,
   DataIdx,
   ElemIdx,
+  TypeIdx,  // typed function references: call_ref, return_call_ref
   MemoryInit,
   MemoryCopy,
   TableInit,

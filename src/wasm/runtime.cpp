@@ -38,6 +38,8 @@ std::string_view trap_message(TrapKind kind) noexcept {
     case TrapKind::Exit: return "exit requested";
     case TrapKind::UncaughtException: return "uncaught exception";
     case TrapKind::NullExceptionReference: return "null exception reference";
+    case TrapKind::NullFunctionReference: return "null function reference";
+    case TrapKind::NullReference: return "null reference";
     case TrapKind::ExceptionLimit: return "exception objects exceed the store's resource limit (max-store-size)";
   }
   return "unknown trap";
@@ -110,12 +112,21 @@ constexpr std::uint64_t kCodeChargePerByte = 8;
 
 // A string of type codes, not a vector<uint8_t>: GCC 12 at -O3 inlines vector's <=> in the map
 // into a memcmp whose length it cannot bound and reports a false -Wstringop-overread there.
+// A type naming other types (typed function references) is keyed by its structure's identity.
 std::string type_key(const FuncType& t) {
   std::string k;
-  k.reserve(t.params.size() + t.results.size() + 1);
-  for (ValType v : t.params) k.push_back(static_cast<char>(v));
+  if (t.has_type_refs) {
+    k.push_back('R');
+    k.append(t.structure.begin(), t.structure.end());
+    return k;
+  }
+  k.reserve(4 * (t.params.size() + t.results.size()) + 1);
+  const auto put = [&](ValType v) {
+    for (int i = 0; i < 4; ++i) k.push_back(static_cast<char>((v.bits() >> (8 * i)) & 0xFF));
+  };
+  for (ValType v : t.params) put(v);
   k.push_back(0);
-  for (ValType v : t.results) k.push_back(static_cast<char>(v));
+  for (ValType v : t.results) put(v);
   return k;
 }
 }  // namespace
@@ -521,6 +532,23 @@ Trap make_trap(const ExecOutcome& out, int variant) {
 
 }  // namespace
 
+namespace {
+// Whether an exported global's or table's value type `actual` (naming *actual_heap when concrete)
+// matches the import's `expected` (naming a type of module m); `both_ways`: equivalence (tables,
+// mutable globals), else subtyping (immutable globals).
+bool extern_type_matches(ValType actual, const FuncType* actual_heap, ValType expected, const Module& m, bool both_ways) {
+  std::span<const FuncType> ta;
+  if (actual.concrete()) {
+    if (actual_heap == nullptr) return false;
+    actual = ValType::ref(actual.nullable(), 0);  // index 0 of the one-type span below
+    ta = std::span<const FuncType>(actual_heap, 1);
+  }
+  return matches(actual, ta, expected, m.types) && (!both_ways || matches(expected, m.types, actual, ta));
+}
+// The type `t` (of module m) names, for a global or table it defines.
+const FuncType* heap_type_of(ValType t, const Module& m) { return t.concrete() ? &m.types[t.type_index()] : nullptr; }
+}  // namespace
+
 std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<const CompiledModule> compiled,
                                                                 std::span<const Extern> imports,
                                                                 const InstanceSnapshot* from) {
@@ -553,7 +581,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
       }
       case ExternKind::Table: {
         TableInst* t = std::get<TableInst*>(ext);
-        if (t->type.element != imp.table.element ||
+        if (!extern_type_matches(t->type.element, t->heap_type, imp.table.element, m, true) ||
             !limits_match(t->elements.size(), t->type.limits.max, imp.table.limits, t->type.limits.is64))
           return link_error("incompatible import type");
         inst.tables.push_back(t);
@@ -568,7 +596,9 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
       }
       case ExternKind::Global: {
         GlobalInst* g = std::get<GlobalInst*>(ext);
-        if (!(g->type == imp.global)) return link_error("incompatible import type");
+        if (g->type.is_mutable != imp.global.is_mutable ||
+            !extern_type_matches(g->type.type, g->heap_type, imp.global.type, m, imp.global.is_mutable))
+          return link_error("incompatible import type");
         inst.globals.push_back(g);
         break;
       }
@@ -634,11 +664,17 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     const TableType& tt = m.tables[i];
     if (tt.limits.min > s.limits.max_table_elements)
       return link_error("table minimum size of " + std::to_string(tt.limits.min) + " elements exceeds table limits");
-    TableInst* table = add_table(tt, Value::null(tt.element));
+    // Typed function references: a table may start with its initialiser's value (imports,
+    // functions are in place; table initialisers may read only imported globals).
+    const std::size_t defined = i - m.imported_tables;
+    const bool has_init = defined < m.table_inits.size() && m.table_inits[defined].has_value();
+    TableInst* table =
+        add_table(tt, has_init ? Value{tt.element, eval_const(*m.table_inits[defined], inst), 0} : Value::null(tt.element));
     if (table == nullptr)
       return link_error("table minimum size of " + std::to_string(tt.limits.min) +
                         " elements exceeds what is left of the store's resource limit (max-store-size: " +
                         std::to_string(s.limits.max_store_bytes) + " bytes)");
+    table->heap_type = heap_type_of(tt.element, m);
     inst.tables.push_back(table);
   }
   for (std::size_t i = m.imported_memories; i < m.memories.size(); ++i) {
@@ -654,6 +690,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
   for (std::size_t i = m.imported_globals; i < m.globals.size(); ++i) {
     GlobalInst& g = s.globals.emplace_back();
     g.type = m.globals[i];
+    g.heap_type = heap_type_of(g.type.type, m);
     const ConstExpr& init = m.global_inits[i - m.imported_globals];
     g.bits = eval_const(init, inst);
     g.bits_hi = init.bits_hi;
@@ -734,12 +771,19 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   Impl& s = *impl_;
   const FuncType& type = *func->type;
   auto slot_of = [](const Value& v) -> std::uint64_t {
-    switch (v.type) {
-      case ValType::I32:
-      case ValType::F32: return v.bits & 0xFFFFFFFFu;
-      default: return v.bits;
-    }
+    return v.type == ValType::I32 || v.type == ValType::F32 ? v.bits & 0xFFFFFFFFu : v.bits;
   };
+  // Typed function references: a host may not pass null where the type says (ref …); the code
+  // would not check (it stays memory-safe: every use of a reference tests it, but it would run
+  // outside the type system's promise).
+  for (std::size_t i = 0; i < args.size() && i < type.params.size(); ++i) {
+    if (type.params[i].is_ref() && !type.params[i].nullable() && args[i].bits == 0) {
+      Trap t;
+      t.kind = TrapKind::NullReference;
+      t.message = "null reference: argument " + std::to_string(i) + " has the non-nullable type " + name(type.params[i]);
+      return std::unexpected(std::move(t));
+    }
+  }
   std::vector<Value> results;
   results.reserve(type.results.size());
   // Values to and from frame slots (value_slots: a v128 takes two, low half first).

@@ -47,6 +47,8 @@ enum class TrapKind : std::uint8_t {
   UncaughtException,           // "uncaught exception": a wasm exception left the outermost wasm frame
   NullExceptionReference,      // "null exception reference" (throw_ref of null)
   ExceptionLimit,              // a new exception did not fit the store's limit (max-store-size)
+  NullFunctionReference,       // "null function reference" (call_ref / return_call_ref of null)
+  NullReference,               // "null reference" (ref.as_non_null of null)
 };
 
 // The trap a host call's ending stands for (None for HostStatus::Ok).

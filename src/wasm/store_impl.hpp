@@ -82,14 +82,19 @@ struct HostFuncInfo {
   std::string debug_name;
 };
 
+// Typed function references: a global's or table's type may name a function type of the module
+// that defined it; `heap_type` points at that type (the CompiledModule keeps it), so an import
+// in another module can be matched against it (extern_type_matches); null otherwise.
 struct GlobalInst {
   GlobalType type;
   std::uint64_t bits = 0;
   std::uint64_t bits_hi = 0;
+  const FuncType* heap_type = nullptr;
 };
 
 struct TableInst {
   TableType type;
+  const FuncType* heap_type = nullptr;
   std::vector<std::uint64_t> elements;  // FuncInst* bits or externref payloads; 0 = null
   std::uint32_t max_elements = 0;       // the declared max clamped by StoreLimits
   ResourceAccount* account = nullptr;   // charged 8 bytes per element (none: unlimited)

@@ -112,9 +112,11 @@ constexpr std::array<ValType, 8> kValTypes = {ValType::I32,  ValType::I64,     V
                                               ValType::V128, ValType::FuncRef, ValType::ExternRef, ValType::ExnRef};
 std::span<const ValType> single_type(std::uint8_t byte) {
   for (const ValType& t : kValTypes)
-    if (static_cast<std::uint8_t>(t) == byte) return {&t, 1};
+    if (t == ValType::from_byte(byte)) return {&t, 1};
   return {};
 }
+// A value type's bytes: one, or (typed function references) 0x63/0x64 and a heap type's s33.
+bool is_long_reftype_byte(std::uint8_t b) { return b == ValType::kRefNullByte || b == ValType::kRefByte; }
 
 struct Fixup {
   u32 instr;  // first word of the branch instruction
@@ -170,10 +172,11 @@ struct Peephole {
 };
 
 // The families Translator::step dispatches to, one member function each.
-enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd, Exception };
+enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd, Exception, TypedRef };
 constexpr Family family_of(Opcode op) {
   if (is_simd(op)) return Family::Simd;
   if (is_exception_op(op)) return Family::Exception;
+  if (is_typed_ref_op(op)) return Family::TypedRef;
   switch (op) {
     case Opcode::Unreachable: case Opcode::Nop: case Opcode::Block: case Opcode::Loop: case Opcode::If:
     case Opcode::Else: case Opcode::End: case Opcode::Br: case Opcode::BrIf: case Opcode::BrTable: case Opcode::Return:
@@ -563,8 +566,16 @@ class Translator {
       ++r.p;
       return {{}, single_type(b)};
     }
+    if ((b & 0xC0) == 0x40) {
+      // Any other reference type (validated): one slot, as funcref's.
+      skip_valtype(r);
+      return {{}, single_type(ValType::kFunc)};
+    }
     const auto idx = static_cast<u32>(r.sleb());
     return {m_.types[idx].params, m_.types[idx].results};
+  }
+  static void skip_valtype(Reader& r) {
+    if (is_long_reftype_byte(r.u8())) r.sleb();
   }
   void skip_imm(Reader& r, ImmKind k) {
     switch (k) {
@@ -590,13 +601,13 @@ class Translator {
         break;
       case ImmKind::MemoryCopy: r.u32leb(); r.u32leb(); break;  // memidx LEBs (2.0: zero bytes)
       case ImmKind::MemIdx: r.u32leb(); break;
-      case ImmKind::RefType: r.u8(); break;
+      case ImmKind::RefType: r.sleb(); break;  // a heap type
       case ImmKind::I32: case ImmKind::I64: r.sleb(); break;
       case ImmKind::F32: r.p += 4; break;
       case ImmKind::F64: r.p += 8; break;
       case ImmKind::SelectT: {
         const u32 n = r.u32leb();
-        r.p += n;
+        for (u32 i = 0; i < n; ++i) skip_valtype(r);
         break;
       }
       case ImmKind::MemArg8: case ImmKind::MemArg16: case ImmKind::MemArg32: case ImmKind::MemArg64:
@@ -922,6 +933,7 @@ class Translator {
       case Family::Numeric: step_numeric(opc, r); break;
       case Family::Simd: step_simd(opc, r); break;
       case Family::Exception: step_exceptions(opc, r); break;
+      case Family::TypedRef: step_typed_refs(opc, r); break;
     }
   }
 
@@ -1269,6 +1281,95 @@ class Translator {
     ctrl_.back().region = open_region(std::move(clauses));
   }
 
+  // ---------------------------------------------------------------- typed function references
+  // call_ref / return_call_ref as call_indirect's (the reference in a slot instead of an index),
+  // ref.as_non_null a trapping copy, br_on_null / br_on_non_null as br_if on the reference's
+  // null-ness (64-bit tests: a reference is null when its slot is 0).
+  void step_typed_refs(Opcode opc, Reader& r) {
+    switch (opc) {
+      case Opcode::CallRef: {
+        const FuncType& ft = m_.types[r.u32leb()];
+        const u32 ref = top_slot();
+        pop();
+        do_call(static_cast<u32>(ft.params.size()));
+        const u32 base = temp_slot(height());
+        const u32 at = emit<Op::CallRef>({.ref = ref, .base = base, .post = 0});
+        trapping();
+        push_call_results(base, ft);
+        begin_post_call_segment(at + layout::CallRef::post);
+        break;
+      }
+      case Opcode::ReturnCallRef: {
+        const FuncType& ft = m_.types[r.u32leb()];
+        const u32 ref = top_slot();
+        pop();
+        emit<Op::ReturnCallRef>({.ref = ref, .base = tail_call_args(ft)});
+        end_tail_call();
+        break;
+      }
+      case Opcode::RefAsNonNull: {
+        const u32 k = height() - 1;
+        const u32 a = slot(k);
+        pop();
+        const u32 at = emit<Op::RefAsNonNull>({.dst = temp_slot(k), .a = a});
+        trapping();
+        push_temp();
+        mark_producer(at + layout::Unary::dst);
+        break;
+      }
+      case Opcode::BrOnNull: {
+        // Taken: the label gets the values below the reference; not taken: the reference stays.
+        const u32 depth = r.u32leb();
+        const u32 ref = slot(height() - 1);
+        const Operand kept = vs_.back();
+        pop();
+        ref_branch(depth, ref, Op::BrOnNull, Op::BrOnNonNull);
+        push(kept);
+        break;
+      }
+      case Opcode::BrOnNonNull: {
+        // Taken: the label gets the values and the reference; not taken: the reference is dropped.
+        const u32 depth = r.u32leb();
+        const u32 ref = slot(height() - 1);
+        ref_branch(depth, ref, Op::BrOnNonNull, Op::BrOnNull);
+        pop();
+        break;
+      }
+      default: break;  // not of this family (kFamilies)
+    }
+  }
+  // A tail call's arguments, placed as a call's; returns the callee frame's base.
+  u32 tail_call_args(const FuncType& ft) {
+    do_call(static_cast<u32>(ft.params.size()));
+    max_slots_ = std::max(max_slots_, next_at() + value_slots(ft.params));  // the arguments' slots
+    return temp_slot(height());
+  }
+  // After a tail call: nothing follows it in its segment or block.
+  void end_tail_call() {
+    trapping();
+    end_segment();
+    set_unreachable();
+  }
+  // A branch to label `depth` when `taken` holds of slot `ref` (`skip` is its negation), as br_if:
+  // straight there when the label's values are in place, else over a trampoline that copies them.
+  void ref_branch(u32 depth, u32 ref, Op taken, Op skip) {
+    Ctrl& target = label(depth);
+    const Cond c{Cond::Slot, ref, 0, Opcode::I32Eq};
+    if (!needs_copies(target)) {
+      const u32 at = emit_as<layout::CondJump>(taken, {.cond = ref, .off = 0});
+      add_jump(target, at, at + layout::CondJump::off);
+      begin_fallthrough_segment(c, at);
+    } else {
+      // The not-taken path is the trampoline (part of this segment): its fall-through word stays 0.
+      const u32 at = emit_as<layout::CondJump>(skip, {.cond = ref, .off = 0});
+      const Fixup over{at, at + layout::CondJump::off};
+      emit_br(depth);
+      bind(over, pos());
+      begin_segment();
+    }
+    invalidate_peepholes();
+  }
+
   // ---------------------------------------------------------------- calls
   void step_call(Opcode opc, Reader& r) {
     switch (opc) {
@@ -1555,7 +1656,7 @@ class Translator {
         trapping();
         break;
       }
-      case Opcode::RefNull: r.u8(); push(Operand{Operand::Const, 0, 0}); break;
+      case Opcode::RefNull: r.sleb(); push(Operand{Operand::Const, 0, 0}); break;  // its heap type
       case Opcode::RefIsNull: {
         const u32 k = height() - 1;
         const u32 s = slot(k);

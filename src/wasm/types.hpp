@@ -2,47 +2,145 @@
 // (https://webassembly.github.io/spec/core/syntax/types.html).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace sprawling::wasm {
 
-// The binary encoding is the enumerator value.
-enum class ValType : std::uint8_t {
-  I32 = 0x7F,
-  I64 = 0x7E,
-  F32 = 0x7D,
-  F64 = 0x7C,
-  V128 = 0x7B,
-  FuncRef = 0x70,
-  ExternRef = 0x6F,
-  // Exception handling (WebAssembly 3.0): a reference to a caught exception (a store handle).
-  ExnRef = 0x69,
-};
+// A value type as one 32-bit word (trivially copyable, compared as an integer): the low byte is
+// the binary encoding of a number or vector type (0x7F i32 … 0x7B v128), or of a reference
+// type's nullability (0x63 `ref null`, 0x64 `ref`); the upper 24 bits hold a reference type's
+// heap type, an abstract one (kAbstractHeap | its binary byte: func 0x70, extern 0x6F, exn 0x69,
+// and GC's any, eq, i31, struct, array, none, nofunc, noextern, noexn) or a type index (below
+// kAbstractHeap; the decoder refuses larger indices). The word 0 is the bottom type: a value on
+// the validator's stack in unreachable code, of any type. The short names (ValType::FuncRef =
+// `(ref null func)`, …) are static members, so `t == ValType::I32` reads as before.
+// https://webassembly.github.io/spec/core/syntax/types.html#value-types
+class ValType {
+ public:
+  enum class Kind : std::uint8_t { Bottom, Num, Vec, Ref };
+  // Abstract heap types by their binary byte (https://webassembly.github.io/spec/core/binary/types.html#heap-types).
+  static constexpr std::uint8_t kFunc = 0x70, kExtern = 0x6F, kExn = 0x69, kAny = 0x6E, kEq = 0x6D, kI31 = 0x6C,
+                                kStruct = 0x6B, kArray = 0x6A, kNone = 0x71, kNoFunc = 0x73, kNoExtern = 0x72,
+                                kNoExn = 0x74;
+  static constexpr std::uint32_t kAbstractHeap = 0xFFFF00;  // heap values from here on are abstract
+  static constexpr std::uint32_t kMaxTypeIndex = kAbstractHeap - 1;
+  static constexpr std::uint8_t kRefNullByte = 0x63, kRefByte = 0x64;
 
-[[nodiscard]] constexpr bool is_reference(ValType t) noexcept {
-  return t == ValType::FuncRef || t == ValType::ExternRef || t == ValType::ExnRef;
-}
+  constexpr ValType() noexcept = default;  // the bottom type
+  // A number or vector type from its binary byte (0x7F … 0x7B), or a reference type's short
+  // form (0x70 funcref, 0x6F externref, 0x69 exnref, and GC's); see is_valtype_byte.
+  [[nodiscard]] static constexpr ValType from_byte(std::uint8_t b) noexcept {
+    if (b >= 0x7B && b <= 0x7F) return ValType(b);
+    return ref(true, kAbstractHeap | b);
+  }
+  // `(ref null? heap)`, heap a type index or kAbstractHeap | an abstract heap type's byte.
+  [[nodiscard]] static constexpr ValType ref(bool nullable, std::uint32_t heap) noexcept {
+    return ValType((heap << 8) | (nullable ? kRefNullByte : kRefByte));
+  }
+  [[nodiscard]] static constexpr ValType abstract_ref(bool nullable, std::uint8_t heap_byte) noexcept {
+    return ref(nullable, kAbstractHeap | heap_byte);
+  }
+
+  [[nodiscard]] constexpr Kind kind() const noexcept {
+    const std::uint8_t b = byte();
+    if (b == kRefNullByte || b == kRefByte) return Kind::Ref;
+    if (b == 0x7B) return Kind::Vec;
+    return b == 0 ? Kind::Bottom : Kind::Num;
+  }
+  [[nodiscard]] constexpr bool is_ref() const noexcept { return kind() == Kind::Ref; }
+  [[nodiscard]] constexpr bool is_bottom() const noexcept { return bits_ == 0; }
+  [[nodiscard]] constexpr bool nullable() const noexcept { return byte() == kRefNullByte; }
+  [[nodiscard]] constexpr std::uint32_t heap() const noexcept { return bits_ >> 8; }
+  [[nodiscard]] constexpr bool concrete() const noexcept { return is_ref() && heap() < kAbstractHeap; }
+  [[nodiscard]] constexpr std::uint32_t type_index() const noexcept { return heap(); }  // concrete() only
+  // An abstract heap type's byte (0 for a concrete one).
+  [[nodiscard]] constexpr std::uint8_t heap_byte() const noexcept {
+    return heap() >= kAbstractHeap ? static_cast<std::uint8_t>(heap() & 0xFF) : 0;
+  }
+  // The low byte: a number/vector type's encoding, 0x63/0x64 for references.
+  [[nodiscard]] constexpr std::uint8_t byte() const noexcept { return static_cast<std::uint8_t>(bits_ & 0xFF); }
+  [[nodiscard]] constexpr std::uint32_t bits() const noexcept { return bits_; }
+  [[nodiscard]] static constexpr ValType from_bits(std::uint32_t bits) noexcept { return ValType(bits); }
+  // The same reference type made nullable / non-nullable.
+  [[nodiscard]] constexpr ValType as_nullable(bool nullable) const noexcept { return ref(nullable, heap()); }
+  friend constexpr bool operator==(ValType, ValType) noexcept = default;
+
+  static const ValType I32, I64, F32, F64, V128, FuncRef, ExternRef, ExnRef;
+
+ private:
+  constexpr explicit ValType(std::uint32_t bits) noexcept : bits_(bits) {}
+  std::uint32_t bits_ = 0;
+};
+inline constexpr ValType ValType::I32 = ValType::from_byte(0x7F);
+inline constexpr ValType ValType::I64 = ValType::from_byte(0x7E);
+inline constexpr ValType ValType::F32 = ValType::from_byte(0x7D);
+inline constexpr ValType ValType::F64 = ValType::from_byte(0x7C);
+inline constexpr ValType ValType::V128 = ValType::from_byte(0x7B);
+inline constexpr ValType ValType::FuncRef = ValType::abstract_ref(true, ValType::kFunc);
+inline constexpr ValType ValType::ExternRef = ValType::abstract_ref(true, ValType::kExtern);
+// Exception handling (WebAssembly 3.0): a reference to a caught exception (a store handle).
+inline constexpr ValType ValType::ExnRef = ValType::abstract_ref(true, ValType::kExn);
+static_assert(sizeof(ValType) == 4 && std::is_trivially_copyable_v<ValType>);
+
+[[nodiscard]] constexpr bool is_reference(ValType t) noexcept { return t.is_ref(); }
+// The one-byte value types this engine knows: numbers, v128, and funcref/externref/exnref.
 [[nodiscard]] constexpr bool is_valtype_byte(std::uint8_t b) noexcept {
   return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x69;
 }
-// "i32", "funcref", …
-[[nodiscard]] constexpr std::string_view name(ValType t) noexcept {
-  switch (t) {
-    case ValType::I32: return "i32";
-    case ValType::I64: return "i64";
-    case ValType::F32: return "f32";
-    case ValType::F64: return "f64";
-    case ValType::V128: return "v128";
-    case ValType::FuncRef: return "funcref";
-    case ValType::ExternRef: return "externref";
-    case ValType::ExnRef: return "exnref";
+// The abstract heap types this engine knows (func, extern, exn and the bottoms nofunc,
+// noextern, noexn); GC's any, eq, i31, struct, array and none are not supported.
+[[nodiscard]] constexpr bool is_supported_heap_byte(std::uint8_t b) noexcept {
+  return b == ValType::kFunc || b == ValType::kExtern || b == ValType::kExn || b == ValType::kNoFunc ||
+         b == ValType::kNoExtern || b == ValType::kNoExn;
+}
+// GC's abstract heap types (recognised to name them in an error).
+[[nodiscard]] constexpr bool is_gc_heap_byte(std::uint8_t b) noexcept {
+  return b == ValType::kAny || b == ValType::kEq || b == ValType::kI31 || b == ValType::kStruct ||
+         b == ValType::kArray || b == ValType::kNone;
+}
+// "func", "extern", … (the text format's heap type keywords).
+[[nodiscard]] constexpr std::string_view heap_name(std::uint8_t heap_byte) noexcept {
+  switch (heap_byte) {
+    case ValType::kFunc: return "func";
+    case ValType::kExtern: return "extern";
+    case ValType::kExn: return "exn";
+    case ValType::kAny: return "any";
+    case ValType::kEq: return "eq";
+    case ValType::kI31: return "i31";
+    case ValType::kStruct: return "struct";
+    case ValType::kArray: return "array";
+    case ValType::kNone: return "none";
+    case ValType::kNoFunc: return "nofunc";
+    case ValType::kNoExtern: return "noextern";
+    case ValType::kNoExn: return "noexn";
+    default: return "?";
   }
-  return "?";
+}
+// "i32", "funcref", "(ref func)", "(ref null 3)", … (the reference interpreter's spelling).
+[[nodiscard]] std::string name(ValType t);
+
+// The top of a reference type's hierarchy (func, extern or exn), as a heap byte; concrete types
+// are function types (no GC).
+[[nodiscard]] constexpr std::uint8_t heap_top(std::uint32_t heap) noexcept {
+  if (heap < ValType::kAbstractHeap) return ValType::kFunc;
+  switch (static_cast<std::uint8_t>(heap & 0xFF)) {
+    case ValType::kNoFunc: return ValType::kFunc;
+    case ValType::kNoExtern: return ValType::kExtern;
+    case ValType::kNoExn: return ValType::kExn;
+    default: return static_cast<std::uint8_t>(heap & 0xFF);
+  }
+}
+// Whether heap is a hierarchy's bottom (nofunc, noextern, noexn).
+[[nodiscard]] constexpr bool heap_is_bottom(std::uint32_t heap) noexcept {
+  const auto b = static_cast<std::uint8_t>(heap & 0xFF);
+  return heap >= ValType::kAbstractHeap && (b == ValType::kNoFunc || b == ValType::kNoExtern || b == ValType::kNoExn);
 }
 
 // Frame slots (64-bit) a value of type t takes in the interpreter and at the host boundary's
@@ -57,11 +155,34 @@ enum class ValType : std::uint8_t {
 }
 
 // https://webassembly.github.io/spec/core/syntax/types.html#function-types
+// Typed function references: a parameter or result may name a type index of its module. Such a
+// type carries `structure`, a module-independent identity (SHA-256 of its shape with every named
+// type replaced by that type's identity and a reference to itself by a marker), so two function
+// types are equivalent — also across modules — exactly when these are equal (the spec's type
+// equivalence for types without `rec` groups). Without named types params/results say it all.
 struct FuncType {
   std::vector<ValType> params;
   std::vector<ValType> results;
-  friend bool operator==(const FuncType&, const FuncType&) = default;
+  std::array<std::uint8_t, 32> structure{};
+  bool has_type_refs = false;
+  friend bool operator==(const FuncType& a, const FuncType& b) {
+    if (a.has_type_refs || b.has_type_refs) return a.has_type_refs == b.has_type_refs && a.structure == b.structure;
+    return a.params == b.params && a.results == b.results;
+  }
 };
+
+// Sets types[i].structure (and has_type_refs) from its params/results and the structures of the
+// earlier types it names; its indices must be below types.size() and at most i (validated before).
+void compute_structure(std::span<FuncType> types, std::size_t i);
+
+// Subtyping (https://webassembly.github.io/spec/core/valid/matching.html): whether a value of type
+// `a` (whose type indices name `ta`) may stand where `b` (indices into `tb`) is expected. ref T
+// <: ref null T; a named function type <: func; nofunc, noextern, noexn are their hierarchy's
+// bottoms; named types match when equivalent; the bottom type (unreachable code) matches all.
+[[nodiscard]] bool matches(ValType a, std::span<const FuncType> ta, ValType b, std::span<const FuncType> tb);
+[[nodiscard]] inline bool matches(ValType a, ValType b, std::span<const FuncType> types) {
+  return a == b || matches(a, types, b, types);
+}
 
 // https://webassembly.github.io/spec/core/syntax/types.html#limits
 // `is64`: the limits of a memory64 memory or a 64-bit table (i64 addresses/indexes; WebAssembly

@@ -14,33 +14,86 @@ constexpr std::array<ValType, 8> kSingleTypes = {ValType::I32,     ValType::I64,
                                                  ValType::F64,     ValType::V128,      ValType::FuncRef,
                                                  ValType::ExternRef, ValType::ExnRef};
 
-std::span<const ValType> single(ValType t) {
-  for (std::size_t i = 0; i < kSingleTypes.size(); ++i) {
-    if (kSingleTypes[i] == t) return std::span<const ValType>(kSingleTypes).subspan(i, 1);
-  }
-  return {};
-}
-
 bool read_zero_byte(ByteReader& r) {
   const std::size_t at = r.offset();
   if (r.u8() != 0 && r.ok()) return r.malformed(at, "zero byte expected");
   return r.ok();
 }
 
-bool read_reftype(ByteReader& r, ValType& out) {
+// ref.null's heap type (2.0: a reftype byte, 0x70 or 0x6F, read as the heap types func, extern).
+bool read_null_heaptype(ByteReader& r, ValType& out, const Features& features) {
   const std::size_t at = r.offset();
-  const std::uint8_t b = r.u8();
-  if (!r.ok()) return false;
-  if (b != 0x70 && b != 0x6F && b != 0x69) return r.malformed(at, "malformed reference type");
-  out = static_cast<ValType>(b);
+  std::uint32_t heap = 0;
+  if (!read_heaptype(r, heap, features)) return false;
+  if (!features.function_references && heap >= ValType::kAbstractHeap && heap_is_bottom(heap))
+    return r.malformed(at, "malformed reference type");
+  out = ValType::ref(true, heap);
   return true;
 }
 
-std::string_view type_name(ValType t) {
-  return t == FunctionValidator::kUnknown ? "unknown" : name(t);
-}
+std::string type_name(ValType t) { return name(t); }
 
 }  // namespace
+
+bool read_heaptype(ByteReader& r, std::uint32_t& heap, const Features& features) {
+  const std::size_t at = r.offset();
+  const std::optional<std::uint8_t> first = r.peek();
+  if (first && (*first & 0xC0) == 0x40) {
+    // A one-byte negative s33: an abstract heap type.
+    const std::uint8_t b = r.u8();
+    const bool known_2_0 = b == ValType::kFunc || b == ValType::kExtern || b == ValType::kExn;
+    if (known_2_0 || (features.function_references && is_supported_heap_byte(b))) {
+      heap = ValType::kAbstractHeap | b;
+      return true;
+    }
+    if (is_gc_heap_byte(b)) {
+      return r.fail(CompileError::Kind::Unsupported, at,
+                    concat("heap type ", heap_name(b), " needs garbage collection (GC), which this engine does not support"));
+    }
+    return r.malformed(at, features.function_references ? "malformed heap type" : "malformed reference type");
+  }
+  const std::int64_t idx = r.s33();
+  if (!r.ok()) return false;
+  if (idx < 0) return r.malformed(at, "malformed heap type");
+  if (!features.function_references) {
+    return r.malformed(at, "malformed reference type (a type index: typed function references are disabled, the "
+                           "function-references feature is off)");
+  }
+  if (idx > ValType::kMaxTypeIndex) return r.malformed(at, concat("type index ", idx, " out of range"));
+  heap = static_cast<std::uint32_t>(idx);
+  return true;
+}
+
+bool read_valtype(ByteReader& r, ValType& out, const Features& features) {
+  const std::size_t at = r.offset();
+  const std::uint8_t b = r.u8();
+  if (!r.ok()) return false;
+  if (is_valtype_byte(b)) {
+    out = ValType::from_byte(b);
+    return true;
+  }
+  if (features.function_references) {
+    if (b == ValType::kRefNullByte || b == ValType::kRefByte) {
+      std::uint32_t heap = 0;
+      if (!read_heaptype(r, heap, features)) return false;
+      out = ValType::ref(b == ValType::kRefNullByte, heap);
+      return true;
+    }
+    if (b == ValType::kNoFunc || b == ValType::kNoExtern || b == ValType::kNoExn) {  // nullfuncref, …
+      out = ValType::abstract_ref(true, b);
+      return true;
+    }
+  }
+  if (is_gc_heap_byte(b)) {
+    return r.fail(CompileError::Kind::Unsupported, at,
+                  concat("value type ", heap_name(b), "ref needs garbage collection (GC), which this engine does not support"));
+  }
+  if (!features.function_references && (b == ValType::kRefNullByte || b == ValType::kRefByte)) {
+    return r.malformed(at, concat("malformed value type 0x", hex_byte(b),
+                                  " (a typed reference: the function-references feature is off)"));
+  }
+  return r.malformed(at, concat("malformed value type 0x", hex_byte(b)));
+}
 
 namespace {
 
@@ -88,10 +141,6 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
     if (!op) return r.malformed(ins.offset, concat("illegal opcode fd ", hex_byte(sub)));
   } else {
     op = opcode_from_byte(byte);
-    if (!op && (byte == 0x14 || byte == 0x15)) {
-      return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte), " (", byte == 0x14 ? "call_ref" : "return_call_ref",
-                                            " needs typed function references, which this engine does not support yet)"));
-    }
     if (!op) return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte)));
   }
   ins.op = *op;
@@ -106,7 +155,11 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
       } else if (b && is_valtype_byte(*b)) {
         r.u8();
         ins.block.kind = BlockType::Kind::Value;
-        ins.block.type = static_cast<ValType>(*b);
+        ins.block.type = ValType::from_byte(*b);
+      } else if (b && features.function_references && (*b & 0xC0) == 0x40) {
+        // Typed function references: (ref null? ht) and the short forms of the bottom types.
+        ins.block.kind = BlockType::Kind::Value;
+        if (!read_valtype(r, ins.block.type, features)) return false;
       } else {
         const std::size_t at = r.offset();
         const std::int64_t idx = r.s33();
@@ -161,14 +214,17 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
       ins.select_arity = r.u32();
       for (std::uint32_t i = 0; i < ins.select_arity && r.ok(); ++i) {
         const std::size_t at = r.offset();
-        const std::uint8_t b = r.u8();
-        if (!r.ok()) return false;
-        if (!is_valtype_byte(b)) return r.malformed(at, "malformed value type");
-        ins.type = static_cast<ValType>(b);
+        const std::optional<std::uint8_t> b = r.peek();
+        if (b && !is_valtype_byte(*b) && !features.function_references) {
+          r.u8();
+          return r.malformed(at, "malformed value type");
+        }
+        if (!read_valtype(r, ins.type, features)) return false;
       }
       break;
     }
-    case ImmKind::RefType: read_reftype(r, ins.type); break;
+    case ImmKind::RefType: read_null_heaptype(r, ins.type, features); break;
+    case ImmKind::TypeIdx: ins.index = r.u32(); break;
     case ImmKind::MemoryInit:
       ins.index = r.u32();
       read_memidx(r, ins.memory, features);
@@ -217,6 +273,12 @@ void FunctionValidator::begin(std::uint32_t type_index, std::span<const ValType>
   const FuncType& type = context_.module->types[type_index];
   locals_.assign(type.params.begin(), type.params.end());
   locals_.insert(locals_.end(), locals.begin(), locals.end());
+  // Parameters and defaultable locals (numbers, vectors, nullable references) start set.
+  local_set_.assign(locals_.size(), true);
+  for (std::size_t i = type.params.size(); i < locals_.size(); ++i)
+    if (locals_[i].is_ref() && !locals_[i].nullable()) local_set_[i] = false;
+  inits_.clear();
+  block_types_.clear();
   values_.clear();
   controls_.clear();
   error_.reset();
@@ -259,7 +321,7 @@ ValType FunctionValidator::pop(ValType expected) {
     return kUnknown;
   }
   const ValType actual = pop();
-  if (actual != expected && actual != kUnknown && expected != kUnknown) type_mismatch(expected, actual);
+  if (actual != expected && expected != kUnknown && !is_subtype(actual, expected)) type_mismatch(expected, actual);
   return actual;
 }
 
@@ -272,7 +334,7 @@ void FunctionValidator::push_all(std::span<const ValType> types) {
 }
 
 void FunctionValidator::push_control(Opcode op, std::span<const ValType> params, std::span<const ValType> results) {
-  controls_.push_back(Control{op, params, results, values_.size(), false});
+  controls_.push_back(Control{op, params, results, values_.size(), false, inits_.size()});
   push_all(params);
 }
 
@@ -288,6 +350,9 @@ FunctionValidator::Control FunctionValidator::pop_control() {
     fail(concat("type mismatch: block requires [", required, "] but stack has [", found, "]"));
   }
   values_.resize(c.height);
+  // Locals set inside the block are unset again after it (local initialisation).
+  for (std::size_t i = c.init_height; i < inits_.size(); ++i) local_set_[inits_[i]] = false;
+  inits_.resize(c.init_height);
   controls_.pop_back();
   return c;
 }
@@ -314,6 +379,7 @@ bool FunctionValidator::block_signature(const BlockType& bt, std::span<const Val
       return true;
     case BlockType::Kind::Value:
       params = {};
+      if (!check_value_type(bt.type)) return false;
       results = single(bt.type);
       return true;
     case BlockType::Kind::Index:
@@ -454,11 +520,12 @@ bool FunctionValidator::check_simple_immediates(const Instruction& ins) {
         fail(concat("unknown elem segment ", ins.index));
         return false;
       }
-      if (m.elements[ins.index].type != m.tables[table].element)
+      if (!is_subtype(m.elements[ins.index].type, m.tables[table].element))
         fail("type mismatch: element segment and table differ");
     } else {
       if (!check_table(ins.index2)) return false;
-      if (m.tables[ins.index2].element != m.tables[table].element) fail("type mismatch: tables differ in element type");
+      if (!is_subtype(m.tables[ins.index2].element, m.tables[table].element))
+        fail("type mismatch: tables differ in element type");
     }
   }
   if (ins.op == Opcode::ElemDrop && ins.index >= m.elements.size()) fail(concat("unknown elem segment ", ins.index));
@@ -481,7 +548,9 @@ bool FunctionValidator::relaxed_simd_enabled(const Instruction& ins) {
 // A tail call's callee returns straight to this function's caller: its results must be this
 // function's results.
 bool FunctionValidator::check_tail_call_results(const FuncType& callee) {
-  if (std::ranges::equal(callee.results, function_results_)) return true;
+  if (callee.results.size() == function_results_.size() &&
+      std::ranges::equal(callee.results, function_results_, [&](ValType a, ValType b) { return is_subtype(a, b); }))
+    return true;
   fail("type mismatch: the tail call's callee results differ from the function's results");
   return false;
 }
@@ -519,6 +588,10 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
     step_exceptions(ins);
     return error_;
   }
+  if (is_typed_ref_op(ins.op)) {
+    step_typed_refs(ins);
+    return error_;
+  }
   switch (ins.op) {
     case Opcode::Unreachable: mark_unreachable(); break;
     case Opcode::Block:
@@ -542,7 +615,8 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
     }
     case Opcode::End: {
       const Control c = pop_control();
-      if (c.op == Opcode::If && !std::equal(c.params.begin(), c.params.end(), c.results.begin(), c.results.end())) {
+      if (c.op == Opcode::If && !std::equal(c.params.begin(), c.params.end(), c.results.begin(), c.results.end(),
+                                            [&](ValType a, ValType b) { return is_subtype(a, b); })) {
         fail("type mismatch: if without else must leave its parameters unchanged");
       }
       push_all(c.results);
@@ -617,7 +691,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
     case Opcode::ReturnCallIndirect: {
       if (!tail_calls_enabled(ins)) break;
       if (!check_table(ins.index2)) break;
-      if (m.tables[ins.index2].element != ValType::FuncRef) {
+      if (!is_subtype(m.tables[ins.index2].element, ValType::FuncRef)) {
         fail("type mismatch: return_call_indirect needs a funcref table");
         break;
       }
@@ -634,7 +708,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
     }
     case Opcode::CallIndirect: {
       if (!check_table(ins.index2)) break;
-      if (m.tables[ins.index2].element != ValType::FuncRef) {
+      if (!is_subtype(m.tables[ins.index2].element, ValType::FuncRef)) {
         fail("type mismatch: call_indirect needs a funcref table");
         break;
       }
@@ -659,7 +733,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
         fail("type mismatch: select without a type needs numeric or vector operands");
         break;
       }
-      if (t1 != t2 && t1 != kUnknown && t2 != kUnknown) {
+      if (t1 != t2 && !t1.is_bottom() && !t2.is_bottom()) {
         type_mismatch(t1, t2);
         break;
       }
@@ -671,6 +745,7 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
         fail("invalid result arity");
         break;
       }
+      if (!check_value_type(ins.type)) break;
       pop(ValType::I32);
       pop(ins.type);
       pop(ins.type);
@@ -685,9 +760,17 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
       }
       const ValType t = locals_[ins.index];
       if (ins.op == Opcode::LocalGet) {
+        if (!local_set_[ins.index]) {
+          fail(concat("uninitialized local ", ins.index));
+          break;
+        }
         push(t);
       } else {
         pop(t);
+        if (!local_set_[ins.index]) {
+          local_set_[ins.index] = true;
+          inits_.push_back(ins.index);
+        }
         if (ins.op == Opcode::LocalTee) push(t);
       }
       break;
@@ -703,7 +786,9 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
         push(g.type);
       } else {
         if (!g.is_mutable) {
-          fail(concat("global is immutable: global ", ins.index));
+          // 2.0's wording, and the 3.0 reference interpreter's when validating as 3.0.
+          fail(concat(context_.features.function_references ? "immutable global: global " : "global is immutable: global ",
+                      ins.index));
           break;
         }
         pop(g.type);
@@ -732,16 +817,14 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
       pop(m.tables[ins.index].element);
       pop(table_address_type(ins.index));
       break;
-    case Opcode::RefNull: push(ins.type); break;
-    case Opcode::RefIsNull: {
-      const ValType t = pop();
-      if (t != kUnknown && !is_reference(t)) {
-        fail(concat("type mismatch: ref.is_null expects a reference, found ", type_name(t)));
-        break;
-      }
+    case Opcode::RefNull:
+      if (!check_value_type(ins.type)) break;
+      push(ins.type);
+      break;
+    case Opcode::RefIsNull:
+      pop_ref();
       push(ValType::I32);
       break;
-    }
     case Opcode::RefFunc:
       if (ins.index >= m.func_types.size()) {
         fail(concat("unknown function ", ins.index));
@@ -751,7 +834,8 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
         fail(concat("undeclared function reference ", ins.index));
         break;
       }
-      push(ValType::FuncRef);
+      // Typed function references: (ref $t) of the function's type; 2.0: funcref.
+      push(context_.features.function_references ? ValType::ref(false, m.func_types[ins.index]) : ValType::FuncRef);
       break;
     default: fail(concat("unhandled opcode ", name(ins.op))); break;
   }
@@ -798,10 +882,14 @@ void FunctionValidator::step_exceptions(const Instruction& ins) {
           if (t == nullptr) break;
           sent = t->params;
         }
-        if (kind == kCatchRef || kind == kCatchAllRef) sent.push_back(ValType::ExnRef);
+        // The caught exception is never null: (ref exn) with typed function references.
+        if (kind == kCatchRef || kind == kCatchAllRef)
+          sent.push_back(context_.features.function_references ? ValType::abstract_ref(false, ValType::kExn)
+                                                                : ValType::ExnRef);
         const Control* c = label(ins.targets[i + 2]);
         if (c == nullptr) break;
-        if (!std::ranges::equal(label_types(*c), sent)) fail("type mismatch: catch clause and label types differ");
+        if (!std::ranges::equal(sent, label_types(*c), [&](ValType a, ValType b) { return is_subtype(a, b); }))
+          fail("type mismatch: catch clause and label types differ");
       }
       if (error_) break;
       push_control(Opcode::TryTable, params, results);
@@ -855,6 +943,97 @@ void FunctionValidator::step_exceptions(const Instruction& ins) {
   }
 }
 
+// ---------------------------------------------------------------- typed function references
+// https://webassembly.github.io/spec/core/valid/instructions.html (call_ref, br_on_null, …)
+
+std::span<const ValType> FunctionValidator::single(ValType t) {
+  for (std::size_t i = 0; i < kSingleTypes.size(); ++i) {
+    if (kSingleTypes[i] == t) return std::span<const ValType>(kSingleTypes).subspan(i, 1);
+  }
+  block_types_.push_back(t);  // a deque: earlier elements stay where they are
+  return {&block_types_.back(), 1};
+}
+
+// A type written in the body (block type, select's, ref.null's) must name a type of the module.
+bool FunctionValidator::check_value_type(ValType t) {
+  if (t.concrete() && t.type_index() >= context_.module->types.size()) {
+    fail(concat("unknown type ", t.type_index()));
+    return false;
+  }
+  return true;
+}
+
+bool FunctionValidator::function_references_enabled(const Instruction& ins) {
+  if (context_.features.function_references) return true;
+  fail(concat(name(ins.op), ": typed function references are disabled (the function-references feature is off)"));
+  return false;
+}
+
+// Pops a reference of any type (the bottom type in unreachable code).
+ValType FunctionValidator::pop_ref() {
+  const ValType t = pop();
+  if (!t.is_bottom() && !t.is_ref()) {
+    fail(concat("type mismatch: instruction requires a reference but stack has [", type_name(t), "]"));
+    return kUnknown;
+  }
+  return t;
+}
+
+void FunctionValidator::step_typed_refs(const Instruction& ins) {
+  if (!function_references_enabled(ins)) return;
+  const Module& m = *context_.module;
+  switch (ins.op) {
+    case Opcode::CallRef:
+    case Opcode::ReturnCallRef: {
+      if (ins.op == Opcode::ReturnCallRef && !tail_calls_enabled(ins)) break;
+      if (ins.index >= m.types.size()) {
+        fail(concat("unknown type ", ins.index));
+        break;
+      }
+      const FuncType& ft = m.types[ins.index];
+      if (ins.op == Opcode::ReturnCallRef && !check_tail_call_results(ft)) break;
+      pop(ValType::ref(true, ins.index));
+      pop_all(ft.params);
+      if (ins.op == Opcode::CallRef) {
+        push_all(ft.results);
+      } else {
+        mark_unreachable();
+      }
+      break;
+    }
+    case Opcode::RefAsNonNull: {
+      const ValType t = pop_ref();
+      push(t.is_bottom() ? t : t.as_nullable(false));
+      break;
+    }
+    case Opcode::BrOnNull: {
+      const ValType t = pop_ref();
+      const Control* c = label(ins.index);
+      if (c == nullptr) break;
+      const auto types = label_types(*c);
+      pop_all(types);
+      push_all(types);
+      push(t.is_bottom() ? t : t.as_nullable(false));
+      break;
+    }
+    case Opcode::BrOnNonNull: {
+      const Control* c = label(ins.index);
+      if (c == nullptr) break;
+      const auto types = label_types(*c);
+      if (types.empty() || !types.back().is_ref()) {
+        fail(concat("type mismatch: br_on_non_null's label ", ins.index, " must take a reference last"));
+        break;
+      }
+      const ValType t = pop_ref();
+      push(t.is_bottom() ? t : t.as_nullable(false));
+      pop_all(types);
+      push_all(types.first(types.size() - 1));
+      break;
+    }
+    default: break;
+  }
+}
+
 // ---------------------------------------------------------------- constant expressions
 
 std::optional<CompileError> validate_const_expr(const Module& module, std::span<const Instruction> instrs, ValType type,
@@ -894,10 +1073,14 @@ std::optional<CompileError> validate_const_expr(const Module& module, std::span<
       case Opcode::F32Const: t = ValType::F32; break;
       case Opcode::F64Const: t = ValType::F64; break;
       case Opcode::V128Const: t = ValType::V128; break;
-      case Opcode::RefNull: t = ins.type; break;
+      case Opcode::RefNull:
+        if (ins.type.concrete() && ins.type.type_index() >= module.types.size())
+          return invalid(ins.offset, concat("unknown type ", ins.type.type_index()));
+        t = ins.type;
+        break;
       case Opcode::RefFunc:
         if (ins.index >= module.func_types.size()) return invalid(ins.offset, concat("unknown function ", ins.index));
-        t = ValType::FuncRef;
+        t = features.function_references ? ValType::ref(false, module.func_types[ins.index]) : ValType::FuncRef;
         break;
       case Opcode::GlobalGet:
         if (ins.index >= visible) {
@@ -927,7 +1110,7 @@ std::optional<CompileError> validate_const_expr(const Module& module, std::span<
     }
     stack.push_back(t);
   }
-  if (stack.size() != 1 || stack[0] != type) {
+  if (stack.size() != 1 || !matches(stack[0], type, module.types)) {
     return invalid(end_offset, concat("type mismatch: constant expression must produce one ", name(type)));
   }
   return std::nullopt;

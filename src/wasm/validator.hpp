@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,7 +42,7 @@ struct Instruction {
   std::uint32_t memory2 = 0;               // memory.copy's source memidx
   std::uint64_t bits = 0;                  // the constant's bit pattern (i32/f32 zero-extended to 64 bits)
   BlockType block;                         // block, loop, if
-  ValType type = ValType::I32;             // select t (the one result type), ref.null
+  ValType type = ValType::I32;             // select t (the one result type), ref.null (ref null ht)
   std::uint32_t select_arity = 0;          // select t: how many types the vector held (valid only if 1)
   std::span<const std::uint32_t> targets;  // br_table labels, default excluded; try_table: its catch clauses
                                            // as (kind, tagidx, labelidx) triples (storage: the reader's)
@@ -59,6 +60,20 @@ inline constexpr std::uint32_t kCatchAllRef = 3;
 [[nodiscard]] constexpr bool is_exception_op(Opcode op) noexcept {
   return op == Opcode::Try || op == Opcode::Catch || op == Opcode::Throw || op == Opcode::Rethrow ||
          op == Opcode::ThrowRef || op == Opcode::Delegate || op == Opcode::CatchAll || op == Opcode::TryTable;
+}
+
+// Typed function references: a value type (a one-byte type, or 0x63/0x64 then a heap type) and a
+// heap type (an abstract one's byte, or a type index as a non-negative s33). Malformed encodings
+// are reported to the reader; a type index is not checked against the module (the caller says
+// "unknown type"). Without `features.function_references` only the 2.0 one-byte types (and
+// exnref) are read. GC's heap types are refused as unsupported.
+bool read_valtype(ByteReader& reader, ValType& out, const Features& features);
+bool read_heaptype(ByteReader& reader, std::uint32_t& heap, const Features& features);
+
+// The typed function reference instructions (FunctionValidator::step_typed_refs validates them).
+[[nodiscard]] constexpr bool is_typed_ref_op(Opcode op) noexcept {
+  return op == Opcode::CallRef || op == Opcode::ReturnCallRef || op == Opcode::RefAsNonNull || op == Opcode::BrOnNull ||
+         op == Opcode::BrOnNonNull;
 }
 
 // Decodes one instruction at the reader's cursor. Reports malformed encodings to the reader
@@ -99,8 +114,9 @@ class FunctionValidator {
   [[nodiscard]] bool unreachable() const noexcept { return !controls_.empty() && controls_.back().unreachable; }
   [[nodiscard]] std::span<const ValType> local_types() const noexcept { return locals_; }
 
-  // A value on the operand stack whose type is not known (only after unreachable code).
-  static constexpr ValType kUnknown = static_cast<ValType>(0);
+  // A value on the operand stack whose type is not known (only after unreachable code): the
+  // bottom type, which matches every type.
+  static constexpr ValType kUnknown = ValType{};
 
  private:
   struct Control {
@@ -109,6 +125,7 @@ class FunctionValidator {
     std::span<const ValType> results;
     std::size_t height;
     bool unreachable;
+    std::size_t init_height;  // inits_.size() when the block began (local initialisation)
   };
 
   void push(ValType t);
@@ -137,6 +154,14 @@ class FunctionValidator {
   bool tail_calls_enabled(const Instruction& ins);
   bool relaxed_simd_enabled(const Instruction& ins);
   void step_exceptions(const Instruction& ins);
+  // Typed function references (validator.cpp's own block): call_ref, return_call_ref,
+  // ref.as_non_null, br_on_null, br_on_non_null, and the subtyping and local-initialisation rules.
+  void step_typed_refs(const Instruction& ins);
+  bool function_references_enabled(const Instruction& ins);
+  bool check_value_type(ValType t);
+  ValType pop_ref();
+  [[nodiscard]] bool is_subtype(ValType a, ValType b) const { return matches(a, b, context_.module->types); }
+  [[nodiscard]] std::span<const ValType> single(ValType t);
   const FuncType* tag(std::uint32_t tagidx);
   void fail(std::string message);
   void type_mismatch(ValType expected, ValType found);
@@ -147,6 +172,11 @@ class FunctionValidator {
   std::vector<ValType> values_;
   std::vector<Control> controls_;
   std::vector<ValType> scratch_;
+  // Local initialisation (non-defaultable locals): whether each local holds a value, and the
+  // locals set since each open block began (reset at its end).
+  std::vector<bool> local_set_;
+  std::vector<std::uint32_t> inits_;
+  std::deque<ValType> block_types_;  // storage for single-result block types beyond the one-byte ones
   std::span<const ValType> function_results_;
   std::optional<CompileError> error_;
   std::size_t offset_ = 0;

@@ -133,6 +133,20 @@ TEST(Cli, TrapIs134) {
   EXPECT_TRUE(contains(result.err, "unreachable")) << result.err;
 }
 
+// Typed function references: on by default (a call_ref on null is a trap, 134), refused as an
+// invalid module (132) naming the feature with -W function-references=n.
+TEST(Cli, FunctionReferencesSwitch) {
+  TempDir dir;
+  const auto wasm = dir.write("ref.wat", R"((module (memory (export "memory") 1) (type $t (func))
+    (func (export "_start") (call_ref $t (ref.null $t)))))").string();
+  auto on = sprawl({"run", wasm});
+  EXPECT_EQ(on.status, 134);
+  EXPECT_TRUE(contains(on.err, "null function reference")) << on.err;
+  auto off = sprawl({"run", "-W", "function-references=n", wasm});
+  EXPECT_EQ(off.status, 132);
+  EXPECT_TRUE(contains(off.err, "the function-references feature is off")) << off.err;
+}
+
 TEST(Cli, FuelExhaustionIs135InBothSpellings) {
   TempDir dir;
   const auto wasm = dir.write("loop.wat", kLoop).string();

@@ -104,6 +104,11 @@ TEST(Options, WasmFeatureSwitchesInWasmtimeSpelling) {
   ASSERT_TRUE(no_exceptions.has_value()) << no_exceptions.error().message;
   EXPECT_FALSE(no_exceptions->exceptions);
   EXPECT_TRUE(no_exceptions->tail_call);
+  EXPECT_TRUE(d->function_references);  // Wasmtime's 3.0 releases: on by default
+  auto no_refs = parse({"-W", "function-references=n", "m.wasm"});
+  ASSERT_TRUE(no_refs.has_value()) << no_refs.error().message;
+  EXPECT_FALSE(no_refs->function_references);
+  EXPECT_TRUE(no_refs->exceptions);
 }
 
 TEST(Options, RelaxedSimdSwitch) {

@@ -597,6 +597,30 @@ TEST(ModuleErrors, ExceptionsSwitchRefusesModulesUsingThemAndUncaughtIsATrap) {
       << refused.error().message;
 }
 
+TEST(ModuleErrors, FunctionReferencesSwitchRefusesModulesUsingThem) {
+  // Typed function references run by default: a call_ref through a table's initial element,
+  // exiting with its result; with the feature off the module is refused naming the feature.
+  TempDir dir;
+  const auto module = dir.write("refs.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (type $i (func (result i32)))
+  (func $seven (type $i) (i32.const 7))
+  (table 1 (ref $i) (ref.func $seven))
+  (func (export "_start") (call $proc_exit (call_ref $i (table.get 0 (i32.const 0))))))
+)");
+  WasmSandbox on;
+  auto ran = on.run(job_for(module));
+  ASSERT_TRUE(ran.has_value()) << ran.error().to_string();
+  EXPECT_EQ(ran->exit, SandboxExit{Failure{7}});
+  WasmSandbox off(SandboxConfig{.function_references = false});
+  auto refused = off.run(job_for(module));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(refused.error().message.find("the function-references feature is off"), std::string::npos)
+      << refused.error().message;
+}
+
 // --------------------------------------------------------------------- the seam
 
 TEST(Seam, ConformanceCheckPassesOnWasmSandbox) {

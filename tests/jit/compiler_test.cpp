@@ -465,5 +465,54 @@ TEST(CompilerExceptions, ThrowsPropagateThroughCompiledFramesToAnInterpretedCatc
   }
 }
 
+// Typed function references: functions using call_ref, return_call_ref, ref.as_non_null,
+// br_on_null or br_on_non_null stay interpreted with the reason named; the functions they call
+// may be machine code. Results, the null traps and fuel equal the interpreter's.
+constexpr std::string_view kTypedRefs = R"((module
+  (type $ii (func (param i32) (result i32)))
+  (func $inc (type $ii) (i32.add (local.get 0) (i32.const 1)))
+  (elem declare func $inc)
+  (func $pick (param i32) (result (ref null $ii))
+    (select (result (ref null $ii)) (ref.func $inc) (ref.null $ii) (local.get 0)))
+  (func (export "call") (param i32) (result i32)
+    (i32.mul (call_ref $ii (i32.const 4) (call $pick (local.get 0))) (i32.const 3)))
+  (func (export "tail") (param i32) (result i32)
+    (return_call_ref $ii (i32.const 9) (call $pick (local.get 0))))
+  (func (export "branch") (param i32) (result i32)
+    (block $null (return (call_ref $ii (i32.const 1) (br_on_null $null (call $pick (local.get 0))))))
+    (i32.const -1))
+))";
+
+TEST(CompilerTypedRefs, FunctionsUsingThemStayInterpretedAndAgree) {
+  auto module = compile_wat(kTypedRefs);
+  ASSERT_NE(module, nullptr);
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    ASSERT_EQ(code.reasons.size(), 5u);
+    for (std::size_t i : {2u, 3u, 4u}) EXPECT_NE(code.reasons[i].find("typed function references"), std::string::npos) << i;
+    for (std::size_t i : {0u, 1u}) EXPECT_EQ(code.reasons[i], "") << i;
+  }
+  auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
+    const Outcome want = run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel);
+    const Outcome got = run(module, Tier::Compile, name, {Value::i32(arg)}, fuel);
+    EXPECT_EQ(want, got) << name << "(" << arg << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+    return want;
+  };
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
+    EXPECT_EQ(same("call", 1, fuel).results.at(0).bits, 15u);
+    EXPECT_EQ(same("call", 0, fuel).trap, TrapKind::NullFunctionReference);
+    EXPECT_EQ(same("tail", 1, fuel).results.at(0).bits, 10u);
+    EXPECT_EQ(same("tail", 0, fuel).trap, TrapKind::NullFunctionReference);
+    EXPECT_EQ(same("branch", 1, fuel).results.at(0).bits, 2u);
+    EXPECT_EQ(same("branch", 0, fuel).results.at(0).bits, 0xFFFFFFFFu);
+  }
+  const Outcome full = run(module, Tier::Interpret, "call", {Value::i32(1)}, std::uint64_t{1} << 20);
+  ASSERT_EQ(full.trap, TrapKind::None);
+  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+    same("call", 1, budget);
+    if (HasFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

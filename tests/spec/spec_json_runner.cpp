@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   }
 #ifdef SPRAWLING_SPEC_TEXT
   options.text_compiler = [](std::string_view source) -> std::expected<std::vector<std::uint8_t>, std::string> {
-    auto r = text::wat_to_binary(source, text::WatOptions{.memory64 = false});  // 2.0: 32-bit offsets and limits
+    auto r = text::wat_to_binary(source, text::WatOptions{.memory64 = false, .function_references = false});  // 2.0
     if (!r) return std::unexpected(r.error().message);
     return std::move(*r);
   };

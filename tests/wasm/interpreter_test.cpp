@@ -1,6 +1,7 @@
 // Interpreter and fuel: exact consumed figures on hand-checked modules (Wasmtime's cost model),
 // where exhaustion is detected, the deadline, and trap locations.
 #include "engine_fixtures.hpp"
+#include "wasm/text/wat.hpp"
 
 #include <bit>
 #include <algorithm>
@@ -587,6 +588,147 @@ TEST_F(Table64Test, CopyBetweenI32AndI64TablesTakesAnI32Length) {
   EXPECT_EQ(trap("copy_32_to_64", {Value::i64(k2To32), Value::i32(0), Value::i32(0)}),
             TrapKind::OutOfBoundsTableAccess);
   EXPECT_EQ(trap("copy_64_to_32", {Value::i32(2), Value::i64(0), Value::i32(3)}), TrapKind::OutOfBoundsTableAccess);
+// ---------------------------------------------------------------- typed function references
+// call_ref, return_call_ref, ref.as_non_null, br_on_null, br_on_non_null, table initialisers:
+// results, the null traps, fuel as Wasmtime counts it, and bounded tail calls through references.
+
+constexpr std::string_view kTypedRefs = R"(
+(module
+  (type $ii (func (param i32) (result i32)))
+  (type $iii (func (param i32 i32) (result i32)))
+  (func $inc (type $ii) (i32.add (local.get 0) (i32.const 1)))
+  (func $dbl (type $ii) (i32.mul (local.get 0) (i32.const 2)))
+  (elem declare func $inc $dbl $count)
+  (table $tab 2 (ref $ii) (ref.func $dbl))
+  (func (export "call") (param $which i32) (param $x i32) (result i32)
+    (call_ref $ii (local.get $x)
+      (select (result (ref $ii)) (ref.func $inc) (ref.func $dbl) (local.get $which))))
+  (func (export "call_null") (result i32) (call_ref $ii (i32.const 1) (ref.null $ii)))
+  (func (export "tail_null") (result i32) (return_call_ref $ii (i32.const 1) (ref.null $ii)))
+  (func (export "as_non_null_null") (drop (ref.as_non_null (ref.null func))))
+  (func (export "table") (param i32) (result i32) (call_ref $ii (i32.const 10) (table.get $tab (local.get 0))))
+  (func $maybe (param $null i32) (result (ref null $ii))
+    (select (result (ref null $ii)) (ref.null $ii) (ref.func $inc) (local.get $null)))
+  ;; 0 when null, else inc(5)
+  (func (export "on_null") (param $null i32) (result i32)
+    (block $isnull
+      (return (call_ref $ii (i32.const 5) (br_on_null $isnull (call $maybe (local.get $null))))))
+    (i32.const 0))
+  ;; -1 when null, else inc(21)
+  (func (export "on_non_null") (param $null i32) (result i32) (local $r (ref $ii))
+    (local.set $r
+      (block $nn (result (ref $ii))
+        (br_on_non_null $nn (call $maybe (local.get $null)))
+        (return (i32.const -1))))
+    (call_ref $ii (i32.const 21) (local.get $r)))
+  ;; n tail calls through a reference in constant stack
+  (func $count (export "count") (type $iii)
+    (if (result i32) (i32.eqz (local.get 0))
+      (then (local.get 1))
+      (else (return_call_ref $iii (i32.sub (local.get 0) (i32.const 1)) (i32.add (local.get 1) (i32.const 1))
+                                   (ref.func $count)))))
+  ;; fuel: entry 1, i32.const 1, ref.func 1, call_ref 1, callee entry 1, local.get 1, i32.const 1, i32.add 1 = 8
+  (func (export "fuel") (result i32) (call_ref $ii (i32.const 1) (ref.func $inc)))
+)
+)";
+
+class TypedRefsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto bin = text::wat_to_binary(kTypedRefs);
+    ASSERT_TRUE(bin.has_value()) << bin.error().message;
+    auto m = compile(*bin);
+    ASSERT_TRUE(m.has_value()) << m.error().message;
+    auto inst = store_.instantiate(*m, {});
+    ASSERT_TRUE(inst.has_value()) << inst.error().message;
+    instance_ = *inst;
+  }
+  std::expected<std::vector<Value>, Trap> call(std::string_view name, std::vector<Value> args = {}) {
+    return store_.invoke(export_func(*instance_, name), args);
+  }
+  std::uint32_t result(std::string_view name, std::vector<Value> args = {}) {
+    auto r = call(name, std::move(args));
+    EXPECT_TRUE(r.has_value()) << name << ": " << (r ? "" : r.error().message);
+    return r && !r->empty() ? static_cast<std::uint32_t>((*r)[0].bits) : 0xDEADu;
+  }
+  Store store_;
+  Instance* instance_ = nullptr;
+};
+
+TEST_F(TypedRefsTest, CallsThroughReferencesAndTheBranchesOnNull) {
+  EXPECT_EQ(result("call", {Value::i32(1), Value::i32(7)}), 8u);
+  EXPECT_EQ(result("call", {Value::i32(0), Value::i32(7)}), 14u);
+  EXPECT_EQ(result("table", {Value::i32(1)}), 20u);  // the initialiser filled every element
+  EXPECT_EQ(result("on_null", {Value::i32(1)}), 0u);
+  EXPECT_EQ(result("on_null", {Value::i32(0)}), 6u);
+  EXPECT_EQ(result("on_non_null", {Value::i32(1)}), 0xFFFFFFFFu);
+  EXPECT_EQ(result("on_non_null", {Value::i32(0)}), 22u);
+}
+
+TEST_F(TypedRefsTest, NullReferencesTrapWithTheirOwnKinds) {
+  for (const std::string_view name : {"call_null", "tail_null"}) {
+    auto r = call(name);
+    ASSERT_FALSE(r.has_value()) << name;
+    EXPECT_EQ(r.error().kind, TrapKind::NullFunctionReference);
+    EXPECT_EQ(r.error().message, "null function reference");
+  }
+  auto r = call("as_non_null_null");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::NullReference);
+  EXPECT_EQ(r.error().message, "null reference");
+  EXPECT_EQ(result("call", {Value::i32(1), Value::i32(1)}), 2u);  // the store is fine afterwards
+}
+
+TEST_F(TypedRefsTest, ReturnCallRefRunsInConstantStack) {
+  // Ten times the calls the frame stack holds (max_call_depth 20,000).
+  EXPECT_EQ(result("count", {Value::i32(200'000), Value::i32(0)}), 200'000u);
+}
+
+TEST_F(TypedRefsTest, FuelCountsCallRefAsACall) {
+  store_.set_budget(ExecutionBudget{kPlenty, std::nullopt});
+  EXPECT_EQ(result("fuel"), 2u);
+  EXPECT_EQ(store_.fuel_consumed(), 8u);
+  store_.set_budget(ExecutionBudget{kPlenty, std::nullopt});
+  EXPECT_EQ(result("on_null", {Value::i32(0)}), 6u);
+  // entry 1, block 0, i32.const 1, local.get 1, call 1, $maybe: entry 1, ref.null 1, ref.func 1,
+  // local.get 1, select 1; br_on_null 1, call_ref 1, $inc: 4; return 0 = 15
+  EXPECT_EQ(store_.fuel_consumed(), 15u);
+}
+
+TEST(TypedRefs, ADeepChainOfBrOnNullValidatesAndRuns) {
+  // 4,000 nested blocks and as many br_on_null, each passing the reference on when it is not null.
+  constexpr int kDepth = 4'000;
+  std::string wat = "(module (func $f) (elem declare func $f) (func (export \"chain\") (param $null i32) (result i32)\n";
+  for (int i = 0; i < kDepth; ++i) wat += "block\n";
+  wat += "(select (result funcref) (ref.null func) (ref.func $f) (local.get $null))\n";
+  for (int i = 0; i < kDepth; ++i) wat += "br_on_null " + std::to_string(i) + "\n";
+  wat += "drop i32.const 1 return\n";
+  for (int i = 0; i < kDepth; ++i) wat += "end\n";
+  wat += "i32.const 0))";
+  auto bin = text::wat_to_binary(wat);
+  ASSERT_TRUE(bin.has_value()) << bin.error().message;
+  auto m = compile(*bin);
+  ASSERT_TRUE(m.has_value()) << m.error().message;
+  for (const bool metered : {false, true}) {
+    Store store;
+    if (metered) store.set_budget(ExecutionBudget{kPlenty, std::nullopt});
+    auto inst = store.instantiate(*m, {});
+    ASSERT_TRUE(inst.has_value());
+    FuncInst* chain = export_func(**inst, "chain");
+    EXPECT_EQ(store.invoke(chain, {{Value::i32(1)}}).value()[0].bits, 0u);
+    EXPECT_EQ(store.invoke(chain, {{Value::i32(0)}}).value()[0].bits, 1u);
+  }
+}
+
+TEST(TypedRefs, TheHostCannotPassNullForANonNullableParameter) {
+  auto bin = text::wat_to_binary("(module (func (export \"f\") (param (ref func)) (result i32) (i32.const 1)))");
+  ASSERT_TRUE(bin.has_value());
+  Store store;
+  auto inst = store.instantiate(*compile(*bin), {});
+  ASSERT_TRUE(inst.has_value());
+  auto r = store.invoke(export_func(**inst, "f"), {{Value::null(ValType::abstract_ref(false, ValType::kFunc))}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, TrapKind::NullReference);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // translator uses it), plus constant expressions.
 #include "wasm/validator.hpp"
 
+#include "wasm/text/wat.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -285,7 +287,11 @@ TEST(FunctionValidator, IndexSpaces) {
   EXPECT_EQ(message(f.run(0, {0x20, 0x02, 0x1A, 0x0B}, {ValType::I32, ValType::I64})), "unknown local 2");
   EXPECT_EQ(message(f.run(0, {0x20, 0x01, 0x1A, 0x0B}, {ValType::I32, ValType::I64})), "(valid)");
   EXPECT_EQ(message(f.run(0, {0x10, 0x05, 0x0B})), "unknown function 5");
+  // 3.0's wording ("immutable global"), 2.0's when validating as 2.0.
+  EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x24, 0x00, 0x0B})).rfind("immutable global", 0), 0u);
+  f.context.features = Features::wasm2();
   EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x24, 0x00, 0x0B})).rfind("global is immutable", 0), 0u);
+  f.context.features = Features{};
   EXPECT_EQ(message(f.run(0, {0x42, 0x00, 0x24, 0x01, 0x0B})), "(valid)");
   EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x25, 0x01, 0x1A, 0x0B})), "unknown table 1");
   EXPECT_EQ(message(f.run(0, {0x41, 0x00, 0x28, 0x03, 0x00, 0x1A, 0x0B})), "alignment must not be larger than natural");
@@ -353,14 +359,12 @@ TEST(FunctionValidator, TailCalls) {
   f.context.features.tail_call = false;
   EXPECT_EQ(message(f.run(1, {0x20, 0x00, 0x12, 0x01, 0x0B})),
             "return_call: tail calls are disabled (the tail-call feature is off)");
-  // return_call_ref / call_ref: named, not just an illegal opcode.
-  const Bytes ref_call = {0x15, 0x00};
-  ByteReader r(ref_call);
-  Instruction ins;
-  std::vector<std::uint32_t> scratch;
-  EXPECT_FALSE(read_instruction(r, ins, scratch));
-  EXPECT_NE(r.error()->message.find("return_call_ref needs typed function references"), std::string::npos)
-      << r.error()->message;
+  // return_call_ref (typed function references) needs both features; off, each is named.
+  EXPECT_EQ(message(f.run(0, {0xD0, 0x00, 0x15, 0x00, 0x0B})),
+            "return_call_ref: tail calls are disabled (the tail-call feature is off)");
+  f.context.features.function_references = false;
+  EXPECT_EQ(message(f.run(0, {0xD0, 0x70, 0x15, 0x00, 0x0B})),
+            "return_call_ref: typed function references are disabled (the function-references feature is off)");
 }
 
 TEST(FunctionValidator, RelaxedSimdSwitch) {
@@ -444,6 +448,87 @@ TEST(ConstExpr, ExtendedRules) {
   off.extended_const = false;
   EXPECT_EQ(message(validate_const_expr(f.module, add, ValType::I32, 0, off)),
             "constant expression required, found i32.add (extended constant expressions are disabled)");
+}
+
+
+// ---------------------------------------------------------------- typed function references
+// The rules end to end (text → binary → decode_and_validate): local initialisation, the typing of
+// call_ref, br_on_null and br_on_non_null, subtyping, unreachable code, the feature switch.
+
+std::string validate_text(std::string_view wat, Features features = {}) {
+  auto bin = text::wat_to_binary(wat);
+  if (!bin) return "text: " + bin.error().message;
+  auto m = decode_and_validate(*bin, features);
+  return m ? "(valid)" : m.error().message;
+}
+
+TEST(TypedRefs, NonNullableLocalsMustBeSetBeforeUseAndStaySetOnlyInTheirBlock) {
+  EXPECT_EQ(validate_text(R"((module (type $t (func)) (func (param (ref $t)) (local $l (ref $t))
+      (local.set $l (local.get 0)) (drop (local.get $l)))))"),
+            "(valid)");
+  EXPECT_EQ(validate_text("(module (type $t (func)) (func (local $l (ref $t)) (drop (local.get $l))))"),
+            "uninitialized local 0");
+  // Set inside a block: unset again after its end.
+  EXPECT_EQ(validate_text(R"((module (type $t (func)) (func (param (ref $t)) (local $l (ref $t))
+      (block (local.set $l (local.get 0))) (drop (local.get $l)))))"),
+            "uninitialized local 1");
+  // A nullable local is defaultable: readable before any set.
+  EXPECT_EQ(validate_text("(module (type $t (func)) (func (local (ref null $t)) (drop (local.get 0))))"), "(valid)");
+}
+
+TEST(TypedRefs, CallRefBrOnNullAndBrOnNonNullTypes) {
+  EXPECT_EQ(validate_text(R"((module (type $t (func (param i32) (result i32)))
+      (func $f (type $t) (local.get 0)) (elem declare func $f)
+      (func (result i32) (call_ref $t (i32.const 1) (ref.func $f)))
+      (func (param (ref null $t)) (result (ref $t))
+        (block $l (br_on_null $l (local.get 0)) (return)) (unreachable))
+      (func (param (ref null $t)) (result (ref $t))
+        (block $l (result (ref $t)) (br_on_non_null $l (local.get 0)) (unreachable)))))"),
+            "(valid)");
+  // call_ref's reference must be of the named type.
+  EXPECT_EQ(validate_text(R"((module (type $t (func)) (type $u (func (param i32)))
+      (func (param (ref $u)) (call_ref $t (local.get 0)))))"),
+            "type mismatch: instruction requires [(ref null 0)] but stack has [(ref 1)]");
+  // br_on_non_null's label must take a reference last.
+  EXPECT_EQ(validate_text(R"((module (type $t (func))
+      (func (param (ref null $t)) (block $l (br_on_non_null $l (local.get 0))))))"),
+            "type mismatch: br_on_non_null's label 0 must take a reference last");
+  // A nullable reference is no (ref $t).
+  EXPECT_EQ(validate_text(R"((module (type $t (func))
+      (func (param (ref null $t)) (result (ref $t)) (local.get 0))))"),
+            "type mismatch: instruction requires [(ref 0)] but stack has [(ref null 0)]");
+  // ref.func is (ref $t): a subtype of funcref and of (ref func).
+  EXPECT_EQ(validate_text(R"((module (type $t (func)) (func $f) (elem declare func $f)
+      (func (result funcref) (ref.func $f)) (func (result (ref func)) (ref.func $f))
+      (func (result (ref null $t)) (ref.as_non_null (ref.null $t)))))"),
+            "(valid)");
+}
+
+TEST(TypedRefs, UnreachableCodeTypesWithTheBottomType) {
+  EXPECT_EQ(validate_text(R"((module (type $t (func (result i32)))
+      (func (result i32) (unreachable) (call_ref $t))
+      (func (result i32) (unreachable) (ref.as_non_null) (call_ref $t))
+      (func (unreachable) (br_on_null 0) (drop))))"),
+            "(valid)");
+  EXPECT_EQ(validate_text("(module (func (unreachable) (ref.as_non_null (i32.const 0)) (drop)))"),
+            "type mismatch: instruction requires a reference but stack has [i32]");
+}
+
+TEST(TypedRefs, TablesOfNonNullableTypeNeedAnInitialiser) {
+  EXPECT_EQ(validate_text("(module (func $f) (table 2 (ref func) (ref.func $f)))"), "(valid)");
+  EXPECT_EQ(validate_text("(module (table 2 (ref func)))"), "type mismatch: a table of (ref func) needs an initial value");
+  EXPECT_EQ(validate_text("(module (table 2 (ref func) (ref.null func)))"),
+            "type mismatch: constant expression must produce one (ref func)");
+}
+
+TEST(TypedRefs, FeatureOffRefusesTheTypesAndInstructionsNamingIt) {
+  Features off;
+  off.function_references = false;
+  EXPECT_EQ(validate_text("(module (type $t (func)) (func (param (ref null $t))))", off),
+            "malformed value type 0x63 (a typed reference: the function-references feature is off)");
+  EXPECT_EQ(validate_text("(module (func (param funcref) (drop (ref.as_non_null (local.get 0)))))", off),
+            "ref.as_non_null: typed function references are disabled (the function-references feature is off)");
+  EXPECT_EQ(validate_text("(module (func (param funcref)))", off), "(valid)");
 }
 
 }  // namespace

@@ -109,6 +109,9 @@ struct SandboxConfig {
   bool tail_call = true;       // return_call, return_call_indirect
   bool exceptions = true;      // exception handling: tags, exnref, throw, throw_ref, try_table (and the
                                // legacy try/catch/rethrow/delegate); Wasmtime's -W exceptions=n
+  bool function_references = true;  // typed function references: (ref null? $t), call_ref,
+                                    // return_call_ref, ref.as_non_null, br_on_null/br_on_non_null,
+                                    // non-nullable locals; Wasmtime's -W function-references=n
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions
   bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (-W relaxed-simd=n), one
                                // deterministic result each (docs/interpreter.md)

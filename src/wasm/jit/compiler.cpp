@@ -75,13 +75,11 @@ constexpr std::size_t idx(Op o) {
 }
 
 constexpr std::optional<VT> vt_of(ValType v) {
-  switch (v) {
-    case ValType::I32: return VT::I32;
-    case ValType::I64: return VT::I64;
-    case ValType::F32: return VT::F32;
-    case ValType::F64: return VT::F64;
-    default: return std::nullopt;
-  }
+  if (v == ValType::I32) return VT::I32;
+  if (v == ValType::I64) return VT::I64;
+  if (v == ValType::F32) return VT::F32;
+  if (v == ValType::F64) return VT::F64;
+  return std::nullopt;
 }
 
 // A numeric op's operator and types, from the wasm opcode its row names (opcodes.def's signature).
@@ -227,6 +225,9 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
       return fail("uses a memory other than an i32 memory 0 (multi-memory or memory64), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Exception || !f.regions.empty())
       return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
+    if (info(in.op).family == OpFamily::TypedRef)
+      return fail("uses typed function references (call_ref, return_call_ref, ref.as_non_null, br_on_null, "
+                  "br_on_non_null), which only the interpreter runs");
     if (in.op == Op::ReturnCall || in.op == Op::ReturnCallIndirect)
       return fail("uses a tail call (return_call / return_call_indirect), which the compiled tier does not compile");
     if (names_table64(in.op, code, in.at, module))

@@ -29,7 +29,7 @@ std::string describe(const Value& v) {
   if (is_reference(v.type)) {
     if (v.bits == 0) {
       out << "null";
-    } else if (v.type == ValType::ExternRef) {
+    } else if (heap_top(v.type.heap()) == ValType::kExtern) {
       out << (v.bits - 1);
     } else {
       out << "func#" << v.bits;
@@ -97,7 +97,9 @@ bool matches(const ExpectedValue& e, const Value& v) {
     return std::ranges::any_of(e.alternatives, [&](const ExpectedValue& alt) { return matches(alt, v); });
   }
   if (e.kind == ExpectedValue::Kind::AnyNullRef) return is_reference(v.type) && v.bits == 0;
-  if (e.value.type != v.type) return false;
+  // References match within their hierarchy: a (ref $t) result is an expected funcref.
+  const bool refs = is_reference(e.value.type) && is_reference(v.type);
+  if (refs ? heap_top(e.value.type.heap()) != heap_top(v.type.heap()) : e.value.type != v.type) return false;
   if (v.type == ValType::V128) {
     // Float shapes compare lane by lane (a lane may expect a NaN pattern); others bit for bit.
     if (e.lanes.empty()) return v.bits == e.value.bits && v.bits_hi == e.value.bits_hi;
@@ -332,7 +334,11 @@ class Runner {
       return std::nullopt;
     }
     for (std::size_t i = 0; i < a.args.size(); ++i) {
-      if (ft.params[i] != a.args[i].type) {
+      // A reference argument fits a parameter of its hierarchy (ref.extern for a (ref extern)).
+      const ValType p = ft.params[i];
+      const ValType v = a.args[i].type;
+      const bool fits = p.is_ref() && v.is_ref() ? heap_top(p.heap()) == heap_top(v.heap()) : p == v;
+      if (!fits) {
         problem = "argument " + std::to_string(i) + " of \"" + a.field + "\" has the wrong type";
         return std::nullopt;
       }

@@ -50,7 +50,9 @@ bool is_grammar_keyword(std::string_view kw) {
       "assert_unlinkable", "assert_uninstantiable", "nan:canonical", "nan:arithmetic", "ref.extern",
       "inf", "nan", "either", "script", "input", "output",
       // exception handling
-      "tag", "exnref", "exn", "do", "catch_ref", "catch_all_ref", "assert_exception"};
+      "tag", "exnref", "exn", "do", "catch_ref", "catch_all_ref", "assert_exception",
+      // typed function references
+      "ref", "null", "nullfuncref", "nullexternref", "nullexnref", "nofunc", "noextern", "noexn"};
   return words.contains(kw);
 }
 
@@ -141,6 +143,7 @@ struct FuncDef {
 struct TableDef {
   std::optional<ImportName> import;
   TableType type;
+  std::optional<Expr> init;  // typed function references: the initial element's expression
 };
 struct MemoryDef {
   std::optional<ImportName> import;
@@ -160,11 +163,14 @@ struct ExportDef {
   ExternKind kind = ExternKind::Func;
   Ref ref;
 };
+// An element list of function indices (`func $f …`, elemkind func): (ref func) in 3.0.
+constexpr ValType kFuncIndices = ValType::abstract_ref(false, ValType::kFunc);
+
 struct ElemDef {
   SegmentMode mode = SegmentMode::Passive;
   Ref table;
   Expr offset;
-  ValType type = ValType::FuncRef;
+  ValType type = kFuncIndices;
   std::vector<Expr> items;
 };
 struct DataDef {
@@ -217,7 +223,11 @@ struct ModuleAst {
   std::vector<ImportEntry> imports;  // in textual order
   std::optional<Ref> start;
   std::array<std::unordered_map<std::string_view, std::uint32_t>, kSpaces> names;
+  // Typed function references: `(ref $t)` may name a type defined further on, so a named heap
+  // type is a placeholder (kPendingHeap + its position here) until the encoder resolves it.
+  std::vector<Ref> pending_types;
 };
+constexpr std::uint32_t kPendingHeap = 0xF00000;  // up to ValType::kAbstractHeap
 
 template <typename T>
 using Result = std::expected<T, TextError>;
@@ -337,7 +347,57 @@ class FieldParser {
     if (kw == "funcref") return ValType::FuncRef;
     if (kw == "externref") return ValType::ExternRef;
     if (kw == "exnref") return ValType::ExnRef;
+    if (kw == "nullfuncref") return ValType::abstract_ref(true, ValType::kNoFunc);
+    if (kw == "nullexternref") return ValType::abstract_ref(true, ValType::kNoExtern);
+    if (kw == "nullexnref") return ValType::abstract_ref(true, ValType::kNoExn);
     return std::nullopt;
+  }
+  static bool is_gc_type_keyword(std::string_view kw) {
+    return kw == "anyref" || kw == "eqref" || kw == "i31ref" || kw == "structref" || kw == "arrayref" || kw == "nullref";
+  }
+  // A reference type's start: a short form (funcref, …) or `(ref`.
+  bool at_reftype() const {
+    const Token& t = c_.peek();
+    if (t.kind == TokenKind::Keyword) {
+      const auto v = valtype_of(t.text);
+      return v && v->is_ref();
+    }
+    return c_.at_form("ref");
+  }
+  // A heap type: func, extern, exn, nofunc, noextern, noexn, or a type index (a `$id` is a
+  // placeholder until the encoder knows every type's name).
+  Result<std::uint32_t> take_heaptype() {
+    const Token& t = c_.peek();
+    if (t.kind == TokenKind::Keyword) {
+      for (const std::uint8_t h : {ValType::kFunc, ValType::kExtern, ValType::kExn, ValType::kNoFunc,
+                                   ValType::kNoExtern, ValType::kNoExn}) {
+        if (t.text == heap_name(h)) {
+          c_.next();
+          return ValType::kAbstractHeap | h;
+        }
+      }
+      for (const std::uint8_t h : {ValType::kAny, ValType::kEq, ValType::kI31, ValType::kStruct, ValType::kArray,
+                                   ValType::kNone}) {
+        if (t.text == heap_name(h))
+          return std::unexpected(error_at(t, "heap type " + std::string(t.text) +
+                                                 " needs garbage collection (GC), which this engine does not support"));
+      }
+      return std::unexpected(unexpected(t, "a heap type"));
+    }
+    if (t.kind == TokenKind::Id) {
+      c_.next();
+      const auto [it, added] = pending_ids_.emplace(t.text, static_cast<std::uint32_t>(m_.pending_types.size()));
+      if (added) {
+        if (m_.pending_types.size() >= ValType::kAbstractHeap - kPendingHeap)
+          return std::unexpected(error_at(t, "too many named reference types"));
+        m_.pending_types.push_back(Ref{t.text, 0, pos_of(t)});
+      }
+      return kPendingHeap + it->second;
+    }
+    auto v = take_u32("a heap type");
+    if (!v) return std::unexpected(v.error());
+    if (*v >= kPendingHeap) return std::unexpected(error_at(t, "type index out of range: " + std::string(t.text)));
+    return *v;
   }
   Result<ValType> take_valtype() {
     const Token& t = c_.peek();
@@ -348,41 +408,26 @@ class FieldParser {
       }
     }
     if (c_.at_form("ref")) return take_ref_type_form();
+    if (t.kind == TokenKind::Keyword && is_gc_type_keyword(t.text))
+      return std::unexpected(error_at(t, "value type " + std::string(t.text) +
+                                             " needs garbage collection (GC), which this engine does not support"));
     return std::unexpected(unexpected(t, "a value type"));
   }
-  // (ref null exn), exnref's long form; the other (ref …) types need typed function references.
+  // (ref null? heaptype): typed function references.
   Result<ValType> take_ref_type_form() {
     c_.next();
-    const Token& kw = c_.next();
-    if (!c_.at_keyword("null"))
-      return std::unexpected(error_at(kw, "non-nullable reference types need typed function references, which this engine does not support yet"));
     c_.next();
-    const Token& ht = c_.peek();
-    ValType t;
-    if (c_.at_keyword("exn")) t = ValType::ExnRef;
-    else if (c_.at_keyword("func")) t = ValType::FuncRef;
-    else if (c_.at_keyword("extern")) t = ValType::ExternRef;
-    else return std::unexpected(error_at(ht, "this heap type needs typed function references, which this engine does not support yet"));
-    c_.next();
+    const bool nullable = c_.at_keyword("null");
+    if (nullable) c_.next();
+    auto heap = take_heaptype();
+    if (!heap) return std::unexpected(heap.error());
     if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
-    return t;
+    return ValType::ref(nullable, *heap);
   }
   Result<ValType> take_reftype() {
     const Token& t = c_.peek();
-    if (c_.at_keyword("funcref")) {
-      c_.next();
-      return ValType::FuncRef;
-    }
-    if (c_.at_keyword("externref")) {
-      c_.next();
-      return ValType::ExternRef;
-    }
-    if (c_.at_keyword("exnref")) {
-      c_.next();
-      return ValType::ExnRef;
-    }
-    if (c_.at_form("ref")) return take_ref_type_form();
-    return std::unexpected(unexpected(t, "a reference type"));
+    if (!at_reftype()) return std::unexpected(unexpected(t, "a reference type"));
+    return take_valtype();
   }
 
   Result<Limits> take_limits() {
@@ -570,6 +615,9 @@ class FieldParser {
     else if (k == "elem") r = elem_field(kw);
     else if (k == "data") r = data_field(kw);
     else if (k == "tag") r = tag_field(kw);
+    else if (k == "rec")
+      return std::unexpected(error_at(kw, "rec (recursive type groups) needs garbage collection (GC), which this engine "
+                                          "does not support"));
     else return std::unexpected(unexpected(kw, "a module field"));
     if (!r) return r;
     return expect_rparen();
@@ -579,6 +627,9 @@ class FieldParser {
     const Token& id_tok = c_.peek();
     const auto id = take_id();
     if (auto r = bind(Space::Type, id, static_cast<std::uint32_t>(m_.types.size()), id.empty() ? kw : id_tok); !r) return r;
+    if (c_.at_form("struct") || c_.at_form("array") || c_.at_form("sub"))
+      return std::unexpected(error_at(c_.peek(1), std::string(c_.peek(1).text) +
+                                                      " types need garbage collection (GC), which this engine does not support"));
     if (!c_.at_form("func")) return std::unexpected(unexpected(c_.peek(), "'(func'"));
     c_.next();
     c_.next();
@@ -621,7 +672,7 @@ class FieldParser {
       auto rt = take_reftype();
       if (!rt) return std::unexpected(rt.error());
       if (auto r = note_import(kw, ExternKind::Table, index); !r) return r;
-      m_.tables.push_back(TableDef{std::move(name), TableType{*rt, *limits}});
+      m_.tables.push_back(TableDef{std::move(name), TableType{*rt, *limits}, std::nullopt});
     } else if (desc.text == "memory") {
       const auto index = static_cast<std::uint32_t>(m_.memories.size());
       if (auto r = bind(Space::Memory, id, index, at); !r) return r;
@@ -724,7 +775,7 @@ class FieldParser {
     if (!*import) note_definition(ExternKind::Table);
     // table64: `i64` (or `i32`) before the limits or the inline segment's reftype.
     const bool is64 = (c_.at_keyword("i64") || c_.at_keyword("i32")) && c_.next().text == "i64";
-    if (c_.at_keyword("funcref") || c_.at_keyword("externref")) {
+    if (at_reftype()) {
       // (table reftype (elem …)): the limits are the element count.
       const ValType rt = *take_reftype();
       if (*import) return std::unexpected(unexpected(c_.peek(), "limits"));
@@ -737,9 +788,11 @@ class FieldParser {
       seg.offset.instrs.push_back(Instr{is64 ? Opcode::I64Const : Opcode::I32Const, 0, 0, {}});
       seg.type = rt;
       if (auto r = elem_items(seg, /*bare_indices=*/true); !r) return r;
+      // The segment has the table's type (its indices are ref.func expressions of it).
+      if (rt != ValType::FuncRef) seg.type = rt;
       if (auto r = expect_rparen(); !r) return r;
       const auto n = static_cast<std::uint32_t>(seg.items.size());
-      m_.tables.push_back(TableDef{std::nullopt, TableType{rt, Limits{n, n, is64}}});
+      m_.tables.push_back(TableDef{std::nullopt, TableType{rt, Limits{n, n, is64}}, std::nullopt});
       m_.elems.push_back(std::move(seg));
       return {};
     }
@@ -747,7 +800,15 @@ class FieldParser {
     if (!limits) return std::unexpected(limits.error());
     auto rt = take_reftype();
     if (!rt) return std::unexpected(rt.error());
-    m_.tables.push_back(TableDef{std::move(*import), TableType{*rt, *limits}});
+    TableDef def{std::move(*import), TableType{*rt, *limits}, std::nullopt};
+    if (!def.import && !c_.at(TokenKind::RParen)) {
+      // Typed function references: the expression giving every element's initial value.
+      Expr init;
+      labels_.clear();
+      if (auto r = instrs(init); !r) return r;
+      def.init = std::move(init);
+    }
+    m_.tables.push_back(std::move(def));
     return {};
   }
 
@@ -848,7 +909,7 @@ class FieldParser {
     const bool func_keyword = c_.at_keyword("func");
     if (func_keyword || (bare_indices && (at_index() || c_.at(TokenKind::RParen)))) {
       if (func_keyword) c_.next();
-      seg.type = ValType::FuncRef;
+      seg.type = kFuncIndices;
       while (at_index()) {
         auto ref = take_index("a function index");
         if (!ref) return std::unexpected(ref.error());
@@ -858,8 +919,9 @@ class FieldParser {
       }
       return {};
     }
-    if (c_.at_keyword("funcref") || c_.at_keyword("externref")) {
+    if (at_reftype()) {
       auto rt = take_reftype();
+      if (!rt) return std::unexpected(rt.error());
       seg.type = *rt;
     } else if (!bare_indices && !c_.at(TokenKind::RParen)) {
       return std::unexpected(unexpected(c_.peek(), "an element type"));
@@ -891,7 +953,7 @@ class FieldParser {
       seg.mode = SegmentMode::Declarative;
       if (auto r = elem_items(seg, false); !r) return r;
     } else if (c_.at_form("table") || c_.at_form("offset") || c_.at(TokenKind::Number) ||
-               (c_.at(TokenKind::LParen) && !c_.at_form("item"))) {
+               (c_.at(TokenKind::LParen) && !c_.at_form("item") && !c_.at_form("ref"))) {
       seg.mode = SegmentMode::Active;
       seg.table = numeric_ref(0);
       if (c_.at_form("table")) {
@@ -1500,13 +1562,16 @@ class FieldParser {
         in.value = *v;
         return {};
       }
-      case ImmKind::RefType: {
-        const Token& t = c_.peek();
-        if (c_.at_keyword("func")) in.value = static_cast<std::uint8_t>(ValType::FuncRef);
-        else if (c_.at_keyword("extern")) in.value = static_cast<std::uint8_t>(ValType::ExternRef);
-        else if (c_.at_keyword("exn")) in.value = static_cast<std::uint8_t>(ValType::ExnRef);
-        else return std::unexpected(unexpected(t, "'func' or 'extern'"));
-        c_.next();
+      case ImmKind::RefType: {  // ref.null's heap type: the type (ref null ht)'s bits
+        auto heap = take_heaptype();
+        if (!heap) return std::unexpected(heap.error());
+        in.value = ValType::ref(true, *heap).bits();
+        return {};
+      }
+      case ImmKind::TypeIdx: {  // call_ref, return_call_ref
+        auto r = take_index("a type index");
+        if (!r) return std::unexpected(r.error());
+        in.a = *r;
         return {};
       }
       case ImmKind::MemArg8:
@@ -1549,6 +1614,7 @@ class FieldParser {
   // thread stack of an embedder in an ordinary build.
   static constexpr std::size_t kMaxFoldedDepth = 512;
 
+  std::unordered_map<std::string_view, std::uint32_t> pending_ids_;  // named heap types: ModuleAst::pending_types
   Cursor& c_;
   const WatOptions& options_;
   ModuleAst m_;
@@ -1631,9 +1697,9 @@ class Encoder {
       for (const auto& t : types_) {
         s.push_back(0x60);
         put_u32(s, t.params.size());
-        for (auto v : t.params) s.push_back(static_cast<std::uint8_t>(v));
+        for (auto v : t.params) put_valtype(s, v);
         put_u32(s, t.results.size());
-        for (auto v : t.results) s.push_back(static_cast<std::uint8_t>(v));
+        for (auto v : t.results) put_valtype(s, v);
       }
       put_section(out, 1, s);
     }
@@ -1651,7 +1717,7 @@ class Encoder {
             break;
           case ExternKind::Table:
             name = &*m_.tables[imp.index].import;
-            desc.push_back(static_cast<std::uint8_t>(m_.tables[imp.index].type.element));
+            put_valtype(desc, m_.tables[imp.index].type.element);
             put_limits(desc, m_.tables[imp.index].type.limits);
             break;
           case ExternKind::Memory:
@@ -1660,7 +1726,7 @@ class Encoder {
             break;
           case ExternKind::Global:
             name = &*m_.globals[imp.index].import;
-            desc.push_back(static_cast<std::uint8_t>(m_.globals[imp.index].type.type));
+            put_valtype(desc, m_.globals[imp.index].type.type);
             desc.push_back(m_.globals[imp.index].type.is_mutable ? 1 : 0);
             break;
           case ExternKind::Tag:
@@ -1692,8 +1758,15 @@ class Encoder {
       for (const auto& t : m_.tables) {
         if (t.import) continue;
         ++n;
-        s.push_back(static_cast<std::uint8_t>(t.type.element));
+        if (t.init) {  // typed function references: 0x40 0x00 tabletype expr
+          s.push_back(0x40);
+          s.push_back(0x00);
+        }
+        put_valtype(s, t.type.element);
         put_limits(s, t.type.limits);
+        if (t.init) {
+          if (auto r = encode_const_expr(*t.init, s); !r) return std::unexpected(r.error());
+        }
       }
       if (n) {
         Bytes sec;
@@ -1742,7 +1815,7 @@ class Encoder {
       for (const auto& g : m_.globals) {
         if (g.import) continue;
         ++n;
-        s.push_back(static_cast<std::uint8_t>(g.type.type));
+        put_valtype(s, g.type.type);
         s.push_back(g.type.is_mutable ? 1 : 0);
         if (auto r = encode_const_expr(g.init, s); !r) return std::unexpected(r.error());
       }
@@ -1823,10 +1896,44 @@ class Encoder {
     }
 
     if (options_.debug_names) put_name_section(out);
+    if (type_error_) return std::unexpected(*type_error_);
     return out;
   }
 
  private:
+  // ---------------------------------------------------------------- value types
+  // A value type with its named heap type (a placeholder, ModuleAst::pending_types) resolved; an
+  // unknown name is remembered (run() reports the first) and encodes as type 0.
+  ValType resolved(ValType t) {
+    if (!t.is_ref() || t.heap() < kPendingHeap || t.heap() >= ValType::kAbstractHeap) return t;
+    auto idx = resolve(Space::Type, m_.pending_types[t.heap() - kPendingHeap]);
+    if (!idx) {
+      if (!type_error_) type_error_ = idx.error();
+      return ValType::ref(t.nullable(), 0);
+    }
+    return ValType::ref(t.nullable(), *idx);
+  }
+  static void put_heap(Bytes& b, std::uint32_t heap) {
+    if (heap >= ValType::kAbstractHeap) {
+      b.push_back(static_cast<std::uint8_t>(heap & 0xFF));  // a one-byte negative s33
+    } else {
+      put_s64(b, heap);
+    }
+  }
+  // One byte for numbers, vectors and the nullable abstract references (funcref, …); else
+  // 0x63/0x64 and the heap type.
+  void put_valtype(Bytes& b, ValType t) {
+    t = resolved(t);
+    if (!t.is_ref()) {
+      b.push_back(t.byte());
+    } else if (t.nullable() && t.heap() >= ValType::kAbstractHeap) {
+      b.push_back(t.heap_byte());
+    } else {
+      b.push_back(t.byte());
+      put_heap(b, t.heap());
+    }
+  }
+
   // https://webassembly.github.io/spec/core/appendix/custom.html#name-section
   void put_name_section(Bytes& out) const {
     Bytes s;
@@ -1881,10 +1988,13 @@ class Encoder {
   // The signature's bytes as a map key (params, a separator no value type uses, results).
   static std::string type_key(const FuncType& sig) {
     std::string key;
-    key.reserve(sig.params.size() + sig.results.size() + 1);
-    for (auto v : sig.params) key.push_back(static_cast<char>(v));
+    key.reserve(4 * (sig.params.size() + sig.results.size()) + 1);
+    const auto put = [&](ValType v) {
+      for (int i = 0; i < 4; ++i) key.push_back(static_cast<char>((v.bits() >> (8 * i)) & 0xFF));
+    };
+    for (auto v : sig.params) put(v);
     key.push_back('\0');
-    for (auto v : sig.results) key.push_back(static_cast<char>(v));
+    for (auto v : sig.results) put(v);
     return key;
   }
 
@@ -1934,7 +2044,11 @@ class Encoder {
       sig = &types_[**ex];
     }
     if (sig->params.empty() && sig->results.size() <= 1) {
-      b.push_back(sig->results.empty() ? 0x40 : static_cast<std::uint8_t>(sig->results[0]));
+      if (sig->results.empty()) {
+        b.push_back(0x40);
+      } else {
+        put_valtype(b, sig->results[0]);
+      }
       return {};
     }
     const std::uint32_t idx = *ex ? **ex : find_or_add_type(*sig);
@@ -1975,7 +2089,7 @@ class Encoder {
     put_u32(b, runs.size());
     for (const auto& [n, t] : runs) {
       put_u32(b, n);
-      b.push_back(static_cast<std::uint8_t>(t));
+      put_valtype(b, t);
     }
     if (auto r = encode_expr(f.body, b, &locals); !r) return std::unexpected(r.error());
     b.push_back(0x0B);
@@ -1995,14 +2109,19 @@ class Encoder {
       if (!t) return std::unexpected(t.error());
       table = *t;
     }
-    bool all_ref_func = seg.type == ValType::FuncRef;
+    // Function indices (elemkind func: typed (ref func) in 3.0), or expressions of seg.type.
+    bool all_ref_func = seg.type == kFuncIndices || (!options_.function_references && seg.type == ValType::FuncRef);
     for (const auto& item : seg.items) {
       if (item.instrs.size() != 1 || item.instrs[0].op != Opcode::RefFunc) all_ref_func = false;
     }
+    const ValType expr_type = seg.type;
     std::uint8_t flags = 0;
     switch (seg.mode) {
-      // The legacy forms (0, 4) imply table 0 and funcref; anything else needs the explicit one.
-      case SegmentMode::Active: flags = (table != 0 || seg.type != ValType::FuncRef) ? 0x02 : 0x00; break;
+      // The legacy forms (0, 4) imply table 0 and function indices / funcref expressions;
+      // anything else needs the explicit one.
+      case SegmentMode::Active:
+        flags = (table != 0 || (!all_ref_func && expr_type != ValType::FuncRef)) ? 0x02 : 0x00;
+        break;
       case SegmentMode::Passive: flags = 0x01; break;
       case SegmentMode::Declarative: flags = 0x03; break;
     }
@@ -2013,7 +2132,7 @@ class Encoder {
       if (auto r = encode_const_expr(seg.offset, s); !r) return r;
     }
     if (flags & 0x03) {
-      if (flags & 0x04) s.push_back(static_cast<std::uint8_t>(seg.type));
+      if (flags & 0x04) put_valtype(s, expr_type);
       else s.push_back(0x00);  // elemkind funcref
     }
     put_u32(s, seg.items.size());
@@ -2161,12 +2280,18 @@ class Encoder {
         case ImmKind::SelectT: {
           const auto& types = e.select_types[in.value];
           put_u32(b, types.size());
-          for (auto t : types) b.push_back(static_cast<std::uint8_t>(t));
+          for (auto t : types) put_valtype(b, t);
           break;
         }
         case ImmKind::RefType:
-          b.push_back(static_cast<std::uint8_t>(in.value));
+          put_heap(b, resolved(ValType::from_bits(static_cast<std::uint32_t>(in.value))).heap());
           break;
+        case ImmKind::TypeIdx: {
+          auto idx = resolve(Space::Type, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          break;
+        }
         case ImmKind::DataIdx:
         case ImmKind::MemoryInit: {
           uses_data_index_ = true;
@@ -2238,6 +2363,7 @@ class Encoder {
   std::vector<FuncType> types_;  // explicit, then implicit ones as they are met
   std::unordered_map<std::string, std::uint32_t> type_index_;  // type_key → smallest index, built on first use
   bool uses_data_index_ = false;
+  std::optional<TextError> type_error_;  // the first unknown named heap type (resolved())
 };
 
 }  // namespace

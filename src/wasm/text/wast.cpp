@@ -23,7 +23,8 @@ using Result = std::expected<T, TextError>;
 
 class WastParser {
  public:
-  WastParser(std::string_view source, const std::vector<Token>& tokens) : source_(source), c_(tokens) {}
+  WastParser(std::string_view source, const std::vector<Token>& tokens, const WatOptions& options)
+      : source_(source), c_(tokens), options_(options) {}
 
   Result<script::Script> run(std::string file_name) {
     script::Script s;
@@ -34,7 +35,7 @@ class WastParser {
       cmd.kind = Command::Kind::Module;
       cmd.line = c_.peek().line;
       cmd.has_module = true;
-      auto bytes = compile_fields(c_, /*bare=*/true, WatOptions{}, {});
+      auto bytes = compile_fields(c_, /*bare=*/true, options_, {});
       if (!bytes) return std::unexpected(std::move(bytes.error()));
       cmd.module.bytes = std::move(*bytes);
       s.commands.push_back(std::move(cmd));
@@ -84,7 +85,7 @@ class WastParser {
   // A module form → the command's module (and name).
   Result<void> module(Command& cmd) {
     const std::size_t start = c_.position();
-    auto m = parse_module_form(c_, WatOptions{});
+    auto m = parse_module_form(c_, options_);
     cmd.has_module = true;
     if (!m) {
       // Not compilable as written: hand the text to the runner, which judges it (an
@@ -171,9 +172,13 @@ class WastParser {
         if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
         return out;
       }
-      if (c_.at_keyword("func")) out.value = Value::null(ValType::FuncRef);
-      else if (c_.at_keyword("extern")) out.value = Value::null(ValType::ExternRef);
-      else return std::unexpected(unexpected(arg, "'func' or 'extern'"));
+      // Any heap type of the three hierarchies (typed function references add the bottoms).
+      std::optional<std::uint8_t> heap;
+      for (const std::uint8_t h : {ValType::kFunc, ValType::kExtern, ValType::kExn, ValType::kNoFunc, ValType::kNoExtern,
+                                   ValType::kNoExn})
+        if (c_.at_keyword(heap_name(h))) heap = h;
+      if (!heap) return std::unexpected(unexpected(arg, "'func' or 'extern'"));
+      out.value = Value::null(ValType::abstract_ref(true, *heap));
       c_.next();
     } else if (k == "ref.extern") {
       auto v = parse_unsigned(arg.text, 32);
@@ -366,14 +371,16 @@ class WastParser {
 
   std::string_view source_;
   Cursor c_;
+  WatOptions options_;
 };
 
 }  // namespace
 
-std::expected<script::Script, TextError> parse_wast(std::string_view source, std::string file_name) {
+std::expected<script::Script, TextError> parse_wast(std::string_view source, std::string file_name,
+                                                   const WatOptions& options) {
   auto tokens = tokenize(source);
   if (!tokens) return std::unexpected(std::move(tokens.error()));
-  return WastParser(source, tokens->list).run(std::move(file_name));
+  return WastParser(source, tokens->list, options).run(std::move(file_name));
 }
 
 script::TextCompiler text_compiler(const WatOptions& options) {

@@ -17,7 +17,9 @@ namespace sprawling::wasm::text {
 // `(module quote …)` forms, and ordinary modules that do not compile, become
 // ModuleSource::Text for the runner's TextCompiler (so a failing assert_malformed is judged
 // by the runner, with the testsuite's expected message).
-[[nodiscard]] std::expected<script::Script, TextError> parse_wast(std::string_view source, std::string file_name);
+// `options`: how its modules are encoded (a 2.0 script: WatOptions{.function_references = false}).
+[[nodiscard]] std::expected<script::Script, TextError> parse_wast(std::string_view source, std::string file_name,
+                                                                  const WatOptions& options = {});
 
 // wat_to_binary as a script::TextCompiler; the error is TextError::to_string(), which starts
 // with the testsuite's wording.

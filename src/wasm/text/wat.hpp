@@ -33,6 +33,10 @@ struct WatOptions {
   // memory64 (on, as in WebAssembly 3.0): memarg offsets and alignments may take 64 bits; off, as
   // in 2.0, a larger `offset=` is "i32 constant out of range".
   bool memory64 = true;
+  // Typed function references (on, as in 3.0): an element list written `funcref (ref.func $f) …`
+  // is encoded as expressions (type funcref), since 3.0 types a list of function indices
+  // (ref func); off, as in 2.0 and wabt 1.0.32, as function indices (the same type there).
+  bool function_references = true;
 };
 
 // One module: `(module $id? field*)`, `(module binary "…"*)`, `(module quote "…"*)`, or a bare
