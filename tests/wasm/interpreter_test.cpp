@@ -588,6 +588,8 @@ TEST_F(Table64Test, CopyBetweenI32AndI64TablesTakesAnI32Length) {
   EXPECT_EQ(trap("copy_32_to_64", {Value::i64(k2To32), Value::i32(0), Value::i32(0)}),
             TrapKind::OutOfBoundsTableAccess);
   EXPECT_EQ(trap("copy_64_to_32", {Value::i32(2), Value::i64(0), Value::i32(3)}), TrapKind::OutOfBoundsTableAccess);
+}
+
 // ---------------------------------------------------------------- typed function references
 // call_ref, return_call_ref, ref.as_non_null, br_on_null, br_on_non_null, table initialisers:
 // results, the null traps, fuel as Wasmtime counts it, and bounded tail calls through references.
