@@ -251,11 +251,13 @@ TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
   const auto code = fresh->impl().pretranslated_source();
   ASSERT_NE(code, nullptr);
   const CompiledModule::Impl& cm = fresh->impl();
+  std::uint64_t payload_bytes = 0;  // the code's: words and trap sites (u32 pairs) of each function
   for (const bool metered : {false, true}) {
     for (const std::uint32_t f : {2u, 3u}) {
       auto adopted = pretranslated_code(*code, f, metered);
       ASSERT_TRUE(adopted.has_value()) << "function " << f << (metered ? " metered" : "");
       const CompiledFunc made = translate_function(cm.module, cm.canonical_type, f, metered);
+      payload_bytes += made.code.size() * 4 + made.trap_sites.size() * 8;
       EXPECT_EQ(adopted->code, made.code);
       EXPECT_EQ(adopted->trap_sites, made.trap_sites);
       EXPECT_EQ(adopted->frame_slots, made.frame_slots);
@@ -270,13 +272,18 @@ TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
     expect_initialised_state(job, **restored);
   }
 
-  // Damage in the code (the file's last bytes) makes that function's code refused, not the file.
-  const auto size = std::filesystem::file_size(path);
+  // Damage in the code (the last function's last bytes: the code starts on the page after the
+  // checksummed part, which ends at the u64 at header offset 128, and the module's copy follows
+  // it) makes that function's code refused, not the file.
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(static_cast<std::streamoff>(size - 4));
+    f.seekg(128);
+    std::uint64_t checked_end = 0;
+    f.read(reinterpret_cast<char*>(&checked_end), 8);
+    const std::uint64_t code_end = (checked_end + 4095) / 4096 * 4096 + payload_bytes;
+    f.seekg(static_cast<std::streamoff>(code_end - 4));
     const int last = f.get();
-    f.seekp(static_cast<std::streamoff>(size - 4));
+    f.seekp(static_cast<std::streamoff>(code_end - 4));
     f.put(static_cast<char>(last ^ 0x10));
   }
   auto damaged_module = compile_fixture("snapshot_guest");
