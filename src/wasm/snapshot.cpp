@@ -97,7 +97,11 @@ struct MetaReader {
       return 0;
     }
     std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in[pos + static_cast<std::size_t>(i)]) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&v, in.data() + pos, static_cast<std::size_t>(bytes));  // the file is little-endian too
+    } else {
+      for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in[pos + static_cast<std::size_t>(i)]) << (8 * i);
+    }
     pos += static_cast<std::size_t>(bytes);
     return v;
   }
@@ -199,6 +203,9 @@ struct PretranslatedCode {
   void* map = MAP_FAILED;
   std::size_t map_bytes = 0;
   const std::uint8_t* payload = nullptr;
+  // [start-up] Every entry matched its checksum when the file was verified (by this load, or by
+  // the load that the caller's stamp records): entries are not hashed again on first use.
+  bool checked = false;
   PretranslatedCode() = default;
   PretranslatedCode(const PretranslatedCode&) = delete;
   PretranslatedCode& operator=(const PretranslatedCode&) = delete;
@@ -212,7 +219,7 @@ std::optional<CompiledFunc> pretranslated_code(const PretranslatedCode& code, st
   if (defined >= index.size() || index[defined] < 0) return std::nullopt;
   const PretranslatedCode::Entry& e = code.entries[static_cast<std::size_t>(index[defined])];
   const std::span<const std::uint8_t> bytes(code.payload + e.offset, std::uint64_t{e.words} * 4 + std::uint64_t{e.trap_sites} * 8);
-  if (snapshot_hash(bytes) != e.checksum) return std::nullopt;  // damaged: translated afresh
+  if (!code.checked && snapshot_hash(bytes) != e.checksum) return std::nullopt;  // damaged: translated afresh
   CompiledFunc f;
   f.num_params = e.num_params;
   f.num_results = e.num_results;
@@ -718,9 +725,24 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
     code->map = ::mmap(nullptr, code->map_bytes, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(code_at));
     if (code->map != MAP_FAILED) {
       code->payload = static_cast<const std::uint8_t*>(code->map);
+      // [start-up] A verified file's code was checked whole by the load that verified it; this
+      // load checks it whole when it checksums the file. A damaged entry leaves the file
+      // unverified (no stamp records it): its entries are then checked one by one on first use
+      // and the damaged one is translated afresh.
+      if (check != nullptr && !check->checksummed) {
+        code->checked = true;  // the caller's stamp: loaded without the checksum (verified before)
+      } else if (check != nullptr) {
+        code->checked = std::ranges::all_of(code->entries, [&](const PretranslatedCode::Entry& e) {
+          const std::uint64_t size = std::uint64_t{e.words} * 4 + std::uint64_t{e.trap_sites} * 8;
+          return snapshot_hash(std::span(code->payload + e.offset, size)) == e.checksum;
+        });
+        if (!code->checked) check->checksummed = false;
+      }
       const CompiledModule::Impl& cm = module->impl();
       std::lock_guard lock(cm.pretranslated_mutex);
       cm.pretranslated = std::move(code);
+    } else if (check != nullptr) {
+      check->checksummed = false;  // its code went unchecked: nothing may skip checking it later
     }
   }
   // Each image gets its own descriptor so the Impl can close them independently.

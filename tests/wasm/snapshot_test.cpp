@@ -294,6 +294,18 @@ TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
   ASSERT_NE(damaged_code, nullptr);
   EXPECT_FALSE(pretranslated_code(*damaged_code, 3, true).has_value()) << "the last function's code was damaged";
   EXPECT_TRUE(pretranslated_code(*damaged_code, 2, false).has_value());
+  // [start-up] A load that checksums the file checks all its code too: damaged code leaves the
+  // file unverified (a caller would not record it as checked), and the damaged entry is refused.
+  {
+    SnapshotFileCheck check;
+    auto checked_module = compile_fixture("snapshot_guest");
+    ASSERT_TRUE(load_snapshot(checked_module, digest, 7, path, &check).has_value());
+    EXPECT_FALSE(check.checksummed) << "a file with damaged code was reported as verified";
+    const auto checked_code = checked_module->impl().pretranslated_source();
+    ASSERT_NE(checked_code, nullptr);
+    EXPECT_FALSE(pretranslated_code(*checked_code, 3, true).has_value());
+    EXPECT_TRUE(pretranslated_code(*checked_code, 2, false).has_value());
+  }
   {
     Store job;
     auto restored = job.instantiate(damaged_module, {}, damaged->get());
