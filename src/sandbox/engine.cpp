@@ -142,7 +142,7 @@ std::expected<std::vector<std::uint8_t>, AxError> read_module(const std::filesys
     const auto first = (reinterpret_cast<std::uintptr_t>(bytes.data()) + 4095) & ~std::uintptr_t{4095};
     const auto last = (reinterpret_cast<std::uintptr_t>(bytes.data()) + bytes.capacity()) & ~std::uintptr_t{4095};
 #ifdef MADV_POPULATE_WRITE
-    if (last > first && getenv("H21S_NOPOP") == nullptr) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);  // a hint
+    if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);  // a hint
 #endif
   }
   bytes.resize(static_cast<std::size_t>(file.identity.size));
