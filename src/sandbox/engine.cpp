@@ -575,8 +575,8 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   if (config_.process_exits_after_run) {
     // [start-up] The OS reclaims all of it at exit, in one go (python.wasm: 8,124 functions, a
     // copy-on-write image to unmap, the WASI context's fds).
-    (void)store_owner.release();
-    (void)context->release();
+    [[maybe_unused]] const wasm::Store* left_store = store_owner.release();
+    [[maybe_unused]] const wasi::WasiContext* left_context = context->release();
   }
   return engine::classify(std::move(record));
 }
