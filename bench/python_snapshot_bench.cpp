@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   fs::path file;
-  for (const auto& e : fs::directory_iterator(fs::temp_directory_path() / "sprawling-bench-snapshots")) file = e.path();
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path() / "sprawling-bench-snapshots")) {
+    if (e.path().extension() == ".snap") file = e.path();  // not the stamp beside it
+  }
   auto snapshot = wasm::load_snapshot(module, wasm::sha256(module->module().bytes),
                                       std::strtoull(file.stem().string().substr(65).c_str(), nullptr, 16), file);
   if (!snapshot) {

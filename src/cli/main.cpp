@@ -2,6 +2,7 @@
 // modules, inspect the internal code, run the python arm.
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
+#include "cli/run_job.hpp"
 
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
@@ -65,12 +66,15 @@ int main(int argc, char** argv) {
     sprawling::cli::print(stdout, "\n");
     return 0;
   }
-  // Both may compile hot functions in the background (tier-up), which must end before exit
-  // destroys LLVM's statics. The job is over: a compilation still running or queued is of no
-  // use, so the process leaves without waiting for it (everything written is flushed first).
+  // The job is over and everything it wrote is flushed: the process leaves without running the
+  // destructors of what it loaded (a compiled module of thousands of functions, the caches; the
+  // job's own state was left alone already: SandboxConfig::process_exits_after_run). That also
+  // covers tier-up, which may compile hot functions in the background that would otherwise have
+  // to end before exit destroys LLVM's statics: a compilation still running or queued is of no
+  // use now. Only SPRAWLING_JIT_STATS, printed as modules' code is destroyed, needs the long way.
   if (command == "run" || command == "python") {
     const int status = command == "run" ? sprawling::cli::run_command(rest) : sprawling::cli::python_command(rest);
-    if (sprawling::runtime::wasm_sandbox_tier_up_busy()) {
+    if (sprawling::cli::exit_without_teardown() || sprawling::runtime::wasm_sandbox_tier_up_busy()) {
       std::fflush(nullptr);
       std::_Exit(status);
     }

@@ -36,7 +36,9 @@ option, no PYTHON* variable in --env) starts from a snapshot of an initialised i
 (standard library modules preimported; docs/python.md) instead of initialising CPython. The
 snapshot is built by the first such job and kept in SPRAWLING_SNAPSHOT_DIR, else
 $XDG_CACHE_HOME/sprawling/snapshots, else ~/.cache/sprawling/snapshots (checksummed; a corrupt
-file is rebuilt). Its fuel is not charged to the job. Every job still gets its own argv,
+file is rebuilt). A stamp beside it lets later runs skip reading, hashing and checksumming while
+neither python.wasm nor the snapshot file has changed (any change, and they are read again). Its
+fuel is not charged to the job. Every job still gets its own argv,
 environment, mounts and randomness; all jobs of one snapshot share the str hash secret. The
 snapshot file also tells later runs that this build validated python.wasm, which they then load
 without validating it again; so a --dir that would let the guest write the snapshot folder is

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <fstream>
@@ -166,6 +167,8 @@ GuestStdin::~GuestStdin() {
   if (owned >= 0) ::close(owned);
 }
 
+bool exit_without_teardown() { return std::getenv("SPRAWLING_JIT_STATS") == nullptr; }
+
 int run_job(const RunRequest& request, std::vector<std::string> argv, std::vector<runtime::Mount> extra_mounts,
             std::string_view wasm_path, runtime::SnapshotPolicy snapshot, std::filesystem::path snapshot_dir) {
   auto guest_stdin = open_stdin_for_guest(request);
@@ -202,6 +205,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.stdout_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDOUT_FILENO, bytes); };
   config.stderr_sink = [](std::span<const std::uint8_t> bytes) { write_all(STDERR_FILENO, bytes); };
   config.snapshot_dir = std::move(snapshot_dir);  // [snapshots]
+  config.process_exits_after_run = exit_without_teardown();  // main() leaves right after this job
 
   runtime::SandboxJob job{.wasm = std::filesystem::path(wasm_path),
                           .argv = std::move(argv),

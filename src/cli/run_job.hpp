@@ -27,6 +27,12 @@ struct GuestStdin {
 };
 [[nodiscard]] std::expected<GuestStdin, std::string> open_stdin_for_guest(const RunRequest& request);
 
+// [start-up] Whether the process leaves right after its job without tearing down what it loaded
+// (SandboxConfig::process_exits_after_run, then std::_Exit in main): always, except when
+// SPRAWLING_JIT_STATS asks the compiled tier for its statistics, which it prints when a module's
+// code is destroyed.
+[[nodiscard]] bool exit_without_teardown();
+
 // Runs `wasm_path` with `argv`, the request's options, and `extra_mounts` before the request's
 // own; streams output, prints a one-line reason for a non-success ending, writes --json;
 // returns the exit status. [snapshots] `snapshot` and `snapshot_dir`: SandboxJob::snapshot and

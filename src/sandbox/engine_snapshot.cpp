@@ -6,6 +6,7 @@
 #include "sandbox/engine.hpp"
 #include "wasi/wasi.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,6 +190,106 @@ std::filesystem::path snapshot_file(const std::filesystem::path& dir, const wasm
   return dir / (wasm::to_hex(module_digest) + name);
 }
 
+// [start-up] A stamp, kept beside the snapshot files (docs/snapshots.md, "Knowing a file without
+// reading it"): for a module file of a given identity and an initialisation key, the module's
+// SHA-256 (computed from bytes read while the file had that identity, settled), and the identity
+// of the snapshot file whose checksum was verified. Only as trusted as the snapshot folder
+// itself: private to the user, as the snapshot files are.
+struct Stamp {
+  wasm::FileIdentity module;
+  wasm::Sha256Digest digest{};
+  std::optional<wasm::FileIdentity> snapshot;
+  friend bool operator==(const Stamp&, const Stamp&) = default;
+};
+
+constexpr char kStampMagic[8] = {'S', 'P', 'R', 'W', 'S', 'T', 'M', 'P'};
+constexpr std::uint32_t kStampVersion = 1;
+// magic, version, has-snapshot flag, module identity, digest, snapshot identity, checksum
+constexpr std::size_t kStampBytes = 8 + 4 + 4 + 5 * 8 + 32 + 5 * 8 + 8;
+
+void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void put_identity(std::vector<std::uint8_t>& out, const wasm::FileIdentity& id) {
+  for (const std::uint64_t v : {id.dev, id.ino, id.size, id.mtime_ns, id.ctime_ns}) put_u64(out, v);
+}
+std::uint64_t get_u64(const std::uint8_t*& p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+  p += 8;
+  return v;
+}
+wasm::FileIdentity get_identity(const std::uint8_t*& p) {
+  wasm::FileIdentity id;
+  for (std::uint64_t* v : {&id.dev, &id.ino, &id.size, &id.mtime_ns, &id.ctime_ns}) *v = get_u64(p);
+  return id;
+}
+
+std::vector<std::uint8_t> encode_stamp(const Stamp& stamp) {
+  std::vector<std::uint8_t> out(kStampMagic, kStampMagic + 8);
+  for (const std::uint32_t v : {kStampVersion, stamp.snapshot ? 1U : 0U}) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  put_identity(out, stamp.module);
+  out.insert(out.end(), stamp.digest.begin(), stamp.digest.end());
+  put_identity(out, stamp.snapshot.value_or(wasm::FileIdentity{}));
+  put_u64(out, wasm::snapshot_hash(out));
+  return out;
+}
+
+// Whether `dir` is a folder owned by this user that group and others cannot write: only then are
+// its stamps and snapshot files this user's (as wasm::snapshot_vouches_for requires of its folder).
+bool private_folder(const std::filesystem::path& dir) {
+  struct stat st {};
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+std::filesystem::path stamp_file(const std::filesystem::path& dir, const wasm::FileIdentity& module, std::uint64_t key) {
+  char name[80];
+  std::snprintf(name, sizeof name, "module-%llx-%llx-%016llx.stamp", static_cast<unsigned long long>(module.dev),
+                static_cast<unsigned long long>(module.ino), static_cast<unsigned long long>(key));
+  return dir / name;
+}
+
+// A stamp file that is a regular file (not a symlink) of this user, private to it, of the right
+// size, magic, version and checksum; nullopt otherwise (it is then rewritten).
+std::optional<Stamp> read_stamp(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::uint8_t bytes[kStampBytes];
+  const bool read = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+                    (st.st_mode & (S_IRWXG | S_IRWXO)) == 0 && static_cast<std::uint64_t>(st.st_size) == kStampBytes &&
+                    ::pread(fd, bytes, kStampBytes, 0) == static_cast<ssize_t>(kStampBytes);
+  ::close(fd);
+  if (!read || !std::equal(kStampMagic, kStampMagic + 8, bytes)) return std::nullopt;
+  const std::uint8_t* p = bytes + 8;
+  const auto version = static_cast<std::uint32_t>(p[0] | (p[1] << 8) | (p[2] << 16) | (p[3] << 24));
+  const bool has_snapshot = p[4] != 0;
+  p += 8;
+  Stamp stamp;
+  stamp.module = get_identity(p);
+  std::copy(p, p + 32, stamp.digest.begin());
+  p += 32;
+  const wasm::FileIdentity snapshot = get_identity(p);
+  if (has_snapshot) stamp.snapshot = snapshot;
+  const std::uint64_t checksum = get_u64(p);
+  if (version != kStampVersion || checksum != wasm::snapshot_hash(std::span(bytes, kStampBytes - 8))) return std::nullopt;
+  return stamp;
+}
+
+// Best effort: a stamp that cannot be written costs later processes a hash, nothing else.
+void write_stamp(const std::filesystem::path& path, const Stamp& stamp) {
+  const std::vector<std::uint8_t> bytes = encode_stamp(stamp);
+  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return;
+  const bool written = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
 }  // namespace
 
 void clear_snapshot_cache() { cache().clear(); }
@@ -205,7 +306,24 @@ bool snapshot_vouches_for(const wasm::Sha256Digest& digest, std::uint64_t module
   return wasm::snapshot_vouches_for(digest, module_size, *key, snapshot_file(config.snapshot_dir, digest, *key));
 }
 
-JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& module, const SandboxJob& job,
+std::optional<StampedModule> stamped_module(const wasm::FileIdentity& module_file, const SandboxJob& job,
+                                            const SandboxConfig& config, bool want_bytes) {
+  if (!job.snapshot.enabled || config.snapshot_dir.empty() || job.snapshot.init_mounts > job.mounts.size()) return std::nullopt;
+  auto key = init_key(job, config);
+  if (!key || !private_folder(config.snapshot_dir)) return std::nullopt;
+  auto stamp = read_stamp(stamp_file(config.snapshot_dir, module_file, *key));
+  if (!stamp || stamp->module != module_file) return std::nullopt;
+  StampedModule out{.digest = stamp->digest, .bytes = std::nullopt};
+  if (want_bytes && stamp->snapshot) {
+    const auto file = snapshot_file(config.snapshot_dir, stamp->digest, *key);
+    if (wasm::snapshot_vouches_for(stamp->digest, module_file.size, *key, file))
+      out.bytes = wasm::snapshot_module_bytes(file, stamp->digest, module_file.size, *key, *stamp->snapshot);
+  }
+  return out;
+}
+
+JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& module,
+                           const std::optional<wasm::FileIdentity>& module_file, const SandboxJob& job,
                            const SandboxConfig& config, std::span<const wasm::HostFunctionDef* const> wasi_imports,
                            const std::shared_ptr<wasm::ResourcePool>& pool) {
   const wasm::Module& m = module->module();
@@ -238,18 +356,31 @@ JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& mo
   if (auto hit = cache().find(module.get(), *key)) return use(*hit);  // built while we waited
   Entry entry{.module = module, .key = *key, .snapshot = nullptr, .last_use = 0};
   std::filesystem::path file;
+  // [start-up] The stamp for this module file and key, when the module's file is settled.
+  std::filesystem::path stamp_path;
+  std::optional<Stamp> stamp;
+  std::optional<wasm::FileIdentity> verified_file;  // the snapshot file checksummed now or before
   if (!config.snapshot_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(config.snapshot_dir, ec);
     if (!ec) std::filesystem::permissions(config.snapshot_dir, std::filesystem::perms::owner_all, ec);
     file = snapshot_file(config.snapshot_dir, module_digest(module), *key);
-    if (auto loaded = wasm::load_snapshot(module, module_digest(module), *key, file)) {
+    if (module_file && private_folder(config.snapshot_dir)) {
+      stamp_path = stamp_file(config.snapshot_dir, *module_file, *key);
+      stamp = read_stamp(stamp_path);
+    }
+    wasm::SnapshotFileCheck check;
+    if (stamp && stamp->module == *module_file && stamp->digest == module_digest(module)) check.verified = stamp->snapshot;
+    if (auto loaded = wasm::load_snapshot(module, module_digest(module), *key, file, &check)) {
       entry.snapshot = *loaded;
+      if (check.checksummed ? wasm::identity_settled(check.identity) : check.verified == check.identity)
+        verified_file = check.identity;
       // A file of another engine build serves its image but vouches for nothing here: rewritten
       // with this build's id (this process validated the module, or a file of this build did),
       // so that later processes load the module without validating it again.
       if (!wasm::snapshot_vouches_for(module_digest(module), m.bytes.size(), *key, file)) {
         [[maybe_unused]] const auto saved = wasm::save_snapshot(*entry.snapshot, *key, file);  // best effort
+        verified_file.reset();  // a new file, checksummed by the next process
       }
     }
     // Otherwise (missing, corrupt, foreign): rebuilt below and the file replaced.
@@ -264,6 +395,10 @@ JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& mo
         [[maybe_unused]] const auto saved = wasm::save_snapshot(**built, *key, file);  // best effort
       }
     }
+  }
+  if (!stamp_path.empty() && entry.snapshot) {
+    const Stamp want{.module = *module_file, .digest = module_digest(module), .snapshot = verified_file};
+    if (stamp != want) write_stamp(stamp_path, want);
   }
   cache().insert(entry);
   return use(entry);

@@ -31,7 +31,12 @@ inline constexpr std::string_view kResumeExport = "wizer.resume";
 // the snapshot it needs. Thread-safe. `wasi_imports` are the module's imports in order, already
 // resolved by the caller. A failed initialisation is remembered (no retry per job) and the job
 // runs cold; a file that does not verify is rebuilt, never run.
+// [start-up] `module_file`: the identity of the module's binary file when it is settled and its
+// bytes are the module's (load_module): then a stamp beside the snapshot file records the
+// module's SHA-256 for that identity and which snapshot file was checksummed, so that later
+// processes need neither (docs/snapshots.md, "Knowing a file without reading it").
 [[nodiscard]] JobStart prepare_job_start(const std::shared_ptr<const wasm::CompiledModule>& module,
+                                         const std::optional<wasm::FileIdentity>& module_file,
                                          const SandboxJob& job, const SandboxConfig& config,
                                          std::span<const wasm::HostFunctionDef* const> wasi_imports,
                                          const std::shared_ptr<wasm::ResourcePool>& pool);
@@ -43,6 +48,20 @@ inline constexpr std::string_view kResumeExport = "wizer.resume";
 // snapshot folder, or the file is missing, foreign, from another build or not private to this user.
 [[nodiscard]] bool snapshot_vouches_for(const wasm::Sha256Digest& digest, std::uint64_t module_size,
                                         const SandboxJob& job, const SandboxConfig& config);
+
+// [start-up] What a stamp of config.snapshot_dir (for `job`'s initialisation configuration)
+// records for the module file of identity `module_file`, which must be settled
+// (wasm::identity_settled): the module's SHA-256 (true of bytes read after that identity was
+// taken and found unchanged after) and, when `want_bytes` and the stamp names a verified snapshot
+// file of this build that vouches for the module, that file's copy of the module, mapped (the
+// module file need not be read; compile_validated_before may load the copy). nullopt when there
+// is no such stamp, it names another identity, or the folder or stamp is not private to this user.
+struct StampedModule {
+  wasm::Sha256Digest digest{};
+  std::optional<wasm::ModuleBytes> bytes;
+};
+[[nodiscard]] std::optional<StampedModule> stamped_module(const wasm::FileIdentity& module_file, const SandboxJob& job,
+                                                          const SandboxConfig& config, bool want_bytes);
 
 // Records the SHA-256 of a compiled module's bytes (its identity in snapshot file names), so
 // that it is computed once per module per process.

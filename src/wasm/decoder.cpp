@@ -50,7 +50,7 @@ constexpr int section_rank(std::uint8_t id) {
 class Decoder {
  public:
   // Takes the bytes over (the Module keeps them: function bodies are read from there later).
-  Decoder(std::vector<std::uint8_t> bytes, bool bodies_validated_before, Features features)
+  Decoder(ModuleBytes bytes, bool bodies_validated_before, Features features)
       : r_(std::span<const std::uint8_t>()), bodies_validated_before_(bodies_validated_before) {
     context_.features = features;
     module_.bytes = std::move(bytes);
@@ -1026,7 +1026,7 @@ std::expected<Module, CompileError> decode_and_validate(std::vector<std::uint8_t
   return decoder.run();
 }
 
-std::expected<Module, CompileError> decode_validated_before(std::vector<std::uint8_t>&& bytes, Features features) {
+std::expected<Module, CompileError> decode_validated_before(ModuleBytes&& bytes, Features features) {
   Decoder decoder(std::move(bytes), true, features);
   return decoder.run();
 }

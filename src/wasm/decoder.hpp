@@ -63,7 +63,8 @@ struct Features {
 // declarations — neither validated nor scanned for SIMD (Module::simd_use stays empty).
 // Only for bytes whose SHA-256 a certificate of this build names, validated with at least
 // `features`: on any other bytes the translator may misbehave.
-[[nodiscard]] std::expected<Module, CompileError> decode_validated_before(std::vector<std::uint8_t>&& bytes,
+// [start-up] `bytes` may be a snapshot file's mapping of the module (ModuleBytes).
+[[nodiscard]] std::expected<Module, CompileError> decode_validated_before(ModuleBytes&& bytes,
                                                                           Features features = {});
 
 }  // namespace sprawling::wasm

@@ -6,8 +6,10 @@
 
 #include "wasm/types.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -81,8 +83,39 @@ struct FunctionBody {
   std::uint32_t max_stack_height = 0;  // operand-stack height bound found by the validator
 };
 
+// [start-up] A module's binary: its own copy (a vector taken over), or a read-only mapping kept
+// alive by `keeper` (a snapshot file's copy of the module: docs/snapshots.md, "The module from the
+// snapshot file"). Read through data()/size() or as a span either way.
+class ModuleBytes {
+ public:
+  ModuleBytes() = default;
+  // Implicit: a vector is taken over wherever one was before.
+  ModuleBytes(std::vector<std::uint8_t>&& owned) noexcept : owned_(std::move(owned)) {}  // NOLINT(google-explicit-constructor)
+  ModuleBytes(std::span<const std::uint8_t> mapped, std::shared_ptr<const void> keeper) noexcept
+      : mapped_(mapped), keeper_(std::move(keeper)) {}
+  [[nodiscard]] const std::uint8_t* data() const noexcept { return keeper_ ? mapped_.data() : owned_.data(); }
+  [[nodiscard]] std::size_t size() const noexcept { return keeper_ ? mapped_.size() : owned_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  [[nodiscard]] const std::uint8_t* begin() const noexcept { return data(); }
+  [[nodiscard]] const std::uint8_t* end() const noexcept { return data() + size(); }
+  [[nodiscard]] std::uint8_t operator[](std::size_t i) const noexcept { return data()[i]; }
+  using value_type = std::uint8_t;
+  using const_iterator = const std::uint8_t*;
+  friend bool operator==(const ModuleBytes& a, const ModuleBytes& b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator==(const ModuleBytes& a, const std::vector<std::uint8_t>& b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  std::vector<std::uint8_t> owned_;
+  std::span<const std::uint8_t> mapped_;
+  std::shared_ptr<const void> keeper_;
+};
+
 struct Module {
-  std::vector<std::uint8_t> bytes;  // the module's own copy of its binary
+  ModuleBytes bytes;  // the module's binary (its own copy, or a snapshot file's mapping of it)
 
   std::vector<FuncType> types;
   std::vector<Import> imports;

@@ -170,7 +170,7 @@ std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::
 }
 
 std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_validated_before(
-    std::vector<std::uint8_t>&& bytes, Features features) {
+    ModuleBytes&& bytes, Features features) {
   return compile_decoded(decode_validated_before(std::move(bytes), features));
 }
 

@@ -127,7 +127,7 @@ class CompiledModule {
 // without validating the function bodies again (decode_validated_before). Never for other bytes,
 // and only with the features they were validated with or more.
 [[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_validated_before(
-    std::vector<std::uint8_t>&& bytes, Features features = {});
+    ModuleBytes&& bytes, Features features = {});
 // compile() taking the bytes over instead of copying them (a 7 MB module: a copy and its page faults).
 [[nodiscard]] std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes,
                                                                                       Features features = {});

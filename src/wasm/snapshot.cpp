@@ -25,7 +25,8 @@ constexpr std::uint64_t kHostPage = 4096;
 // 2: the module is named by its SHA-256 and the header records the engine build-id.
 // 3: the translated code of the snapshot's functions follows the images (checked_bytes says
 //    where the whole-file checksum ends).
-constexpr std::uint32_t kFormatVersion = 3;
+// 4: a copy of the module's bytes follows the code, page-aligned (module_at, header offset 136).
+constexpr std::uint32_t kFormatVersion = 4;
 constexpr char kMagic[8] = {'S', 'P', 'R', 'W', 'S', 'N', 'A', 'P'};
 constexpr std::size_t kHeaderBytes = 160;
 constexpr std::size_t kMaxBuildId = 36;
@@ -96,7 +97,11 @@ struct MetaReader {
       return 0;
     }
     std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in[pos + static_cast<std::size_t>(i)]) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&v, in.data() + pos, static_cast<std::size_t>(bytes));  // the file is little-endian too
+    } else {
+      for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in[pos + static_cast<std::size_t>(i)]) << (8 * i);
+    }
     pos += static_cast<std::size_t>(bytes);
     return v;
   }
@@ -132,6 +137,7 @@ struct Header {
   std::uint64_t meta_bytes = 0;
   std::uint64_t file_bytes = 0;
   std::uint64_t checked_bytes = 0;  // the checksum covers [kHeaderBytes, checked_bytes)
+  std::uint64_t module_at = 0;      // [start-up] the module's bytes: [module_at, module_at + module_size)
   std::vector<std::uint8_t> build_id;
 };
 
@@ -153,6 +159,7 @@ Header read_header(std::span<const std::uint8_t> bytes) {
   }
   MetaReader tail{bytes.subspan(kBuildIdEnd)};
   h.checked_bytes = tail.u64();
+  h.module_at = tail.u64();
   return h;
 }
 
@@ -196,6 +203,9 @@ struct PretranslatedCode {
   void* map = MAP_FAILED;
   std::size_t map_bytes = 0;
   const std::uint8_t* payload = nullptr;
+  // [start-up] Every entry matched its checksum when the file was verified (by this load, or by
+  // the load that the caller's stamp records): entries are not hashed again on first use.
+  bool checked = false;
   PretranslatedCode() = default;
   PretranslatedCode(const PretranslatedCode&) = delete;
   PretranslatedCode& operator=(const PretranslatedCode&) = delete;
@@ -209,7 +219,7 @@ std::optional<CompiledFunc> pretranslated_code(const PretranslatedCode& code, st
   if (defined >= index.size() || index[defined] < 0) return std::nullopt;
   const PretranslatedCode::Entry& e = code.entries[static_cast<std::size_t>(index[defined])];
   const std::span<const std::uint8_t> bytes(code.payload + e.offset, std::uint64_t{e.words} * 4 + std::uint64_t{e.trap_sites} * 8);
-  if (snapshot_hash(bytes) != e.checksum) return std::nullopt;  // damaged: translated afresh
+  if (!code.checked && snapshot_hash(bytes) != e.checksum) return std::nullopt;  // damaged: translated afresh
   CompiledFunc f;
   f.num_params = e.num_params;
   f.num_results = e.num_results;
@@ -227,6 +237,30 @@ std::optional<CompiledFunc> pretranslated_code(const PretranslatedCode& code, st
   }
   if (code_verification_enabled() && !verify_code(f, metered).empty()) return std::nullopt;
   return f;
+}
+
+FileIdentity file_identity(const struct stat& st) noexcept {
+  auto ns = [](const timespec& t) {
+    return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(t.tv_nsec);
+  };
+  return FileIdentity{.dev = st.st_dev,
+                      .ino = st.st_ino,
+                      .size = static_cast<std::uint64_t>(st.st_size),
+                      .mtime_ns = ns(st.st_mtim),
+                      .ctime_ns = ns(st.st_ctim)};
+}
+
+std::optional<FileIdentity> file_identity(int fd) noexcept {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return file_identity(st);
+}
+
+bool identity_settled(const FileIdentity& identity) noexcept {
+  timespec now{};
+  if (::clock_gettime(CLOCK_REALTIME, &now) != 0 || now.tv_sec < 0) return false;
+  const std::uint64_t now_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(now.tv_nsec);
+  return identity.ctime_ns + kSettleSeconds * 1'000'000'000ULL <= now_ns;
 }
 
 std::uint64_t snapshot_hash(std::span<const std::uint8_t> bytes) noexcept {
@@ -484,7 +518,11 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
   meta.out.insert(meta.out.end(), code_index.out.begin(), code_index.out.end());
   const std::uint64_t checked_bytes = file_bytes;
   const std::uint64_t code_at = round_up(checked_bytes, kHostPage);
-  file_bytes = code_at + payload_bytes;
+  // [start-up] The module's own bytes last, page-aligned: a later process that knows this file
+  // maps them instead of reading the module file (snapshot_module_bytes).
+  const ModuleBytes& module_bytes = s.module->module().bytes;
+  const std::uint64_t module_at = round_up(code_at + payload_bytes, kHostPage);
+  file_bytes = module_at + module_bytes.size();
 
   const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -515,6 +553,7 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
     if (!payload.empty()) std::memcpy(bytes + at, payload.data(), payload.size());
     at += payload.size();
   }
+  if (!module_bytes.empty()) std::memcpy(bytes + module_at, module_bytes.data(), module_bytes.size());
   MetaWriter header;
   header.out.assign(kMagic, kMagic + 8);
   header.u32(kFormatVersion);
@@ -533,6 +572,7 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
   header.out.insert(header.out.end(), build_id.begin(), build_id.begin() + static_cast<std::ptrdiff_t>(id_bytes));
   header.out.resize(kBuildIdEnd, 0);
   header.u64(checked_bytes);
+  header.u64(module_at);
   header.out.resize(kHeaderBytes, 0);
   std::memcpy(bytes, header.out.data(), header.out.size());
   // No fsync: a file torn by a crash fails its checksum and is rebuilt.
@@ -549,7 +589,7 @@ std::expected<void, std::string> save_snapshot(const InstanceSnapshot& snapshot,
 
 std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapshot(
     const std::shared_ptr<const CompiledModule>& module, const Sha256Digest& module_digest, std::uint64_t key,
-    const std::filesystem::path& path) {
+    const std::filesystem::path& path, SnapshotFileCheck* check) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return std::unexpected(errno_text(("opening " + path.string()).c_str()));
   auto impl = std::make_unique<InstanceSnapshot::Impl>();
@@ -578,20 +618,48 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
     return fail("taken from another module");
   if (header.key != key) return fail("taken with another initialisation configuration");
   if (header.checked_bytes < kHeaderBytes || header.checked_bytes > file_bytes ||
-      header.meta_bytes > header.checked_bytes - kHeaderBytes)
+      header.meta_bytes > header.checked_bytes - kHeaderBytes || header.module_at % kHostPage != 0 ||
+      header.module_at < round_up(header.checked_bytes, kHostPage) || header.module_at > file_bytes ||
+      file_bytes - header.module_at != header.module_size)
     return fail("malformed header");
-  // The metadata and the images, read once for the checksum: mapped with their page tables
-  // filled in one go (MAP_POPULATE) rather than a fault per few pages. The translated code after
-  // them is checked per function, when a job first uses it.
-  Mapping map;
-  map.size = static_cast<std::size_t>(header.checked_bytes);
-  map.p = ::mmap(nullptr, map.size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  if (map.p == MAP_FAILED) return fail(errno_text("mmap"));
-  const auto bytes = map.bytes();
-  if (snapshot_hash(bytes.subspan(kHeaderBytes)) != header.checksum) return fail("checksum mismatch (corrupt)");
   const std::uint64_t meta_bytes = header.meta_bytes;
+  const FileIdentity identity = file_identity(st);
+  if (check != nullptr) check->identity = identity;
+  Mapping map;
+  std::vector<std::uint8_t> meta_copy;
+  std::span<const std::uint8_t> meta;
+  if (check != nullptr && check->verified == identity) {
+    // [start-up] This very file (same inode, size, mtime and ctime) was checksummed before:
+    // only the metadata is read; the images stay unread until a job touches their pages.
+    meta_copy.resize(static_cast<std::size_t>(meta_bytes));
+    if (meta_bytes != 0 &&
+        ::pread(fd, meta_copy.data(), meta_copy.size(), static_cast<off_t>(kHeaderBytes)) != static_cast<ssize_t>(meta_bytes))
+      return fail(errno_text("read"));
+    meta = meta_copy;
+  } else {
+    // The metadata and the images, read once for the checksum: mapped with their page tables
+    // filled in one go (MAP_POPULATE) rather than a fault per few pages. The translated code
+    // after them is checked per function, when a job first uses it.
+    map.size = static_cast<std::size_t>(header.checked_bytes);
+    map.p = ::mmap(nullptr, map.size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (map.p == MAP_FAILED) return fail(errno_text("mmap"));
+    const auto bytes = map.bytes();
+    if (snapshot_hash(bytes.subspan(kHeaderBytes)) != header.checksum) return fail("checksum mismatch (corrupt)");
+    // [start-up] The file's copy of the module, against the module's bytes (whose SHA-256 the
+    // caller computed, or took from a stamp): checked now, so that a stamp saying this file was
+    // verified also covers the copy a later process maps instead of reading the module.
+    if (m.bytes.size() != 0) {
+      Mapping copy;
+      copy.size = m.bytes.size();
+      copy.p = ::mmap(nullptr, copy.size, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(header.module_at));
+      if (copy.p == MAP_FAILED) return fail(errno_text("mmap"));
+      if (!std::ranges::equal(copy.bytes(), std::span<const std::uint8_t>(m.bytes))) return fail("its copy of the module differs (corrupt)");
+    }
+    if (check != nullptr) check->checksummed = true;
+    meta = bytes.subspan(kHeaderBytes, meta_bytes);
+  }
 
-  MetaReader r{bytes.subspan(kHeaderBytes, meta_bytes)};
+  MetaReader r{meta};
   impl->module = module;
   impl->globals.resize(r.count(16));
   for (auto& g : impl->globals) {
@@ -623,8 +691,7 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
   if (!r.ok || image_at != header.checked_bytes) return fail("malformed metadata");
   // [snapshot code] The index of the translated code that follows the images.
   const std::uint64_t code_at = round_up(header.checked_bytes, kHostPage);
-  if (code_at > file_bytes) return fail("malformed metadata (code past the end)");
-  const std::uint64_t payload_bytes = file_bytes - code_at;
+  const std::uint64_t payload_bytes = header.module_at - code_at;  // module_at >= code_at: checked above
   const std::uint64_t fingerprint = r.u64();
   auto code = std::make_shared<PretranslatedCode>();
   for (auto& index : code->index) index.assign(m.code.size(), -1);
@@ -660,9 +727,24 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
     code->map = ::mmap(nullptr, code->map_bytes, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(code_at));
     if (code->map != MAP_FAILED) {
       code->payload = static_cast<const std::uint8_t*>(code->map);
+      // [start-up] A verified file's code was checked whole by the load that verified it; this
+      // load checks it whole when it checksums the file. A damaged entry leaves the file
+      // unverified (no stamp records it): its entries are then checked one by one on first use
+      // and the damaged one is translated afresh.
+      if (check != nullptr && !check->checksummed) {
+        code->checked = true;  // the caller's stamp: loaded without the checksum (verified before)
+      } else if (check != nullptr) {
+        code->checked = std::ranges::all_of(code->entries, [&](const PretranslatedCode::Entry& e) {
+          const std::uint64_t size = std::uint64_t{e.words} * 4 + std::uint64_t{e.trap_sites} * 8;
+          return snapshot_hash(std::span(code->payload + e.offset, size)) == e.checksum;
+        });
+        if (!code->checked) check->checksummed = false;
+      }
       const CompiledModule::Impl& cm = module->impl();
       std::lock_guard lock(cm.pretranslated_mutex);
       cm.pretranslated = std::move(code);
+    } else if (check != nullptr) {
+      check->checksummed = false;  // its code went unchecked: nothing may skip checking it later
     }
   }
   // Each image gets its own descriptor so the Impl can close them independently.
@@ -706,6 +788,34 @@ bool snapshot_vouches_for(const Sha256Digest& module_digest, std::uint64_t modul
   return h.version == kFormatVersion && h.header_bytes == kHeaderBytes && h.module_digest == module_digest &&
          h.module_size == module_size && h.key == key && h.file_bytes == static_cast<std::uint64_t>(st.st_size) &&
          std::ranges::equal(h.build_id, build_id);
+}
+
+std::optional<ModuleBytes> snapshot_module_bytes(const std::filesystem::path& path, const Sha256Digest& module_digest,
+                                                 std::uint64_t module_size, std::uint64_t key,
+                                                 const FileIdentity& verified) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::uint8_t bytes[kHeaderBytes];
+  const bool read = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+                    (st.st_mode & (S_IRWXG | S_IRWXO)) == 0 && file_identity(st) == verified &&
+                    ::pread(fd, bytes, kHeaderBytes, 0) == static_cast<ssize_t>(kHeaderBytes);
+  void* map = MAP_FAILED;
+  if (read && std::equal(kMagic, kMagic + 8, bytes)) {
+    const Header h = read_header(bytes);
+    const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
+    if (h.version == kFormatVersion && h.header_bytes == kHeaderBytes && h.module_digest == module_digest &&
+        h.module_size == module_size && h.key == key && h.file_bytes == file_bytes && module_size != 0 &&
+        h.module_at % kHostPage == 0 && h.module_at <= file_bytes && file_bytes - h.module_at == module_size)
+      map = ::mmap(nullptr, module_size, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(h.module_at));
+  }
+  ::close(fd);  // the mapping keeps the file
+  if (map == MAP_FAILED) return std::nullopt;
+  auto keeper = std::make_shared<Mapping>();
+  keeper->p = map;
+  keeper->size = static_cast<std::size_t>(module_size);
+  const auto span = keeper->bytes();
+  return ModuleBytes(span, std::move(keeper));
 }
 
 }  // namespace sprawling::wasm

@@ -11,8 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 namespace sprawling::runtime {
 namespace {
@@ -241,6 +246,78 @@ TEST_F(EngineSnapshot, TheSnapshotFileVouchesForTheModuleItWasBuiltFrom) {
   EXPECT_EQ(text(again.stdout_bytes), kSnapshotOutput);
   EXPECT_TRUE(again.stats->from_snapshot);
   EXPECT_TRUE(engine::snapshot_vouches_for(digest, bytes->size(), j, config));
+}
+
+// [start-up] A binary module file that has settled (unchanged for 2 s) is known by a stamp beside
+// its snapshot: its SHA-256, and the snapshot file once checksummed, whose copy of the module is
+// then mapped instead of reading the module. Any change to either file (a new ctime) means
+// reading, hashing and checksumming again: a changed module never runs an old image, and a
+// damaged snapshot file is rebuilt as before.
+TEST_F(EngineSnapshot, ASettledModuleIsKnownByItsStampAndAnyChangeIsSeen) {
+  auto binary = [](std::string_view text) {
+    auto bytes = wasm::text::load_module_bytes(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+    EXPECT_TRUE(bytes.has_value());
+    return bytes.value_or(std::vector<std::uint8_t>{});
+  };
+  const auto first = binary(guest(""));
+  // The same module printing 'S' instead of 'R' (82 and 83: the same encoded size).
+  std::string other_text = guest("");
+  const auto at = other_text.find("(i32.const 82)");
+  ASSERT_NE(at, std::string::npos);
+  other_text.replace(at, 14, "(i32.const 83)");
+  const auto other = binary(other_text);
+  ASSERT_EQ(first.size(), other.size());
+
+  const auto wasm = dir.write("guest.wasm", first);
+  const SandboxConfig config{.snapshot_dir = dir.path() / "snapshots"};
+  WasmSandbox sandbox(config);
+  const SandboxJob j = job(wasm);
+  EXPECT_EQ(text(run(sandbox, j).stdout_bytes), kSnapshotOutput);  // builds and saves the snapshot
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));   // both files settle
+  engine::clear_snapshot_cache();
+  EXPECT_EQ(text(run(sandbox, j).stdout_bytes), kSnapshotOutput);  // checksums the file, writes the stamp
+
+  auto identity_of = [&](const std::filesystem::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    auto id = wasm::file_identity(fd);
+    ::close(fd);
+    return id.value_or(wasm::FileIdentity{});
+  };
+  const auto stamped = engine::stamped_module(identity_of(wasm), j, config, /*want_bytes=*/true);
+  ASSERT_TRUE(stamped.has_value()) << "no stamp for the settled module";
+  EXPECT_EQ(stamped->digest, wasm::sha256(first));
+  ASSERT_TRUE(stamped->bytes.has_value()) << "the checksummed snapshot file's copy of the module is not offered";
+  EXPECT_EQ(*stamped->bytes, first);
+  SandboxJob other_init = j;
+  other_init.argv[0] = "another-name";
+  EXPECT_FALSE(engine::stamped_module(identity_of(wasm), other_init, config, true).has_value());
+
+  // A damaged snapshot file (the image's first byte is the init counter): its identity moved
+  // past the stamp's, so it is checksummed, refused and rebuilt ("R1", never "R2").
+  std::filesystem::path snap;
+  for (const auto& e : std::filesystem::directory_iterator(config.snapshot_dir))
+    if (e.path().extension() == ".snap") snap = e.path();
+  {
+    std::fstream f(snap, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(128);
+    std::uint64_t image_end = 0;
+    f.read(reinterpret_cast<char*>(&image_end), 8);
+    ASSERT_GE(image_end, 4096u);
+    f.seekp(static_cast<std::streamoff>(image_end - 4096));
+    f.put(static_cast<char>(2));
+  }
+  engine::clear_snapshot_cache();
+  EXPECT_EQ(text(run(sandbox, j).stdout_bytes), kSnapshotOutput);
+
+  // The module rewritten in place, same size and inode: its identity changes, so its stamp no
+  // longer applies and the new bytes run (their own snapshot: "S1...").
+  {
+    std::ofstream out(wasm, std::ios::binary | std::ios::in | std::ios::out);
+    out.write(reinterpret_cast<const char*>(other.data()), static_cast<std::streamsize>(other.size()));
+  }
+  EXPECT_FALSE(engine::stamped_module(identity_of(wasm), j, config, true).has_value());
+  const std::string changed = text(run(sandbox, j).stdout_bytes);
+  EXPECT_EQ(changed, "S" + std::string(kSnapshotOutput.substr(1))) << "the changed module ran an old image";
 }
 
 // A guest that could write the snapshot folder could forge such a certificate: a writable mount

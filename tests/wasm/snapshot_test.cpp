@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace sprawling::wasm {
@@ -251,11 +252,13 @@ TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
   const auto code = fresh->impl().pretranslated_source();
   ASSERT_NE(code, nullptr);
   const CompiledModule::Impl& cm = fresh->impl();
+  std::uint64_t payload_bytes = 0;  // the code's: words and trap sites (u32 pairs) of each function
   for (const bool metered : {false, true}) {
     for (const std::uint32_t f : {2u, 3u}) {
       auto adopted = pretranslated_code(*code, f, metered);
       ASSERT_TRUE(adopted.has_value()) << "function " << f << (metered ? " metered" : "");
       const CompiledFunc made = translate_function(cm.module, cm.canonical_type, f, metered);
+      payload_bytes += made.code.size() * 4 + made.trap_sites.size() * 8;
       EXPECT_EQ(adopted->code, made.code);
       EXPECT_EQ(adopted->trap_sites, made.trap_sites);
       EXPECT_EQ(adopted->frame_slots, made.frame_slots);
@@ -270,13 +273,18 @@ TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
     expect_initialised_state(job, **restored);
   }
 
-  // Damage in the code (the file's last bytes) makes that function's code refused, not the file.
-  const auto size = std::filesystem::file_size(path);
+  // Damage in the code (the last function's last bytes: the code starts on the page after the
+  // checksummed part, which ends at the u64 at header offset 128, and the module's copy follows
+  // it) makes that function's code refused, not the file.
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(static_cast<std::streamoff>(size - 4));
+    f.seekg(128);
+    std::uint64_t checked_end = 0;
+    f.read(reinterpret_cast<char*>(&checked_end), 8);
+    const std::uint64_t code_end = (checked_end + 4095) / 4096 * 4096 + payload_bytes;
+    f.seekg(static_cast<std::streamoff>(code_end - 4));
     const int last = f.get();
-    f.seekp(static_cast<std::streamoff>(size - 4));
+    f.seekp(static_cast<std::streamoff>(code_end - 4));
     f.put(static_cast<char>(last ^ 0x10));
   }
   auto damaged_module = compile_fixture("snapshot_guest");
@@ -286,6 +294,18 @@ TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
   ASSERT_NE(damaged_code, nullptr);
   EXPECT_FALSE(pretranslated_code(*damaged_code, 3, true).has_value()) << "the last function's code was damaged";
   EXPECT_TRUE(pretranslated_code(*damaged_code, 2, false).has_value());
+  // [start-up] A load that checksums the file checks all its code too: damaged code leaves the
+  // file unverified (a caller would not record it as checked), and the damaged entry is refused.
+  {
+    SnapshotFileCheck check;
+    auto checked_module = compile_fixture("snapshot_guest");
+    ASSERT_TRUE(load_snapshot(checked_module, digest, 7, path, &check).has_value());
+    EXPECT_FALSE(check.checksummed) << "a file with damaged code was reported as verified";
+    const auto checked_code = checked_module->impl().pretranslated_source();
+    ASSERT_NE(checked_code, nullptr);
+    EXPECT_FALSE(pretranslated_code(*checked_code, 3, true).has_value());
+    EXPECT_TRUE(pretranslated_code(*checked_code, 2, false).has_value());
+  }
   {
     Store job;
     auto restored = job.instantiate(damaged_module, {}, damaged->get());
@@ -306,6 +326,80 @@ TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
   auto foreign = load_snapshot(foreign_module, digest, 7, path);
   ASSERT_TRUE(foreign.has_value()) << foreign.error();
   EXPECT_EQ(foreign_module->impl().pretranslated_source(), nullptr);
+  std::filesystem::remove(path);
+}
+
+// [start-up] A caller that verified a file before (same identity: inode, size, mtime, ctime)
+// loads it without the checksum and may map the file's copy of the module instead of reading the
+// module; a file written since (a new ctime) is checksummed again, and a damaged copy of the
+// module is refused like damaged images.
+TEST(SnapshotFile, AVerifiedIdentitySkipsTheChecksumAndMapsTheModuleCopyOnlyForThatFile) {
+  auto module = compile_fixture("snapshot_guest");
+  auto snap = initialised_snapshot(module);
+  ASSERT_NE(snap, nullptr);
+  const auto path = temp_path("identity");
+  ASSERT_TRUE(save_snapshot(*snap, 7, path).has_value());
+  const auto& bytes = module->module().bytes;
+  const Sha256Digest digest = sha256(bytes);
+
+  SnapshotFileCheck first;
+  ASSERT_TRUE(load_snapshot(compile_fixture("snapshot_guest"), digest, 7, path, &first).has_value());
+  EXPECT_TRUE(first.checksummed);
+  SnapshotFileCheck again{.verified = first.identity, .identity = {}, .checksummed = false};
+  auto fresh = compile_fixture("snapshot_guest");
+  auto loaded = load_snapshot(fresh, digest, 7, path, &again);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error();
+  EXPECT_FALSE(again.checksummed) << "a file of the verified identity was checksummed again";
+  EXPECT_EQ(again.identity, first.identity);
+  {
+    Store job;
+    auto restored = job.instantiate(fresh, {}, loaded->get());
+    ASSERT_TRUE(restored.has_value()) << restored.error().message;
+    expect_initialised_state(job, **restored);
+  }
+
+  auto copy = snapshot_module_bytes(path, digest, bytes.size(), 7, first.identity);
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(*copy, bytes);
+  auto from_copy = compile_validated_before(std::move(*copy));
+  ASSERT_TRUE(from_copy.has_value());
+  EXPECT_EQ(from_copy->get()->module().code.size(), module->module().code.size());
+  FileIdentity other = first.identity;
+  other.ctime_ns += 1;
+  EXPECT_FALSE(snapshot_module_bytes(path, digest, bytes.size(), 7, other).has_value());
+  EXPECT_FALSE(snapshot_module_bytes(path, digest, bytes.size(), 8, first.identity).has_value());
+  Sha256Digest wrong = digest;
+  wrong[0] ^= 1;
+  EXPECT_FALSE(snapshot_module_bytes(path, wrong, bytes.size(), 7, first.identity).has_value());
+
+  // One flipped bit in the module's copy (the file's last byte): the file's identity changes, so
+  // the stamp's identity no longer matches, the checksum runs and the copy is compared. (On a
+  // file system with coarse timestamps the write may land in the tick of the save: the byte is
+  // written again until ctime moves, which is what the sandbox's 2 s settling rule waits out.)
+  const auto size = std::filesystem::file_size(path);
+  auto identity_now = [&] {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    auto id = file_identity(fd);
+    ::close(fd);
+    return id.value_or(FileIdentity{});
+  };
+  int flipped = -1;
+  for (int attempt = 0; attempt < 200 && identity_now() == first.identity; ++attempt) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size - 1));
+    const int last = f.get();
+    if (flipped < 0) flipped = last ^ 0x01;
+    f.seekp(static_cast<std::streamoff>(size - 1));
+    f.put(static_cast<char>(flipped));
+    f.close();
+    if (identity_now() == first.identity) ::usleep(5000);
+  }
+  SnapshotFileCheck stale{.verified = first.identity, .identity = {}, .checksummed = false};
+  auto damaged = load_snapshot(compile_fixture("snapshot_guest"), digest, 7, path, &stale);
+  ASSERT_FALSE(damaged.has_value()) << "a damaged copy of the module was accepted";
+  EXPECT_NE(damaged.error().find("copy of the module differs"), std::string::npos) << damaged.error();
+  EXPECT_NE(stale.identity, first.identity);
+  EXPECT_FALSE(snapshot_module_bytes(path, digest, bytes.size(), 7, first.identity).has_value());
   std::filesystem::remove(path);
 }
 

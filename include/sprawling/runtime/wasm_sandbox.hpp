@@ -120,6 +120,11 @@ struct SandboxConfig {
   bool multi_memory = true;  // more than one memory, memory indices in instructions
   bool memory64 = true;      // memories with i64 addresses, 64-bit tables (table64; capped by
                              // max_table_elements as any table)
+  // A process that ends right after its job (the `sprawl` CLI): the job's Store (its instance,
+  // linear memory, functions) and WASI context are left for the operating system to reclaim at
+  // exit instead of being torn down one object and one mapping at a time. Memory stays in use
+  // until the process exits: never for a process that runs further jobs.
+  bool process_exits_after_run = false;
 };
 
 // What precompile_module wrote, per fuel mode.
