@@ -46,6 +46,9 @@ class ModuleCode;
 struct Slot {
   std::atomic<Entry> entry{nullptr};
   std::atomic<std::int32_t> countdown{INT32_MAX};
+  // Tier-up, unmetered: the entry also continues a running interpreted activation at a loop
+  // header (on-stack replacement, Ctx::osr_at). Set before `entry` is published.
+  std::atomic<bool> osr{false};
 };
 }  // namespace jit
 
