@@ -1043,15 +1043,17 @@ L_loop_sample: {
   FuncInst* const f = func;
   jit::Slot* const slot = f->jit[Metered ? 1 : 0];
   if (slot != nullptr && slot->entry.load(std::memory_order_relaxed) == nullptr) {
+    // Where the machine code should be able to take this activation over (Slot::loop_hint).
+    if constexpr (!Metered) slot->loop_hint.store(static_cast<u32>(ip - f->entry[kUnmetered]) + 1, std::memory_order_relaxed);
     const std::int32_t left = slot->countdown.load(std::memory_order_relaxed) - jit::kLoopSampleCalls;
     slot->countdown.store(left, std::memory_order_relaxed);
     if (left <= 0) jit::tier_up_hot(*f, Metered ? kMetered : kUnmetered);
   } else if constexpr (!Metered) {
     // On-stack replacement (unmetered tier-up code): this activation, at the loop header ip
     // points at, continues as the function's machine code, which returns for it (L_Return).
-    if (slot != nullptr && slot->osr.load(std::memory_order_relaxed) && jit::native_stack_ok()) {
+    const auto at = static_cast<u32>(ip - f->entry[kUnmetered]) + 1;
+    if (slot != nullptr && slot->osr.load(std::memory_order_relaxed) == at && jit::native_stack_ok()) {
       const jit::Entry e = slot->entry.load(std::memory_order_acquire);
-      const auto at = static_cast<u32>(ip - f->entry[kUnmetered]) + 1;
       const jit::Result r = jit::enter(e, *S, f, fp, cs.fr, fuel, *out, false, at);
       fuel = r.fuel;
       if (r.trap == TrapKind::UncaughtException) {

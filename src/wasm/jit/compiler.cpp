@@ -321,6 +321,7 @@ struct ModuleEmitter {
   // Tier-up (compile_function): the code whose slots calls to functions outside this IR module
   // read their published entries from; null for the lazy and whole-module paths.
   const ModuleCode* tier_up = nullptr;
+  u32 osr_hint = 0;  // tier-up: the function's Slot::loop_hint when its compilation started
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
 
@@ -367,11 +368,11 @@ class FunctionEmitter {
         scan_(sc),
         fn_(me.fns[defined]),
         b_(me.ctx),
-        osr_(me.tier_up != nullptr && !me.metered && !loop_headers().empty()) {}
+        osr_(osr_header(me.osr_hint)) {}
 
-  // Whether the function takes on-stack replacement requests (Slot::osr): tier-up, unmetered,
-  // with a loop.
-  [[nodiscard]] bool osr() const { return osr_; }
+  // 1 + the loop header where the function takes on-stack replacement requests (Slot::osr), or
+  // 0: tier-up, unmetered, at the header the interpreter sampled last (Slot::loop_hint).
+  [[nodiscard]] u32 osr() const { return osr_; }
 
   void emit() {
     fn_->addFnAttr(llvm::Attribute::StrictFP);
@@ -398,6 +399,21 @@ class FunctionEmitter {
     funcs_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, funcs)));
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     reload_memory();
+    // What every native call checks (native_call) and what stays the same through this
+    // activation: the native stack (calls return to this frame's depth), the frame-record top
+    // (calls restore it) and the value-stack room above fp. Tested per call site, these cost
+    // about 60% more IR in CPython's eval loop.
+    {
+      llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
+      llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
+      fr0_ = ctx_load(t_.ptr, offsetof(Ctx, fr));
+      llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
+      llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
+      room_ = b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(fp_, t_.i64)),
+                            b_.getInt64(3));
+      no_native_calls_ = b_.CreateOr(b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
+                                     b_.CreateICmpEQ(fr0_, fr_end));
+    }
 
     // The shared exits, so that a trap site costs one edge and one phi entry: `trap` stores the
     // counter and the location (kind << 32 | word) in the context; `status` takes a helper's
@@ -428,7 +444,7 @@ class FunctionEmitter {
     }
 
     for (u32 tw : scan_.targets) block_at(tw);
-    if (osr_) emit_osr_entry();
+    if (osr_ != 0) emit_osr_entry();
     bool open = true;  // the current block can fall into the next instruction
     for (const Instr& in : scan_.instrs) {
       if (auto it = blocks_.find(in.at); it != blocks_.end()) {
@@ -474,7 +490,18 @@ class FunctionEmitter {
   llvm::PHINode* unwind_status_ = nullptr;
   std::unordered_map<u32, llvm::BasicBlock*> blocks_;
   u32 w_ = 0;  // the current instruction's first word
-  bool osr_ = false;
+  u32 osr_ = 0;
+  llvm::Value* fr0_ = nullptr;              // Ctx::fr at entry (and at every call site)
+  llvm::Value* room_ = nullptr;             // value-stack slots from fp to the end
+  llvm::Value* no_native_calls_ = nullptr;  // native stack or frame records exhausted here
+
+  // One header only, not every loop's: each OSR target makes every slot a phi at its header,
+  // which made CPython's eval loop 63% more IR (and code generation time) for all of them.
+  u32 osr_header(u32 hint) const {
+    if (me_.tier_up == nullptr || me_.metered || hint == 0) return 0;
+    const std::vector<u32> heads = loop_headers();
+    return std::binary_search(heads.begin(), heads.end(), hint - 1) ? hint : 0;
+  }
 
   // The targets of backward branches: where the interpreter's loop samples are taken
   // (L_loop_sample, with ip at the target), so where an interpreted activation can continue.
@@ -488,9 +515,9 @@ class FunctionEmitter {
     heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
     return heads;
   }
-  // On-stack replacement: when Ctx::osr_at is set, the activation's every slot comes from the
-  // frame (the interpreter's values at the loop header) instead of parameters and zeroed locals,
-  // and control goes to that loop header. The unmetered code has no counter to carry.
+  // On-stack replacement: when Ctx::osr_at is set (to osr_), the activation's every slot comes
+  // from the frame (the interpreter's values at the loop header) instead of parameters and
+  // zeroed locals, and control goes to that loop header. The unmetered code has no counter.
   void emit_osr_entry() {
     auto* body = new_block("body");
     auto* osr = new_block("osr");
@@ -499,14 +526,8 @@ class FunctionEmitter {
     b_.SetInsertPoint(osr);
     ctx_store(u32c(0), offsetof(Ctx, osr_at));  // calls made from here on are calls
     for (u32 i = 0; i < f_.frame_slots; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
-    // Any other word is a bug of the caller: trap as unreachable rather than run anything.
-    auto* bad = new_block("osr_bad");
-    const std::vector<u32> heads = loop_headers();
-    llvm::SwitchInst* sw = b_.CreateSwitch(at, bad, static_cast<unsigned>(heads.size()));
-    for (u32 h : heads) sw->addCase(b_.getInt32(h + 1), block_at(h));
-    b_.SetInsertPoint(bad);
-    w_ = 0;
-    trap(TrapKind::Unreachable);
+    // The interpreter asks only at osr_ (Slot::osr), so `at` is osr_ here.
+    b_.CreateBr(block_at(osr_ - 1));
     b_.SetInsertPoint(body);
   }
 
@@ -747,24 +768,16 @@ class FunctionEmitter {
   }
   // The native call of a wasm callee's machine code when every precondition of the interpreter's
   // entry protocol holds (native stack to spare, a frame record and value-stack room for
-  // `frame_slots`, metered fuel > 1); otherwise `slow`, where a helper makes the same checks in
+  // `frame_slots` at slot `base`, metered fuel > 1); otherwise `slow`, where a helper makes the same checks in
   // the same order (stack, then refuel) and traps, refuels or runs the callee as the interpreter
   // would, so one branch guards all. `callee` is an IR function or a loaded entry pointer (null
   // sends every call to `slow`); `entry_cost` the callee's entry FuelCheck cost
   // (FuncInst::entry_fuel). Continues at `join` after a call that returned normally.
-  void native_call(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, llvm::Value* nfp,
+  void native_call(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, u32 base, llvm::Value* nfp,
                    llvm::BasicBlock* slow, llvm::BasicBlock* join) {
     auto* fast = new_block("call_fast");
-    llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
-    llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
-    llvm::Value* fr = ctx_load(t_.ptr, offsetof(Ctx, fr));
-    llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
-    llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
-    llvm::Value* room = b_.CreateLShr(
-        b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(nfp, t_.i64)), b_.getInt64(3));
-    llvm::Value* no = b_.CreateOr(
-        b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
-        b_.CreateOr(b_.CreateICmpEQ(fr, fr_end), b_.CreateICmpULT(room, frame_slots)));
+    llvm::Value* fr = fr0_;
+    llvm::Value* no = b_.CreateOr(no_native_calls_, b_.CreateICmpULT(room_, b_.CreateAdd(frame_slots, b_.getInt64(base))));
     if (!llvm::isa<llvm::Function>(callee)) no = b_.CreateOr(no, b_.CreateIsNull(callee));
     if (me_.metered) no = b_.CreateOr(no, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)));
     b_.CreateCondBr(no, slow, fast, cold_);
@@ -813,7 +826,7 @@ class FunctionEmitter {
       const CompiledFunc& callee = me_.cm.code(d, false);
       const CompiledFunc& callee_v = me_.funcs[d];
       const u64 cost = me_.metered ? static_cast<u64>(layout::FuelCheck::read(callee_v.code.data()).cost) : 0;
-      native_call(callee_code, b_.getInt64(callee.frame_slots), b_.getInt64(cost), nfp, slow, join);
+      native_call(callee_code, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, nfp, slow, join);
     } else {
       b_.CreateBr(slow);
     }
@@ -877,7 +890,7 @@ class FunctionEmitter {
           b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
       llvm::Value* cost = b_.getInt64(0);
       if (me_.metered) cost = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry_fuel)));
-      native_call(entry, frame_slots, cost, nfp, slow, join);
+      native_call(entry, frame_slots, cost, base, nfp, slow, join);
     } else {
       b_.CreateBr(slow);
     }
@@ -1568,7 +1581,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   }
   auto context = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>("wasm_f" + std::to_string(defined), *context);
-  bool osr = false;  // the function takes on-stack replacement requests
+  u32 osr = 0;  // 1 + the loop header where the function takes on-stack replacement requests
   mod->setDataLayout(state.lljit->getDataLayout());
   mod->setTargetTriple(state.tm->getTargetTriple().str());
   {
@@ -1577,6 +1590,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
     // interprets it.
     ModuleEmitter me(cm, funcs, metered, *context, *mod);
     me.tier_up = &code;
+    me.osr_hint = code.entries[defined].loop_hint.load(std::memory_order_relaxed);
     me.fns.assign(funcs.size(), nullptr);
     me.fns[defined] =
         llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(defined), *mod);
