@@ -247,15 +247,22 @@ Outcome run_osr(const std::shared_ptr<const CompiledModule>& module, Tier tier, 
   return jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*e), {}));
 }
 
+// Runs "run" on Auto with tier-up until `poll` finishes it; the function must have been compiled
+// and its running activation replaced once.
+Outcome run_replaced(const std::shared_ptr<const CompiledModule>& module, Poll& poll) {
+  const std::uint64_t before = jit::osr_entries();
+  const Outcome tiered = run_osr(module, Tier::Auto, poll);
+  EXPECT_TRUE(jit::tier_up_wait_idle(120'000));
+  EXPECT_TRUE(has_machine_code(*module, kUnmetered, 0)) << tier_up_code_of(*module, kUnmetered)->reasons[0];
+  EXPECT_EQ(jit::osr_entries(), before + 1);
+  return tiered;
+}
+
 TEST_F(TierUp, ALoopRunningWhenItsFunctionIsCompiledContinuesAsMachineCode) {
   auto module = compile_wat(kOsrWat);
   ASSERT_NE(module, nullptr);
-  const std::uint64_t before = jit::osr_entries();
   Poll poll(5000, 1);
-  const Outcome tiered = run_osr(module, Tier::Auto, poll);
-  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
-  ASSERT_TRUE(has_machine_code(*module, kUnmetered, 0)) << tier_up_code_of(*module, kUnmetered)->reasons[0];
-  EXPECT_EQ(jit::osr_entries(), before + 1);
+  const Outcome tiered = run_replaced(module, poll);
   ASSERT_EQ(tiered.trap, TrapKind::None);
   ASSERT_EQ(tiered.results.size(), 1U);
   EXPECT_EQ(tiered.results[0].bits, osr_expected(poll.iterations)) << poll.iterations << " iterations";
@@ -267,11 +274,8 @@ TEST_F(TierUp, ALoopRunningWhenItsFunctionIsCompiledContinuesAsMachineCode) {
 TEST_F(TierUp, ATrapAfterOnStackReplacementIsLocatedAsInTheInterpreter) {
   auto module = compile_wat(kOsrWat);
   ASSERT_NE(module, nullptr);
-  const std::uint64_t before = jit::osr_entries();
   Poll poll(5000, 2);
-  const Outcome tiered = run_osr(module, Tier::Auto, poll);
-  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
-  EXPECT_EQ(jit::osr_entries(), before + 1);
+  const Outcome tiered = run_replaced(module, poll);
   Poll at_once(0, 2);
   const Outcome interp = run_osr(module, Tier::Interpret, at_once);
   ASSERT_EQ(interp.trap, TrapKind::OutOfBoundsMemoryAccess);
