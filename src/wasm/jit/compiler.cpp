@@ -399,21 +399,14 @@ class FunctionEmitter {
     funcs_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, funcs)));
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     reload_memory();
-    // What every native call checks (native_call) and what stays the same through this
-    // activation: the native stack (calls return to this frame's depth), the frame-record top
-    // (calls restore it) and the value-stack room above fp. Tested per call site, these cost
-    // about 60% more IR in CPython's eval loop.
-    {
-      llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
-      llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
-      fr0_ = ctx_load(t_.ptr, offsetof(Ctx, fr));
-      llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
-      llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
-      room_ = b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(fp_, t_.i64)),
-                            b_.getInt64(3));
-      no_native_calls_ = b_.CreateOr(b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
-                                     b_.CreateICmpEQ(fr0_, fr_end));
-    }
+    // What every native call checks (native_call) stays the same through an activation: the
+    // native stack (calls return to this frame's depth), the frame-record top (calls restore
+    // it) and the value-stack room above fp. A function with many call sites reads them once
+    // here (tested per site, they were about 60% more IR in CPython's eval loop); one with few
+    // reads them at its sites, so that a call that makes none (fib's leaves) does not pay them.
+    std::size_t calls = 0;
+    for (const Instr& in : scan_.instrs) calls += in.op == Op::Call || in.op == Op::CallIndirect ? 1 : 0;
+    if (calls > kCallSitesToHoist) call_checks_ = read_call_checks();
 
     // The shared exits, so that a trap site costs one edge and one phi entry: `trap` stores the
     // counter and the location (kind << 32 | word) in the context; `status` takes a helper's
@@ -491,9 +484,27 @@ class FunctionEmitter {
   std::unordered_map<u32, llvm::BasicBlock*> blocks_;
   u32 w_ = 0;  // the current instruction's first word
   u32 osr_ = 0;
-  llvm::Value* fr0_ = nullptr;              // Ctx::fr at entry (and at every call site)
-  llvm::Value* room_ = nullptr;             // value-stack slots from fp to the end
-  llvm::Value* no_native_calls_ = nullptr;  // native stack or frame records exhausted here
+  struct CallChecks {
+    llvm::Value* fr = nullptr;               // Ctx::fr (the same at entry and every call site)
+    llvm::Value* room = nullptr;             // value-stack slots from fp to the end
+    llvm::Value* no_native_calls = nullptr;  // native stack or frame records exhausted here
+  };
+  // Call sites above which their checks are read once at entry (emit()).
+  static constexpr std::size_t kCallSitesToHoist = 8;
+  CallChecks call_checks_;  // read at entry, or empty: read at each site
+  CallChecks read_call_checks() {
+    CallChecks k;
+    llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
+    llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
+    k.fr = ctx_load(t_.ptr, offsetof(Ctx, fr));
+    llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
+    llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
+    k.room = b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(fp_, t_.i64)),
+                           b_.getInt64(3));
+    k.no_native_calls = b_.CreateOr(b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
+                                    b_.CreateICmpEQ(k.fr, fr_end));
+    return k;
+  }
 
   // One header only, not every loop's: each OSR target makes every slot a phi at its header,
   // which made CPython's eval loop 63% more IR (and code generation time) for all of them.
@@ -776,8 +787,9 @@ class FunctionEmitter {
   void native_call(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, u32 base, llvm::Value* nfp,
                    llvm::BasicBlock* slow, llvm::BasicBlock* join) {
     auto* fast = new_block("call_fast");
-    llvm::Value* fr = fr0_;
-    llvm::Value* no = b_.CreateOr(no_native_calls_, b_.CreateICmpULT(room_, b_.CreateAdd(frame_slots, b_.getInt64(base))));
+    const CallChecks k = call_checks_.no_native_calls != nullptr ? call_checks_ : read_call_checks();
+    llvm::Value* fr = k.fr;
+    llvm::Value* no = b_.CreateOr(k.no_native_calls, b_.CreateICmpULT(k.room, b_.CreateAdd(frame_slots, b_.getInt64(base))));
     if (!llvm::isa<llvm::Function>(callee)) no = b_.CreateOr(no, b_.CreateIsNull(callee));
     if (me_.metered) no = b_.CreateOr(no, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)));
     b_.CreateCondBr(no, slow, fast, cold_);
