@@ -186,8 +186,8 @@ template <bool Metered>
     DISPATCH();                                                      \
   } while (0)
   // Tier-up's loop samples (SPRAWLING_WITH_JIT): every kLoopSample backward branches, the
-  // function running then is counted as if called once more (L_loop_sample), so one called
-  // rarely but looping long turns hot too and is entered as machine code at its next call. The
+  // function running then is counted as if called jit::kLoopSampleCalls times more
+  // (L_loop_sample), so one called rarely but looping long turns hot too and is entered as machine code at its next call. The
   // counter lives in memory (volatile) so that it takes no register from the hot state; one
   // decrement per backward branch is all the interpreter tier pays.
 #if SPRAWLING_WITH_JIT
@@ -1077,10 +1077,37 @@ L_loop_sample: {
   // ip is already past the branch (and the loop header's check): only the count happens here.
   loop_samples = kLoopSample;
   FuncInst* const f = func;
-  if (jit::Slot* slot = f->jit[Metered ? 1 : 0]; slot != nullptr && slot->entry.load(std::memory_order_relaxed) == nullptr) {
-    const std::int32_t left = slot->countdown.load(std::memory_order_relaxed) - 1;
+  jit::Slot* const slot = f->jit[Metered ? 1 : 0];
+  if (slot != nullptr && slot->entry.load(std::memory_order_relaxed) == nullptr) {
+    // Where the machine code should be able to take this activation over (Slot::loop_hint).
+    if constexpr (!Metered) slot->loop_hint.store(static_cast<u32>(ip - f->entry[kUnmetered]) + 1, std::memory_order_relaxed);
+    const std::int32_t left = slot->countdown.load(std::memory_order_relaxed) - jit::kLoopSampleCalls;
     slot->countdown.store(left, std::memory_order_relaxed);
     if (left <= 0) jit::tier_up_hot(*f, Metered ? kMetered : kUnmetered);
+  } else if constexpr (!Metered) {
+    // On-stack replacement (unmetered tier-up code): this activation, at the loop header ip
+    // points at, continues as the function's machine code, which returns for it (L_Return).
+    const auto at = static_cast<u32>(ip - f->entry[kUnmetered]) + 1;
+    if (slot != nullptr && slot->osr.load(std::memory_order_relaxed) == at && jit::native_stack_ok()) {
+      const jit::Entry e = slot->entry.load(std::memory_order_acquire);
+      const jit::Result r = jit::enter(e, *S, f, fp, cs.fr, fuel, *out, false, at);
+      fuel = r.fuel;
+      if (r.trap == TrapKind::UncaughtException) {
+        // As a tail call's compiled callee: this activation is gone, the search starts at its caller.
+        thrown = S->pending_exception;
+        throw_func = r.func;
+        throw_ip = r.ip;
+        throw_from_caller = true;
+        goto do_throw;
+      }
+      if (r.trap != TrapKind::None) {
+        func = r.func;
+        ip = r.ip;
+        TRAP(r.trap);
+      }
+      RELOAD_MEMORY();
+      goto L_Return;
+    }
   }
   DISPATCH();
 }

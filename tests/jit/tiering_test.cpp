@@ -5,8 +5,10 @@
 #include "jit/tier_fixture.hpp"
 #include "wasm/jit/jit.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -119,9 +121,11 @@ TEST_F(TierUp, EveryBudgetStopsAtTheSamePointWhileAndAfterCompiling) {
 }
 
 TEST_F(TierUp, AFunctionCalledOnceButLoopingLongIsCompiledForItsNextCall) {
-  // 1024 backward branches count as a call (the interpreter's loop samples): 3 * kCalls * 1024
-  // iterations in one call make spin hot.
-  const std::uint32_t n = 3 * kCalls * 1024;
+  // 1024 backward branches count as jit::kLoopSampleCalls calls (the interpreter's loop
+  // samples): enough samples in one call to cover 3 * kCalls make spin hot.
+  static_assert(jit::kLoopSampleCalls > 0);
+  const std::uint32_t samples = std::max<std::uint32_t>(1, 3 * kCalls / jit::kLoopSampleCalls + 1);
+  const std::uint32_t n = samples * 1024 + 1;
   for (const bool metered : {false, true}) {
     const std::optional<std::uint64_t> fuel = metered ? std::optional<std::uint64_t>(1'000'000'000) : std::nullopt;
     same("spin", {i32(n)}, fuel);
@@ -169,6 +173,113 @@ TEST_F(TierUp, AModuleDroppedWhileItsFunctionsAreQueuedIsFreed) {
   ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
   EXPECT_TRUE(weak.expired());
   for (const auto& o : others) EXPECT_TRUE(o.expired());
+}
+
+// On-stack replacement: a function entered once whose loop runs on after its compilation
+// continues as machine code at a loop header (unmetered tier-up), with every slot and the memory
+// as the interpreter left them, and returns or traps as the interpreter would.
+constexpr const char* kOsrWat = R"((module
+  (import "env" "poll" (func $poll (param i32) (result i32)))
+  (memory 1)
+  (func (export "run") (result i32)
+    (local $i i32) (local $acc i32) (local $t i32)
+    (block $done
+      (loop $l
+        (local.set $t (call $poll (local.get $i)))
+        (br_if $done (i32.eq (local.get $t) (i32.const 1)))
+        (if (i32.eq (local.get $t) (i32.const 2)) (then (drop (i32.load (i32.const 65536)))))
+        (i32.store (i32.and (i32.mul (local.get $i) (i32.const 4)) (i32.const 0xfffc)) (local.get $acc))
+        (local.set $acc (i32.add (local.get $acc) (i32.mul (local.get $i) (local.get $i))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $l)))
+    (i32.add (local.get $acc) (i32.load (i32.const 400))))
+))";
+
+// "env" "poll"(i): 0 to go on; once the loop's function has machine code, `after` more
+// iterations (several loop samples, so the interpreter has replaced the activation by then),
+// then `finish` (1: return, 2: trap out of bounds). Immediately when `after` is 0.
+struct Poll {
+  Poll(std::uint32_t after_iterations, std::uint32_t finish_with) : after(after_iterations), finish(finish_with) {}
+  const CompiledModule* module = nullptr;
+  std::uint32_t after = 0;
+  std::uint32_t finish = 1;
+  std::optional<std::uint32_t> stop_at;
+  std::uint32_t iterations = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+HostStatus host_poll(HostCall& call) {
+  auto& p = *static_cast<Poll*>(call.context);
+  const auto i = static_cast<std::uint32_t>(call.args[0]);
+  p.iterations = i;
+  // A compilation that never comes ends the loop after a minute (the test then fails on osr_entries).
+  if (!p.stop_at && (p.after == 0 || has_machine_code(*p.module, kUnmetered, 0) ||
+                     std::chrono::steady_clock::now() - p.start > std::chrono::minutes(1)))
+    p.stop_at = i + p.after;
+  call.results[0] = p.stop_at && i >= *p.stop_at ? p.finish : 0;
+  return HostStatus::Ok;
+}
+
+// What "run" returns after `n` iterations, computed as the module does.
+std::uint32_t osr_expected(std::uint32_t n) {
+  std::vector<std::uint32_t> mem(65536 / 4, 0);
+  std::uint32_t acc = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    mem[((i * 4) & 0xfffc) / 4] = acc;
+    acc += i * i;
+  }
+  return acc + mem[400 / 4];
+}
+
+Outcome run_osr(const std::shared_ptr<const CompiledModule>& module, Tier tier, Poll& poll) {
+  Store store;
+  EXPECT_TRUE(store.set_tier(tier));
+  poll.module = module.get();
+  FuncInst* f = store.add_host_function(FuncType{{ValType::I32}, {ValType::I32}}, host_poll, &poll, "poll");
+  Linker linker;
+  linker.define("env", "poll", f);
+  auto imports = linker.resolve(module->module());
+  EXPECT_TRUE(imports.has_value());
+  auto inst = store.instantiate(module, *imports);
+  EXPECT_TRUE(inst.has_value());
+  if (!inst) return {};
+  auto e = (*inst)->find_export("run");
+  EXPECT_TRUE(e.has_value());
+  return jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*e), {}));
+}
+
+// Runs "run" on Auto with tier-up until `poll` finishes it; the function must have been compiled
+// and its running activation replaced once.
+Outcome run_replaced(const std::shared_ptr<const CompiledModule>& module, Poll& poll) {
+  const std::uint64_t before = jit::osr_entries();
+  const Outcome tiered = run_osr(module, Tier::Auto, poll);
+  EXPECT_TRUE(jit::tier_up_wait_idle(120'000));
+  EXPECT_TRUE(has_machine_code(*module, kUnmetered, 0)) << tier_up_code_of(*module, kUnmetered)->reasons[0];
+  EXPECT_EQ(jit::osr_entries(), before + 1);
+  return tiered;
+}
+
+TEST_F(TierUp, ALoopRunningWhenItsFunctionIsCompiledContinuesAsMachineCode) {
+  auto module = compile_wat(kOsrWat);
+  ASSERT_NE(module, nullptr);
+  Poll poll(5000, 1);
+  const Outcome tiered = run_replaced(module, poll);
+  ASSERT_EQ(tiered.trap, TrapKind::None);
+  ASSERT_EQ(tiered.results.size(), 1U);
+  EXPECT_EQ(tiered.results[0].bits, osr_expected(poll.iterations)) << poll.iterations << " iterations";
+  // The interpreter, stopped after as many iterations, agrees (with the formula too).
+  Poll same(poll.iterations, 1);
+  EXPECT_EQ(run_osr(module, Tier::Interpret, same), tiered);
+}
+
+TEST_F(TierUp, ATrapAfterOnStackReplacementIsLocatedAsInTheInterpreter) {
+  auto module = compile_wat(kOsrWat);
+  ASSERT_NE(module, nullptr);
+  Poll poll(5000, 2);
+  const Outcome tiered = run_replaced(module, poll);
+  Poll at_once(0, 2);
+  const Outcome interp = run_osr(module, Tier::Interpret, at_once);
+  ASSERT_EQ(interp.trap, TrapKind::OutOfBoundsMemoryAccess);
+  EXPECT_EQ(tiered, interp);
 }
 
 }  // namespace

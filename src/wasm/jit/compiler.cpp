@@ -21,16 +21,23 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -285,6 +292,28 @@ std::optional<llvm::CmpInst::Predicate> icmp_of(Opcode o) {
   }
 }
 
+// call_indirect's inline path reads a table's `elements` (std::vector<u64>) as machine code:
+// its first two words as [begin, end). Checked once against this library's vector layout; when
+// it does not hold, every call_indirect takes the helper.
+bool table_layout_known() {
+  static const bool known = [] {
+    if (sizeof(std::vector<u64>) != 3 * sizeof(u64*)) return false;
+    const std::vector<u64> v(3);
+    std::array<u64*, 3> words{};
+    std::memcpy(words.data(), &v, sizeof words);
+    return words[0] == v.data() && words[1] == v.data() + v.size();
+  }();
+  return known;
+}
+// Where `elements` is in a TableInst (not standard-layout for offsetof: TableType's members).
+std::size_t table_elements_offset() {
+  static const std::size_t offset = [] {
+    const TableInst t;
+    return static_cast<std::size_t>(reinterpret_cast<const char*>(&t.elements) - reinterpret_cast<const char*>(&t));
+  }();
+  return offset;
+}
+
 struct Types {
   llvm::Type* i1;
   llvm::Type* i8;
@@ -305,6 +334,10 @@ struct ModuleEmitter {
   llvm::Module& mod;
   Types t;
   std::vector<llvm::Function*> fns;  // per defined function: its IR function, null if interpreted
+  // Tier-up (compile_function): the code whose slots calls to functions outside this IR module
+  // read their published entries from; null for the lazy and whole-module paths.
+  const ModuleCode* tier_up = nullptr;
+  u32 osr_hint = 0;  // tier-up: the function's Slot::loop_hint when its compilation started
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
 
@@ -350,7 +383,12 @@ class FunctionEmitter {
         defined_(defined),
         scan_(sc),
         fn_(me.fns[defined]),
-        b_(me.ctx) {}
+        b_(me.ctx),
+        osr_(osr_header(me.osr_hint)) {}
+
+  // 1 + the loop header where the function takes on-stack replacement requests (Slot::osr), or
+  // 0: tier-up, unmetered, at the header the interpreter sampled last (Slot::loop_hint).
+  [[nodiscard]] u32 osr() const { return osr_; }
 
   void emit() {
     fn_->addFnAttr(llvm::Attribute::StrictFP);
@@ -377,6 +415,14 @@ class FunctionEmitter {
     funcs_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, funcs)));
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     reload_memory();
+    // What every native call checks (native_call) stays the same through an activation: the
+    // native stack (calls return to this frame's depth), the frame-record top (calls restore
+    // it) and the value-stack room above fp. A function with many call sites reads them once
+    // here (tested per site, they were about 60% more IR in CPython's eval loop); one with few
+    // reads them at its sites, so that a call that makes none (fib's leaves) does not pay them.
+    std::size_t calls = 0;
+    for (const Instr& in : scan_.instrs) calls += in.op == Op::Call || in.op == Op::CallIndirect ? 1 : 0;
+    if (calls > kCallSitesToHoist) call_checks_ = read_call_checks();
 
     // The shared exits, so that a trap site costs one edge and one phi entry: `trap` stores the
     // counter and the location (kind << 32 | word) in the context; `status` takes a helper's
@@ -407,6 +453,7 @@ class FunctionEmitter {
     }
 
     for (u32 tw : scan_.targets) block_at(tw);
+    if (osr_ != 0) emit_osr_entry();
     bool open = true;  // the current block can fall into the next instruction
     for (const Instr& in : scan_.instrs) {
       if (auto it = blocks_.find(in.at); it != blocks_.end()) {
@@ -452,6 +499,64 @@ class FunctionEmitter {
   llvm::PHINode* unwind_status_ = nullptr;
   std::unordered_map<u32, llvm::BasicBlock*> blocks_;
   u32 w_ = 0;  // the current instruction's first word
+  u32 osr_ = 0;
+  struct CallChecks {
+    llvm::Value* fr = nullptr;               // Ctx::fr (the same at entry and every call site)
+    llvm::Value* room = nullptr;             // value-stack slots from fp to the end
+    llvm::Value* no_native_calls = nullptr;  // native stack or frame records exhausted here
+  };
+  // Call sites above which their checks are read once at entry (emit()).
+  static constexpr std::size_t kCallSitesToHoist = 8;
+  CallChecks call_checks_;  // read at entry, or empty: read at each site
+  CallChecks read_call_checks() {
+    CallChecks k;
+    llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
+    llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
+    k.fr = ctx_load(t_.ptr, offsetof(Ctx, fr));
+    llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
+    llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
+    k.room = b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(fp_, t_.i64)),
+                           b_.getInt64(3));
+    k.no_native_calls = b_.CreateOr(b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
+                                    b_.CreateICmpEQ(k.fr, fr_end));
+    return k;
+  }
+
+  // One header only, not every loop's: each OSR target makes every slot a phi at its header,
+  // which made CPython's eval loop 63% more IR (and code generation time) for all of them.
+  u32 osr_header(u32 hint) const {
+    if (me_.tier_up == nullptr || me_.metered || hint == 0) return 0;
+    const std::vector<u32> heads = loop_headers();
+    return std::binary_search(heads.begin(), heads.end(), hint - 1) ? hint : 0;
+  }
+
+  // The targets of backward branches: where the interpreter's loop samples are taken
+  // (L_loop_sample, with ip at the target), so where an interpreted activation can continue.
+  std::vector<u32> loop_headers() const {
+    std::vector<u32> heads;
+    for (const Instr& in : scan_.instrs)
+      for_each_target(in.op, code_, in.at, [&](u32 t) {
+        if (t < in.at) heads.push_back(t);
+      });
+    std::sort(heads.begin(), heads.end());
+    heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+    return heads;
+  }
+  // On-stack replacement: when Ctx::osr_at is set (to osr_), the activation's every slot comes
+  // from the frame (the interpreter's values at the loop header) instead of parameters and
+  // zeroed locals, and control goes to that loop header. The unmetered code has no counter.
+  void emit_osr_entry() {
+    auto* body = new_block("body");
+    auto* osr = new_block("osr");
+    llvm::Value* at = ctx_load(t_.i32, offsetof(Ctx, osr_at));
+    b_.CreateCondBr(b_.CreateICmpNE(at, u32c(0)), osr, body, cold_);
+    b_.SetInsertPoint(osr);
+    ctx_store(u32c(0), offsetof(Ctx, osr_at));  // calls made from here on are calls
+    for (u32 i = 0; i < f_.frame_slots; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
+    // The interpreter asks only at osr_ (Slot::osr), so `at` is osr_ here.
+    b_.CreateBr(block_at(osr_ - 1));
+    b_.SetInsertPoint(body);
+  }
 
   // ---- helpers
   llvm::BasicBlock* block_at(u32 word) {
@@ -688,10 +793,36 @@ class FunctionEmitter {
     status_loc_->addIncoming(loc, b_.GetInsertBlock());
     b_.SetInsertPoint(cont);
   }
-  // A call: machine code to machine code directly when every precondition of the interpreter's
-  // entry protocol holds (native stack to spare, a frame record and value-stack room, fuel > 1);
-  // otherwise sprawling_jit_call makes the same checks in the same order (stack, then refuel)
-  // and traps, refuels or runs the callee as the interpreter would, so one branch guards all.
+  // The native call of a wasm callee's machine code when every precondition of the interpreter's
+  // entry protocol holds (native stack to spare, a frame record and value-stack room for
+  // `frame_slots` at slot `base`, metered fuel > 1); otherwise `slow`, where a helper makes the same checks in
+  // the same order (stack, then refuel) and traps, refuels or runs the callee as the interpreter
+  // would, so one branch guards all. `callee` is an IR function or a loaded entry pointer (null
+  // sends every call to `slow`); `entry_cost` the callee's entry FuelCheck cost
+  // (FuncInst::entry_fuel). Continues at `join` after a call that returned normally.
+  void native_call(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, u32 base, llvm::Value* nfp,
+                   llvm::BasicBlock* slow, llvm::BasicBlock* join) {
+    auto* fast = new_block("call_fast");
+    const CallChecks k = call_checks_.no_native_calls != nullptr ? call_checks_ : read_call_checks();
+    llvm::Value* fr = k.fr;
+    llvm::Value* no = b_.CreateOr(k.no_native_calls, b_.CreateICmpULT(k.room, b_.CreateAdd(frame_slots, b_.getInt64(base))));
+    if (!llvm::isa<llvm::Function>(callee)) no = b_.CreateOr(no, b_.CreateIsNull(callee));
+    if (me_.metered) no = b_.CreateOr(no, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)));
+    b_.CreateCondBr(no, slow, fast, cold_);
+    b_.SetInsertPoint(fast);
+    if (me_.metered) b_.CreateStore(b_.CreateSub(b_.CreateLoad(t_.i64, fuel_), entry_cost), fuel_);
+    ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
+    store_fuel();
+    llvm::CallInst* st = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, nfp});
+    st->setTailCallKind(llvm::CallInst::TCK_None);
+    ctx_store(fr, offsetof(Ctx, fr));
+    // A trap in the callee: located and its counter stored by the callee.
+    b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), unwind_bb_, join, cold_);
+    unwind_status_->addIncoming(st, b_.GetInsertBlock());
+  }
+  // A call: machine code to machine code directly when the callee is in this IR module; under
+  // tier-up, through the callee's slot when its entry is published (each function is its own IR
+  // module there); else through sprawling_jit_call.
   void emit_call(u32 funcidx, u32 base, u32 post) {
     const Module& m = me_.cm.module;
     const FuncType& ft = m.func_type(funcidx);
@@ -699,37 +830,31 @@ class FunctionEmitter {
     const auto nr = static_cast<u32>(ft.results.size());
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     store_args(base, np);
-    llvm::Function* direct = nullptr;
-    if (funcidx >= m.imported_funcs) direct = me_.fns[funcidx - m.imported_funcs];
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
-    if (direct != nullptr) {
-      const CompiledFunc& callee = me_.cm.code(funcidx - m.imported_funcs, false);  // frame_slots as FuncInst has it
-      const CompiledFunc& callee_v = me_.funcs[funcidx - m.imported_funcs];
-      auto* fast = new_block("call_fast");
-      llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
-      llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
-      llvm::Value* fr = ctx_load(t_.ptr, offsetof(Ctx, fr));
-      llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
-      llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
-      llvm::Value* room = b_.CreateLShr(
-          b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(nfp, t_.i64)), b_.getInt64(3));
-      llvm::Value* no = b_.CreateOr(
-          b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
-          b_.CreateOr(b_.CreateICmpEQ(fr, fr_end), b_.CreateICmpULT(room, b_.getInt64(callee.frame_slots))));
-      if (me_.metered) no = b_.CreateOr(no, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)));
-      b_.CreateCondBr(no, slow, fast, cold_);
-      b_.SetInsertPoint(fast);
-      // The callee's entry FuelCheck cost (FuncInst::entry_fuel).
-      if (me_.metered) charge(layout::FuelCheck::read(callee_v.code.data()).cost);
-      ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
-      store_fuel();
-      llvm::CallInst* st = b_.CreateCall(direct, {ctxp_, nfp});
-      st->setTailCallKind(llvm::CallInst::TCK_None);
-      ctx_store(fr, offsetof(Ctx, fr));
-      // A trap in the callee: located and its counter stored by the callee.
-      b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), unwind_bb_, join, cold_);
-      unwind_status_->addIncoming(st, b_.GetInsertBlock());
+    llvm::Value* callee_code = nullptr;
+    if (funcidx >= m.imported_funcs) {
+      const u32 d = funcidx - m.imported_funcs;
+      if (me_.fns[d] != nullptr) {
+        callee_code = me_.fns[d];
+      } else if (me_.tier_up != nullptr) {
+        // The slot outlives this code (both belong to the module variant's ModuleCode); the
+        // entry is published with release once, so an acquire load sees the whole function.
+        llvm::Value* slot_addr = b_.CreateIntToPtr(
+            b_.getInt64(reinterpret_cast<std::uintptr_t>(&me_.tier_up->entries[d].entry)), t_.ptr);
+        auto* entry = b_.CreateAlignedLoad(t_.ptr, slot_addr, llvm::Align(8));
+        entry->setAtomic(llvm::AtomicOrdering::Acquire);
+        callee_code = entry;
+      }
+    }
+    if (callee_code != nullptr) {
+      const u32 d = funcidx - m.imported_funcs;
+      // frame_slots as FuncInst has it (the unmetered code's), and the metered entry charge:
+      // every function was translated before emission (all_code), so both are known here.
+      const CompiledFunc& callee = me_.cm.code(d, false);
+      const CompiledFunc& callee_v = me_.funcs[d];
+      const u64 cost = me_.metered ? static_cast<u64>(layout::FuelCheck::read(callee_v.code.data()).cost) : 0;
+      native_call(callee_code, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, nfp, slow, join);
     } else {
       b_.CreateBr(slow);
     }
@@ -740,6 +865,70 @@ class FunctionEmitter {
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
     after_call(base, nr, post);
+  }
+
+  // call_indirect: the table element, its type (pointer-equal canonical types only), its
+  // instance (this one) and its published entry are tested inline, then the callee is called
+  // natively; anything else (a trap, another instance, a host function, a structurally equal
+  // type of another module, an interpreted callee, a callee not yet resolved in this store)
+  // takes sprawling_jit_call_indirect, which does what the interpreter does.
+  void emit_call_indirect(u32 type, u32 table, u32 idx_slot, u32 base, u32 post) {
+    const FuncType& ft = me_.cm.module.types[type];
+    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
+    llvm::Value* element = get(idx_slot, VT::I32);
+    store_args(base, static_cast<u32>(ft.params.size()));
+    auto* join = new_block("returned");
+    auto* slow = new_block("call_slow");
+    if (table_layout_known()) {
+      const int variant = me_.metered ? kMetered : kUnmetered;
+      auto* found = new_block("icall_found");
+      auto* typed = new_block("icall_typed");
+      llvm::Value* tables = invariant(ctx_load(t_.ptr, offsetof(Ctx, tables)));
+      llvm::Value* t = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, tables, table)));
+      llvm::Value* elems = b_.CreateConstInBoundsGEP1_64(t_.i8, t, table_elements_offset());
+      llvm::Value* begin = b_.CreateLoad(t_.ptr, elems);
+      llvm::Value* end = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, elems, 1));
+      llvm::Value* count =
+          b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(end, t_.i64), b_.CreatePtrToInt(begin, t_.i64)), 3);
+      llvm::Value* i64 = b_.CreateZExt(element, t_.i64);
+      b_.CreateCondBr(b_.CreateICmpULT(i64, count), found, slow);
+      b_.SetInsertPoint(found);
+      llvm::Value* fi = b_.CreateLoad(t_.ptr, b_.CreateInBoundsGEP(t_.i64, begin, i64));
+      auto* non_null = new_block("icall_element");
+      b_.CreateCondBr(b_.CreateIsNull(fi), slow, non_null, cold_);
+      b_.SetInsertPoint(non_null);
+      llvm::Value* types = invariant(ctx_load(t_.ptr, offsetof(Ctx, types)));
+      llvm::Value* want = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, types, type)));
+      llvm::Value* have = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, type)));
+      llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
+      llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
+      // Resolved in this store (frame_slots and entry_fuel are filled by then), and tiered.
+      llvm::Value* resolved = b_.CreateLoad(
+          t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry) + variant * sizeof(void*)));
+      llvm::Value* slot = b_.CreateLoad(
+          t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, jit) + variant * sizeof(void*)));
+      llvm::Value* bad = b_.CreateOr(b_.CreateOr(b_.CreateICmpNE(have, want), b_.CreateICmpNE(inst, self)),
+                                     b_.CreateOr(b_.CreateIsNull(resolved), b_.CreateIsNull(slot)));
+      b_.CreateCondBr(bad, slow, typed, cold_);
+      b_.SetInsertPoint(typed);
+      auto* entry = b_.CreateAlignedLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, slot, offsetof(jit::Slot, entry)),
+                                         llvm::Align(8));
+      entry->setAtomic(llvm::AtomicOrdering::Acquire);
+      llvm::Value* frame_slots = b_.CreateZExt(
+          b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
+      llvm::Value* cost = b_.getInt64(0);
+      if (me_.metered) cost = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry_fuel)));
+      native_call(entry, frame_slots, cost, base, nfp, slow, join);
+    } else {
+      b_.CreateBr(slow);
+    }
+    b_.SetInsertPoint(slow);
+    store_fuel();
+    llvm::Value* st = b_.CreateCall(me_.call_indirect, {ctxp_, u32c(type), u32c(table), element, nfp});
+    helper_status(st);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    after_call(base, static_cast<u32>(ft.results.size()), post);
   }
 
   // ---- numeric
@@ -973,14 +1162,7 @@ class FunctionEmitter {
         emit_call(a.func, a.base, a.post);
         return true;
       } else if constexpr (O == Op::CallIndirect) {
-        const FuncType& ft = me_.cm.module.types[a.type];
-        llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t.i64, fp_, a.base);
-        llvm::Value* element = get(a.idx, VT::I32);
-        store_args(a.base, static_cast<u32>(ft.params.size()));
-        store_fuel();
-        llvm::Value* st = b_.CreateCall(me_.call_indirect, {ctxp_, u32c(a.type), u32c(a.table), element, nfp});
-        helper_status(st);
-        after_call(a.base, static_cast<u32>(ft.results.size()), a.post);
+        emit_call_indirect(a.type, a.table, a.idx, a.base, a.post);
         return true;
       } else if constexpr (O == Op::Return) {
         for (u32 i = 0; i < f_.num_results; ++i) b_.CreateStore(slot(i), fp_at(i));
@@ -1177,6 +1359,49 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 std::string function_name(std::size_t defined) {
   return "wasm_f" + std::to_string(defined);
+}
+
+// SPRAWLING_JIT_PERFMAP=1: each function tier-up compiles gets a line in /tmp/perf-<pid>.map
+// (perf's convention for JIT code: `start size name` in hex), so `perf report` names machine
+// code by its wasm function instead of an anonymous address. Only the tier-up thread writes.
+bool perf_map_wanted() {
+  static const bool wanted = [] {
+    const char* v = std::getenv("SPRAWLING_JIT_PERFMAP");
+    return v != nullptr && std::string_view(v) == "1";
+  }();
+  return wanted;
+}
+// The size of `name`'s code in a relocatable object (0 if absent): its section's size, since
+// the JIT's objects carry no symbol sizes and tier-up puts one function in each.
+std::uint64_t symbol_size(const llvm::MemoryBuffer& object, llvm::StringRef name) {
+  auto obj = llvm::object::ObjectFile::createObjectFile(object.getMemBufferRef());
+  if (!obj) {
+    llvm::consumeError(obj.takeError());
+    return 0;
+  }
+  for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
+    auto n = sym.getName();
+    auto section = sym.getSection();
+    if (!n || !section || *n != name || *section == (*obj)->section_end()) {
+      if (!n) llvm::consumeError(n.takeError());
+      if (!section) llvm::consumeError(section.takeError());
+      continue;
+    }
+    return (*section)->getSize();
+  }
+  return 0;
+}
+void perf_map_add(std::uint64_t start, std::uint64_t size, const Module& m, std::uint32_t defined) {
+  const std::uint32_t index = m.imported_funcs + defined;
+  const auto named = m.function_names.find(index);
+  const std::string name = named != m.function_names.end() ? named->second : "f" + std::to_string(index);
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  static std::FILE* const file = std::fopen(("/tmp/perf-" + std::to_string(getpid()) + ".map").c_str(), "a");
+  if (file == nullptr) return;
+  std::fprintf(file, "%llx %llx wasm::%s\n", static_cast<unsigned long long>(start),
+               static_cast<unsigned long long>(size), name.c_str());
+  std::fflush(file);
 }
 
 // The host target every path compiles for (and the code cache keys on).
@@ -1384,16 +1609,22 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   }
   auto context = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>("wasm_f" + std::to_string(defined), *context);
+  u32 osr = 0;  // 1 + the loop header where the function takes on-stack replacement requests
   mod->setDataLayout(state.lljit->getDataLayout());
   mod->setTargetTriple(state.tm->getTargetTriple().str());
   {
-    // Only this function has IR: its calls take sprawling_jit_call, which enters the callee's
-    // machine code when the callee has some (its own tier-up) and interprets it otherwise.
+    // Only this function has IR: its calls read the callee's slot and call its machine code
+    // natively once it has some (its own tier-up), else take sprawling_jit_call, which
+    // interprets it.
     ModuleEmitter me(cm, funcs, metered, *context, *mod);
+    me.tier_up = &code;
+    me.osr_hint = code.entries[defined].loop_hint.load(std::memory_order_relaxed);
     me.fns.assign(funcs.size(), nullptr);
     me.fns[defined] =
         llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(defined), *mod);
-    FunctionEmitter(me, defined, sc).emit();
+    FunctionEmitter emitter(me, defined, sc);
+    emitter.emit();
+    osr = emitter.osr();
   }
   std::string verify;
   llvm::raw_string_ostream vs(verify);
@@ -1412,6 +1643,13 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   code.seconds_opt += opt;
   const llvm::Function* fn = mod->getFunction(function_name(defined));
   const unsigned instructions = fn != nullptr ? fn->getInstructionCount() : 0;
+  // SPRAWLING_JIT_DUMP_IR=DIR: the optimized IR of each function tier-up compiles, as
+  // DIR/wasm_f<defined>.ll, to study code generation with llc.
+  if (const char* dir = std::getenv("SPRAWLING_JIT_DUMP_IR"); dir != nullptr && *dir != '\0') {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(std::string(dir) + "/" + function_name(defined) + ".ll", ec);
+    if (!ec) mod->print(os, nullptr);
+  }
   if (cancel.load(std::memory_order_relaxed)) return;
   t0 = std::chrono::steady_clock::now();
   const bool fast = instructions > fast_codegen_above();
@@ -1421,6 +1659,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
     code.reasons[defined] = "LLVM: " + error_text(object.takeError());
     return;
   }
+  const std::uint64_t machine_bytes = perf_map_wanted() ? symbol_size(**object, function_name(defined)) : 0;
   if (auto e = state.lljit->addObjectFile(std::move(*object))) {
     code.reasons[defined] = "LLVM: " + error_text(std::move(e));
     return;
@@ -1440,10 +1679,12 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
     code.reasons[defined] = "LLVM: " + error_text(found.takeError());
     return;
   }
+  if (perf_map_wanted()) perf_map_add(found->getValue(), machine_bytes, cm.module, defined);
   code.reasons[defined].clear();
   ++code.compiled;
   ++code.materialized;
   code.materialized_bytes += cm.module.code[defined].code_size;
+  code.entries[defined].osr.store(osr, std::memory_order_relaxed);  // published with the entry
   code.entries[defined].entry.store(found->toPtr<Entry>(), std::memory_order_release);
 }
 

@@ -28,6 +28,8 @@ struct Ctx {
   std::uint64_t* mem_size = nullptr;  // &memory0->size
   GlobalInst** globals = nullptr;
   FuncInst** funcs = nullptr;
+  TableInst* const* tables = nullptr;       // the instance's tables (call_indirect's inline path)
+  const FuncType* const* types = nullptr;   // typeidx -> canonical FuncType (its type check)
   char* native_limit = nullptr;  // below it, calls go through the interpreter (no native recursion)
   InstanceImpl* inst = nullptr;
   Store::Impl* store = nullptr;
@@ -37,6 +39,9 @@ struct Ctx {
   FuncInst* loc_fn = nullptr;
   const std::uint32_t* loc_ip = nullptr;
   std::uint32_t loc_word = 0;
+  // On-stack replacement (Slot::osr): 1 + the word of the loop header where the entry continues
+  // an interpreted activation, its slots read from the frame; 0 for a call. The entry clears it.
+  std::uint32_t osr_at = 0;
 };
 
 // A helper's status: 0, a TrapKind to be located at the calling instruction, or a TrapKind with
@@ -114,6 +119,13 @@ class ModuleCode {
 // when it finishes. The thread loads the compiler plugin on its first job (compile_function,
 // entry_points.def), so a process whose functions never turn hot never loads LLVM.
 
+// What one loop sample (1024 backward branches in the interpreter, L_loop_sample) counts for, in
+// calls. A call of a small function is some 20-100 internal instructions, an iteration of a loop
+// some 5-20, so 1024 iterations are worth about a hundred calls: at 128, a function entered
+// rarely but looping long (CPython's builtin sum over a generator, 50,000 items a call) turns hot
+// after about 160,000 iterations instead of 20 million (at 1 a sample, it never did there), and
+// is machine code from its next call on.
+inline constexpr std::int32_t kLoopSampleCalls = 128;
 // The code of a module variant whose functions are compiled when hot: every entry null, every
 // countdown at the threshold. No LLVM work happens here (the thread sets LLVM up on its first job).
 std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, bool metered);
@@ -177,8 +189,14 @@ struct Result {
   FuncInst* func;           // on trap: the innermost function
   const std::uint32_t* ip;  // and its instruction
 };
+// `osr_at` (Slot::osr entries only): 1 + the loop header's word where the interpreted activation of
+// `callee` at nfp continues as machine code (on-stack replacement); 0 for a call.
 Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* nfp, Frame* fr, std::int64_t fuel,
-             ExecOutcome& out, bool metered);
+             ExecOutcome& out, bool metered, std::uint32_t osr_at = 0);
+
+// On-stack replacements made in this process so far (enter with osr_at != 0): for tests and
+// measurements.
+std::uint64_t osr_entries() noexcept;
 
 // True while this thread has native stack to spare for compiled frames: compiled calls recurse
 // natively, so below the margin calls run in the interpreter instead (same results and fuel).
