@@ -15,6 +15,7 @@ namespace {
 using jit_testing::compile_wat;
 using jit_testing::Outcome;
 using jit_testing::run;
+using jit_testing::tiers_agree;
 
 // Loops, calls (direct, indirect, host), memory, globals, br_table, traps.
 constexpr std::string_view kWorkload = R"((module
@@ -285,10 +286,7 @@ TEST(CompilerTailCalls, FunctionsWithTailCallsStayInterpretedAndAgreeWithTheInte
     for (std::size_t i : {0u, 2u, 5u}) EXPECT_EQ(code.reasons[i], "") << i;
   }
   auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
-    const Outcome want = run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel);
-    const Outcome got = run(module, Tier::Compile, name, {Value::i32(arg)}, fuel);
-    EXPECT_EQ(want, got) << name << "(" << arg << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
-    return want;
+    return tiers_agree(module, name, Value::i32(arg), fuel);
   };
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
     EXPECT_EQ(same("count", 100'000, fuel).results.at(0).bits, 600'001u);
@@ -335,10 +333,7 @@ TEST(CompilerMemories, FunctionsUsingOtherMemoriesStayInterpretedAndAgreeWithThe
     for (std::size_t i : {0u, 3u}) EXPECT_EQ(code.reasons[i], "") << i;
   }
   auto same = [&](std::string_view name, Value arg, std::optional<std::uint64_t> fuel) {
-    const Outcome want = run(module, Tier::Interpret, name, {arg}, fuel);
-    const Outcome got = run(module, Tier::Compile, name, {arg}, fuel);
-    EXPECT_EQ(want, got) << name << " fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
-    return want;
+    return tiers_agree(module, name, arg, fuel);
   };
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
     EXPECT_EQ(same("calls", Value::i32(16), fuel).results.at(0).bits, 20u);  // (7 + 1 + 2 pages) * 2
@@ -379,10 +374,7 @@ TEST(CompilerTable64, FunctionsUsingA64BitTableStayInterpretedAndAgreeWithTheInt
     for (std::size_t i : {0u, 1u, 4u}) EXPECT_EQ(code.reasons[i], "") << i;
   }
   auto same = [&](std::string_view name, Value arg, std::optional<std::uint64_t> fuel) {
-    const Outcome want = run(module, Tier::Interpret, name, {arg}, fuel);
-    const Outcome got = run(module, Tier::Compile, name, {arg}, fuel);
-    EXPECT_EQ(want, got) << name << " fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
-    return want;
+    return tiers_agree(module, name, arg, fuel);
   };
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
     EXPECT_EQ(same("calls", Value::i32(1), fuel).results.at(0).bits, 18u);  // (7 + 2) * 2
@@ -439,10 +431,7 @@ TEST(CompilerExceptions, ThrowsPropagateThroughCompiledFramesToAnInterpretedCatc
     for (std::size_t i : {1u, 2u, 4u}) EXPECT_EQ(code.reasons[i], "") << i;
   }
   auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
-    const Outcome want = run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel);
-    const Outcome got = run(module, Tier::Compile, name, {Value::i32(arg)}, fuel);
-    EXPECT_EQ(want, got) << name << "(" << arg << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
-    return want;
+    return tiers_agree(module, name, Value::i32(arg), fuel);
   };
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
     EXPECT_EQ(same("catch", 0, fuel).results.at(0).bits, 12u);
@@ -493,10 +482,7 @@ TEST(CompilerTypedRefs, FunctionsUsingThemStayInterpretedAndAgree) {
     for (std::size_t i : {0u, 1u}) EXPECT_EQ(code.reasons[i], "") << i;
   }
   auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
-    const Outcome want = run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel);
-    const Outcome got = run(module, Tier::Compile, name, {Value::i32(arg)}, fuel);
-    EXPECT_EQ(want, got) << name << "(" << arg << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
-    return want;
+    return tiers_agree(module, name, Value::i32(arg), fuel);
   };
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
     EXPECT_EQ(same("call", 1, fuel).results.at(0).bits, 15u);

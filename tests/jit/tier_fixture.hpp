@@ -85,4 +85,13 @@ inline Outcome run(const std::shared_ptr<const CompiledModule>& module, Tier tie
   return outcome_of(store, store.invoke(std::get<FuncInst*>(*e), args));
 }
 
+// Runs `name`(arg) under both tiers and expects one Outcome; returns the interpreter's.
+inline Outcome tiers_agree(const std::shared_ptr<const CompiledModule>& module, std::string_view name, Value arg,
+                           std::optional<std::uint64_t> fuel) {
+  const Outcome want = run(module, Tier::Interpret, name, {arg}, fuel);
+  const Outcome got = run(module, Tier::Compile, name, {arg}, fuel);
+  EXPECT_EQ(want, got) << name << "(" << arg.bits << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+  return want;
+}
+
 }  // namespace sprawling::wasm::jit_testing

@@ -444,30 +444,16 @@ class FieldParser {
   }
 
   // A memory type: `i32`/`i64` (memory64), then limits (u64 page counts for i64).
-  Result<Limits> take_memory_limits() {
-    bool is64 = false;
-    if (c_.at_keyword("i64") || c_.at_keyword("i32")) is64 = c_.next().text == "i64";
-    // 2.0 reads i32 limits as u32s; 3.0 as u64s (the validator then says "memory size").
-    if (!is64 && !options_.memory64) return take_limits();
-    Limits l;
-    l.is64 = is64;
-    auto min = take_u64("a limit");
-    if (!min) return std::unexpected(min.error());
-    l.min = *min;
-    if (c_.at(TokenKind::Number)) {
-      auto max = take_u64("a limit");
-      if (!max) return std::unexpected(max.error());
-      l.max = *max;
-    }
-    return l;
-  }
+  Result<Limits> take_memory_limits() { return take_address_limits(); }
   // A table type's address type and limits: `i64` makes a 64-bit table (table64, u64 limits);
   // an i32 table's limits are u64s in 3.0 text too (the validator then says "table size").
-  Result<Limits> take_table_limits() {
+  Result<Limits> take_table_limits() { return take_address_limits(); }
+  // `i32`/`i64` (optional), then the limits: 2.0 reads i32 limits as u32s, 3.0 as u64s.
+  Result<Limits> take_address_limits() {
     const bool is64 = (c_.at_keyword("i64") || c_.at_keyword("i32")) && c_.next().text == "i64";
-    return take_table_limits(is64);
+    return take_address_limits(is64);
   }
-  Result<Limits> take_table_limits(bool is64) {
+  Result<Limits> take_address_limits(bool is64) {
     if (!is64 && !options_.memory64) return take_limits();
     Limits l;
     l.is64 = is64;
@@ -796,7 +782,7 @@ class FieldParser {
       m_.elems.push_back(std::move(seg));
       return {};
     }
-    auto limits = take_table_limits(is64);
+    auto limits = take_address_limits(is64);
     if (!limits) return std::unexpected(limits.error());
     auto rt = take_reftype();
     if (!rt) return std::unexpected(rt.error());
