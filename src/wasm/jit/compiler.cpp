@@ -300,7 +300,8 @@ bool table_layout_known() {
     if (sizeof(std::vector<u64>) != 3 * sizeof(u64*)) return false;
     const std::vector<u64> v(3);
     std::array<u64*, 3> words{};
-    std::memcpy(words.data(), &v, sizeof words);
+    // Its object representation, read as bytes (allowed for any object type).
+    std::memcpy(words.data(), reinterpret_cast<const unsigned char*>(&v), sizeof words);
     return words[0] == v.data() && words[1] == v.data() + v.size();
   }();
   return known;
