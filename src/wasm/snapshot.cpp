@@ -304,7 +304,7 @@ std::uint64_t InstanceSnapshot::nonzero_pages() const noexcept {
 
 // ---------------------------------------------------------------- capture
 
-std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance) {
+std::expected<std::shared_ptr<InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance) {
   const auto& inst = static_cast<const InstanceImpl&>(instance);
   const Module& m = *inst.module;
   if (m.imported_memories != 0) return std::unexpected("the instance imports a memory, whose contents are not its own");
@@ -374,7 +374,23 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snap
     }
     impl->memories.push_back(out);
   }
-  return std::make_shared<const InstanceSnapshot>(std::move(impl));
+  return std::make_shared<InstanceSnapshot>(std::move(impl));
+}
+
+void InstanceSnapshot::add_code_functions(const Instance& instance) {
+  const auto& inst = static_cast<const InstanceImpl&>(instance);
+  if (inst.compiled_module != impl_->module) return;  // not restored from this snapshot
+  const Module& m = *inst.module;
+  std::vector<std::uint32_t>& code = impl_->code_functions;
+  const std::size_t before = code.size();
+  for (std::uint32_t i = 0; i < m.code.size(); ++i) {
+    const FuncInst& f = *inst.funcs[m.imported_funcs + i];
+    if (f.code[kUnmetered] != nullptr || f.code[kMetered] != nullptr) code.push_back(i);
+  }
+  if (code.size() == before) return;
+  std::ranges::sort(code);
+  const auto [first, last] = std::ranges::unique(code);
+  code.erase(first, last);
 }
 
 // ---------------------------------------------------------------- restore
