@@ -714,7 +714,7 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
   auto code = std::make_shared<PretranslatedCode>();
   for (auto& index : code->index) index.assign(m.code.size(), -1);
   const std::uint32_t entries = r.count(kCodeEntryBytes);
-  // [start-up] Thousands of entries (python.wasm: 4,054), reserved.
+  // [start-up] Thousands of entries (python.wasm: 4,302), reserved.
   code->entries.reserve(entries);
   impl->code_functions.reserve(entries / 2);
   for (std::uint32_t i = 0; i < entries && r.ok; ++i) {
