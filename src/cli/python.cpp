@@ -135,7 +135,7 @@ int python_command(std::span<const std::string_view> command_args) {
   runtime::SnapshotPolicy snapshot{
       .enabled = !no_snapshot && !dir.empty() && snapshot_can_run(request->args, request->env), .init_mounts = 1};
   if (snapshot.enabled) snapshot.training_args = std::vector<std::string>(std::begin(kTrainingArgs), std::end(kTrainingArgs));
-  return run_job(*request, std::move(argv), std::move(stdlib), wasm.string(), snapshot, dir);
+  return run_job(*request, std::move(argv), std::move(stdlib), wasm.string(), std::move(snapshot), dir);
 }
 
 }  // namespace sprawling::cli

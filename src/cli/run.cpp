@@ -240,7 +240,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
                           .mounts = std::move(extra_mounts),
                           .fuel = runtime::Fuel{request.fuel.value_or(0)}};
   job.mounts.insert(job.mounts.end(), request.mounts.begin(), request.mounts.end());
-  job.snapshot = snapshot;  // [snapshots]
+  job.snapshot = std::move(snapshot);  // [snapshots]
 
   runtime::WasmSandbox sandbox(std::move(config));
   const auto result = sandbox.run(job);
