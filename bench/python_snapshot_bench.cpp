@@ -35,6 +35,8 @@ runtime::SandboxJob python_job(const fs::path& wasm, const fs::path& lib, const 
   job.mounts = {runtime::Mount{.host = lib, .guest = "/usr/local/lib", .writable = false}};
   job.fuel = runtime::Fuel{10'000'000'000};
   job.snapshot = runtime::SnapshotPolicy{.enabled = snapshot, .init_mounts = 1};
+  // As `sprawl python` does (src/cli/python.cpp): the snapshot's file carries the code a job calls first.
+  if (snapshot) job.snapshot.training_args = {"-c", "print(1, 'x', 2.5, [None], {'k': (True,)})"};
   return job;
 }
 

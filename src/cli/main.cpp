@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   // to end before exit destroys LLVM's statics: a compilation still running or queued is of no
   // use now. Only SPRAWLING_JIT_STATS, printed as modules' code is destroyed, needs the long way.
   if (command == "run" || command == "python") {
+    if (sprawling::cli::exit_without_teardown()) sprawling::cli::heap_on_huge_pages();  // [start-up]
     const int status = command == "run" ? sprawling::cli::run_command(rest) : sprawling::cli::python_command(rest);
     if (sprawling::cli::exit_without_teardown() || sprawling::runtime::wasm_sandbox_tier_up_busy()) {
       std::fflush(nullptr);

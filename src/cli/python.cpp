@@ -34,7 +34,8 @@ own. Exit statuses: as `sprawl run`.
 Start-up snapshot: a job of the form `-c CMD`, `-m MOD`, `SCRIPT` or stdin (no other interpreter
 option, no PYTHON* variable in --env) starts from a snapshot of an initialised interpreter
 (standard library modules preimported; docs/python.md) instead of initialising CPython. The
-snapshot is built by the first such job and kept in SPRAWLING_SNAPSHOT_DIR, else
+snapshot is built by the first such job (with one training job run from it, whose output is
+discarded, so that the file also carries the code jobs call first) and kept in SPRAWLING_SNAPSHOT_DIR, else
 $XDG_CACHE_HOME/sprawling/snapshots, else ~/.cache/sprawling/snapshots (checksummed; a corrupt
 file is rebuilt). A stamp beside it lets later runs skip reading, hashing and checksumming while
 neither python.wasm nor the snapshot file has changed (any change, and they are read again). Its
@@ -55,6 +56,9 @@ std::filesystem::path from_env_or(const char* name, const std::filesystem::path&
   if (const char* value = std::getenv(name); value != nullptr && *value != '\0') return value;
   return fallback;
 }
+
+// [start-up] What the snapshot's training job runs (SnapshotPolicy::training_args).
+constexpr std::string_view kTrainingArgs[] = {"-c", "print(1, 'x', 2.5, [None], {'k': (True,)})"};
 
 // [snapshots] Removes --no-snapshot from our options (those before Python's arguments; see
 // parse_run) and says whether it was there.
@@ -126,9 +130,12 @@ int python_command(std::span<const std::string_view> command_args) {
   // [snapshots] The initialisation sees the standard library (the first mount) and nothing else.
   // Without a folder to keep it in, a snapshot would be rebuilt by every process: start cold.
   const auto dir = user_cache_folder("SPRAWLING_SNAPSHOT_DIR", "snapshots");
-  const runtime::SnapshotPolicy snapshot{
+  // The training job (SnapshotPolicy::training_args) runs what most jobs do: print values of the
+  // common types, so that their code is in the snapshot file when jobs need it.
+  runtime::SnapshotPolicy snapshot{
       .enabled = !no_snapshot && !dir.empty() && snapshot_can_run(request->args, request->env), .init_mounts = 1};
-  return run_job(*request, std::move(argv), std::move(stdlib), wasm.string(), snapshot, dir);
+  if (snapshot.enabled) snapshot.training_args = std::vector<std::string>(std::begin(kTrainingArgs), std::end(kTrainingArgs));
+  return run_job(*request, std::move(argv), std::move(stdlib), wasm.string(), std::move(snapshot), dir);
 }
 
 }  // namespace sprawling::cli

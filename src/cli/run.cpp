@@ -8,6 +8,8 @@
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
 #include <fcntl.h>
+#include <malloc.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -169,6 +171,30 @@ GuestStdin::~GuestStdin() {
 
 bool exit_without_teardown() { return std::getenv("SPRAWLING_JIT_STATS") == nullptr; }
 
+void heap_on_huge_pages() {
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // their allocators are not glibc's
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  constexpr int kReserve = 64 << 20;
+  if (::mallopt(M_TOP_PAD, kReserve) == 0 || ::mallopt(M_TRIM_THRESHOLD, 2 * kReserve) == 0 ||
+      ::mallopt(M_MMAP_THRESHOLD, 32 << 20) == 0)
+    return;
+  void* grow = std::malloc(kHuge);  // more than the top of the heap holds: it grows by this and the pad
+  if (grow == nullptr) return;
+  const auto start = reinterpret_cast<std::uintptr_t>(grow);
+  const std::uintptr_t first = (start + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t last = reinterpret_cast<std::uintptr_t>(::sbrk(0)) & ~(kHuge - 1);
+  std::free(grow);  // back into the top of the heap, where the next blocks come from
+  if (last <= first || ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return;
+  // The heap below `first` stays on 4 KiB pages: one block, never used nor freed, takes it (its
+  // pages are never touched, so they cost nothing), and later blocks start on the huge pages.
+  if (first - start > 4096) {
+    void* const below_huge_pages = std::malloc(first - start - 64);
+    // (Asked, so that the block is kept: an allocation whose pointer goes nowhere may be elided.)
+    if (below_huge_pages != nullptr && ::malloc_usable_size(below_huge_pages) < first - start - 64) std::abort();
+  }
+#endif
+}
+
 int run_job(const RunRequest& request, std::vector<std::string> argv, std::vector<runtime::Mount> extra_mounts,
             std::string_view wasm_path, runtime::SnapshotPolicy snapshot, std::filesystem::path snapshot_dir) {
   auto guest_stdin = open_stdin_for_guest(request);
@@ -214,7 +240,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
                           .mounts = std::move(extra_mounts),
                           .fuel = runtime::Fuel{request.fuel.value_or(0)}};
   job.mounts.insert(job.mounts.end(), request.mounts.begin(), request.mounts.end());
-  job.snapshot = snapshot;  // [snapshots]
+  job.snapshot = std::move(snapshot);  // [snapshots]
 
   runtime::WasmSandbox sandbox(std::move(config));
   const auto result = sandbox.run(job);

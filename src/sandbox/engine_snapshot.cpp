@@ -124,7 +124,55 @@ std::expected<std::uint64_t, std::string> init_key(const SandboxJob& job, const 
   return k.h;
 }
 
-// Runs the initialisation and captures the instance.
+// [start-up] What the training job may spend: a `print(1)` job of python.wasm takes about 0.7 M.
+constexpr std::uint64_t kTrainingFuel = 200'000'000;
+
+// [start-up] The training job (SnapshotPolicy::training_args): a job like any other, started from
+// the fresh snapshot in a store of its own that tracks first calls, under a bare context (argv[0]
+// and the training arguments, no environment, empty stdin, the init mounts read-only) and a fuel
+// budget; whatever it does or however it ends, only the list of the functions it called is kept.
+void train(wasm::InstanceSnapshot& snapshot, const std::shared_ptr<const wasm::CompiledModule>& module,
+           const SandboxJob& job, const SandboxConfig& config, std::span<const wasm::HostFunctionDef* const> wasi_imports,
+           const std::shared_ptr<wasm::ResourcePool>& pool, std::chrono::steady_clock::time_point deadline) {
+  if (job.snapshot.training_args.empty() || !exports_func(module->module(), kResumeExport)) return;
+  std::vector<std::string> args{job.argv.empty() ? std::string() : job.argv[0]};
+  args.insert(args.end(), job.snapshot.training_args.begin(), job.snapshot.training_args.end());
+  wasi::WasiConfig wasi_config{.args = std::move(args),
+                               .env = {},
+                               .stdin_bytes = {},
+                               .stdin_fd = {},
+                               .preopens = {},
+                               .stdout_cap = 1u << 16,
+                               .stderr_cap = 1u << 16,
+                               .stdout_sink = {},
+                               .stderr_sink = {},
+                               .hostcall_copy_limit = config.hostcall_copy_limit,
+                               .deterministic = config.deterministic,
+                               .random_seed = config.random_seed,
+                               .deadline = deadline};
+  for (std::size_t i = 0; i < job.snapshot.init_mounts; ++i) {
+    wasi_config.preopens.push_back(wasi::Preopen{.host = job.mounts[i].host, .guest = job.mounts[i].guest, .writable = false});
+  }
+  auto context = wasi::WasiContext::create(std::move(wasi_config));
+  if (!context) return;
+  wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config.max_memory_bytes}, pool);
+  store.track_first_calls();
+  std::vector<wasm::Extern> imports;
+  for (const auto* def : wasi_imports) {
+    imports.emplace_back(store.add_host_function(def->type, def->fn, context->get(), std::string(def->name)));
+  }
+  (*context)->set_fuel_charger([&store](std::uint64_t units) { return store.charge_fuel(units); });
+  store.set_budget(wasm::ExecutionBudget{.fuel = kTrainingFuel, .deadline = deadline});
+  auto instance = store.instantiate(module, imports, &snapshot);
+  if (!instance) return;
+  const auto entry = (*instance)->find_export(kResumeExport);
+  auto* const* func = entry ? std::get_if<wasm::FuncInst*>(&*entry) : nullptr;
+  if (func == nullptr) return;
+  [[maybe_unused]] const auto ended = store.invoke(*func, {});  // any ending: only the calls matter
+  snapshot.add_code_functions(**instance);
+}
+
+// Runs the initialisation and captures the instance (then the training job, if any).
 std::expected<std::shared_ptr<const wasm::InstanceSnapshot>, std::string> build_snapshot(
     const std::shared_ptr<const wasm::CompiledModule>& module, std::string_view init_name, const SandboxJob& job,
     const SandboxConfig& config, std::span<const wasm::HostFunctionDef* const> wasi_imports,
@@ -174,7 +222,10 @@ std::expected<std::shared_ptr<const wasm::InstanceSnapshot>, std::string> build_
     return std::unexpected("`" + std::string(init_name) + "` left " + std::to_string((*context)->open_fd_count()) +
                            " fds open (expected stdio and the init mounts: " + std::to_string(expected_fds) + ")");
   }
-  return wasm::capture_snapshot(**instance);
+  auto captured = wasm::capture_snapshot(**instance);
+  if (!captured) return std::unexpected(std::move(captured.error()));
+  train(**captured, module, job, config, wasi_imports, pool, deadline);
+  return std::shared_ptr<const wasm::InstanceSnapshot>(std::move(*captured));
 }
 
 // The module's SHA-256 (its identity in file names and headers): the one digest of its bytes,

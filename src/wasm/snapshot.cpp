@@ -91,23 +91,25 @@ struct MetaReader {
   std::span<const std::uint8_t> in;
   std::size_t pos = 0;
   bool ok = true;
-  std::uint64_t take(int bytes) {
-    if (!ok || in.size() - pos < static_cast<std::size_t>(bytes)) {
+  // A fixed-size read (inlined into a load: thousands of code index entries are read this way).
+  template <std::size_t kBytes>
+  std::uint64_t take() {
+    if (!ok || in.size() - pos < kBytes) {
       ok = false;
       return 0;
     }
     std::uint64_t v = 0;
     if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(&v, in.data() + pos, static_cast<std::size_t>(bytes));  // the file is little-endian too
+      std::memcpy(&v, in.data() + pos, kBytes);  // the file is little-endian too
     } else {
-      for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in[pos + static_cast<std::size_t>(i)]) << (8 * i);
+      for (std::size_t i = 0; i < kBytes; ++i) v |= static_cast<std::uint64_t>(in[pos + i]) << (8 * i);
     }
-    pos += static_cast<std::size_t>(bytes);
+    pos += kBytes;
     return v;
   }
-  std::uint8_t u8() { return static_cast<std::uint8_t>(take(1)); }
-  std::uint32_t u32() { return static_cast<std::uint32_t>(take(4)); }
-  std::uint64_t u64() { return take(8); }
+  std::uint8_t u8() { return static_cast<std::uint8_t>(take<1>()); }
+  std::uint32_t u32() { return static_cast<std::uint32_t>(take<4>()); }
+  std::uint64_t u64() { return take<8>(); }
   // A count of items of at least `item_bytes` each that the rest of the input can hold.
   std::uint32_t count(std::size_t item_bytes) {
     const std::uint32_t n = u32();
@@ -304,7 +306,7 @@ std::uint64_t InstanceSnapshot::nonzero_pages() const noexcept {
 
 // ---------------------------------------------------------------- capture
 
-std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance) {
+std::expected<std::shared_ptr<InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance) {
   const auto& inst = static_cast<const InstanceImpl&>(instance);
   const Module& m = *inst.module;
   if (m.imported_memories != 0) return std::unexpected("the instance imports a memory, whose contents are not its own");
@@ -374,7 +376,23 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snap
     }
     impl->memories.push_back(out);
   }
-  return std::make_shared<const InstanceSnapshot>(std::move(impl));
+  return std::make_shared<InstanceSnapshot>(std::move(impl));
+}
+
+void InstanceSnapshot::add_code_functions(const Instance& instance) {
+  const auto& inst = static_cast<const InstanceImpl&>(instance);
+  if (inst.compiled_module != impl_->module) return;  // not restored from this snapshot
+  const Module& m = *inst.module;
+  std::vector<std::uint32_t>& code = impl_->code_functions;
+  const std::size_t before = code.size();
+  for (std::uint32_t i = 0; i < m.code.size(); ++i) {
+    const FuncInst& f = *inst.funcs[m.imported_funcs + i];
+    if (f.code[kUnmetered] != nullptr || f.code[kMetered] != nullptr) code.push_back(i);
+  }
+  if (code.size() == before) return;
+  std::ranges::sort(code);
+  const auto [first, last] = std::ranges::unique(code);
+  code.erase(first, last);
 }
 
 // ---------------------------------------------------------------- restore
@@ -696,6 +714,9 @@ std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> load_snapsho
   auto code = std::make_shared<PretranslatedCode>();
   for (auto& index : code->index) index.assign(m.code.size(), -1);
   const std::uint32_t entries = r.count(kCodeEntryBytes);
+  // [start-up] Thousands of entries (python.wasm: 4,302), reserved.
+  code->entries.reserve(entries);
+  impl->code_functions.reserve(entries / 2);
   for (std::uint32_t i = 0; i < entries && r.ok; ++i) {
     const std::uint32_t defined = r.u32();
     const std::uint32_t variant = r.u32();

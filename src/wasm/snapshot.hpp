@@ -39,6 +39,11 @@ class InstanceSnapshot {
   // Pages of 4 KiB holding a non-zero byte, over all memories.
   [[nodiscard]] std::uint64_t nonzero_pages() const noexcept;
   [[nodiscard]] const Impl& impl() const noexcept { return *impl_; }
+  // [start-up] Adds to code_functions the defined functions that ran in `instance`, which a store
+  // that tracked first calls (Store::track_first_calls) restored from this snapshot: a training
+  // job's, so that the file saved from this snapshot also carries the code jobs call first after
+  // resuming. Call it before the snapshot is shared (it is not synchronised).
+  void add_code_functions(const Instance& instance);
 
  private:
   std::unique_ptr<Impl> impl_;
@@ -75,7 +80,7 @@ struct InstanceSnapshot::Impl {
 // Refused, with the reason, when the state is not the instance's own: an imported memory,
 // table or mutable global, a table holding a function of another instance, a non-null
 // externref in a table or global.
-[[nodiscard]] std::expected<std::shared_ptr<const InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance);
+[[nodiscard]] std::expected<std::shared_ptr<InstanceSnapshot>, std::string> capture_snapshot(const Instance& instance);
 
 // The on-disk form: a 160-byte header (magic, format version, the module's SHA-256 and size,
 // the caller's key, a checksum of the metadata and images, the engine build-id), the

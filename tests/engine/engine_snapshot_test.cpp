@@ -205,6 +205,50 @@ TEST_F(EngineSnapshot, ASnapshotFileIsReusedAndACorruptOrForeignOneIsRebuilt) {
   EXPECT_EQ(file_bytes(files[0]), good);
 }
 
+// [start-up] SnapshotPolicy::training_args: when the snapshot is built, a training job resumes
+// from it once; the file then also carries the code of what that job called (resume, digit and
+// print: three more functions in the code index), and nothing the training job did (its own
+// resume count, its argv) reaches the jobs.
+TEST_F(EngineSnapshot, ATrainingJobAddsTheCodeItCalledToTheFileAndNothingElse) {
+  const auto wasm = dir.write("guest.wat", guest(""));
+  const auto plain = dir.path() / "plain";
+  const auto trained = dir.path() / "trained";
+  // The metadata's size (header offset 72), which holds the code index: 48 bytes per function
+  // and variant.
+  auto metadata_bytes = [](const std::filesystem::path& folder) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(folder)) {
+      if (e.path().extension() == ".snap") files.push_back(e.path());
+    }
+    EXPECT_EQ(files.size(), 1u);
+    std::uint64_t bytes = 0;
+    if (files.empty()) return bytes;
+    std::ifstream f(files[0], std::ios::binary);
+    f.seekg(72);
+    f.read(reinterpret_cast<char*>(&bytes), 8);
+    return bytes;
+  };
+  {
+    WasmSandbox sandbox(SandboxConfig{.snapshot_dir = plain});
+    EXPECT_EQ(text(run(sandbox, job(wasm)).stdout_bytes), kSnapshotOutput);
+  }
+  engine::clear_snapshot_cache();
+  SandboxJob j = job(wasm);
+  j.snapshot.training_args = {"one", "two", "three"};
+  WasmSandbox sandbox(SandboxConfig{.snapshot_dir = trained});
+  for (int i = 0; i < 2; ++i) {
+    const auto outcome = run(sandbox, j);
+    EXPECT_EQ(outcome.exit, SandboxExit{Success{}});
+    EXPECT_EQ(text(outcome.stdout_bytes), kSnapshotOutput) << "job " << i;
+    ASSERT_TRUE(outcome.stats.has_value());
+    EXPECT_TRUE(outcome.stats->from_snapshot);
+  }
+  EXPECT_EQ(metadata_bytes(trained), metadata_bytes(plain) + 3 * 2 * 48);
+  // The file serves a later process (the cache dropped) the same way.
+  engine::clear_snapshot_cache();
+  EXPECT_EQ(text(run(sandbox, j).stdout_bytes), kSnapshotOutput);
+}
+
 // Once a job built the snapshot file, the file vouches for the module's bytes (the next process
 // loads them without validating the bodies again) — for this job's init configuration only, and
 // not when the job turns snapshots off.

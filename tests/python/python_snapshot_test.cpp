@@ -173,6 +173,28 @@ TEST_F(PythonSnapshot, NoJobDataOrHostSecretIsInTheImage) {
   engine::clear_snapshot_cache();
 }
 
+// [start-up] The training job (SnapshotPolicy::training_args, as `sprawl python` sets it) runs
+// from the snapshot after it is captured: what it changes is in no job and not in the file.
+TEST_F(PythonSnapshot, TheTrainingJobLeavesNothingForTheJobs) {
+  engine::clear_snapshot_cache();
+  TempDir snaps;
+  ASSERT_FALSE(snaps.path().empty());
+  auto j = job({"-c", "import builtins, os, sys; print(getattr(builtins, 'TRAINED', None), sys.argv[1:], "
+                      "os.environ.get('TRAINING'))",
+                "x"});
+  j.snapshot.training_args = {"-c", "import builtins, os; builtins.TRAINED = 1; os.environ['TRAINING'] = 'y'; "
+                                    "print('training-canary-4c1e')"};
+  WasmSandbox sandbox(SandboxConfig{.snapshot_dir = snaps.path()});
+  EXPECT_EQ(run_ok(j, sandbox), "None ['x'] None\n");
+  EXPECT_EQ(run_ok(j, sandbox), "None ['x'] None\n");
+  engine::clear_snapshot_cache();  // the next job starts from the file
+  EXPECT_EQ(run_ok(j, sandbox), "None ['x'] None\n");
+  for (const auto& e : fs::directory_iterator(snaps.path())) {
+    EXPECT_EQ(read_file(e.path()).find("training-canary"), std::string::npos) << e.path();
+  }
+  engine::clear_snapshot_cache();
+}
+
 TEST_F(PythonSnapshot, TheHashSecretIsSharedWithinASnapshotAndNewAfterARebuild) {
   const std::string script = "print(hash('sprawling'))";
   engine::clear_snapshot_cache();

@@ -333,6 +333,58 @@ TEST(SnapshotFile, CarriesTheCodeOfTheFunctionsTheInitialisationRan) {
 // loads it without the checksum and may map the file's copy of the module instead of reading the
 // module; a file written since (a new ctime) is checksummed again, and a damaged copy of the
 // module is refused like damaged images.
+// [start-up] The sandbox's training job: what ran in a store restored from the snapshot (and
+// tracking first calls) joins the snapshot's code functions; nothing it wrote reaches the snapshot.
+TEST(Snapshot, AddCodeFunctionsTakesWhatRanInAnInstanceRestoredFromIt) {
+  auto module = compile_fixture("snapshot_guest");
+  Store store;
+  store.track_first_calls();
+  auto inst = store.instantiate(module, {});
+  ASSERT_TRUE(inst.has_value());
+  ASSERT_TRUE(store.invoke(export_func(**inst, "wizer.initialize"), {}).has_value());
+  auto snap = capture_snapshot(**inst);
+  ASSERT_TRUE(snap.has_value()) << snap.error();
+  ASSERT_EQ((*snap)->impl().code_functions, (std::vector<std::uint32_t>{2, 3}));
+  {
+    Store training;
+    training.track_first_calls();
+    auto restored = training.instantiate(module, {}, snap->get());
+    ASSERT_TRUE(restored.has_value()) << restored.error().message;
+    const std::vector<Value> args{Value::i32(100), Value::i32(5)};
+    ASSERT_TRUE(training.invoke(export_func(**restored, "store"), args).has_value());
+    EXPECT_EQ(call_i32(training, **restored, "counter"), 1u);
+    (*snap)->add_code_functions(**restored);
+  }
+  EXPECT_EQ((*snap)->impl().code_functions, (std::vector<std::uint32_t>{2, 3, 4, 7}));
+  {
+    // An instance not restored from this snapshot (another compile of the same bytes) adds nothing.
+    auto other = compile_fixture("snapshot_guest");
+    Store unrelated;
+    auto plain = unrelated.instantiate(other, {});
+    ASSERT_TRUE(plain.has_value());
+    EXPECT_EQ(call_i32(unrelated, **plain, "inited"), 0u);
+    (*snap)->add_code_functions(**plain);
+    EXPECT_EQ((*snap)->impl().code_functions, (std::vector<std::uint32_t>{2, 3, 4, 7}));
+  }
+  // The training's store wrote 5 at 100: a job restored afterwards sees the initialised state.
+  Store job;
+  auto restored = job.instantiate(module, {}, snap->get());
+  ASSERT_TRUE(restored.has_value()) << restored.error().message;
+  expect_initialised_state(job, **restored);
+  // And a file saved from it carries all four functions' code.
+  const auto path = temp_path("trained");
+  ASSERT_TRUE(save_snapshot(**snap, 7, path).has_value());
+  auto fresh = compile_fixture("snapshot_guest");
+  auto loaded = load_snapshot(fresh, sha256(fresh->module().bytes), 7, path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error();
+  EXPECT_EQ((*loaded)->impl().code_functions, (std::vector<std::uint32_t>{2, 3, 4, 7}));
+  const auto code = fresh->impl().pretranslated_source();
+  ASSERT_NE(code, nullptr);
+  EXPECT_TRUE(pretranslated_code(*code, 7, false).has_value());
+  EXPECT_TRUE(pretranslated_code(*code, 7, true).has_value());
+}
+
 TEST(SnapshotFile, AVerifiedIdentitySkipsTheChecksumAndMapsTheModuleCopyOnlyForThatFile) {
   auto module = compile_fixture("snapshot_guest");
   auto snap = initialised_snapshot(module);

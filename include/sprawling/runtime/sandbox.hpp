@@ -40,6 +40,14 @@ struct SnapshotPolicy {
   // (read-only; no other mount, no argv beyond argv[0], no environment, no stdin). A snapshot is
   // reused only by jobs whose mounts start with the same ones.
   std::size_t init_mounts = 0;
+  // [start-up] When a snapshot is built (not loaded): the arguments, after argv[0], of one
+  // training job run from it at once (its own bare context: no environment, empty stdin, the
+  // init mounts read-only; output discarded; it changes nothing in the snapshot). The functions
+  // it calls are translated and their code saved in the snapshot file with the initialisation's,
+  // so that later processes copy rather than translate what a job calls first after resuming.
+  // Empty: no training job. Not part of the snapshot's key: it decides which code the file
+  // carries, never what a job runs or sees.
+  std::vector<std::string> training_args{};
   friend bool operator==(const SnapshotPolicy&, const SnapshotPolicy&) = default;
 };
 
