@@ -1417,7 +1417,15 @@ void perf_map_add(std::uint64_t start, std::uint64_t size, const Module& m, std:
 llvm::Expected<llvm::orc::JITTargetMachineBuilder> host_target_builder() {
   init_llvm();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (jtmb) jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  if (jtmb) {
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+    // x86-64 JIT code defaults to the large code model (every call and constant address a 64-bit
+    // immediate in a register). JITLink lays each object out in one block and reaches the
+    // engine's helpers through stubs it makes, so the small model links too, position-independent
+    // (jump tables then hold offsets, not 32-bit absolute addresses the mapping cannot meet).
+    jtmb->setCodeModel(llvm::CodeModel::Small);
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  }
   return jtmb;
 }
 
@@ -1454,6 +1462,7 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
       continue;
     }
     me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *e.mod);
+    me.fns[i]->setDSOLocal(true);  // called directly (PC-relative), never through a PLT stub
   }
   for (std::size_t i = 0; i < funcs.size(); ++i)
     if (me.fns[i] != nullptr) FunctionEmitter(me, static_cast<u32>(i), scans[i]).emit();
