@@ -1732,7 +1732,7 @@ std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Imp
   return image;
 }
 
-std::shared_ptr<ModuleCode> load_object(const ObjectImage& image) {
+std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   auto out = std::make_shared<ModuleCode>(image.reasons.size());
   out->reasons = image.reasons;
   out->from_cache = true;
@@ -1751,13 +1751,18 @@ std::shared_ptr<ModuleCode> load_object(const ObjectImage& image) {
     out->error = error_text(std::move(e));
     return out;
   }
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
-      llvm::StringRef(reinterpret_cast<const char*>(image.object.data()), image.object.size()), "sprawling-code-cache");
+  // Not a copy: publish_entries below links the object (JITLink copies its sections into code
+  // memory) before this returns, and nothing reads the buffer after that.
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(
+      llvm::StringRef(reinterpret_cast<const char*>(image.object.data()), image.object.size()), "sprawling-code-cache",
+      /*RequiresNullTerminator=*/false);
   if (auto e = (*lljit)->addObjectFile(std::move(buffer))) {
     out->error = error_text(std::move(e));
     return out;
   }
   publish_entries(**lljit, *out);  // the first lookup links the whole object
+  // A failed link may leave the object unlinked in the JIT: it goes with it, before the bytes do.
+  if (!out->error.empty()) return out;
   out->seconds_codegen = seconds_since(t0);
   auto impl = std::make_unique<ModuleCode::Impl>();
   impl->lljit = std::move(*lljit);
