@@ -132,7 +132,7 @@ const std::expected<CacheKeyParts, std::string>& host_key_parts() {
     auto target = host_target();
     if (!target) return std::unexpected("the host target: " + target.error());
     p->target = std::move(*target);
-    p->pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size, 25 times it ahead of time); whole module, one object";
+    p->pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size, 25 times it ahead of time), small code model, PIC; whole module, one object";
     return p;
   }();
   return parts;

@@ -1751,11 +1751,15 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
     out->error = error_text(std::move(e));
     return out;
   }
-  // Not a copy: publish_entries below links the object (JITLink copies its sections into code
-  // memory) before this returns, and nothing reads the buffer after that.
-  auto buffer = llvm::MemoryBuffer::getMemBuffer(
-      llvm::StringRef(reinterpret_cast<const char*>(image.object.data()), image.object.size()), "sprawling-code-cache",
-      /*RequiresNullTerminator=*/false);
+  // Not a copy when the bytes are aligned as LLVM's ELF reader requires ("Insufficient
+  // alignment" otherwise; where the object starts in the entry depends on the key's length):
+  // publish_entries below links the object (JITLink copies its sections into code memory)
+  // before this returns, and nothing reads the buffer after that.
+  const llvm::StringRef bytes(reinterpret_cast<const char*>(image.object.data()), image.object.size());
+  constexpr std::uintptr_t kObjectAlign = 16;
+  auto buffer = reinterpret_cast<std::uintptr_t>(bytes.data()) % kObjectAlign == 0
+                    ? llvm::MemoryBuffer::getMemBuffer(bytes, "sprawling-code-cache", /*RequiresNullTerminator=*/false)
+                    : llvm::MemoryBuffer::getMemBufferCopy(bytes, "sprawling-code-cache");
   if (auto e = (*lljit)->addObjectFile(std::move(buffer))) {
     out->error = error_text(std::move(e));
     return out;
