@@ -126,6 +126,33 @@ TEST_F(CodeCacheTest, AutoWithoutCachedCodeInterpretsAndCompilesNothing) {
   same_as_interpreter(Tier::Auto);
 }
 
+// Machine code from the cache translates nothing up front: only the function the run enters is
+// translated, and a trap in a callee called natively (never translated in this store) is located
+// as the interpreter locates it (jit::enter resolves it then).
+TEST_F(CodeCacheTest, CachedCodeTranslatesOnlyWhatItMustAndLocatesTrapsInUntranslatedCallees) {
+  constexpr std::string_view kCalls = R"((module
+  (import "env" "add1" (func $add1 (param i32) (result i32)))
+  (func $div (param i32 i32) (result i32) (i32.div_u (local.get 0) (local.get 1)))
+  (func $unused (param i32) (result i32) (i32.mul (local.get 0) (i32.const 3)))
+  (func (export "via") (param i32 i32) (result i32) (i32.add (i32.const 1) (call $div (local.get 0) (local.get 1)))))
+)";
+  for (const bool metered : {false, true}) {
+    auto report = precompile(*compile_wat(kCalls), metered, *cache_);
+    ASSERT_TRUE(report.has_value()) << report.error();
+    const std::optional<std::uint64_t> fuel = metered ? std::optional<std::uint64_t>{1u << 20} : std::nullopt;
+    for (const std::uint32_t divisor : {0u, 5u}) {
+      const std::vector<Value> args{Value::i32(40), Value::i32(divisor)};
+      const Outcome want = run(compile_wat(kCalls), Tier::Interpret, "via", args, fuel);
+      const auto module = compile_wat(kCalls);
+      const Outcome got = run(module, Tier::Auto, "via", args, fuel, {}, cache_);
+      EXPECT_EQ(want, got) << "divisor " << divisor << " metered " << metered;
+      // `via` (the run's entry), and `div` only when it trapped (to locate the trap).
+      EXPECT_EQ(module->impl().translated_count(metered), divisor == 0 ? 2u : 1u);
+      EXPECT_TRUE(module->impl().jit_for(metered ? kMetered : kUnmetered, Tier::Auto, cache_.get())->from_cache);
+    }
+  }
+}
+
 // A bad entry: Tier::Auto runs the interpreter, Tier::Compile recompiles (and says why).
 void expect_rejected(const std::shared_ptr<runtime::engine::FileCodeCache>& cache, std::string_view why) {
   auto module = compile_wat(kModule);

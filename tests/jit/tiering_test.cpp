@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace sprawling::wasm {
@@ -133,6 +134,40 @@ TEST_F(TierUp, AFunctionCalledOnceButLoopingLongIsCompiledForItsNextCall) {
     EXPECT_TRUE(has_machine_code(*module_, metered ? kMetered : kUnmetered, kSpin));
     same("spin", {i32(n)}, fuel);
   }
+}
+
+// A function's threshold grows with its size (SPRAWLING_JIT_TIER_UP_BYTES, default 512 wasm code
+// bytes a step): a large function called as often as a small one that turned hot is not asked
+// for yet, and is after enough more calls; both keep the interpreter's outcomes throughout.
+TEST_F(TierUp, LargeFunctionsNeedMoreCallsToTurnHot) {
+  // big: 300 adds of 7 bytes each (local.get, i32.const, i32.add, local.set): about 2,100 bytes,
+  // so its countdown is kCalls * 5 against small's kCalls.
+  std::string body;
+  for (int i = 0; i < 300; ++i) body += "(local.set 0 (i32.add (local.get 0) (i32.const 1)))";
+  const std::string wat = "(module (func (export \"big\") (param i32) (result i32) " + body +
+                          " (local.get 0)) (func (export \"small\") (param i32) (result i32) (i32.add (local.get 0) "
+                          "(i32.const 1))))";
+  const auto module = jit_testing::compile_wat(wat);
+  ASSERT_NE(module, nullptr);
+  const std::size_t big_bytes = module->impl().module.code[0].code_size;
+  ASSERT_GT(big_bytes, 4u * 512);
+  ASSERT_LT(big_bytes, 5u * 512);
+  const auto call = [&](const char* name, int times) {
+    for (int i = 0; i < times; ++i) {
+      const std::vector<Value> args{i32(static_cast<std::uint32_t>(i))};
+      EXPECT_EQ(run(module, Tier::Auto, name, args, std::nullopt), run(module, Tier::Interpret, name, args, std::nullopt))
+          << name;
+    }
+  };
+  call("small", 2 * kCalls);
+  call("big", 2 * kCalls);
+  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+  EXPECT_TRUE(has_machine_code(*module, kUnmetered, 1));
+  EXPECT_FALSE(has_machine_code(*module, kUnmetered, 0));
+  call("big", 4 * kCalls);  // 6 * kCalls in all, past kCalls * 5
+  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+  EXPECT_TRUE(has_machine_code(*module, kUnmetered, 0)) << tier_up_code_of(*module, kUnmetered)->reasons[0];
+  call("big", 2);
 }
 
 TEST_F(TierUp, OffLeavesAutoToTheInterpreter) {

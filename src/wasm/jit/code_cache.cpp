@@ -132,7 +132,7 @@ const std::expected<CacheKeyParts, std::string>& host_key_parts() {
     auto target = host_target();
     if (!target) return std::unexpected("the host target: " + target.error());
     p->target = std::move(*target);
-    p->pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size); whole module, one object";
+    p->pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size, 25 times it ahead of time), small code model, PIC; whole module, one object";
     return p;
   }();
   return parts;
@@ -201,13 +201,13 @@ std::vector<std::uint8_t> encode_image(const ObjectImage& image) {
   return out;
 }
 
-std::expected<ObjectImage, std::string> decode_image(std::span<const std::uint8_t> payload, std::size_t functions) {
+std::expected<ObjectView, std::string> decode_image(std::span<const std::uint8_t> payload, std::size_t functions) {
   const auto bad = [] { return std::unexpected(std::string("malformed payload")); };
   std::size_t at = 0;
   if (payload.size() < 4) return bad();
   if (get_le(payload, 0, 4) != functions) return std::unexpected(std::string("made for another function count"));
   at = 4;
-  ObjectImage image;
+  ObjectView image;
   image.reasons.resize(functions);
   for (std::string& r : image.reasons) {
     if (payload.size() - at < 4) return bad();
@@ -218,7 +218,7 @@ std::expected<ObjectImage, std::string> decode_image(std::span<const std::uint8_
     at += n;
   }
   if (payload.size() - at < 8 || get_le(payload, at, 8) != payload.size() - at - 8) return bad();
-  image.object.assign(payload.begin() + static_cast<std::ptrdiff_t>(at + 8), payload.end());
+  image.object = payload.subspan(at + 8);
   return image;
 }
 

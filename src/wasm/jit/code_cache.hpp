@@ -52,6 +52,7 @@ std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span
 
 // The payload: the reasons per defined function and the object (ObjectImage).
 std::vector<std::uint8_t> encode_image(const ObjectImage& image);
-std::expected<ObjectImage, std::string> decode_image(std::span<const std::uint8_t> payload, std::size_t functions);
+// The image in `payload` (its object a view into payload).
+std::expected<ObjectView, std::string> decode_image(std::span<const std::uint8_t> payload, std::size_t functions);
 
 }  // namespace sprawling::wasm::jit

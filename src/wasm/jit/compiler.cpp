@@ -1318,7 +1318,14 @@ unsigned fast_codegen_above() {
 // bound, e.g. CPython's eval loop): SROA alone, which makes the slots SSA values; the other three
 // passes cost most of the optimization time of such a function for little gain at FastISel.
 constexpr unsigned kHugeFactor = 3;
-void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false) {
+// Ahead of time (compile_object: `sprawl compile`, the code cache), a function is generated with
+// the optimizing code generator up to this many times the FastISel bound: CPython's eval loop
+// (57,600 IR instructions after the four passes) takes about 10 s of CPU that way and gives 308 KB
+// of code, against 17 s for optnone (FastISel code then through the greedy allocator, which the
+// optimizing target machine still runs) giving 780 KB of spill-bound code that ran about 1.5x the
+// interpreter. Above it (hostile bodies), optnone as in the lazy path bounds the time.
+constexpr unsigned kAheadOfTimeFactor = 25;
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false, unsigned fast_factor = 1) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -1339,7 +1346,8 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false)
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
-  const unsigned limit = fast_codegen_above();
+  const unsigned bound = fast_codegen_above();
+  const unsigned limit = bound > ~0U / fast_factor ? ~0U : bound * fast_factor;
   for (llvm::Function& f : m.functions()) {
     if (f.isDeclaration() || f.getInstructionCount() <= limit) continue;
     f.addFnAttr(llvm::Attribute::OptimizeNone);  // read by code generation only: the IR passes ran
@@ -1409,7 +1417,15 @@ void perf_map_add(std::uint64_t start, std::uint64_t size, const Module& m, std:
 llvm::Expected<llvm::orc::JITTargetMachineBuilder> host_target_builder() {
   init_llvm();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (jtmb) jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  if (jtmb) {
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+    // x86-64 JIT code defaults to the large code model (every call and constant address a 64-bit
+    // immediate in a register). JITLink lays each object out in one block and reaches the
+    // engine's helpers through stubs it makes, so the small model links too, position-independent
+    // (jump tables then hold offsets, not 32-bit absolute addresses the mapping cannot meet).
+    jtmb->setCodeModel(llvm::CodeModel::Small);
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  }
   return jtmb;
 }
 
@@ -1446,6 +1462,7 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
       continue;
     }
     me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *e.mod);
+    me.fns[i]->setDSOLocal(true);  // called directly (PC-relative), never through a PLT stub
   }
   for (std::size_t i = 0; i < funcs.size(); ++i)
     if (me.fns[i] != nullptr) FunctionEmitter(me, static_cast<u32>(i), scans[i]).emit();
@@ -1699,7 +1716,7 @@ std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Imp
   std::optional<Emitted> emitted = emit_module(cm, metered, (*tm)->createDataLayout(), (*tm)->getTargetTriple(), scratch);
   if (!emitted) return std::unexpected(scratch.error);
   auto t0 = std::chrono::steady_clock::now();
-  optimize(*emitted->mod, **tm);
+  optimize(*emitted->mod, **tm, false, kAheadOfTimeFactor);
   const double seconds_opt = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
   llvm::orc::SimpleCompiler compiler(**tm);
@@ -1715,7 +1732,7 @@ std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Imp
   return image;
 }
 
-std::shared_ptr<ModuleCode> load_object(const ObjectImage& image) {
+std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   auto out = std::make_shared<ModuleCode>(image.reasons.size());
   out->reasons = image.reasons;
   out->from_cache = true;
@@ -1734,13 +1751,22 @@ std::shared_ptr<ModuleCode> load_object(const ObjectImage& image) {
     out->error = error_text(std::move(e));
     return out;
   }
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
-      llvm::StringRef(reinterpret_cast<const char*>(image.object.data()), image.object.size()), "sprawling-code-cache");
+  // Not a copy when the bytes are aligned as LLVM's ELF reader requires ("Insufficient
+  // alignment" otherwise; where the object starts in the entry depends on the key's length):
+  // publish_entries below links the object (JITLink copies its sections into code memory)
+  // before this returns, and nothing reads the buffer after that.
+  const llvm::StringRef bytes(reinterpret_cast<const char*>(image.object.data()), image.object.size());
+  constexpr std::uintptr_t kObjectAlign = 16;
+  auto buffer = reinterpret_cast<std::uintptr_t>(bytes.data()) % kObjectAlign == 0
+                    ? llvm::MemoryBuffer::getMemBuffer(bytes, "sprawling-code-cache", /*RequiresNullTerminator=*/false)
+                    : llvm::MemoryBuffer::getMemBufferCopy(bytes, "sprawling-code-cache");
   if (auto e = (*lljit)->addObjectFile(std::move(buffer))) {
     out->error = error_text(std::move(e));
     return out;
   }
   publish_entries(**lljit, *out);  // the first lookup links the whole object
+  // A failed link may leave the object unlinked in the JIT: it goes with it, before the bytes do.
+  if (!out->error.empty()) return out;
   out->seconds_codegen = seconds_since(t0);
   auto impl = std::make_unique<ModuleCode::Impl>();
   impl->lljit = std::move(*lljit);

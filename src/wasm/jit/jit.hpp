@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <expected>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,12 @@ struct ObjectImage {
   std::vector<std::uint8_t> object;  // ELF relocatable object, helpers referenced by name
 };
 using ObjectResult = std::expected<ObjectImage, std::string>;
+// An image as read from the code cache: the object stays in the entry's bytes (a 21 MB object
+// for CPython: copying it twice cost more than linking it).
+struct ObjectView {
+  std::vector<std::string> reasons;
+  std::span<const std::uint8_t> object;
+};
 
 // The target machine code is generated for.
 struct TargetId {

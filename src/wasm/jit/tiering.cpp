@@ -29,6 +29,13 @@ constexpr std::int32_t kDefaultCalls = 20000;
 // A function above this many bytes of wasm code stays interpreted under tier-up (measured on
 // CPython, docs/compiled-tier.md "Tier-up": LLVM's time grows faster than the size).
 constexpr std::size_t kDefaultMaxBytes = 64 * 1024;
+// A function's threshold grows with its size: it is `calls` times 1 + (wasm code bytes / this).
+// LLVM's time grows with the size (about 60 µs of CPU per byte plus 20 ms: CPython's eval loop,
+// 51.7 KB, costs 2-4 s), and most of a large function's calls are loop samples (time spent in
+// it), so a large function must run longer before it pays back. At one threshold for all,
+// CPython's eval loop turned hot within the first second of every job and its compilation made
+// 3-7 s jobs use more CPU than the interpreter (docs/compiled-tier.md, "Tier-up").
+constexpr std::size_t kDefaultBytesPerThreshold = 512;
 // Requests waiting at most: past it a request is dropped and counted again later, so a burst of
 // hot functions cannot grow memory without bound while one compiles.
 constexpr std::size_t kQueueBound = 256;
@@ -56,6 +63,19 @@ std::atomic<std::int32_t>& calls_setting() {
 }
 std::int32_t threshold() {
   return calls_setting().load(std::memory_order_relaxed);
+}
+// SPRAWLING_JIT_TIER_UP_BYTES (0: every function at the same threshold).
+std::size_t bytes_per_threshold() {
+  static const auto bytes = static_cast<std::size_t>(
+      env_count("SPRAWLING_JIT_TIER_UP_BYTES", kDefaultBytesPerThreshold, UINT32_MAX));
+  return bytes;
+}
+// The countdown of a function of `code_bytes` at `calls` (bounded below INT32_MAX, which marks
+// a function asked for already).
+std::int32_t countdown_for(std::int32_t calls, std::size_t code_bytes) {
+  const std::size_t unit = bytes_per_threshold();
+  const std::uint64_t factor = 1 + (unit == 0 ? 0 : code_bytes / unit);
+  return static_cast<std::int32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(calls) * factor, INT32_MAX - 1));
 }
 
 struct Job {
@@ -193,7 +213,8 @@ std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, boo
   code->metered = metered;
   for (const FunctionBody& body : module.module.code) code->code_bytes += body.code_size;
   const std::int32_t calls = threshold();
-  for (Slot& slot : code->entries) slot.countdown.store(calls, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < code->entries.size(); ++i)
+    code->entries[i].countdown.store(countdown_for(calls, module.module.code[i].code_size), std::memory_order_relaxed);
   return code;
 }
 
@@ -211,7 +232,7 @@ void tier_up_hot(FuncInst& f, int variant) {
   if (!code || !code->tier_up) return;  // whole-module code: what has no entry stays interpreted
   const std::uint32_t defined = f.func_index - inst.module->imported_funcs;
   if (!Worker::get().push(Job{inst.compiled_module, code, defined}))
-    slot->countdown.store(threshold(), std::memory_order_relaxed);
+    slot->countdown.store(countdown_for(threshold(), cm.module.code[defined].code_size), std::memory_order_relaxed);
 }
 
 void tier_up_set_calls(std::int32_t calls) {
