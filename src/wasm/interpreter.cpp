@@ -345,7 +345,7 @@ L_Call:
       TRAP(TrapKind::UninitializedElement);                                                           \
     }                                                                                                 \
     const FuncType* want_ = inst->types[ip[L::type]];                                                 \
-    if (callee->type != want_ && !(*callee->type == *want_)) [[unlikely]]                             \
+    if (callee->type != want_ && !declared_subtype(*callee->type, *want_)) [[unlikely]]                                \
       TRAP(TrapKind::IndirectCallTypeMismatch);                                                       \
     nfp = fp + ip[L::base];                                                                           \
   } while (0)

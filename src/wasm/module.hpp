@@ -156,6 +156,8 @@ struct Module {
   // like simd_use; empty when there is none. The compiled tier keeps the functions of such a
   // module that throw, catch or hold exnref values interpreted (docs/compiled-tier.md).
   std::string exceptions_use;
+  bool uses_gc = false;  // a struct/array type, a rec group of several types, a sub type, a GC heap
+                         // type or instruction (the compiled tier leaves such modules interpreted)
   bool uses_exnref = false;  // exnref appears in a type, local, global, table or block type
 
   [[nodiscard]] const FuncType& func_type(std::uint32_t funcidx) const { return types[func_types[funcidx]]; }

@@ -575,7 +575,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     switch (imp.kind) {
       case ExternKind::Func: {
         FuncInst* f = std::get<FuncInst*>(ext);
-        if (!(*f->type == m.types[imp.type_index])) return link_error("incompatible import type");
+        if (!declared_subtype(*f->type, m.types[imp.type_index])) return link_error("incompatible import type");
         inst.funcs.push_back(f);
         break;
       }

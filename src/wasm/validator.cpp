@@ -46,9 +46,12 @@ bool read_heaptype(ByteReader& r, std::uint32_t& heap, const Features& features)
       heap = ValType::kAbstractHeap | b;
       return true;
     }
-    if (is_gc_heap_byte(b)) {
-      return r.fail(CompileError::Kind::Unsupported, at,
-                    concat("heap type ", heap_name(b), " needs garbage collection (GC), which this engine does not support"));
+    if (is_gc_heap_byte(b) && features.function_references) {
+      if (features.gc) {
+        heap = ValType::kAbstractHeap | b;
+        return true;
+      }
+      return r.malformed(at, concat("malformed heap type ", heap_name(b), " (garbage collection: the gc feature is off)"));
     }
     return r.malformed(at, features.function_references ? "malformed heap type" : "malformed reference type");
   }
@@ -84,9 +87,13 @@ bool read_valtype(ByteReader& r, ValType& out, const Features& features) {
       return true;
     }
   }
-  if (is_gc_heap_byte(b)) {
-    return r.fail(CompileError::Kind::Unsupported, at,
-                  concat("value type ", heap_name(b), "ref needs garbage collection (GC), which this engine does not support"));
+  if (is_gc_heap_byte(b) && features.function_references) {
+    if (features.gc) {
+      out = ValType::abstract_ref(true, b);
+      return true;
+    }
+    return r.malformed(at, concat("malformed value type ", name(ValType::abstract_ref(true, b)),
+                                  " (garbage collection: the gc feature is off)"));
   }
   if (!features.function_references && (b == ValType::kRefNullByte || b == ValType::kRefByte)) {
     return r.malformed(at, concat("malformed value type 0x", hex_byte(b),
@@ -385,6 +392,10 @@ bool FunctionValidator::block_signature(const BlockType& bt, std::span<const Val
     case BlockType::Kind::Index:
       if (bt.index >= context_.module->types.size()) {
         fail(concat("unknown type ", bt.index));
+        return false;
+      }
+      if (!context_.module->types[bt.index].is_func()) {
+        fail(concat("type mismatch: block type ", bt.index, " is not a function type"));
         return false;
       }
       params = context_.module->types[bt.index].params;
@@ -699,6 +710,10 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
         fail(concat("unknown type ", ins.index));
         break;
       }
+      if (!m.types[ins.index].is_func()) {
+        fail(concat("type mismatch: type ", ins.index, " is not a function type"));
+        break;
+      }
       const FuncType& ft = m.types[ins.index];
       if (!check_tail_call_results(ft)) break;
       pop(table_address_type(ins.index2));
@@ -714,6 +729,10 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
       }
       if (ins.index >= m.types.size()) {
         fail(concat("unknown type ", ins.index));
+        break;
+      }
+      if (!m.types[ins.index].is_func()) {
+        fail(concat("type mismatch: type ", ins.index, " is not a function type"));
         break;
       }
       const FuncType& ft = m.types[ins.index];
@@ -988,6 +1007,10 @@ void FunctionValidator::step_typed_refs(const Instruction& ins) {
       if (ins.op == Opcode::ReturnCallRef && !tail_calls_enabled(ins)) break;
       if (ins.index >= m.types.size()) {
         fail(concat("unknown type ", ins.index));
+        break;
+      }
+      if (!m.types[ins.index].is_func()) {
+        fail(concat("type mismatch: type ", ins.index, " is not a function type"));
         break;
       }
       const FuncType& ft = m.types[ins.index];

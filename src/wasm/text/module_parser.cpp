@@ -52,7 +52,10 @@ bool is_grammar_keyword(std::string_view kw) {
       // exception handling
       "tag", "exnref", "exn", "do", "catch_ref", "catch_all_ref", "assert_exception",
       // typed function references
-      "ref", "null", "nullfuncref", "nullexternref", "nullexnref", "nofunc", "noextern", "noexn"};
+      "ref", "null", "nullfuncref", "nullexternref", "nullexnref", "nofunc", "noextern", "noexn",
+      // garbage collection
+      "rec", "sub", "final", "struct", "array", "field", "i8", "i16", "any", "eq", "i31", "none", "anyref", "eqref",
+      "i31ref", "structref", "arrayref", "nullref"};
   return words.contains(kw);
 }
 
@@ -226,6 +229,8 @@ struct ModuleAst {
   // Typed function references: `(ref $t)` may name a type defined further on, so a named heap
   // type is a placeholder (kPendingHeap + its position here) until the encoder resolves it.
   std::vector<Ref> pending_types;
+  // GC: per type, its struct fields' ids ("" when unnamed); empty for other types.
+  std::vector<std::vector<std::string_view>> field_ids;
 };
 constexpr std::uint32_t kPendingHeap = 0xF00000;  // up to ValType::kAbstractHeap
 
@@ -350,10 +355,13 @@ class FieldParser {
     if (kw == "nullfuncref") return ValType::abstract_ref(true, ValType::kNoFunc);
     if (kw == "nullexternref") return ValType::abstract_ref(true, ValType::kNoExtern);
     if (kw == "nullexnref") return ValType::abstract_ref(true, ValType::kNoExn);
+    if (kw == "anyref") return ValType::abstract_ref(true, ValType::kAny);
+    if (kw == "eqref") return ValType::abstract_ref(true, ValType::kEq);
+    if (kw == "i31ref") return ValType::abstract_ref(true, ValType::kI31);
+    if (kw == "structref") return ValType::abstract_ref(true, ValType::kStruct);
+    if (kw == "arrayref") return ValType::abstract_ref(true, ValType::kArray);
+    if (kw == "nullref") return ValType::abstract_ref(true, ValType::kNone);
     return std::nullopt;
-  }
-  static bool is_gc_type_keyword(std::string_view kw) {
-    return kw == "anyref" || kw == "eqref" || kw == "i31ref" || kw == "structref" || kw == "arrayref" || kw == "nullref";
   }
   // A reference type's start: a short form (funcref, …) or `(ref`.
   bool at_reftype() const {
@@ -370,17 +378,12 @@ class FieldParser {
     const Token& t = c_.peek();
     if (t.kind == TokenKind::Keyword) {
       for (const std::uint8_t h : {ValType::kFunc, ValType::kExtern, ValType::kExn, ValType::kNoFunc,
-                                   ValType::kNoExtern, ValType::kNoExn}) {
+                                   ValType::kNoExtern, ValType::kNoExn, ValType::kAny, ValType::kEq, ValType::kI31,
+                                   ValType::kStruct, ValType::kArray, ValType::kNone}) {
         if (t.text == heap_name(h)) {
           c_.next();
           return ValType::kAbstractHeap | h;
         }
-      }
-      for (const std::uint8_t h : {ValType::kAny, ValType::kEq, ValType::kI31, ValType::kStruct, ValType::kArray,
-                                   ValType::kNone}) {
-        if (t.text == heap_name(h))
-          return std::unexpected(error_at(t, "heap type " + std::string(t.text) +
-                                                 " needs garbage collection (GC), which this engine does not support"));
       }
       return std::unexpected(unexpected(t, "a heap type"));
     }
@@ -408,9 +411,6 @@ class FieldParser {
       }
     }
     if (c_.at_form("ref")) return take_ref_type_form();
-    if (t.kind == TokenKind::Keyword && is_gc_type_keyword(t.text))
-      return std::unexpected(error_at(t, "value type " + std::string(t.text) +
-                                             " needs garbage collection (GC), which this engine does not support"));
     return std::unexpected(unexpected(t, "a value type"));
   }
   // (ref null? heaptype): typed function references.
@@ -601,29 +601,129 @@ class FieldParser {
     else if (k == "elem") r = elem_field(kw);
     else if (k == "data") r = data_field(kw);
     else if (k == "tag") r = tag_field(kw);
-    else if (k == "rec")
-      return std::unexpected(error_at(kw, "rec (recursive type groups) needs garbage collection (GC), which this engine "
-                                          "does not support"));
+    else if (k == "rec") r = rec_field();
     else return std::unexpected(unexpected(kw, "a module field"));
     if (!r) return r;
     return expect_rparen();
   }
 
+  // (rec (type …)*): one recursion group.
+  Result<void> rec_field() {
+    const auto start = static_cast<std::uint32_t>(m_.types.size());
+    while (c_.at_form("type")) {
+      c_.next();
+      const Token& kw = c_.next();
+      if (auto r = type_field(kw); !r) return r;
+      if (auto r = expect_rparen(); !r) return r;
+    }
+    const auto n = static_cast<std::uint32_t>(m_.types.size()) - start;
+    for (std::uint32_t i = start; i < start + n; ++i) {
+      m_.types[i].rec_start = start;
+      m_.types[i].rec_size = n;
+    }
+    return {};
+  }
+
+  // (type $id? deftype): (sub final? $super? comptype) or a comptype (final, no supertype).
   Result<void> type_field(const Token& kw) {
     const Token& id_tok = c_.peek();
     const auto id = take_id();
-    if (auto r = bind(Space::Type, id, static_cast<std::uint32_t>(m_.types.size()), id.empty() ? kw : id_tok); !r) return r;
-    if (c_.at_form("struct") || c_.at_form("array") || c_.at_form("sub"))
-      return std::unexpected(error_at(c_.peek(1), std::string(c_.peek(1).text) +
-                                                      " types need garbage collection (GC), which this engine does not support"));
-    if (!c_.at_form("func")) return std::unexpected(unexpected(c_.peek(), "'(func'"));
-    c_.next();
-    c_.next();
-    TypeUse tu;
-    if (auto r = take_params_results(tu, true); !r) return r;
-    if (auto r = expect_rparen(); !r) return r;
-    m_.types.push_back(std::move(tu.sig));
+    const auto index = static_cast<std::uint32_t>(m_.types.size());
+    if (auto r = bind(Space::Type, id, index, id.empty() ? kw : id_tok); !r) return r;
+    FuncType ft;
+    ft.rec_start = index;
+    bool sub = false;
+    if (c_.at_form("sub")) {
+      sub = true;
+      c_.next();
+      c_.next();
+      ft.is_final = c_.at_keyword("final");
+      if (ft.is_final) c_.next();
+      if (!c_.at(TokenKind::LParen)) {
+        auto super = take_heaptype();
+        if (!super) return std::unexpected(super.error());
+        if (*super >= ValType::kAbstractHeap) return std::unexpected(unexpected(c_.peek(), "a type index"));
+        ft.super = *super;
+      }
+    }
+    std::vector<std::string_view> field_ids;
+    if (auto r = comp_type(ft, field_ids); !r) return r;
+    if (sub) {
+      if (auto r = expect_rparen(); !r) return r;
+    }
+    m_.types.push_back(std::move(ft));
+    m_.field_ids.resize(m_.types.size());
+    m_.field_ids.back() = std::move(field_ids);
     return {};
+  }
+
+  // (func …), (struct (field $id? fieldtype)* | (field fieldtype*)*), (array fieldtype).
+  Result<void> comp_type(FuncType& ft, std::vector<std::string_view>& field_ids) {
+    if (c_.at_form("func")) {
+      c_.next();
+      c_.next();
+      TypeUse tu;
+      if (auto r = take_params_results(tu, true); !r) return r;
+      ft.params = std::move(tu.sig.params);
+      ft.results = std::move(tu.sig.results);
+      return expect_rparen();
+    }
+    if (c_.at_form("struct")) {
+      c_.next();
+      c_.next();
+      ft.kind = TypeKind::Struct;
+      while (c_.at_form("field")) {
+        c_.next();
+        c_.next();
+        if (c_.at(TokenKind::Id)) {
+          field_ids.push_back(c_.next().text);
+          auto f = take_field_type();
+          if (!f) return std::unexpected(f.error());
+          ft.fields.push_back(*f);
+        } else {
+          while (!c_.at(TokenKind::RParen)) {
+            auto f = take_field_type();
+            if (!f) return std::unexpected(f.error());
+            ft.fields.push_back(*f);
+            field_ids.emplace_back();
+          }
+        }
+        if (auto r = expect_rparen(); !r) return r;
+      }
+      return expect_rparen();
+    }
+    if (c_.at_form("array")) {
+      c_.next();
+      c_.next();
+      ft.kind = TypeKind::Array;
+      auto f = take_field_type();
+      if (!f) return std::unexpected(f.error());
+      ft.fields.push_back(*f);
+      return expect_rparen();
+    }
+    return std::unexpected(unexpected(c_.peek(), "'(func', '(struct' or '(array'"));
+  }
+
+  // storagetype or (mut storagetype); storagetype: a value type, i8 or i16.
+  Result<FieldType> take_field_type() {
+    FieldType f;
+    const bool mut = c_.at_form("mut");
+    if (mut) {
+      c_.next();
+      c_.next();
+      f.is_mutable = true;
+    }
+    if (c_.at_keyword("i8") || c_.at_keyword("i16")) {
+      f.packed = c_.next().text == "i8" ? FieldType::Packed::I8 : FieldType::Packed::I16;
+    } else {
+      auto t = take_valtype();
+      if (!t) return std::unexpected(t.error());
+      f.type = *t;
+    }
+    if (mut) {
+      if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    }
+    return f;
   }
 
   Result<void> import_field(const Token& kw) {
@@ -1679,14 +1779,21 @@ class Encoder {
 
     if (!types_.empty()) {
       s.clear();
-      put_u32(s, types_.size());
-      for (const auto& t : types_) {
-        s.push_back(0x60);
-        put_u32(s, t.params.size());
-        for (auto v : t.params) put_valtype(s, v);
-        put_u32(s, t.results.size());
-        for (auto v : t.results) put_valtype(s, v);
+      Bytes groups;
+      std::size_t n_groups = 0;
+      for (std::size_t i = 0; i < types_.size();) {
+        const FuncType& first = types_[i];
+        const std::size_t n = first.rec_start == i && first.rec_size > 1 ? first.rec_size : 1;
+        if (n > 1) {
+          groups.push_back(0x4E);
+          put_u32(groups, n);
+        }
+        for (std::size_t k = i; k < i + n; ++k) put_sub_type(groups, types_[k]);
+        ++n_groups;
+        i += n;
       }
+      put_u32(s, n_groups);
+      s.insert(s.end(), groups.begin(), groups.end());
       put_section(out, 1, s);
     }
 
@@ -1899,6 +2006,47 @@ class Encoder {
     }
     return ValType::ref(t.nullable(), *idx);
   }
+  // A subtype: `sub` (0x50) / `sub final` (0x4F) with its supertype when it is not a bare final
+  // type, then the composite type.
+  void put_sub_type(Bytes& b, const FuncType& t) {
+    if (!t.is_final || t.super != kNoSuper) {
+      b.push_back(t.is_final ? 0x4F : 0x50);
+      if (t.super == kNoSuper) {
+        put_u32(b, 0);
+      } else {
+        put_u32(b, 1);
+        put_u32(b, resolved(ValType::ref(false, t.super)).type_index());
+      }
+    }
+    switch (t.kind) {
+      case TypeKind::Func:
+        b.push_back(0x60);
+        put_u32(b, t.params.size());
+        for (auto v : t.params) put_valtype(b, v);
+        put_u32(b, t.results.size());
+        for (auto v : t.results) put_valtype(b, v);
+        return;
+      case TypeKind::Struct:
+        b.push_back(0x5F);
+        put_u32(b, t.fields.size());
+        for (const FieldType& f : t.fields) put_field_type(b, f);
+        return;
+      case TypeKind::Array:
+        b.push_back(0x5E);
+        put_field_type(b, t.fields.at(0));
+        return;
+    }
+  }
+  void put_field_type(Bytes& b, const FieldType& f) {
+    if (f.packed == FieldType::Packed::I8) {
+      b.push_back(0x78);
+    } else if (f.packed == FieldType::Packed::I16) {
+      b.push_back(0x77);
+    } else {
+      put_valtype(b, f.type);
+    }
+    b.push_back(f.is_mutable ? 1 : 0);
+  }
   static void put_heap(Bytes& b, std::uint32_t heap) {
     if (heap >= ValType::kAbstractHeap) {
       b.push_back(static_cast<std::uint8_t>(heap & 0xFF));  // a one-byte negative s33
@@ -1988,7 +2136,13 @@ class Encoder {
   // module with many distinct signatures does not make this quadratic.
   std::uint32_t find_or_add_type(const FuncType& sig) {
     if (type_index_.empty()) {
-      for (std::size_t i = 0; i < types_.size(); ++i) type_index_.emplace(type_key(types_[i]), static_cast<std::uint32_t>(i));
+      for (std::size_t i = 0; i < types_.size(); ++i) {
+        // Only a plain function type (final, no supertype, alone in its group) is what an
+        // inline signature means.
+        const FuncType& t = types_[i];
+        if (t.is_func() && t.is_final && t.super == kNoSuper && t.rec_size == 1)
+          type_index_.emplace(type_key(t), static_cast<std::uint32_t>(i));
+      }
     }
     const auto [it, added] = type_index_.emplace(type_key(sig), static_cast<std::uint32_t>(types_.size()));
     if (added) types_.push_back(sig);

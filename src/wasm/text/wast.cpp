@@ -172,12 +172,14 @@ class WastParser {
         if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
         return out;
       }
-      // Any heap type of the three hierarchies (typed function references add the bottoms).
+      // Any abstract heap type of the four hierarchies (typed function references add the
+      // bottoms, GC any's hierarchy).
       std::optional<std::uint8_t> heap;
       for (const std::uint8_t h : {ValType::kFunc, ValType::kExtern, ValType::kExn, ValType::kNoFunc, ValType::kNoExtern,
-                                   ValType::kNoExn})
+                                   ValType::kNoExn, ValType::kAny, ValType::kEq, ValType::kI31, ValType::kStruct,
+                                   ValType::kArray, ValType::kNone})
         if (c_.at_keyword(heap_name(h))) heap = h;
-      if (!heap) return std::unexpected(unexpected(arg, "'func' or 'extern'"));
+      if (!heap) return std::unexpected(unexpected(arg, "an abstract heap type (func, extern, any, …)"));
       out.value = Value::null(ValType::abstract_ref(true, *heap));
       c_.next();
     } else if (k == "ref.extern") {
