@@ -479,23 +479,42 @@ ConstExpr Decoder::const_expr(ValType type) {
       return out;
     }
   }
-  if (const_instrs_.size() > 1) {
-    // Validated: integer constants, global.gets and integer add/sub/mul only.
+  if (const_instrs_.size() > 1 || (const_instrs_.size() == 1 && is_gc_op(const_instrs_[0].op))) {
+    // Validated: constants, global.gets, integer add/sub/mul and GC's allocations.
     out.op = ConstExpr::Op::Extended;
     for (const Instruction& c : const_instrs_) {
       using K = ConstExpr::Step::Kind;
-      K k = K::Const;
+      ConstExpr::Step step{K::Const, c.bits, 0};
       switch (c.op) {
-        case Opcode::GlobalGet: k = K::GlobalGet; break;
-        case Opcode::I32Add: k = K::I32Add; break;
-        case Opcode::I32Sub: k = K::I32Sub; break;
-        case Opcode::I32Mul: k = K::I32Mul; break;
-        case Opcode::I64Add: k = K::I64Add; break;
-        case Opcode::I64Sub: k = K::I64Sub; break;
-        case Opcode::I64Mul: k = K::I64Mul; break;
+        case Opcode::GlobalGet: step = {K::GlobalGet, c.index, 0}; break;
+        case Opcode::I32Add: step.kind = K::I32Add; break;
+        case Opcode::I32Sub: step.kind = K::I32Sub; break;
+        case Opcode::I32Mul: step.kind = K::I32Mul; break;
+        case Opcode::I64Add: step.kind = K::I64Add; break;
+        case Opcode::I64Sub: step.kind = K::I64Sub; break;
+        case Opcode::I64Mul: step.kind = K::I64Mul; break;
+        case Opcode::RefNull: step.value = 0; break;
+        case Opcode::RefFunc:
+          step = {K::RefFunc, c.index, 0};
+          declare_ref(c.index);
+          break;
+        case Opcode::V128Const:
+          step.kind = K::ConstV128;
+          std::memcpy(&step.value, c.v128.data(), 8);
+          std::memcpy(&step.value2, c.v128.data() + 8, 8);
+          break;
+        case Opcode::RefI31: step.kind = K::RefI31; break;
+        case Opcode::AnyConvertExtern: step.kind = K::AnyConvertExtern; break;
+        case Opcode::ExternConvertAny: step.kind = K::ExternConvertAny; break;
+        case Opcode::StructNew: step = {K::StructNew, c.index, 0}; break;
+        case Opcode::StructNewDefault: step = {K::StructNewDefault, c.index, 0}; break;
+        case Opcode::ArrayNew: step = {K::ArrayNew, c.index, 0}; break;
+        case Opcode::ArrayNewDefault: step = {K::ArrayNewDefault, c.index, 0}; break;
+        case Opcode::ArrayNewFixed: step = {K::ArrayNewFixed, c.index, c.index2}; break;
         default: break;
       }
-      out.steps.push_back(ConstExpr::Step{k, k == K::GlobalGet ? c.index : c.bits});
+      if (is_gc_op(c.op)) module_.uses_gc = true;
+      out.steps.push_back(step);
     }
     return out;
   }
@@ -1015,10 +1034,13 @@ void Decoder::code_entry(std::uint32_t index) {
       case Opcode::End: nesting.pop_back(); break;
       case Opcode::MemoryInit:
       case Opcode::DataDrop:
+      case Opcode::ArrayNewData:
+      case Opcode::ArrayInitData:
         if (!module_.data_count && !data_index_use_) data_index_use_ = ins.offset;
         break;
       default: break;
     }
+    if (is_gc_op(ins.op)) module_.uses_gc = true;
     if (module_.simd_use.empty()) note_simd_instruction(funcidx, ins);
     const auto exn = [](ValType t) { return t.is_ref() && heap_top(t.heap()) == ValType::kExn; };
     if ((ins.op == Opcode::RefNull || ins.op == Opcode::SelectT) && exn(ins.type))

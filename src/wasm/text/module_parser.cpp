@@ -47,7 +47,8 @@ bool is_grammar_keyword(std::string_view kw) {
       "import", "export", "start", "offset", "item", "declare", "mut", "then", "else", "end", "funcref",
       "externref", "i32", "i64", "f32", "f64", "v128", "extern", "binary", "quote", "register", "invoke",
       "get", "assert_return", "assert_trap", "assert_exhaustion", "assert_invalid", "assert_malformed",
-      "assert_unlinkable", "assert_uninstantiable", "nan:canonical", "nan:arithmetic", "ref.extern",
+      "assert_unlinkable", "assert_uninstantiable", "nan:canonical", "nan:arithmetic", "ref.extern", "ref.host",
+      "ref.struct", "ref.array", "ref.any",
       "inf", "nan", "either", "script", "input", "output",
       // exception handling
       "tag", "exnref", "exn", "do", "catch_ref", "catch_all_ref", "assert_exception",
@@ -111,7 +112,8 @@ struct Instr {
   std::uint64_t value = 0;  // constant bits | memarg offset | label depth | ref.null type | side-table index
                             // | lane index (extract/replace_lane)
   Ref a;                    // the index immediate (table.init/table.copy: the first one; memory.init:
-                            // the data segment, its memory in second_refs); a memarg's memory
+                            // the data segment, its memory in second_refs); a memarg's memory; GC:
+                            // the type (the field, count, data, elem or source type in second_refs)
 };
 
 struct Expr {
@@ -676,7 +678,10 @@ class FieldParser {
         c_.next();
         c_.next();
         if (c_.at(TokenKind::Id)) {
-          field_ids.push_back(c_.next().text);
+          const Token& id = c_.next();
+          if (std::ranges::find(field_ids, id.text) != field_ids.end())
+            return std::unexpected(error_at(id, "duplicate field " + std::string(id.text)));
+          field_ids.push_back(id.text);
           auto f = take_field_type();
           if (!f) return std::unexpected(f.error());
           ft.fields.push_back(*f);
@@ -1654,10 +1659,50 @@ class FieldParser {
         in.value = ValType::ref(true, *heap).bits();
         return {};
       }
-      case ImmKind::TypeIdx: {  // call_ref, return_call_ref
+      case ImmKind::TypeIdx: {  // call_ref, return_call_ref; GC: struct.new, array.get, …
         auto r = take_index("a type index");
         if (!r) return std::unexpected(r.error());
         in.a = *r;
+        return {};
+      }
+      case ImmKind::StructField:
+      case ImmKind::ArrayFixed:
+      case ImmKind::ArrayData:
+      case ImmKind::ArrayElem:
+      case ImmKind::ArrayCopy: {  // typeidx, then a field, count, data, elem or type index
+        auto t = take_index("a type index");
+        if (!t) return std::unexpected(t.error());
+        in.a = *t;
+        Result<Ref> second = numeric_ref(0);
+        if (info.imm == ImmKind::ArrayFixed) {
+          auto n = take_u32("an element count");
+          if (!n) return std::unexpected(n.error());
+          second = numeric_ref(*n);
+        } else {
+          second = take_index("an index");
+        }
+        if (!second) return std::unexpected(second.error());
+        in.value = e.second_refs.size();
+        e.second_refs.push_back(*second);
+        return {};
+      }
+      case ImmKind::HeapType: {  // ref.test / ref.cast reftype: a nullable one picks the opcode's null form
+        auto t = take_reftype();
+        if (!t) return std::unexpected(t.error());
+        if (t->nullable()) in.op = in.op == Opcode::RefTest ? Opcode::RefTestNull : Opcode::RefCastNull;
+        in.value = t->bits();
+        return {};
+      }
+      case ImmKind::BrOnCast: {  // label reftype reftype (the types in select_types, at index align)
+        auto l = label_ref();
+        if (!l) return std::unexpected(l.error());
+        in.value = *l;
+        auto t1 = take_reftype();
+        if (!t1) return std::unexpected(t1.error());
+        auto t2 = take_reftype();
+        if (!t2) return std::unexpected(t2.error());
+        in.align = static_cast<std::uint32_t>(e.select_types.size());
+        e.select_types.push_back({*t1, *t2});
         return {};
       }
       case ImmKind::MemArg8:
@@ -2298,6 +2343,17 @@ class Encoder {
     return std::unexpected(error_pos(ref.pos, "unknown local " + std::string(ref.id)));
   }
 
+  // A struct field: a number, or a name the struct type `type` gave one of its fields.
+  Result<std::uint32_t> field_index(std::uint32_t type, const Ref& ref) const {
+    if (ref.id.empty()) return ref.index;
+    if (type < m_.field_ids.size()) {
+      const auto& ids = m_.field_ids[type];
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] == ref.id) return static_cast<std::uint32_t>(i);
+    }
+    return std::unexpected(error_pos(ref.pos, "unknown field " + std::string(ref.id)));
+  }
+
   static void put_opcode(Bytes& b, Opcode op) {
     const auto& info = wasm::info(op);
     if (info.prefix) {
@@ -2430,6 +2486,38 @@ class Encoder {
           auto idx = resolve(Space::Type, in.a);
           if (!idx) return std::unexpected(idx.error());
           put_u32(b, *idx);
+          break;
+        }
+        case ImmKind::StructField:
+        case ImmKind::ArrayFixed:
+        case ImmKind::ArrayData:
+        case ImmKind::ArrayElem:
+        case ImmKind::ArrayCopy: {
+          auto idx = resolve(Space::Type, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          const Ref& second = e.second_refs[in.value];
+          Result<std::uint32_t> r2 = second.index;
+          if (info.imm == ImmKind::StructField) r2 = field_index(*idx, second);
+          else if (info.imm == ImmKind::ArrayData) r2 = resolve(Space::Data, second);
+          else if (info.imm == ImmKind::ArrayElem) r2 = resolve(Space::Elem, second);
+          else if (info.imm == ImmKind::ArrayCopy) r2 = resolve(Space::Type, second);
+          if (!r2) return std::unexpected(r2.error());
+          if (info.imm == ImmKind::ArrayData) uses_data_index_ = true;
+          put_u32(b, *r2);
+          break;
+        }
+        case ImmKind::HeapType:
+          put_heap(b, resolved(ValType::from_bits(static_cast<std::uint32_t>(in.value))).heap());
+          break;
+        case ImmKind::BrOnCast: {
+          const auto& types = e.select_types[in.align];
+          const ValType t1 = resolved(types[0]);
+          const ValType t2 = resolved(types[1]);
+          b.push_back(static_cast<std::uint8_t>((t1.nullable() ? 1 : 0) | (t2.nullable() ? 2 : 0)));
+          put_u32(b, in.value);
+          put_heap(b, t1.heap());
+          put_heap(b, t2.heap());
           break;
         }
         case ImmKind::DataIdx:
