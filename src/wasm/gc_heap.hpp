@@ -21,7 +21,7 @@ struct ResourceAccount;
 // (the externref's bits with bit 63 set); else bit 0 set is an i31 (its 31 bits above bit 0);
 // else an object handle of the store's GcHeap. extern.convert_any sets bit 63 of an anyref and
 // any.convert_extern clears it again, so both conversions are free and round-trip exactly; an
-// embedder's externref payloads therefore keep bit 63 clear (docs/embedding.md).
+// embedder's externref payloads therefore keep bit 63 clear (docs/interpreter.md).
 namespace gcref {
 inline constexpr std::uint64_t kExternBit = std::uint64_t{1} << 63;
 [[nodiscard]] constexpr std::uint64_t from_i31(std::uint32_t v) noexcept { return (std::uint64_t{v & 0x7FFFFFFFu} << 1) | 1; }

@@ -87,7 +87,8 @@ struct Trap {
 
 // A value crossing the host boundary. References: bits == 0 is null; a funcref's bits is an
 // engine handle; an externref's bits is the embedder's payload (so payload 0 means null —
-// embedders that need "extern 0" add one).
+// embedders that need "extern 0" add one; and bit 63 stays clear: garbage collection's
+// any.convert_extern marks a host reference inside the any hierarchy with it).
 struct Value {
   ValType type = ValType::I32;
   std::uint64_t bits = 0;

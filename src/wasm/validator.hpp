@@ -70,7 +70,7 @@ inline constexpr std::uint32_t kCatchAllRef = 3;
 // heap type (an abstract one's byte, or a type index as a non-negative s33). Malformed encodings
 // are reported to the reader; a type index is not checked against the module (the caller says
 // "unknown type"). Without `features.function_references` only the 2.0 one-byte types (and
-// exnref) are read. GC's heap types are refused as unsupported.
+// exnref) are read. GC's heap types need `features.gc`.
 bool read_valtype(ByteReader& reader, ValType& out, const Features& features);
 bool read_heaptype(ByteReader& reader, std::uint32_t& heap, const Features& features);
 
