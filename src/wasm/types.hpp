@@ -90,8 +90,8 @@ inline constexpr ValType ValType::ExnRef = ValType::abstract_ref(true, ValType::
 static_assert(sizeof(ValType) == 4 && std::is_trivially_copyable_v<ValType>);
 
 [[nodiscard]] constexpr bool is_reference(ValType t) noexcept { return t.is_ref(); }
-// The one-byte value types: numbers, v128, and the nullable abstract references (funcref,
-// externref, exnref, and GC's anyref, eqref, i31ref, structref, arrayref, nullref, …).
+// The one-byte value types read everywhere: numbers, v128, funcref, externref, exnref (the other
+// short forms — nullfuncref, …, GC's anyref, eqref, … — need their feature: read_valtype).
 [[nodiscard]] constexpr bool is_valtype_byte(std::uint8_t b) noexcept {
   return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x69;
 }
