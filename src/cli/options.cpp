@@ -66,7 +66,8 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   const std::string_view key = option.substr(0, eq);
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
   if (key == "simd" || key == "tail-call" || key == "extended-const" || key == "relaxed-simd" || key == "multi-memory" ||
-      key == "memory64" || key == "exceptions" || key == "function-references") {
+      key == "memory64" || key == "exceptions" || key == "function-references" ||
+      key == "gc") {
     // WebAssembly 3.0 feature switches, Wasmtime's spelling: a bare -W simd means yes.
     bool on = true;
     if (eq != std::string_view::npos) {
@@ -85,6 +86,7 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
      : key == "memory64"       ? request.memory64
      : key == "exceptions"     ? request.exceptions
      : key == "function-references" ? request.function_references
+     : key == "gc"             ? request.gc
                                : request.extended_const) = on;
     return {};
   }
@@ -130,7 +132,7 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
                                       "': unknown option (supported: fuel, max-memory-size, max-table-elements, "
                                       "max-tables, max-memories, max-store-size, timeout, simd, tail-call, "
                                       "extended-const, relaxed-simd, multi-memory, memory64, exceptions, "
-                                      "function-references)"});
+                                      "function-references, gc)"});
   }
   return {};
 }

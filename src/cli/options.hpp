@@ -40,6 +40,7 @@ struct RunRequest {
   bool tail_call = true;       // -W tail-call=y|n
   bool exceptions = true;      // -W exceptions=y|n
   bool function_references = true;  // -W function-references=y|n
+  bool gc = true;              // -W gc=y|n
   bool extended_const = true;  // -W extended-const=y|n
   bool relaxed_simd = true;    // -W relaxed-simd=y|n
   bool multi_memory = true;    // -W multi-memory=y|n

@@ -69,6 +69,10 @@ Options:
                            call_ref, return_call_ref, ref.as_non_null, br_on_null,
                            br_on_non_null, non-nullable locals, table initialisers); n refuses
                            a module using them; default y (as Wasmtime's 3.0 releases)
+  -W gc=y|n                WebAssembly 3.0 garbage collection (rec groups, sub types, struct
+                           and array types and objects, i31, ref.test/ref.cast/br_on_cast,
+                           any/extern conversions); n refuses a module using it; default y
+                           (as Wasmtime since 47). Objects count against -W max-store-size
   -W extended-const=y|n    WebAssembly 3.0 extended constant expressions (i32/i64 add, sub,
                            mul in initialisers and offsets, global.get of a defined global
                            there); n refuses a module using them; default y (as Wasmtime)
@@ -216,6 +220,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.tail_call = request.tail_call;
   config.exceptions = request.exceptions;
   config.function_references = request.function_references;
+  config.gc = request.gc;
   config.extended_const = request.extended_const;
   config.relaxed_simd = request.relaxed_simd;
   config.multi_memory = request.multi_memory;

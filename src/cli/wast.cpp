@@ -22,8 +22,9 @@ file:line, a `FILE: N passed, M failed` line per file, and the totals last:
 
 Modules validate as WebAssembly 3.0 as far as the engine has it (tail calls, extended constant
 expressions, relaxed SIMD, multiple memories, memory64, exception handling, typed function
-references). --wasm2 validates as 2.0 instead (those off, as -W tail-call=n,extended-const=n,
-relaxed-simd=n,multi-memory=n,memory64=n,exceptions=n,function-references=n), for the 2.0
+references, garbage collection). --wasm2 validates as 2.0 instead (those off, as -W tail-call=n,
+extended-const=n,relaxed-simd=n,multi-memory=n,memory64=n,exceptions=n,function-references=n,
+gc=n), for the 2.0
 testsuite, some of whose assertions 3.0 reverses. A result written (either V...) passes when any
 of the listed values matches.
 

@@ -270,7 +270,8 @@ std::expected<LoadedModule, AxError> load_module(const SandboxJob& job, const Sa
                                 .multi_memory = config.multi_memory,
                                 .memory64 = config.memory64,
                                 .exceptions = config.exceptions,
-                                .function_references = config.function_references};
+                                .function_references = config.function_references,
+                                .gc = config.gc};
   // The vouching file says these bytes validated with every feature on (or fewer): with one
   // switched off here (SIMD too: -W simd=n needs the bodies read) they are validated again.
   const bool may_skip_validation = features == wasm::Features{} && config.simd;

@@ -98,6 +98,18 @@ class Decoder {
     note_exceptions(at, concat(where, " uses exnref"));
   }
   void tag_section();
+  // A function's or tag's type index: a function type of the type section.
+  bool check_func_type(std::size_t at, std::uint32_t type_index) {
+    if (type_index >= module_.types.size()) {
+      invalid(at, concat("unknown type ", type_index));
+      return false;
+    }
+    if (!module_.types[type_index].is_func()) {
+      invalid(at, concat("type mismatch: type ", type_index, " is not a function type"));
+      return false;
+    }
+    return true;
+  }
   std::uint32_t tag_type(std::size_t at);
   // Records a function as referenced (C.refs). Only known functions are recorded: an unknown
   // index is reported on its own, and must never size the vector (2^32-1 + 1 wraps to 0).
@@ -113,6 +125,9 @@ class Decoder {
   void custom_section(std::size_t end);
   void name_section(std::size_t start, std::size_t end);
   void type_section();
+  void sub_type(std::uint32_t rec_start, std::uint32_t rec_size);
+  FieldType field_type(std::size_t type_limit);
+  void finish_rec_group(std::uint32_t start, std::uint32_t n, std::size_t at);
   void import_section();
   void function_section();
   void table_section();
@@ -310,6 +325,7 @@ ValType Decoder::valtype(std::size_t type_limit) {
   ValType t = ValType::I32;
   if (!read_valtype(r_, t, context_.features)) return ValType::I32;
   if (t.is_ref() && heap_top(t.heap()) == ValType::kExn) note_exnref(at, concat("the value type at offset ", at));
+  if (t.is_ref() && is_gc_heap_byte(t.heap_byte())) module_.uses_gc = true;
   const std::size_t limit = type_limit == SIZE_MAX ? module_.types.size() : type_limit;
   if (t.concrete() && t.type_index() >= limit)
     invalid(at, concat("unknown type ", t.type_index()));
@@ -463,23 +479,42 @@ ConstExpr Decoder::const_expr(ValType type) {
       return out;
     }
   }
-  if (const_instrs_.size() > 1) {
-    // Validated: integer constants, global.gets and integer add/sub/mul only.
+  if (const_instrs_.size() > 1 || (const_instrs_.size() == 1 && is_gc_op(const_instrs_[0].op))) {
+    // Validated: constants, global.gets, integer add/sub/mul and GC's allocations.
     out.op = ConstExpr::Op::Extended;
     for (const Instruction& c : const_instrs_) {
       using K = ConstExpr::Step::Kind;
-      K k = K::Const;
+      ConstExpr::Step step{K::Const, c.bits, 0};
       switch (c.op) {
-        case Opcode::GlobalGet: k = K::GlobalGet; break;
-        case Opcode::I32Add: k = K::I32Add; break;
-        case Opcode::I32Sub: k = K::I32Sub; break;
-        case Opcode::I32Mul: k = K::I32Mul; break;
-        case Opcode::I64Add: k = K::I64Add; break;
-        case Opcode::I64Sub: k = K::I64Sub; break;
-        case Opcode::I64Mul: k = K::I64Mul; break;
+        case Opcode::GlobalGet: step = {K::GlobalGet, c.index, 0}; break;
+        case Opcode::I32Add: step.kind = K::I32Add; break;
+        case Opcode::I32Sub: step.kind = K::I32Sub; break;
+        case Opcode::I32Mul: step.kind = K::I32Mul; break;
+        case Opcode::I64Add: step.kind = K::I64Add; break;
+        case Opcode::I64Sub: step.kind = K::I64Sub; break;
+        case Opcode::I64Mul: step.kind = K::I64Mul; break;
+        case Opcode::RefNull: step.value = 0; break;
+        case Opcode::RefFunc:
+          step = {K::RefFunc, c.index, 0};
+          declare_ref(c.index);
+          break;
+        case Opcode::V128Const:
+          step.kind = K::ConstV128;
+          std::memcpy(&step.value, c.v128.data(), 8);
+          std::memcpy(&step.value2, c.v128.data() + 8, 8);
+          break;
+        case Opcode::RefI31: step.kind = K::RefI31; break;
+        case Opcode::AnyConvertExtern: step.kind = K::AnyConvertExtern; break;
+        case Opcode::ExternConvertAny: step.kind = K::ExternConvertAny; break;
+        case Opcode::StructNew: step = {K::StructNew, c.index, 0}; break;
+        case Opcode::StructNewDefault: step = {K::StructNewDefault, c.index, 0}; break;
+        case Opcode::ArrayNew: step = {K::ArrayNew, c.index, 0}; break;
+        case Opcode::ArrayNewDefault: step = {K::ArrayNewDefault, c.index, 0}; break;
+        case Opcode::ArrayNewFixed: step = {K::ArrayNewFixed, c.index, c.index2}; break;
         default: break;
       }
-      out.steps.push_back(ConstExpr::Step{k, k == K::GlobalGet ? c.index : c.bits});
+      if (is_gc_op(c.op)) module_.uses_gc = true;
+      out.steps.push_back(step);
     }
     return out;
   }
@@ -508,32 +543,135 @@ ConstExpr Decoder::const_expr(ValType type) {
   return out;
 }
 
+// The type section: recursion groups (`rec` 0x4E, GC), each of subtypes (`sub` 0x50, `sub final`
+// 0x4F, or a bare composite type: final, no supertype), each a function (0x60), struct (0x5F) or
+// array (0x5E) type. Types of a group may name every type of it (and the ones before).
 void Decoder::type_section() {
   const std::uint32_t count = r_.u32();
   for (std::uint32_t i = 0; i < count && r_.ok(); ++i) {
     const std::size_t at = r_.offset();
-    const std::int32_t form = r_.s7();
-    if (!r_.ok()) return;
-    if (form != -0x20) {
-      // GC's composite types and groups: rec 0x4E, sub 0x50/0x4F, struct 0x5F, array 0x5E.
-      const bool gc_form = form == -0x32 || form == -0x30 || form == -0x31 || form == -0x21 || form == -0x22;
-      if (gc_form && context_.features.function_references) {
-        r_.fail(CompileError::Kind::Unsupported, at,
-                "a recursive, sub, struct or array type needs garbage collection (GC), which this engine does not support");
-        return;
-      }
-      r_.malformed(at, concat("malformed function type ", form));
+    const std::optional<std::uint8_t> b = r_.peek();
+    if (!b) {
+      r_.u8();
       return;
     }
-    FuncType ft;
-    // A type may name the types before it and itself (a one-type recursion group).
-    const std::size_t limit = module_.types.size() + 1;
-    const std::uint32_t params = r_.u32();
-    for (std::uint32_t k = 0; k < params && r_.ok(); ++k) ft.params.push_back(valtype(limit));
-    const std::uint32_t results = r_.u32();
-    for (std::uint32_t k = 0; k < results && r_.ok(); ++k) ft.results.push_back(valtype(limit));
-    module_.types.push_back(std::move(ft));
-    if (validating()) compute_structure(module_.types, module_.types.size() - 1);
+    const auto start = static_cast<std::uint32_t>(module_.types.size());
+    std::uint32_t n = 1;
+    if (*b == 0x4E && context_.features.function_references) {
+      r_.u8();
+      if (!context_.features.gc) {
+        r_.malformed(at, "malformed type: a recursive type group (rec) needs garbage collection (the gc feature is off)");
+        return;
+      }
+      n = r_.u32();
+    }
+    for (std::uint32_t k = 0; k < n && r_.ok(); ++k) sub_type(start, n);
+    if (!r_.ok()) return;
+    finish_rec_group(start, n, at);
+  }
+}
+
+namespace {
+// A one-byte type form as the signed LEB it is (0x60: -32), for messages.
+int s7_of(std::uint8_t form) { return (form & 0x40) != 0 ? int{form} - 0x80 : int{form}; }
+}  // namespace
+
+void Decoder::sub_type(std::uint32_t rec_start, std::uint32_t rec_size) {
+  const std::size_t at = r_.offset();
+  FuncType ft;
+  ft.rec_start = rec_start;
+  ft.rec_size = rec_size;
+  const auto self = static_cast<std::uint32_t>(module_.types.size());
+  const std::size_t limit = std::size_t{rec_start} + rec_size;
+  // Forms are one-byte negative s7s (0x60 = -0x20); an overlong encoding is malformed as an integer.
+  const auto read_form = [&] { return static_cast<std::uint8_t>(r_.s7() & 0x7F); };
+  std::uint8_t form = read_form();
+  if (!r_.ok()) return;
+  const bool gc_form = form == 0x50 || form == 0x4F || form == 0x5F || form == 0x5E;
+  if (gc_form && !(context_.features.gc && context_.features.function_references)) {
+    if (context_.features.function_references) {
+      r_.malformed(at, "malformed type: sub, struct and array types need garbage collection (the gc feature is off)");
+    } else {
+      r_.malformed(at, concat("malformed function type ", s7_of(form)));
+    }
+    return;
+  }
+  if (form == 0x50 || form == 0x4F) {
+    ft.is_final = form == 0x4F;
+    const std::uint32_t supers = r_.u32();
+    for (std::uint32_t k = 0; k < supers && r_.ok(); ++k) {
+      const std::size_t sat = r_.offset();
+      const std::uint32_t super = r_.u32();
+      if (!r_.ok()) return;
+      if (k > 0) {
+        invalid(sat, "sub type: more than one supertype");
+      } else if (super >= self) {
+        invalid(sat, concat("unknown type ", super, " (a supertype must be defined before its subtype)"));
+      } else {
+        ft.super = super;
+      }
+    }
+    form = read_form();
+    if (!r_.ok()) return;
+  }
+  switch (form) {
+    case 0x60: {
+      const std::uint32_t params = r_.u32();
+      for (std::uint32_t k = 0; k < params && r_.ok(); ++k) ft.params.push_back(valtype(limit));
+      const std::uint32_t results = r_.u32();
+      for (std::uint32_t k = 0; k < results && r_.ok(); ++k) ft.results.push_back(valtype(limit));
+      break;
+    }
+    case 0x5F: {
+      ft.kind = TypeKind::Struct;
+      const std::uint32_t fields = r_.u32();
+      for (std::uint32_t k = 0; k < fields && r_.ok(); ++k) ft.fields.push_back(field_type(limit));
+      break;
+    }
+    case 0x5E:
+      ft.kind = TypeKind::Array;
+      ft.fields.push_back(field_type(limit));
+      break;
+    default:
+      r_.malformed(at, concat("malformed function type ", s7_of(form)));
+      return;
+  }
+  if (!ft.is_func()) module_.uses_gc = true;
+  module_.types.push_back(std::move(ft));
+}
+
+FieldType Decoder::field_type(std::size_t type_limit) {
+  FieldType f;
+  const std::optional<std::uint8_t> b = r_.peek();
+  if (b == 0x78 || b == 0x77) {
+    r_.u8();
+    f.packed = *b == 0x78 ? FieldType::Packed::I8 : FieldType::Packed::I16;
+  } else {
+    f.type = valtype(type_limit);
+  }
+  const std::size_t at = r_.offset();
+  const std::uint8_t m = r_.u8();
+  if (r_.ok() && m > 1) r_.malformed(at, "malformed mutability");
+  f.is_mutable = m == 1;
+  return f;
+}
+
+void Decoder::finish_rec_group(std::uint32_t start, std::uint32_t n, std::size_t at) {
+  if (!validating() || n == 0) return;
+  if (n > 1 || module_.types[start].super != kNoSuper || !module_.types[start].is_final) module_.uses_gc = true;
+  compute_structure(module_.types, start, n);
+  const std::span<const FuncType> types(module_.types);
+  for (std::uint32_t i = start; i < start + n; ++i) {
+    const FuncType& t = types[i];
+    if (t.super == kNoSuper) continue;
+    const FuncType& s = types[t.super];
+    if (s.is_final) {
+      invalid(at, concat("sub type ", i, " has a final supertype ", t.super));
+      continue;
+    }
+    if (!composite_matches(t, s, types)) {
+      invalid(at, concat("sub type ", i, " does not match its supertype ", t.super));
+    }
   }
 }
 
@@ -550,7 +688,7 @@ void Decoder::import_section() {
       case 0:
         imp.kind = ExternKind::Func;
         imp.type_index = r_.u32();
-        if (r_.ok() && imp.type_index >= module_.types.size()) invalid(at, concat("unknown type ", imp.type_index));
+        if (r_.ok()) check_func_type(at, imp.type_index);
         note_simd_type("imported function", static_cast<std::uint32_t>(module_.func_types.size()), imp.type_index);
         module_.func_types.push_back(imp.type_index);
         ++module_.imported_funcs;
@@ -601,7 +739,7 @@ void Decoder::function_section() {
     const std::size_t at = r_.offset();
     const std::uint32_t type_index = r_.u32();
     if (!r_.ok()) return;
-    if (type_index >= module_.types.size()) invalid(at, concat("unknown type ", type_index));
+    check_func_type(at, type_index);
     module_.func_types.push_back(type_index);
   }
 }
@@ -896,10 +1034,13 @@ void Decoder::code_entry(std::uint32_t index) {
       case Opcode::End: nesting.pop_back(); break;
       case Opcode::MemoryInit:
       case Opcode::DataDrop:
+      case Opcode::ArrayNewData:
+      case Opcode::ArrayInitData:
         if (!module_.data_count && !data_index_use_) data_index_use_ = ins.offset;
         break;
       default: break;
     }
+    if (is_gc_op(ins.op)) module_.uses_gc = true;
     if (module_.simd_use.empty()) note_simd_instruction(funcidx, ins);
     const auto exn = [](ValType t) { return t.is_ref() && heap_top(t.heap()) == ValType::kExn; };
     if ((ins.op == Opcode::RefNull || ins.op == Opcode::SelectT) && exn(ins.type))
@@ -937,8 +1078,7 @@ std::uint32_t Decoder::tag_type(std::size_t at) {
     r_.malformed(attr_at, concat("malformed tag attribute ", attribute));
     return 0;
   }
-  if (type_index >= module_.types.size()) {
-    invalid(at, concat("unknown type ", type_index));
+  if (!check_func_type(at, type_index)) {
   } else if (!module_.types[type_index].results.empty()) {
     invalid(at, "non-empty tag result type");
   }

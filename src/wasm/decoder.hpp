@@ -42,9 +42,12 @@ struct Features {
   bool function_references = true;  // typed function references: (ref null? ht) types, call_ref,
                                     // return_call_ref, ref.as_non_null, br_on_null, br_on_non_null,
                                     // table initialisers; Wasmtime's -W function-references
+  bool gc = true;  // garbage collection: rec groups, sub types, struct/array types, GC's heap
+                   // types and instructions (needs function_references); Wasmtime's -W gc
   [[nodiscard]] static constexpr Features wasm2() noexcept {
     return Features{.tail_call = false, .extended_const = false, .relaxed_simd = false, .multi_memory = false,
-                    .memory64 = false, .exceptions = false, .function_references = false};
+                    .memory64 = false, .exceptions = false, .function_references = false,
+                    .gc = false};
   }
   bool operator==(const Features&) const = default;
 };

@@ -104,6 +104,7 @@ std::uint64_t Store::Impl::new_exception(const TagInst* tag, const std::uint64_t
     if (g.type.type == ValType::ExnRef) roots.emplace_back(&g.bits, 1);
   for (const TableInst& t : tables)
     if (t.type.element == ValType::ExnRef) roots.emplace_back(t.elements);
+  gc.reference_words(roots);  // exnref fields of GC objects
   return exceptions.make(tag, values, roots, account);
 }
 

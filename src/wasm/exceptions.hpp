@@ -49,6 +49,11 @@ class ExceptionHeap {
   // The object a handle names, or null (null handle, a freed object, not a handle).
   [[nodiscard]] const ExnObject* get(std::uint64_t handle) const noexcept;
   [[nodiscard]] std::size_t live_objects() const noexcept { return live_count_; }
+  // Every live object's values, as roots for the GC heap's collection.
+  void value_words(std::vector<std::span<const std::uint64_t>>& out) const {
+    for (const ExnObject& o : objects_)
+      if (o.live && !o.values.empty()) out.emplace_back(o.values);
+  }
   [[nodiscard]] std::uint64_t charged_bytes() const noexcept { return charged_bytes_; }
   [[nodiscard]] std::uint64_t collections() const noexcept { return collections_; }
 

@@ -47,7 +47,7 @@ enum class Op : std::uint16_t {
 inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::Count_);
 
 enum class OpFamily : std::uint8_t { Control, Fuel, Move, Call, Global, Table, Memory, Ref, Load, Store, FusedBranch, Numeric, Simd,
-                                      MultiMemory, Exception, TypedRef };
+                                      MultiMemory, Exception, TypedRef, Gc };
 // How a load/store finds its address (VMEM in internal_ops.def).
 enum class MemMode : std::uint8_t { Plain, Add, Abs };
 inline constexpr std::size_t kMemModeCount = 3;

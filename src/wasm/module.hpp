@@ -20,14 +20,23 @@ namespace sprawling::wasm {
 
 // A constant expression: one instruction (then `end`), as WebAssembly 2.0 allows, or (Op::Extended,
 // 3.0's extended constant expressions) a sequence of integer constants, global.gets and i32/i64
-// add, sub and mul, kept as `steps` and evaluated on a stack at instantiation.
+// add, sub and mul, kept as `steps` and evaluated on a stack at instantiation; with garbage
+// collection also ref.i31, the any/extern conversions and struct.new*/array.new* (any
+// expression using one is Extended: they allocate in the store when evaluated).
 // https://webassembly.github.io/spec/core/valid/instructions.html#constant-expressions
 struct ConstExpr {
   enum class Op : std::uint8_t { I32Const, I64Const, F32Const, F64Const, V128Const, GlobalGet, RefNull, RefFunc, Extended };
   struct Step {
-    enum class Kind : std::uint8_t { Const, GlobalGet, I32Add, I32Sub, I32Mul, I64Add, I64Sub, I64Mul };
+    enum class Kind : std::uint8_t {
+      Const, GlobalGet, I32Add, I32Sub, I32Mul, I64Add, I64Sub, I64Mul,
+      // Garbage collection (and what may feed it: a v128 constant, a function reference)
+      ConstV128, RefFunc, RefI31, AnyConvertExtern, ExternConvertAny, StructNew, StructNewDefault, ArrayNew,
+      ArrayNewDefault, ArrayNewFixed
+    };
     Kind kind = Kind::Const;
-    std::uint64_t value = 0;  // Const: the bits (i32 zero-extended); GlobalGet: the globalidx
+    std::uint64_t value = 0;  // Const: the bits (i32 zero-extended); GlobalGet: the globalidx; RefFunc: the
+                              // funcidx; ConstV128: the low half; struct.new*, array.new*: the typeidx
+    std::uint64_t value2 = 0;  // ConstV128: the high half; array.new_fixed: the element count
     bool operator==(const Step&) const = default;
   };
   Op op = Op::I32Const;
@@ -156,6 +165,8 @@ struct Module {
   // like simd_use; empty when there is none. The compiled tier keeps the functions of such a
   // module that throw, catch or hold exnref values interpreted (docs/compiled-tier.md).
   std::string exceptions_use;
+  bool uses_gc = false;  // a struct/array type, a rec group of several types, a sub type, a GC heap
+                         // type or instruction (the compiled tier leaves such modules interpreted)
   bool uses_exnref = false;  // exnref appears in a type, local, global, table or block type
 
   [[nodiscard]] const FuncType& func_type(std::uint32_t funcidx) const { return types[func_types[funcidx]]; }

@@ -34,7 +34,15 @@ enum class ImmKind : std::uint8_t {
   RefType,
   DataIdx,
   ElemIdx,
-  TypeIdx,  // typed function references: call_ref, return_call_ref
+  TypeIdx,  // typed function references: call_ref, return_call_ref; GC: struct.new, array.get, …
+  // GC (prefix 0xFB)
+  StructField,  // typeidx fieldidx (struct.get/_s/_u/set)
+  ArrayFixed,   // typeidx u32 count (array.new_fixed)
+  ArrayData,    // typeidx dataidx (array.new_data, array.init_data)
+  ArrayElem,    // typeidx elemidx (array.new_elem, array.init_elem)
+  ArrayCopy,    // typeidx typeidx (destination, source)
+  HeapType,     // a heap type (ref.test, ref.cast; the opcode says whether null matches)
+  BrOnCast,     // flags (bit 0: the first type is nullable, bit 1: the second), labelidx, heaptype, heaptype
   MemoryInit,
   MemoryCopy,
   TableInit,
@@ -114,15 +122,18 @@ enum class OpSig : std::uint8_t {
   iV_V,
 };
 
+inline constexpr std::uint8_t kPrefixGc = 0xFB;
 inline constexpr std::uint8_t kPrefixFC = 0xFC;
 inline constexpr std::uint8_t kPrefixSimd = 0xFD;
 
-// Enumerator value: the opcode byte, 0x100 + sub-opcode for the 0xFC-prefixed ones, 0x200 + sub-opcode
-// for the 0xFD-prefixed (SIMD) ones, so one 800-entry table covers the three spaces (relaxed SIMD's
-// sub-opcodes 0x100-0x113 end at 0x313).
+// Enumerator value: the opcode byte, 0x100 + sub-opcode for the 0xFC-prefixed ones (below 0x80),
+// 0x180 + sub-opcode for the 0xFB-prefixed (GC) ones, 0x200 + sub-opcode for the 0xFD-prefixed
+// (SIMD) ones, so one 800-entry table covers the four spaces (relaxed SIMD's sub-opcodes
+// 0x100-0x113 end at 0x313).
 inline constexpr std::uint16_t kSimdBase = 0x200;
+inline constexpr std::uint16_t kGcBase = 0x180;
 enum class Opcode : std::uint16_t {
-#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm) Name = ((prefix) == 0xFC ? 0x100 : 0) + (code),
+#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm) Name = ((prefix) == 0xFC ? 0x100 : (prefix) == 0xFB ? kGcBase : 0) + (code),
 #include "wasm/opcodes.def"
 #undef WASM_OPCODE
 #define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn) Name = kSimdBase + (code),
@@ -202,8 +213,18 @@ inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::mak
 }
 // The 0xFC-prefixed opcode with this sub-opcode, if any.
 [[nodiscard]] constexpr std::optional<Opcode> opcode_from_fc(std::uint32_t sub) noexcept {
-  if (sub >= 0x100 || kOpcodeTable[0x100 + sub].text.empty()) return std::nullopt;
+  if (sub >= kGcBase - 0x100 || kOpcodeTable[0x100 + sub].text.empty()) return std::nullopt;
   return static_cast<Opcode>(0x100 + sub);
+}
+// The 0xFB-prefixed (GC) opcode with this sub-opcode, if any.
+[[nodiscard]] constexpr std::optional<Opcode> opcode_from_gc(std::uint32_t sub) noexcept {
+  if (sub >= kSimdBase - kGcBase || kOpcodeTable[kGcBase + sub].text.empty()) return std::nullopt;
+  return static_cast<Opcode>(kGcBase + sub);
+}
+// A garbage-collection instruction (-W gc): the 0xFB space and ref.eq.
+[[nodiscard]] constexpr bool is_gc_op(Opcode op) noexcept {
+  const auto v = static_cast<std::uint16_t>(op);
+  return (v >= kGcBase && v < kSimdBase) || op == Opcode::RefEq;
 }
 // The 0xFD-prefixed (fixed-width or relaxed SIMD) opcode with this sub-opcode, if any.
 [[nodiscard]] constexpr std::optional<Opcode> opcode_from_simd(std::uint32_t sub) noexcept {

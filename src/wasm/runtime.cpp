@@ -41,6 +41,13 @@ std::string_view trap_message(TrapKind kind) noexcept {
     case TrapKind::NullFunctionReference: return "null function reference";
     case TrapKind::NullReference: return "null reference";
     case TrapKind::ExceptionLimit: return "exception objects exceed the store's resource limit (max-store-size)";
+    case TrapKind::CastFailure: return "cast failure";
+    case TrapKind::NullStructReference: return "null structure reference";
+    case TrapKind::NullArrayReference: return "null array reference";
+    case TrapKind::NullI31Reference: return "null i31 reference";
+    case TrapKind::OutOfBoundsArrayAccess: return "out of bounds array access";
+    case TrapKind::GcHeapLimit:
+      return "GC objects exceed the store's resource limit (max-store-size), or one object is larger than 1 GiB";
   }
   return "unknown trap";
 }
@@ -455,20 +462,85 @@ bool limits_match(std::uint64_t actual_min, std::optional<std::uint64_t> actual_
   return true;
 }
 
-// An extended constant expression (validated: integer steps, one result). i32 values stay
-// zero-extended in their slot, as everywhere.
-std::uint64_t eval_extended(const ConstExpr& e, const InstanceImpl& inst) {
+// What evaluating constant expressions at instantiation needs for GC's allocations: the store,
+// and the references instantiation holds so far that are no root yet (element segments being
+// built); `refused` is set when the store's account refuses an object.
+struct ConstEval {
+  Store::Impl& store;
+  std::vector<std::span<const std::uint64_t>> roots;
+  bool refused = false;
+};
+
+// An extended constant expression (validated: one result). The stack holds frame-slot words
+// (a v128 two, low first); i32 values stay zero-extended, as everywhere.
+std::uint64_t eval_extended(const ConstExpr& e, const InstanceImpl& inst, ConstEval* gc) {
   using K = ConstExpr::Step::Kind;
   std::vector<std::uint64_t> stack;
-  stack.reserve(e.steps.size());
+  stack.reserve(e.steps.size() + 1);
+  // A new object with the stack (its operands included) as a root: 0 when refused.
+  const auto made = [&](std::uint64_t h) {
+    if (h == 0) gc->refused = true;
+    return h;
+  };
+  const auto extra = [&] {
+    std::vector<std::span<const std::uint64_t>> r = gc->roots;
+    r.emplace_back(stack);
+    return r;
+  };
   for (const ConstExpr::Step& s : e.steps) {
-    if (s.kind == K::Const) {
-      stack.push_back(s.value);
-      continue;
-    }
-    if (s.kind == K::GlobalGet) {
-      stack.push_back(inst.globals[s.value]->bits);
-      continue;
+    if (gc != nullptr && gc->refused) return 0;
+    switch (s.kind) {
+      case K::Const: stack.push_back(s.value); continue;
+      case K::ConstV128: stack.insert(stack.end(), {s.value, s.value2}); continue;
+      case K::GlobalGet: {
+        const GlobalInst& g = *inst.globals[s.value];
+        stack.push_back(g.bits);
+        if (g.type.type == ValType::V128) stack.push_back(g.bits_hi);
+        continue;
+      }
+      case K::RefFunc: stack.push_back(reinterpret_cast<std::uint64_t>(inst.funcs[s.value])); continue;
+      case K::RefI31: stack.back() = gcref::from_i31(static_cast<std::uint32_t>(stack.back())); continue;
+      case K::AnyConvertExtern: stack.back() = gcref::to_any(stack.back()); continue;
+      case K::ExternConvertAny: stack.back() = gcref::to_extern(stack.back()); continue;
+      case K::StructNew:
+      case K::StructNewDefault: {
+        const FuncType* t = inst.types[s.value];
+        std::size_t words = 0;
+        if (s.kind == K::StructNew)
+          for (const FieldType& f : t->fields) words += f.packed == FieldType::Packed::None ? value_slots(f.type) : 1;
+        const auto r = extra();
+        const std::uint64_t h = made(gc_struct_new(gc->store, t, s.kind == K::StructNew ? stack.data() + stack.size() - words : nullptr,
+                                                   gc->store.entry_fp != nullptr ? gc->store.entry_fp : gc->store.stack, r));
+        stack.resize(stack.size() - words);
+        stack.push_back(h);
+        continue;
+      }
+      case K::ArrayNew:
+      case K::ArrayNewDefault:
+      case K::ArrayNewFixed: {
+        const FuncType* t = inst.types[s.value];
+        const FieldType& f = t->fields[0];
+        const std::uint32_t size = element_bytes(f);
+        const std::size_t width = size == 16 ? 2 : 1;
+        std::uint64_t n = s.value2;
+        if (s.kind != K::ArrayNewFixed) {
+          n = static_cast<std::uint32_t>(stack.back());
+          stack.pop_back();
+        }
+        const std::size_t words = s.kind == K::ArrayNewDefault ? 0 : s.kind == K::ArrayNew ? width : width * n;
+        const auto r = extra();
+        const std::uint64_t h = made(gc->store.new_gc_object(
+            t, static_cast<std::uint32_t>(n), n * size, gc->store.entry_fp != nullptr ? gc->store.entry_fp : gc->store.stack, r));
+        if (h != 0 && words != 0) {
+          GcObject* o = gc->store.gc.get(h);
+          const std::uint64_t* v = stack.data() + stack.size() - words;
+          for (std::uint64_t k = 0; k < n; ++k) std::memcpy(o->at(k * size), s.kind == K::ArrayNew ? v : v + k * width, size);
+        }
+        stack.resize(stack.size() - words);
+        stack.push_back(h);
+        continue;
+      }
+      default: break;
     }
     const std::uint64_t b = stack.back();
     stack.pop_back();
@@ -485,9 +557,9 @@ std::uint64_t eval_extended(const ConstExpr& e, const InstanceImpl& inst) {
   return stack.back();
 }
 
-std::uint64_t eval_const(const ConstExpr& e, const InstanceImpl& inst) {
+std::uint64_t eval_const(const ConstExpr& e, const InstanceImpl& inst, ConstEval* gc = nullptr) {
   switch (e.op) {
-    case ConstExpr::Op::Extended: return eval_extended(e, inst);
+    case ConstExpr::Op::Extended: return eval_extended(e, inst, gc);
     case ConstExpr::Op::GlobalGet: return inst.globals[e.index]->bits;
     case ConstExpr::Op::RefNull: return 0;
     case ConstExpr::Op::RefFunc: return reinterpret_cast<std::uint64_t>(inst.funcs[e.index]);
@@ -564,6 +636,14 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
   const auto& ci = inst.compiled_module->impl();
   inst.types.resize(m.types.size());
   for (std::size_t i = 0; i < m.types.size(); ++i) inst.types[i] = &m.types[ci.canonical_type[i]];
+  // A GC object a constant expression makes did not fit the store's account.
+  auto gc_refused = [] {
+    Trap t;
+    t.kind = TrapKind::GcHeapLimit;
+    t.message = std::string(trap_message(t.kind));
+    std::string msg = t.message;
+    return std::unexpected(InstantiationError{InstantiationError::Kind::Trap, std::move(msg), std::move(t)});
+  };
 
   for (std::size_t i = 0; i < imports.size(); ++i) {
     const Import& imp = m.imports[i];
@@ -572,7 +652,7 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     switch (imp.kind) {
       case ExternKind::Func: {
         FuncInst* f = std::get<FuncInst*>(ext);
-        if (!(*f->type == m.types[imp.type_index])) return link_error("incompatible import type");
+        if (!declared_subtype(*f->type, m.types[imp.type_index])) return link_error("incompatible import type");
         inst.funcs.push_back(f);
         break;
       }
@@ -665,8 +745,10 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     // functions are in place; table initialisers may read only imported globals).
     const std::size_t defined = i - m.imported_tables;
     const bool has_init = defined < m.table_inits.size() && m.table_inits[defined].has_value();
-    TableInst* table =
-        add_table(tt, has_init ? Value{tt.element, eval_const(*m.table_inits[defined], inst), 0} : Value::null(tt.element));
+    ConstEval ce{s, {}};
+    const std::uint64_t init_bits = has_init ? eval_const(*m.table_inits[defined], inst, &ce) : 0;
+    if (ce.refused) return gc_refused();
+    TableInst* table = add_table(tt, has_init ? Value{tt.element, init_bits, 0} : Value::null(tt.element));
     if (table == nullptr)
       return link_error("table minimum size of " + std::to_string(tt.limits.min) +
                         " elements exceeds what is left of the store's resource limit (max-store-size: " +
@@ -689,7 +771,9 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     g.type = m.globals[i];
     g.heap_type = heap_type_of(g.type.type, m);
     const ConstExpr& init = m.global_inits[i - m.imported_globals];
-    g.bits = eval_const(init, inst);
+    ConstEval ce{s, {}};
+    g.bits = eval_const(init, inst, &ce);
+    if (ce.refused) return gc_refused();
     g.bits_hi = init.bits_hi;
     inst.globals.push_back(&g);
   }
@@ -705,7 +789,13 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     const ElementSegment& seg = m.elements[i];
     auto& refs = inst.elements[i];
     refs.reserve(seg.items.size());
-    for (const ConstExpr& e : seg.items) refs.push_back(eval_const(e, inst));
+    for (const ConstExpr& e : seg.items) {
+      // Objects made for the segments so far are roots until the instance is the store's.
+      ConstEval ce{s, {}};
+      for (std::size_t k = 0; k <= i; ++k) ce.roots.emplace_back(inst.elements[k]);
+      refs.push_back(eval_const(e, inst, &ce));
+      if (ce.refused) return gc_refused();
+    }
   }
   inst.datas.reserve(m.datas.size());
   for (const DataSegment& d : m.datas) inst.datas.push_back(m.data_bytes(d));

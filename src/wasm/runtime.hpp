@@ -49,6 +49,13 @@ enum class TrapKind : std::uint8_t {
   ExceptionLimit,              // a new exception did not fit the store's limit (max-store-size)
   NullFunctionReference,       // "null function reference" (call_ref / return_call_ref of null)
   NullReference,               // "null reference" (ref.as_non_null of null)
+  // Garbage collection
+  CastFailure,                 // "cast failure" (ref.cast)
+  NullStructReference,         // "null structure reference"
+  NullArrayReference,          // "null array reference"
+  NullI31Reference,            // "null i31 reference"
+  OutOfBoundsArrayAccess,      // "out of bounds array access"
+  GcHeapLimit,                 // a new GC object did not fit the store's limit (max-store-size)
 };
 
 // The trap a host call's ending stands for (None for HostStatus::Ok).
@@ -80,7 +87,8 @@ struct Trap {
 
 // A value crossing the host boundary. References: bits == 0 is null; a funcref's bits is an
 // engine handle; an externref's bits is the embedder's payload (so payload 0 means null —
-// embedders that need "extern 0" add one).
+// embedders that need "extern 0" add one; and bit 63 stays clear: garbage collection's
+// any.convert_extern marks a host reference inside the any hierarchy with it).
 struct Value {
   ValType type = ValType::I32;
   std::uint64_t bits = 0;
@@ -326,6 +334,13 @@ class Store {
   // fuel either way). Off: Auto without cached code is the interpreter exactly. Set it before
   // instantiating.
   void set_tier_up(bool on) noexcept;
+
+  // Garbage collection: what the bits of a reference in the any hierarchy (anyref, eqref, a
+  // struct or array type, …) name in this store (docs/interpreter.md, "Garbage collection"):
+  // Host is a host reference brought in by any.convert_extern; Dangling an object freed since
+  // (a host holds no root: a reference kept outside wasm may be collected).
+  enum class AnyRef : std::uint8_t { Null, I31, Struct, Array, Host, Dangling };
+  [[nodiscard]] AnyRef any_ref_kind(std::uint64_t bits) noexcept;
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

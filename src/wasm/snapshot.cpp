@@ -321,7 +321,7 @@ std::expected<std::shared_ptr<InstanceSnapshot>, std::string> capture_snapshot(c
   // A reference as index + 1; nullopt when it cannot be captured.
   auto ref_of = [&](ValType type, std::uint64_t bits) -> std::optional<std::uint32_t> {
     if (bits == 0) return 0;
-    if (!type.is_ref() || heap_top(type.heap()) != ValType::kFunc) return std::nullopt;  // function references only
+    if (!type.is_ref() || heap_top(type.heap(), m.types) != ValType::kFunc) return std::nullopt;  // function references only
     auto it = func_index.find(std::bit_cast<const FuncInst*>(static_cast<std::uintptr_t>(bits)));
     if (it == func_index.end()) return std::nullopt;
     return it->second + 1;
@@ -462,7 +462,7 @@ bool snapshot_fits(const InstanceSnapshot::Impl& s, const Module& m) {
   }
   for (std::size_t g = 0; g < s.globals.size(); ++g) {
     const ValType type = m.globals[m.imported_globals + g].type;
-    const bool func_ref = type.is_ref() && heap_top(type.heap()) == ValType::kFunc;
+    const bool func_ref = type.is_ref() && heap_top(type.heap(), m.types) == ValType::kFunc;
     if (type.is_ref() && !func_ref && s.globals[g].bits != 0) return false;
     if (func_ref && s.globals[g].bits > funcs) return false;
     if (func_ref && !type.nullable() && s.globals[g].bits == 0) return false;

@@ -5,6 +5,7 @@
 
 #include "wasm/code.hpp"
 #include "wasm/exceptions.hpp"
+#include "wasm/gc_heap.hpp"
 #include "wasm/host.hpp"
 #include "wasm/runtime.hpp"
 
@@ -344,6 +345,13 @@ struct Store::Impl {
   // A new exception object (exceptions.cpp); `top` is the end of the throwing frame, up to
   // which the value stack holds live values. 0 when the store's account refuses it.
   [[nodiscard]] std::uint64_t new_exception(const TagInst* tag, const std::uint64_t* values, const std::uint64_t* top);
+  // Garbage collection: the struct and array objects (gc_heap.hpp), and a new zeroed one
+  // (gc_heap.cpp) with the same roots as new_exception's; 0 when refused.
+  GcHeap gc;
+  // `extra`: more roots (what instantiation holds while it evaluates constant expressions).
+  [[nodiscard]] std::uint64_t new_gc_object(const FuncType* type, std::uint32_t length, std::uint64_t bytes,
+                                            const std::uint64_t* top,
+                                            std::span<const std::span<const std::uint64_t>> extra = {});
 
   Impl(StoreLimits l, std::shared_ptr<ResourcePool> p) : pool(std::move(p)), limits(l) {
     account.limit = l.max_store_bytes;
@@ -378,6 +386,15 @@ HostStatus call_host(const FuncInst& callee, std::uint64_t* nfp, MemoryView memo
 // the handler's frame; with skip_current the search starts at func's caller.
 Caught find_handler(Store::Impl& store, std::uint64_t exn, const std::uint32_t* at, std::uint64_t* fp, FuncInst* func,
                     Frame* fr, const Frame* fr_base, int variant, bool skip_current);
+
+// Garbage collection (gc_heap.cpp). Whether reference `v` matches the heap type `target` (a
+// module type index of `inst`, or kAbstractHeap | an abstract byte) with `flags` as the RefTest
+// layout has them (bit 0: null matches; bits 8-15: the hierarchy's top).
+bool gc_ref_test(GcHeap& heap, const InstanceImpl& inst, std::uint64_t v, std::uint32_t target, std::uint32_t flags);
+// A new struct of `type`, its fields from `values` (frame-slot layout; null: all zero); 0 when
+// refused. `top` as for new_gc_object.
+std::uint64_t gc_struct_new(Store::Impl& s, const FuncType* type, const std::uint64_t* values, const std::uint64_t* top,
+                            std::span<const std::span<const std::uint64_t>> extra = {});
 
 // Handler offsets from the interpreter's base label, per variant (interpreter.cpp).
 const std::int32_t* handler_offsets(bool metered);

@@ -4,6 +4,7 @@
 #include "wasm/code.hpp"
 #include "wasm/internal_verify.hpp"
 #include "wasm/opcodes.hpp"
+#include "wasm/gc_heap.hpp"
 #include "wasm/store_impl.hpp"
 #include "wasm/validator.hpp"
 
@@ -172,9 +173,10 @@ struct Peephole {
 };
 
 // The families Translator::step dispatches to, one member function each.
-enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd, Exception, TypedRef };
+enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd, Exception, TypedRef, Gc };
 constexpr Family family_of(Opcode op) {
   if (is_simd(op)) return Family::Simd;
+  if (is_gc_op(op)) return Family::Gc;
   if (is_exception_op(op)) return Family::Exception;
   if (is_typed_ref_op(op)) return Family::TypedRef;
   switch (op) {
@@ -596,8 +598,17 @@ class Translator {
         break;
       }
       case ImmKind::CallIndirect: case ImmKind::MemoryInit: case ImmKind::TableInit: case ImmKind::TableCopy:
+      case ImmKind::StructField: case ImmKind::ArrayFixed: case ImmKind::ArrayData: case ImmKind::ArrayElem:
+      case ImmKind::ArrayCopy:
         r.u32leb();
         r.u32leb();
+        break;
+      case ImmKind::HeapType: r.sleb(); break;
+      case ImmKind::BrOnCast:
+        r.u8();
+        r.u32leb();
+        r.sleb();
+        r.sleb();
         break;
       case ImmKind::MemoryCopy: r.u32leb(); r.u32leb(); break;  // memidx LEBs (2.0: zero bytes)
       case ImmKind::MemIdx: r.u32leb(); break;
@@ -895,6 +906,8 @@ class Translator {
     Opcode opc;
     if (b0 == kPrefixFC) {
       opc = static_cast<Opcode>(0x100 + r.u32leb());
+    } else if (b0 == kPrefixGc) {
+      opc = static_cast<Opcode>(kGcBase + r.u32leb());
     } else if (b0 == kPrefixSimd) {
       opc = static_cast<Opcode>(kSimdBase + r.u32leb());
     } else {
@@ -934,6 +947,7 @@ class Translator {
       case Family::Simd: step_simd(opc, r); break;
       case Family::Exception: step_exceptions(opc, r); break;
       case Family::TypedRef: step_typed_refs(opc, r); break;
+      case Family::Gc: step_gc(opc, r); break;
     }
   }
 
@@ -1713,6 +1727,238 @@ class Translator {
         const u32 t = r.u32leb();
         const auto s = operands<3>();
         emit<Op::TableFill>({.table = t, .i = s[0], .val = s[1], .n = s[2]});
+        trapping();
+        begin_segment();
+        break;
+      }
+      default: break;  // not of this family (kFamilies)
+    }
+  }
+
+  // ---------------------------------------------------------------- garbage collection
+  // Objects are made and read by the Gc family's handlers (gc_heap.hpp); the translator works
+  // out field offsets and storage sizes, and passes heap types as (heap, flags) words.
+  static u32 storage_size(const FieldType& f) { return element_bytes(f); }
+  // A field or element read as a value: v128 takes two slots.
+  static bool wide(const FieldType& f) { return f.packed == FieldType::Packed::None && f.type == ValType::V128; }
+  u32 heap_flags(ValType t) const { return (t.nullable() ? 1u : 0u) | (u32{heap_top(t.heap(), m_.types)} << 8); }
+  void unary_gc(Op o, bool traps) {
+    const u32 a = top_slot();
+    pop();
+    const u32 at = emit_as<layout::Unary>(o, {.dst = temp_slot(height()), .a = a});
+    if (traps) trapping();
+    push_temp();
+    mark_producer(at + layout::Unary::dst);
+  }
+  // Values taken from the stack as a call's arguments would be (the top n entries, from `base`).
+  u32 values_base(u32 n) {
+    do_call(n);
+    return temp_slot(height());
+  }
+  void cast_branch(u32 depth, Op taken, Op skip, ValType target) {
+    const u32 ref = top_slot();
+    Ctrl& label_ = label(depth);
+    const layout::BrOnCast::Args args{.ref = ref, .heap = target.heap(), .flags = heap_flags(target), .off = 0};
+    if (!needs_copies(label_)) {
+      const u32 at = emit_as<layout::BrOnCast>(taken, args);
+      add_jump(label_, at, at + layout::BrOnCast::off);
+      end_segment();
+      if (metered_) fuel_pos_ = at + layout::BrOnCast::fall;
+    } else {
+      // The not-taken path is the trampoline (part of this segment): its fall-through word stays 0.
+      const u32 at = emit_as<layout::BrOnCast>(skip, args);
+      const Fixup over{at, at + layout::BrOnCast::off};
+      emit_br(depth);
+      bind(over, pos());
+      begin_segment();
+    }
+    invalidate_peepholes();
+  }
+  static ValType read_heap(Reader& r, bool nullable) {
+    const std::int64_t h = r.sleb();
+    const u32 heap = h < 0 ? ValType::kAbstractHeap | static_cast<u32>(h & 0x7F) : static_cast<u32>(h);
+    return ValType::ref(nullable, heap);
+  }
+
+  void step_gc(Opcode opc, Reader& r) {
+    switch (opc) {
+      case Opcode::RefEq: {
+        const auto s = operands<2>();
+        const u32 at = emit<Op::RefEq>({.dst = temp_slot(height()), .a = s[0], .b = s[1]});
+        push_temp();
+        mark_producer(at + layout::Binary::dst);
+        break;
+      }
+      case Opcode::RefI31: unary_gc(Op::RefI31, false); break;
+      case Opcode::I31GetS: unary_gc(Op::I31GetS, true); break;
+      case Opcode::I31GetU: unary_gc(Op::I31GetU, true); break;
+      case Opcode::AnyConvertExtern: unary_gc(Op::AnyConvertExtern, false); break;
+      case Opcode::ExternConvertAny: unary_gc(Op::ExternConvertAny, false); break;
+      case Opcode::ArrayLen: unary_gc(Op::ArrayLen, true); break;
+      case Opcode::RefTest:
+      case Opcode::RefTestNull:
+      case Opcode::RefCast:
+      case Opcode::RefCastNull: {
+        const ValType t = read_heap(r, opc == Opcode::RefTestNull || opc == Opcode::RefCastNull);
+        const bool cast = opc == Opcode::RefCast || opc == Opcode::RefCastNull;
+        const u32 ref = top_slot();
+        pop();
+        const u32 at = emit_as<layout::RefTest>(cast ? Op::RefCast : Op::RefTest,
+                                                {.dst = temp_slot(height()), .ref = ref, .heap = t.heap(), .flags = heap_flags(t)});
+        if (cast) trapping();
+        push_temp();
+        mark_producer(at + layout::RefTest::dst);
+        break;
+      }
+      case Opcode::BrOnCast:
+      case Opcode::BrOnCastFail: {
+        const std::uint8_t flags = r.u8();
+        const u32 depth = r.u32leb();
+        read_heap(r, (flags & 1) != 0);
+        const ValType target = read_heap(r, (flags & 2) != 0);
+        if (opc == Opcode::BrOnCast) {
+          cast_branch(depth, Op::BrOnCast, Op::BrOnCastFail, target);
+        } else {
+          cast_branch(depth, Op::BrOnCastFail, Op::BrOnCast, target);
+        }
+        break;
+      }
+      case Opcode::StructNew:
+      case Opcode::StructNewDefault: {
+        const u32 type = r.u32leb();
+        const FuncType& t = m_.types[type];
+        u32 at = 0;
+        if (opc == Opcode::StructNew) {
+          const u32 base = values_base(static_cast<u32>(t.fields.size()));
+          at = emit<Op::StructNew>({.dst = base, .type = canon_[type], .base = base});
+          max_slots_ = std::max(max_slots_, base - locals_ + 1);
+        } else {
+          at = emit<Op::StructNewDefault>({.dst = temp_slot(height()), .type = canon_[type]});
+        }
+        trapping();
+        push_temp();
+        mark_producer(at + layout::StructNew::dst);
+        break;
+      }
+      case Opcode::StructGet:
+      case Opcode::StructGetS:
+      case Opcode::StructGetU: {
+        const u32 type = r.u32leb();
+        const u32 field = r.u32leb();
+        const FuncType& t = m_.types[type];
+        const FieldType& f = t.fields[field];
+        const u32 ref = top_slot();
+        pop();
+        const u32 at = emit_as<layout::StructGet>(
+            opc == Opcode::StructGetS ? Op::StructGetS : Op::StructGet,
+            {.dst = temp_slot(height()), .ref = ref, .offset = static_cast<u32>(struct_field_offset(t, field)),
+             .size = storage_size(f)});
+        trapping();
+        push_temp(wide(f));
+        mark_producer(at + layout::StructGet::dst);
+        break;
+      }
+      case Opcode::StructSet: {
+        const u32 type = r.u32leb();
+        const u32 field = r.u32leb();
+        const FuncType& t = m_.types[type];
+        const auto s = operands<2>();
+        emit<Op::StructSet>({.ref = s[0], .val = s[1], .offset = static_cast<u32>(struct_field_offset(t, field)),
+                             .size = storage_size(t.fields[field])});
+        trapping();
+        break;
+      }
+      case Opcode::ArrayNew: {
+        const u32 type = r.u32leb();
+        const auto s = operands<2>();
+        emit<Op::ArrayNew>({.dst = temp_slot(height()), .type = canon_[type], .init = s[0], .n = s[1]});
+        trapping();
+        push_temp();
+        begin_segment();
+        break;
+      }
+      case Opcode::ArrayNewDefault: {
+        const u32 type = r.u32leb();
+        const u32 n = top_slot();
+        pop();
+        emit<Op::ArrayNewDefault>({.dst = temp_slot(height()), .type = canon_[type], .n = n});
+        trapping();
+        push_temp();
+        begin_segment();
+        break;
+      }
+      case Opcode::ArrayNewFixed: {
+        const u32 type = r.u32leb();
+        const u32 n = r.u32leb();
+        const u32 base = values_base(n);
+        const u32 at = emit<Op::ArrayNewFixed>({.dst = base, .type = canon_[type], .base = base, .n = n});
+        max_slots_ = std::max(max_slots_, base - locals_ + 1);
+        trapping();
+        push_temp();
+        mark_producer(at + layout::ArrayNewFixed::dst);
+        break;
+      }
+      case Opcode::ArrayNewData:
+      case Opcode::ArrayNewElem: {
+        const u32 type = r.u32leb();
+        const u32 seg = r.u32leb();
+        const auto s = operands<2>();
+        if (opc == Opcode::ArrayNewData) {
+          emit<Op::ArrayNewData>({.dst = temp_slot(height()), .type = canon_[type], .data = seg, .s = s[0], .n = s[1]});
+        } else {
+          emit<Op::ArrayNewElem>({.dst = temp_slot(height()), .type = canon_[type], .elem = seg, .s = s[0], .n = s[1]});
+        }
+        trapping();
+        push_temp();
+        begin_segment();
+        break;
+      }
+      case Opcode::ArrayGet:
+      case Opcode::ArrayGetS:
+      case Opcode::ArrayGetU: {
+        const FieldType& f = m_.types[r.u32leb()].fields[0];
+        const auto s = operands<2>();
+        const u32 at = emit_as<layout::ArrayGet>(opc == Opcode::ArrayGetS ? Op::ArrayGetS : Op::ArrayGet,
+                                                 {.dst = temp_slot(height()), .ref = s[0], .idx = s[1], .size = storage_size(f)});
+        trapping();
+        push_temp(wide(f));
+        mark_producer(at + layout::ArrayGet::dst);
+        break;
+      }
+      case Opcode::ArraySet: {
+        const FieldType& f = m_.types[r.u32leb()].fields[0];
+        const auto s = operands<3>();
+        emit<Op::ArraySet>({.ref = s[0], .idx = s[1], .val = s[2], .size = storage_size(f)});
+        trapping();
+        break;
+      }
+      case Opcode::ArrayFill: {
+        const FieldType& f = m_.types[r.u32leb()].fields[0];
+        const auto s = operands<4>();
+        emit<Op::ArrayFill>({.ref = s[0], .d = s[1], .val = s[2], .n = s[3], .size = storage_size(f)});
+        trapping();
+        begin_segment();
+        break;
+      }
+      case Opcode::ArrayCopy: {
+        const FieldType& f = m_.types[r.u32leb()].fields[0];
+        r.u32leb();
+        const auto s = operands<5>();
+        emit<Op::ArrayCopy>({.dref = s[0], .d = s[1], .sref = s[2], .s = s[3], .n = s[4], .size = storage_size(f)});
+        trapping();
+        begin_segment();
+        break;
+      }
+      case Opcode::ArrayInitData:
+      case Opcode::ArrayInitElem: {
+        const FieldType& f = m_.types[r.u32leb()].fields[0];
+        const u32 seg = r.u32leb();
+        const auto s = operands<4>();
+        if (opc == Opcode::ArrayInitData) {
+          emit<Op::ArrayInitData>({.data = seg, .ref = s[0], .d = s[1], .s = s[2], .n = s[3], .size = storage_size(f)});
+        } else {
+          emit<Op::ArrayInitElem>({.elem = seg, .ref = s[0], .d = s[1], .s = s[2], .n = s[3]});
+        }
         trapping();
         begin_segment();
         break;

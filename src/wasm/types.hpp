@@ -90,17 +90,17 @@ inline constexpr ValType ValType::ExnRef = ValType::abstract_ref(true, ValType::
 static_assert(sizeof(ValType) == 4 && std::is_trivially_copyable_v<ValType>);
 
 [[nodiscard]] constexpr bool is_reference(ValType t) noexcept { return t.is_ref(); }
-// The one-byte value types this engine knows: numbers, v128, and funcref/externref/exnref.
+// The one-byte value types read everywhere: numbers, v128, funcref, externref, exnref (the other
+// short forms — nullfuncref, …, GC's anyref, eqref, … — need their feature: read_valtype).
 [[nodiscard]] constexpr bool is_valtype_byte(std::uint8_t b) noexcept {
   return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x69;
 }
-// The abstract heap types this engine knows (func, extern, exn and the bottoms nofunc,
-// noextern, noexn); GC's any, eq, i31, struct, array and none are not supported.
+// Abstract heap types beyond 2.0's func and extern: exn, the bottoms nofunc, noextern, noexn.
 [[nodiscard]] constexpr bool is_supported_heap_byte(std::uint8_t b) noexcept {
   return b == ValType::kFunc || b == ValType::kExtern || b == ValType::kExn || b == ValType::kNoFunc ||
          b == ValType::kNoExtern || b == ValType::kNoExn;
 }
-// GC's abstract heap types (recognised to name them in an error).
+// GC's abstract heap types (any, eq, i31, struct, array, none): `-W gc`.
 [[nodiscard]] constexpr bool is_gc_heap_byte(std::uint8_t b) noexcept {
   return b == ValType::kAny || b == ValType::kEq || b == ValType::kI31 || b == ValType::kStruct ||
          b == ValType::kArray || b == ValType::kNone;
@@ -126,21 +126,39 @@ static_assert(sizeof(ValType) == 4 && std::is_trivially_copyable_v<ValType>);
 // "i32", "funcref", "(ref func)", "(ref null 3)", … (the reference interpreter's spelling).
 [[nodiscard]] std::string name(ValType t);
 
-// The top of a reference type's hierarchy (func, extern or exn), as a heap byte; concrete types
-// are function types (no GC).
-[[nodiscard]] constexpr std::uint8_t heap_top(std::uint32_t heap) noexcept {
-  if (heap < ValType::kAbstractHeap) return ValType::kFunc;
-  switch (static_cast<std::uint8_t>(heap & 0xFF)) {
+// The top of an abstract heap type's hierarchy (func, extern, exn or any), as a heap byte. A
+// concrete type's top depends on its definition: see heap_top(heap, types).
+[[nodiscard]] constexpr std::uint8_t abstract_top(std::uint8_t b) noexcept {
+  switch (b) {
+    case ValType::kFunc:
     case ValType::kNoFunc: return ValType::kFunc;
+    case ValType::kExtern:
     case ValType::kNoExtern: return ValType::kExtern;
+    case ValType::kExn:
     case ValType::kNoExn: return ValType::kExn;
-    default: return static_cast<std::uint8_t>(heap & 0xFF);
+    default: return ValType::kAny;
   }
 }
-// Whether heap is a hierarchy's bottom (nofunc, noextern, noexn).
+// As abstract_top; a type index counts as a function type (callers that may meet struct or array
+// types use heap_top(heap, types)).
+[[nodiscard]] constexpr std::uint8_t heap_top(std::uint32_t heap) noexcept {
+  if (heap < ValType::kAbstractHeap) return ValType::kFunc;
+  return abstract_top(static_cast<std::uint8_t>(heap & 0xFF));
+}
+// Whether heap is a hierarchy's bottom (none, nofunc, noextern, noexn).
 [[nodiscard]] constexpr bool heap_is_bottom(std::uint32_t heap) noexcept {
   const auto b = static_cast<std::uint8_t>(heap & 0xFF);
-  return heap >= ValType::kAbstractHeap && (b == ValType::kNoFunc || b == ValType::kNoExtern || b == ValType::kNoExn);
+  return heap >= ValType::kAbstractHeap &&
+         (b == ValType::kNoFunc || b == ValType::kNoExtern || b == ValType::kNoExn || b == ValType::kNone);
+}
+// The bottom of a hierarchy, by its top's byte.
+[[nodiscard]] constexpr std::uint8_t bottom_of(std::uint8_t top) noexcept {
+  switch (top) {
+    case ValType::kFunc: return ValType::kNoFunc;
+    case ValType::kExtern: return ValType::kNoExtern;
+    case ValType::kExn: return ValType::kNoExn;
+    default: return ValType::kNone;
+  }
 }
 
 // Frame slots (64-bit) a value of type t takes in the interpreter and at the host boundary's
@@ -154,35 +172,93 @@ static_assert(sizeof(ValType) == 4 && std::is_trivially_copyable_v<ValType>);
   return n;
 }
 
-// https://webassembly.github.io/spec/core/syntax/types.html#function-types
-// Typed function references: a parameter or result may name a type index of its module. Such a
-// type carries `structure`, a module-independent identity (SHA-256 of its shape with every named
-// type replaced by that type's identity and a reference to itself by a marker), so two function
-// types are equivalent — also across modules — exactly when these are equal (the spec's type
-// equivalence for types without `rec` groups). Without named types params/results say it all.
+// A struct field or an array's element (https://webassembly.github.io/spec/core/syntax/types.html#aggregate-types):
+// a value type, or a packed i8/i16 (`type` is then i32, the type it is read and written as).
+struct FieldType {
+  enum class Packed : std::uint8_t { None = 0, I8 = 1, I16 = 2 };
+  ValType type = ValType::I32;
+  Packed packed = Packed::None;
+  bool is_mutable = false;
+  friend constexpr bool operator==(const FieldType&, const FieldType&) = default;
+};
+// Bytes a field takes in a GC object: its packed width, else 16 for v128, else 8.
+[[nodiscard]] constexpr std::uint32_t field_bytes(const FieldType& f) noexcept {
+  if (f.packed == FieldType::Packed::I8) return 1;
+  if (f.packed == FieldType::Packed::I16) return 2;
+  return f.type == ValType::V128 ? 16 : 8;
+}
+
+enum class TypeKind : std::uint8_t { Func, Struct, Array };
+inline constexpr std::uint32_t kNoSuper = 0xFFFFFFFF;
+using TypeIdentity = std::array<std::uint8_t, 32>;
+
+// One defined type of a module's type section (https://webassembly.github.io/spec/core/syntax/types.html#defined-types):
+// a function type (params/results), a struct (fields) or an array (fields[0], its element),
+// with GC's subtyping declaration (`sub final? $super? …`: is_final, super) and its place in a
+// recursion group (`rec`: rec_size types from index rec_start). The name stays FuncType: every
+// 2.0 type is a function type, and most code only ever meets those.
+//
+// Type equivalence is iso-recursive: two types are the same type (across modules too) when their
+// whole recursion groups have the same shape — with references into the group written as
+// positions in it and references outside as the named type's identity — and they sit at the same
+// position. `structure` is that identity (SHA-256 of the group's shape, then of it and the
+// position), set for every type except the *plain* ones: a final function type without a
+// supertype, alone in its group and naming no type, which is its params/results and compares by
+// them (host functions' types are plain and need no hashing). `super_chain` lists the
+// identities of its declared supertypes, nearest first, so a declared subtype matches across
+// modules without the module's type list.
 struct FuncType {
   std::vector<ValType> params;
   std::vector<ValType> results;
-  std::array<std::uint8_t, 32> structure{};
-  bool has_type_refs = false;
+  TypeKind kind = TypeKind::Func;
+  std::vector<FieldType> fields{};
+  bool is_final = true;
+  std::uint32_t super = kNoSuper;  // a type index of the same module, below this type's
+  std::uint32_t rec_start = 0;
+  std::uint32_t rec_size = 1;
+  TypeIdentity structure{};
+  bool has_type_refs = false;  // not plain: compared by structure
+  std::vector<TypeIdentity> super_chain{};
   friend bool operator==(const FuncType& a, const FuncType& b) {
     if (a.has_type_refs || b.has_type_refs) return a.has_type_refs == b.has_type_refs && a.structure == b.structure;
     return a.params == b.params && a.results == b.results;
   }
+  [[nodiscard]] bool is_func() const noexcept { return kind == TypeKind::Func; }
+  [[nodiscard]] bool is_struct() const noexcept { return kind == TypeKind::Struct; }
+  [[nodiscard]] bool is_array() const noexcept { return kind == TypeKind::Array; }
 };
 
-// Sets types[i].structure (and has_type_refs) from its params/results and the structures of the
-// earlier types it names; its indices must be below types.size() and at most i (validated before).
-void compute_structure(std::span<FuncType> types, std::size_t i);
+// Whether a value of defined type `sub` may stand where `super` is expected: equal, or `super`
+// among sub's declared supertypes (transitively).
+[[nodiscard]] bool declared_subtype(const FuncType& sub, const FuncType& super) noexcept;
+
+// Sets the identities (structure, has_type_refs) and super_chain of the recursion group of
+// `count` types from index `start` (whose rec_start/rec_size say so), from their definitions and
+// the identities of the earlier types they name. Indices must be below start + count and
+// supertypes below their subtype (validated before). compute_structure(types, i) is a one-type
+// group.
+void compute_structure(std::span<FuncType> types, std::size_t start, std::size_t count = 1);
+
+// The top of a heap type's hierarchy; a type index looks at its definition in `types` (a struct
+// or array type is in any's hierarchy).
+[[nodiscard]] std::uint8_t heap_top(std::uint32_t heap, std::span<const FuncType> types) noexcept;
 
 // Subtyping (https://webassembly.github.io/spec/core/valid/matching.html): whether a value of type
 // `a` (whose type indices name `ta`) may stand where `b` (indices into `tb`) is expected. ref T
-// <: ref null T; a named function type <: func; nofunc, noextern, noexn are their hierarchy's
-// bottoms; named types match when equivalent; the bottom type (unreachable code) matches all.
+// <: ref null T; a function type <: func; a struct type <: struct <: eq <: any, an array type <:
+// array <: eq, i31 <: eq; none, nofunc, noextern, noexn are their hierarchy's bottoms (below its
+// concrete types too); a type index matches an equivalent type or a declared supertype; the
+// bottom type (unreachable code) matches all.
 [[nodiscard]] bool matches(ValType a, std::span<const FuncType> ta, ValType b, std::span<const FuncType> tb);
 [[nodiscard]] inline bool matches(ValType a, ValType b, std::span<const FuncType> types) {
   return a == b || matches(a, types, b, types);
 }
+// Whether the definition `sub` (a type declared with supertype `super`, both in `types`) matches
+// it: the same kind; function parameters contravariant and results covariant; a struct's fields a
+// prefix extension; fields and array elements covariant when immutable, equal when mutable.
+[[nodiscard]] bool composite_matches(const FuncType& sub, const FuncType& super, std::span<const FuncType> types);
+[[nodiscard]] bool heap_matches(std::uint32_t ha, std::span<const FuncType> ta, std::uint32_t hb,
+                                std::span<const FuncType> tb);
 
 // https://webassembly.github.io/spec/core/syntax/types.html#limits
 // `is64`: the limits of a memory64 memory or a 64-bit table (i64 addresses/indexes; WebAssembly

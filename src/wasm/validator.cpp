@@ -46,9 +46,12 @@ bool read_heaptype(ByteReader& r, std::uint32_t& heap, const Features& features)
       heap = ValType::kAbstractHeap | b;
       return true;
     }
-    if (is_gc_heap_byte(b)) {
-      return r.fail(CompileError::Kind::Unsupported, at,
-                    concat("heap type ", heap_name(b), " needs garbage collection (GC), which this engine does not support"));
+    if (is_gc_heap_byte(b) && features.function_references) {
+      if (features.gc) {
+        heap = ValType::kAbstractHeap | b;
+        return true;
+      }
+      return r.malformed(at, concat("malformed heap type ", heap_name(b), " (garbage collection: the gc feature is off)"));
     }
     return r.malformed(at, features.function_references ? "malformed heap type" : "malformed reference type");
   }
@@ -84,9 +87,13 @@ bool read_valtype(ByteReader& r, ValType& out, const Features& features) {
       return true;
     }
   }
-  if (is_gc_heap_byte(b)) {
-    return r.fail(CompileError::Kind::Unsupported, at,
-                  concat("value type ", heap_name(b), "ref needs garbage collection (GC), which this engine does not support"));
+  if (is_gc_heap_byte(b) && features.function_references) {
+    if (features.gc) {
+      out = ValType::abstract_ref(true, b);
+      return true;
+    }
+    return r.malformed(at, concat("malformed value type ", name(ValType::abstract_ref(true, b)),
+                                  " (garbage collection: the gc feature is off)"));
   }
   if (!features.function_references && (b == ValType::kRefNullByte || b == ValType::kRefByte)) {
     return r.malformed(at, concat("malformed value type 0x", hex_byte(b),
@@ -134,6 +141,11 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
     if (!r.ok()) return false;
     op = opcode_from_fc(sub);
     if (!op) return r.malformed(ins.offset, concat("illegal opcode fc ", hex_byte(sub)));
+  } else if (byte == kPrefixGc && features.gc && features.function_references) {
+    const std::uint32_t sub = r.u32();
+    if (!r.ok()) return false;
+    op = opcode_from_gc(sub);
+    if (!op) return r.malformed(ins.offset, concat("illegal opcode fb ", hex_byte(sub)));
   } else if (byte == kPrefixSimd) {
     const std::uint32_t sub = r.u32();
     if (!r.ok()) return false;
@@ -141,7 +153,13 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
     if (!op) return r.malformed(ins.offset, concat("illegal opcode fd ", hex_byte(sub)));
   } else {
     op = opcode_from_byte(byte);
-    if (!op) return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte)));
+    if (op == Opcode::RefEq && !(features.gc && features.function_references)) op.reset();
+    if (!op) {
+      if (byte == kPrefixGc || byte == 0xD3)
+        return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte),
+                                              " (garbage collection: the gc feature is off)"));
+      return r.malformed(ins.offset, concat("illegal opcode ", hex_byte(byte)));
+    }
   }
   ins.op = *op;
   switch (info(ins.op).imm) {
@@ -238,9 +256,32 @@ bool read_instruction(ByteReader& r, Instruction& ins, std::vector<std::uint32_t
       ins.index2 = r.u32();
       break;
     case ImmKind::TableCopy:
+    case ImmKind::StructField:
+    case ImmKind::ArrayFixed:
+    case ImmKind::ArrayData:
+    case ImmKind::ArrayElem:
+    case ImmKind::ArrayCopy:
       ins.index = r.u32();
       ins.index2 = r.u32();
       break;
+    case ImmKind::HeapType: {
+      std::uint32_t heap = 0;
+      if (!read_heaptype(r, heap, features)) return false;
+      ins.type = ValType::ref(ins.op == Opcode::RefTestNull || ins.op == Opcode::RefCastNull, heap);
+      break;
+    }
+    case ImmKind::BrOnCast: {
+      const std::size_t at = r.offset();
+      const std::uint8_t flags = r.u8();
+      if (r.ok() && flags > 3) return r.malformed(at, concat("malformed br_on_cast flags ", flags));
+      ins.index = r.u32();
+      std::uint32_t h1 = 0;
+      std::uint32_t h2 = 0;
+      if (!read_heaptype(r, h1, features) || !read_heaptype(r, h2, features)) return false;
+      ins.type = ValType::ref((flags & 1) != 0, h1);
+      ins.type2 = ValType::ref((flags & 2) != 0, h2);
+      break;
+    }
     case ImmKind::MemArg8:
     case ImmKind::MemArg16:
     case ImmKind::MemArg32:
@@ -385,6 +426,10 @@ bool FunctionValidator::block_signature(const BlockType& bt, std::span<const Val
     case BlockType::Kind::Index:
       if (bt.index >= context_.module->types.size()) {
         fail(concat("unknown type ", bt.index));
+        return false;
+      }
+      if (!context_.module->types[bt.index].is_func()) {
+        fail(concat("type mismatch: block type ", bt.index, " is not a function type"));
         return false;
       }
       params = context_.module->types[bt.index].params;
@@ -592,6 +637,10 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
     step_typed_refs(ins);
     return error_;
   }
+  if (is_gc_op(ins.op)) {
+    step_gc(ins);
+    return error_;
+  }
   switch (ins.op) {
     case Opcode::Unreachable: mark_unreachable(); break;
     case Opcode::Block:
@@ -699,6 +748,10 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
         fail(concat("unknown type ", ins.index));
         break;
       }
+      if (!m.types[ins.index].is_func()) {
+        fail(concat("type mismatch: type ", ins.index, " is not a function type"));
+        break;
+      }
       const FuncType& ft = m.types[ins.index];
       if (!check_tail_call_results(ft)) break;
       pop(table_address_type(ins.index2));
@@ -714,6 +767,10 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
       }
       if (ins.index >= m.types.size()) {
         fail(concat("unknown type ", ins.index));
+        break;
+      }
+      if (!m.types[ins.index].is_func()) {
+        fail(concat("type mismatch: type ", ins.index, " is not a function type"));
         break;
       }
       const FuncType& ft = m.types[ins.index];
@@ -990,6 +1047,10 @@ void FunctionValidator::step_typed_refs(const Instruction& ins) {
         fail(concat("unknown type ", ins.index));
         break;
       }
+      if (!m.types[ins.index].is_func()) {
+        fail(concat("type mismatch: type ", ins.index, " is not a function type"));
+        break;
+      }
       const FuncType& ft = m.types[ins.index];
       if (ins.op == Opcode::ReturnCallRef && !check_tail_call_results(ft)) break;
       pop(ValType::ref(true, ins.index));
@@ -1034,7 +1095,353 @@ void FunctionValidator::step_typed_refs(const Instruction& ins) {
   }
 }
 
+// ---------------------------------------------------------------- garbage collection
+
+namespace {
+
+// A field's value type on the stack: a packed field is read and written as i32.
+ValType unpacked(const FieldType& f) { return f.packed == FieldType::Packed::None ? f.type : ValType::I32; }
+// A field that struct.new_default / array.new_default can fill: numbers, vectors, nullable references.
+bool defaultable(const FieldType& f) { return f.packed != FieldType::Packed::None || !f.type.is_ref() || f.type.nullable(); }
+bool numeric_or_vector(const FieldType& f) { return f.packed != FieldType::Packed::None || !f.type.is_ref(); }
+
+}  // namespace
+
+// The defined type `index` when it is of `kind` (else an error naming the instruction).
+const FuncType* FunctionValidator::gc_type(const Instruction& ins, std::uint32_t index, TypeKind kind) {
+  const Module& m = *context_.module;
+  if (index >= m.types.size()) {
+    fail(concat("unknown type ", index));
+    return nullptr;
+  }
+  const FuncType& t = m.types[index];
+  if (t.kind != kind) {
+    fail(concat("type mismatch: ", name(ins.op), " needs ", kind == TypeKind::Struct ? "a struct" : "an array",
+                " type, type ", index, " is not one"));
+    return nullptr;
+  }
+  return &t;
+}
+
+// The top of a reference type's hierarchy as a nullable reference (what ref.test, ref.cast and
+// br_on_cast accept as their operand).
+ValType FunctionValidator::top_of(ValType t) const {
+  return ValType::abstract_ref(true, heap_top(t.heap(), context_.module->types));
+}
+
+void FunctionValidator::step_gc(const Instruction& ins) {
+  const Module& m = *context_.module;
+  const auto ref_of = [](std::uint32_t index, bool nullable) { return ValType::ref(nullable, index); };
+  switch (ins.op) {
+    case Opcode::RefEq:
+      pop(ValType::abstract_ref(true, ValType::kEq));
+      pop(ValType::abstract_ref(true, ValType::kEq));
+      push(ValType::I32);
+      break;
+    case Opcode::StructNew:
+    case Opcode::StructNewDefault: {
+      const FuncType* t = gc_type(ins, ins.index, TypeKind::Struct);
+      if (t == nullptr) break;
+      if (ins.op == Opcode::StructNew) {
+        for (std::size_t i = t->fields.size(); i-- > 0;) pop(unpacked(t->fields[i]));
+      } else if (!std::ranges::all_of(t->fields, defaultable)) {
+        fail(concat("type mismatch: struct.new_default: type ", ins.index, " has a field without a default value"));
+        break;
+      }
+      push(ref_of(ins.index, false));
+      break;
+    }
+    case Opcode::StructGet:
+    case Opcode::StructGetS:
+    case Opcode::StructGetU:
+    case Opcode::StructSet: {
+      const FuncType* t = gc_type(ins, ins.index, TypeKind::Struct);
+      if (t == nullptr) break;
+      if (ins.index2 >= t->fields.size()) {
+        fail(concat("unknown field ", ins.index2, " of type ", ins.index));
+        break;
+      }
+      const FieldType& f = t->fields[ins.index2];
+      const bool packed = f.packed != FieldType::Packed::None;
+      if (ins.op == Opcode::StructSet) {
+        if (!f.is_mutable) {
+          fail(concat("immutable field ", ins.index2, " of type ", ins.index));
+          break;
+        }
+        pop(unpacked(f));
+        pop(ref_of(ins.index, true));
+        break;
+      }
+      if (packed != (ins.op != Opcode::StructGet)) {
+        fail(concat("type mismatch: ", name(ins.op), packed ? " of a packed field" : " of an unpacked field"));
+        break;
+      }
+      pop(ref_of(ins.index, true));
+      push(unpacked(f));
+      break;
+    }
+    case Opcode::ArrayNew:
+    case Opcode::ArrayNewDefault:
+    case Opcode::ArrayNewFixed:
+    case Opcode::ArrayNewData:
+    case Opcode::ArrayNewElem: {
+      const FuncType* t = gc_type(ins, ins.index, TypeKind::Array);
+      if (t == nullptr) break;
+      const FieldType& f = t->fields[0];
+      switch (ins.op) {
+        case Opcode::ArrayNew:
+          pop(ValType::I32);
+          pop(unpacked(f));
+          break;
+        case Opcode::ArrayNewDefault:
+          if (!defaultable(f)) {
+            fail(concat("type mismatch: array.new_default: type ", ins.index, " has no default value"));
+            return;
+          }
+          pop(ValType::I32);
+          break;
+        case Opcode::ArrayNewFixed:
+          for (std::uint32_t i = 0; i < ins.index2 && !error_; ++i) pop(unpacked(f));
+          break;
+        case Opcode::ArrayNewData:
+          if (!numeric_or_vector(f)) {
+            fail(concat("array type is not numeric or vector: array.new_data of type ", ins.index));
+            return;
+          }
+          if (!m.data_count || ins.index2 >= *m.data_count) {
+            fail(concat("unknown data segment ", ins.index2));
+            return;
+          }
+          pop(ValType::I32);
+          pop(ValType::I32);
+          break;
+        default:  // array.new_elem
+          if (ins.index2 >= m.elements.size()) {
+            fail(concat("unknown elem segment ", ins.index2));
+            return;
+          }
+          if (!is_subtype(m.elements[ins.index2].type, unpacked(f))) {
+            fail(concat("type mismatch: array.new_elem: elem segment ", ins.index2, " does not match type ", ins.index));
+            return;
+          }
+          pop(ValType::I32);
+          pop(ValType::I32);
+          break;
+      }
+      push(ref_of(ins.index, false));
+      break;
+    }
+    case Opcode::ArrayGet:
+    case Opcode::ArrayGetS:
+    case Opcode::ArrayGetU:
+    case Opcode::ArraySet:
+    case Opcode::ArrayFill:
+    case Opcode::ArrayInitData:
+    case Opcode::ArrayInitElem: {
+      const FuncType* t = gc_type(ins, ins.index, TypeKind::Array);
+      if (t == nullptr) break;
+      const FieldType& f = t->fields[0];
+      const bool packed = f.packed != FieldType::Packed::None;
+      if (ins.op == Opcode::ArrayGet || ins.op == Opcode::ArrayGetS || ins.op == Opcode::ArrayGetU) {
+        if (packed != (ins.op != Opcode::ArrayGet)) {
+          fail(concat("type mismatch: ", name(ins.op), packed ? " of a packed array" : " of an unpacked array"));
+          break;
+        }
+        pop(ValType::I32);
+        pop(ref_of(ins.index, true));
+        push(unpacked(f));
+        break;
+      }
+      if (!f.is_mutable) {
+        fail(concat("immutable array ", ins.index));
+        break;
+      }
+      if (ins.op == Opcode::ArraySet) {
+        pop(unpacked(f));
+        pop(ValType::I32);
+      } else if (ins.op == Opcode::ArrayFill) {
+        pop(ValType::I32);
+        pop(unpacked(f));
+        pop(ValType::I32);
+      } else if (ins.op == Opcode::ArrayInitData) {
+        if (!numeric_or_vector(f)) {
+          fail(concat("array type is not numeric or vector: array.init_data of type ", ins.index));
+          break;
+        }
+        if (!m.data_count || ins.index2 >= *m.data_count) {
+          fail(concat("unknown data segment ", ins.index2));
+          break;
+        }
+        pop(ValType::I32);
+        pop(ValType::I32);
+        pop(ValType::I32);
+      } else {
+        if (ins.index2 >= m.elements.size()) {
+          fail(concat("unknown elem segment ", ins.index2));
+          break;
+        }
+        if (!is_subtype(m.elements[ins.index2].type, unpacked(f))) {
+          fail(concat("type mismatch: array.init_elem: elem segment ", ins.index2, " does not match type ", ins.index));
+          break;
+        }
+        pop(ValType::I32);
+        pop(ValType::I32);
+        pop(ValType::I32);
+      }
+      pop(ref_of(ins.index, true));
+      break;
+    }
+    case Opcode::ArrayLen:
+      pop(ValType::abstract_ref(true, ValType::kArray));
+      push(ValType::I32);
+      break;
+    case Opcode::ArrayCopy: {
+      const FuncType* dst = gc_type(ins, ins.index, TypeKind::Array);
+      const FuncType* src = dst == nullptr ? nullptr : gc_type(ins, ins.index2, TypeKind::Array);
+      if (src == nullptr) break;
+      if (!dst->fields[0].is_mutable) {
+        fail(concat("immutable array ", ins.index));
+        break;
+      }
+      const FieldType& df = dst->fields[0];
+      const FieldType& sf = src->fields[0];
+      if (df.packed != sf.packed || !is_subtype(sf.type, df.type)) {
+        fail(concat("array types do not match: array.copy from type ", ins.index2, " to type ", ins.index));
+        break;
+      }
+      pop(ValType::I32);
+      pop(ValType::I32);
+      pop(ref_of(ins.index2, true));
+      pop(ValType::I32);
+      pop(ref_of(ins.index, true));
+      break;
+    }
+    case Opcode::RefTest:
+    case Opcode::RefTestNull:
+    case Opcode::RefCast:
+    case Opcode::RefCastNull: {
+      if (!check_value_type(ins.type)) break;
+      pop(top_of(ins.type));
+      push(ins.op == Opcode::RefTest || ins.op == Opcode::RefTestNull ? ValType::I32 : ins.type);
+      break;
+    }
+    case Opcode::BrOnCast:
+    case Opcode::BrOnCastFail: {
+      if (!check_value_type(ins.type) || !check_value_type(ins.type2)) break;
+      if (!is_subtype(ins.type2, ins.type)) {
+        fail(concat("type mismatch: ", name(ins.op), "'s target type ", type_name(ins.type2), " is not a subtype of ",
+                    type_name(ins.type)));
+        break;
+      }
+      const Control* c = label(ins.index);
+      if (c == nullptr) break;
+      const auto types = label_types(*c);
+      // What goes to the label and what stays: the cast type, or the source type without it
+      // (a nullable target takes the nulls).
+      const ValType diff = ins.type2.nullable() ? ins.type.as_nullable(false) : ins.type;
+      const ValType to_label = ins.op == Opcode::BrOnCast ? ins.type2 : diff;
+      const ValType stays = ins.op == Opcode::BrOnCast ? diff : ins.type2;
+      if (types.empty() || !is_subtype(to_label, types.back())) {
+        fail(concat("type mismatch: ", name(ins.op), "'s label ", ins.index, " must take ", type_name(to_label), " last"));
+        break;
+      }
+      pop(ins.type);
+      pop_all(types.first(types.size() - 1));
+      push_all(types.first(types.size() - 1));
+      push(stays);
+      break;
+    }
+    case Opcode::AnyConvertExtern:
+    case Opcode::ExternConvertAny: {
+      const bool to_any = ins.op == Opcode::AnyConvertExtern;
+      const ValType t = pop(ValType::abstract_ref(true, to_any ? ValType::kExtern : ValType::kAny));
+      push(ValType::abstract_ref(t.is_bottom() ? false : t.nullable(), to_any ? ValType::kAny : ValType::kExtern));
+      break;
+    }
+    case Opcode::RefI31:
+      pop(ValType::I32);
+      push(ValType::abstract_ref(false, ValType::kI31));
+      break;
+    case Opcode::I31GetS:
+    case Opcode::I31GetU:
+      pop(ValType::abstract_ref(true, ValType::kI31));
+      push(ValType::I32);
+      break;
+    default: break;
+  }
+}
+
 // ---------------------------------------------------------------- constant expressions
+
+namespace {
+
+// A GC instruction of a constant expression: pops its operands off `stack`, returns its result
+// type, or what is wrong.
+std::expected<ValType, std::string> const_gc_step(const Module& module, const Instruction& ins, std::vector<ValType>& stack) {
+  const auto pop = [&](ValType want) -> bool {
+    if (stack.empty() || !matches(stack.back(), want, module.types)) return false;
+    stack.pop_back();
+    return true;
+  };
+  const auto mismatch = [&](ValType want) {
+    return std::unexpected(concat("type mismatch: ", name(ins.op), " expects ", name(want),
+                                  stack.empty() ? std::string(", found nothing") : concat(", found ", name(stack.back()))));
+  };
+  const auto defined = [&](TypeKind kind) -> const FuncType* {
+    if (ins.index >= module.types.size() || module.types[ins.index].kind != kind) return nullptr;
+    return &module.types[ins.index];
+  };
+  switch (ins.op) {
+    case Opcode::RefI31:
+      if (!pop(ValType::I32)) return mismatch(ValType::I32);
+      return ValType::abstract_ref(false, ValType::kI31);
+    case Opcode::AnyConvertExtern:
+    case Opcode::ExternConvertAny: {
+      const bool to_any = ins.op == Opcode::AnyConvertExtern;
+      const ValType from = ValType::abstract_ref(true, to_any ? ValType::kExtern : ValType::kAny);
+      if (stack.empty() || !matches(stack.back(), from, module.types)) return mismatch(from);
+      const bool nullable = stack.back().nullable();
+      stack.pop_back();
+      return ValType::abstract_ref(nullable, to_any ? ValType::kAny : ValType::kExtern);
+    }
+    case Opcode::StructNew:
+    case Opcode::StructNewDefault: {
+      const FuncType* t = defined(TypeKind::Struct);
+      if (t == nullptr) return std::unexpected(concat("unknown type ", ins.index, " (a struct type expected)"));
+      for (std::size_t i = t->fields.size(); i-- > 0;) {
+        const FieldType& f = t->fields[i];
+        const ValType want = f.packed == FieldType::Packed::None ? f.type : ValType::I32;
+        if (ins.op == Opcode::StructNewDefault) {
+          if (f.packed == FieldType::Packed::None && f.type.is_ref() && !f.type.nullable())
+            return std::unexpected(concat("type mismatch: struct.new_default: type ", ins.index,
+                                          " has a field without a default value"));
+        } else if (!pop(want)) {
+          return mismatch(want);
+        }
+      }
+      return ValType::ref(false, ins.index);
+    }
+    default: {  // array.new, array.new_default, array.new_fixed
+      const FuncType* t = defined(TypeKind::Array);
+      if (t == nullptr) return std::unexpected(concat("unknown type ", ins.index, " (an array type expected)"));
+      const FieldType& f = t->fields[0];
+      const ValType want = f.packed == FieldType::Packed::None ? f.type : ValType::I32;
+      if (ins.op == Opcode::ArrayNewFixed) {
+        for (std::uint32_t i = 0; i < ins.index2; ++i)
+          if (!pop(want)) return mismatch(want);
+      } else {
+        if (!pop(ValType::I32)) return mismatch(ValType::I32);
+        if (ins.op == Opcode::ArrayNew && !pop(want)) return mismatch(want);
+        if (ins.op == Opcode::ArrayNewDefault && f.packed == FieldType::Packed::None && f.type.is_ref() &&
+            !f.type.nullable())
+          return std::unexpected(concat("type mismatch: array.new_default: type ", ins.index, " has no default value"));
+      }
+      return ValType::ref(false, ins.index);
+    }
+  }
+}
+
+}  // namespace
 
 std::optional<CompileError> validate_const_expr(const Module& module, std::span<const Instruction> instrs, ValType type,
                                                 std::size_t end_offset, Features features) {
@@ -1055,6 +1462,14 @@ std::optional<CompileError> validate_const_expr(const Module& module, std::span<
       case Opcode::RefNull:
       case Opcode::RefFunc:
       case Opcode::GlobalGet: break;
+      case Opcode::RefI31:
+      case Opcode::AnyConvertExtern:
+      case Opcode::ExternConvertAny:
+      case Opcode::StructNew:
+      case Opcode::StructNewDefault:
+      case Opcode::ArrayNew:
+      case Opcode::ArrayNewDefault:
+      case Opcode::ArrayNewFixed: break;  // GC (read only with -W gc)
       default:
         if (arithmetic(ins.op) && features.extended_const) break;
         return invalid(ins.offset, concat("constant expression required, found ", name(ins.op),
@@ -1095,6 +1510,19 @@ std::optional<CompileError> validate_const_expr(const Module& module, std::span<
         }
         t = module.globals[ins.index].type;
         break;
+      case Opcode::RefI31:
+      case Opcode::AnyConvertExtern:
+      case Opcode::ExternConvertAny:
+      case Opcode::StructNew:
+      case Opcode::StructNewDefault:
+      case Opcode::ArrayNew:
+      case Opcode::ArrayNewDefault:
+      case Opcode::ArrayNewFixed: {
+        auto r = const_gc_step(module, ins, stack);
+        if (!r) return invalid(ins.offset, std::move(r.error()));
+        t = *r;
+        break;
+      }
       default: {  // i32/i64 add, sub, mul
         t = sig_types(info(ins.op).sig).result;
         for (int k = 0; k < 2; ++k) {

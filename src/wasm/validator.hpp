@@ -35,14 +35,18 @@ struct Instruction {
   std::uint32_t index = 0;                 // labelidx, funcidx, typeidx (call_indirect), localidx, globalidx,
                                            // tableidx (table.*; destination of table.copy), dataidx, elemidx,
                                            // br_table's default label
-  std::uint32_t index2 = 0;                // call_indirect / table.init: tableidx; table.copy: source tableidx
+  std::uint32_t index2 = 0;                // call_indirect / table.init: tableidx; table.copy: source tableidx;
+                                           // GC: the field index, array.new_fixed's count, the data or
+                                           // elem index, array.copy's source typeidx
   std::uint32_t align = 0;                 // memarg alignment exponent
   std::uint64_t mem_offset = 0;            // memarg offset (u64 with memory64; below 2^32 for i32 memories)
   std::uint32_t memory = 0;                // memidx: of a memarg, memory.size/grow/fill/init, memory.copy's destination
   std::uint32_t memory2 = 0;               // memory.copy's source memidx
   std::uint64_t bits = 0;                  // the constant's bit pattern (i32/f32 zero-extended to 64 bits)
   BlockType block;                         // block, loop, if
-  ValType type = ValType::I32;             // select t (the one result type), ref.null (ref null ht)
+  ValType type = ValType::I32;             // select t (the one result type), ref.null (ref null ht); GC:
+                                           // ref.test/ref.cast's type, br_on_cast's source type
+  ValType type2 = ValType::I32;            // br_on_cast / br_on_cast_fail: the target type
   std::uint32_t select_arity = 0;          // select t: how many types the vector held (valid only if 1)
   std::span<const std::uint32_t> targets;  // br_table labels, default excluded; try_table: its catch clauses
                                            // as (kind, tagidx, labelidx) triples (storage: the reader's)
@@ -66,7 +70,7 @@ inline constexpr std::uint32_t kCatchAllRef = 3;
 // heap type (an abstract one's byte, or a type index as a non-negative s33). Malformed encodings
 // are reported to the reader; a type index is not checked against the module (the caller says
 // "unknown type"). Without `features.function_references` only the 2.0 one-byte types (and
-// exnref) are read. GC's heap types are refused as unsupported.
+// exnref) are read. GC's heap types need `features.gc`.
 bool read_valtype(ByteReader& reader, ValType& out, const Features& features);
 bool read_heaptype(ByteReader& reader, std::uint32_t& heap, const Features& features);
 
@@ -158,6 +162,11 @@ class FunctionValidator {
   // ref.as_non_null, br_on_null, br_on_non_null, and the subtyping and local-initialisation rules.
   void step_typed_refs(const Instruction& ins);
   bool function_references_enabled(const Instruction& ins);
+  // Garbage collection (validator.cpp's own block): struct, array, i31, ref.eq, casts, br_on_cast
+  // and the any/extern conversions.
+  void step_gc(const Instruction& ins);
+  const FuncType* gc_type(const Instruction& ins, std::uint32_t index, TypeKind kind);
+  [[nodiscard]] ValType top_of(ValType t) const;
   bool check_value_type(ValType t);
   ValType pop_ref();
   [[nodiscard]] bool is_subtype(ValType a, ValType b) const { return matches(a, b, context_.module->types); }

@@ -57,7 +57,7 @@ TEST(Options, WasmOptionsTakeACommaSeparatedList) {
 }
 
 TEST(Options, UnknownWasmOptionIsRefusedNamingTheSupportedOnes) {
-  auto r = parse({"-W", "gc=y", "m.wasm"});
+  auto r = parse({"-W", "wide-arithmetic=y", "m.wasm"});
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("supported: fuel, max-memory-size, max-table-elements, max-tables, max-memories, "
                                    "max-store-size, timeout, simd"),
@@ -109,6 +109,11 @@ TEST(Options, WasmFeatureSwitchesInWasmtimeSpelling) {
   ASSERT_TRUE(no_refs.has_value()) << no_refs.error().message;
   EXPECT_FALSE(no_refs->function_references);
   EXPECT_TRUE(no_refs->exceptions);
+  EXPECT_TRUE(d->gc);  // Wasmtime 47+: on by default
+  auto no_gc = parse({"-W", "gc=n", "m.wasm"});
+  ASSERT_TRUE(no_gc.has_value()) << no_gc.error().message;
+  EXPECT_FALSE(no_gc->gc);
+  EXPECT_TRUE(no_gc->function_references);
 }
 
 TEST(Options, RelaxedSimdSwitch) {

@@ -621,6 +621,29 @@ TEST(ModuleErrors, FunctionReferencesSwitchRefusesModulesUsingThem) {
       << refused.error().message;
 }
 
+TEST(ModuleErrors, GcSwitchRefusesModulesUsingIt) {
+  // Garbage collection runs by default (Wasmtime 47+): a struct made, a field read back as the
+  // exit code; with gc off the module is refused naming the feature.
+  TempDir dir;
+  const auto module = dir.write("gc.wat", R"((module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (type $pair (struct (field i32) (field (mut i8))))
+  (func (export "_start") (local $p (ref null $pair))
+    (local.set $p (struct.new $pair (i32.const 40) (i32.const 258)))
+    (call $proc_exit (i32.add (struct.get $pair 0 (local.get $p)) (struct.get_u $pair 1 (local.get $p))))))
+)");
+  WasmSandbox on;
+  auto ran = on.run(job_for(module));
+  ASSERT_TRUE(ran.has_value()) << ran.error().to_string();
+  EXPECT_EQ(ran->exit, SandboxExit{Failure{42}});  // 258 stored as an i8 is 2
+  WasmSandbox off(SandboxConfig{.gc = false});
+  auto refused = off.run(job_for(module));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::InvalidModule);
+  EXPECT_NE(refused.error().message.find("the gc feature is off"), std::string::npos) << refused.error().message;
+}
+
 // --------------------------------------------------------------------- the seam
 
 TEST(Seam, ConformanceCheckPassesOnWasmSandbox) {

@@ -41,7 +41,21 @@ constexpr std::string_view kPrelude = R"(
 
 std::string guest(std::string_view body) { return "(module " + std::string(kPrelude) + std::string(body) + ")\n"; }
 
-class Hostile : public Tiered {};
+class Hostile : public Tiered {
+ protected:
+  // A guest that keeps objects alive (exceptions, GC objects) under a 4 MiB store cap ends with
+  // the trap starting `prefix`, in bounded time and host memory.
+  static void expect_store_cap_trap(const std::filesystem::path& wasm, std::uint64_t fuel, std::string_view prefix) {
+    runtime::SandboxConfig c;
+    c.max_store_bytes = 4 * kMiB;
+    runtime::WasmSandbox sandbox(config(c));
+    Bounds bounds(30.0, 64 * kMiB);
+    auto outcome = sandbox.run(job(wasm, fuel));
+    ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+    EXPECT_EQ(trap_message(*outcome).rfind(prefix, 0), 0u) << trap_message(*outcome);
+    bounds.check();
+  }
+};
 INSTANTIATE_TEST_SUITE_P(Tiers, Hostile, ::testing::ValuesIn(tiers()), tier_name);
 
 // Guests the compiled tier does not yet take within the host's bounds, so they run interpreted
@@ -873,15 +887,56 @@ TEST_P(Hostile, KeepingExceptionsAliveStopsAtTheStoreCap) {
     (call $hold (i32.add (local.get $n) (i32.const 1))))
   (func (export "_start") (call $hold (i32.const 0)))
 )"));
+  expect_store_cap_trap(wasm, 1'000'000'000, "exception objects exceed the store's resource limit");
+}
+
+// Garbage collection: a guest allocating a 4 KiB array 200,000 times (800 MB in all), keeping
+// only the last, runs within an 8 MiB store cap: each collection frees the dead arrays.
+TEST_P(Hostile, AllocatingArraysInALoopReusesABoundedGcHeap) {
+  Scratch dir;
+  const auto wasm = dir.write("gc-loop.wat", guest(R"(
+  (memory (export "memory") 1)
+  (type $a (array (mut i64)))
+  (func (export "_start") (local $i i32) (local $x (ref null $a)) (local $sum i64)
+    (loop $next
+      (local.set $x (array.new $a (i64.extend_i32_u (local.get $i)) (i32.const 512)))
+      (local.set $sum (i64.add (local.get $sum) (array.get $a (local.get $x) (i32.const 511))))
+      (br_if $next (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (i32.const 200000))))
+    (call $report (i32.wrap_i64 (local.get $sum))))
+)"));
   runtime::SandboxConfig c;
-  c.max_store_bytes = 4 * kMiB;
+  c.max_store_bytes = 8 * kMiB;
   WasmSandbox sandbox(config(c));
-  Bounds bounds(30.0, 64 * kMiB);
-  auto outcome = sandbox.run(job(wasm, 1'000'000'000));
+  Bounds bounds(60.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 10'000'000'000));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
-  EXPECT_EQ(trap_message(*outcome).rfind("exception objects exceed the store's resource limit", 0), 0u)
-      << trap_message(*outcome);
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  EXPECT_EQ(words(outcome->stdout_bytes), (std::vector<std::uint32_t>{static_cast<std::uint32_t>(199999ull * 200000 / 2)}));
   bounds.check();
+}
+
+// GC objects a guest keeps alive (a linked list growing without end), and one absurd array
+// (2^32-1 v128 elements, 64 GiB), stop with a trap at the store's cap or the per-object bound,
+// before the host's memory grows past it.
+TEST_P(Hostile, KeepingGcObjectsAliveStopsAtTheStoreCap) {
+  Scratch dir;
+  const auto list = dir.write("gc-hold.wat", guest(R"(
+  (memory (export "memory") 1)
+  (type $bytes (array (mut i8)))
+  (type $node (struct (field (ref null $node)) (field (ref $bytes))))
+  (func (export "_start") (local $head (ref null $node))
+    (loop $next
+      (local.set $head (struct.new $node (local.get $head) (array.new_default $bytes (i32.const 1000))))
+      (br $next)))
+)"));
+  const auto huge = dir.write("gc-huge.wat", guest(R"(
+  (memory (export "memory") 1)
+  (type $v (array v128))
+  (func (export "_start")
+    (drop (array.new_default $v (i32.const -1))))
+)"));
+  for (const auto& wasm : {list, huge})
+    expect_store_cap_trap(wasm, 10'000'000'000, "GC objects exceed the store's resource limit");
 }
 
 // 5,000 try_tables inside each other, a throw in the innermost caught by the outermost (and

@@ -75,5 +75,71 @@ TEST(Structure, NamedTypesAreEquivalentAcrossModulesByShape) {
   EXPECT_FALSE(matches(ValType::ref(false, 1), a, ValType::ref(true, 4), b));
 }
 
+// GC: a struct or array type of one kind.
+FuncType gc_type(TypeKind kind, std::vector<FieldType> fields, bool is_final = true, std::uint32_t super = kNoSuper) {
+  FuncType t;
+  t.kind = kind;
+  t.fields = std::move(fields);
+  t.is_final = is_final;
+  t.super = super;
+  return t;
+}
+
+TEST(Matches, GcLatticeOfAbstractAndDefinedTypes) {
+  std::vector<FuncType> types = {gc_type(TypeKind::Struct, {}), gc_type(TypeKind::Array, {FieldType{}}),
+                                 FuncType{{}, {}}};
+  for (std::size_t i = 0; i < types.size(); ++i) compute_structure(types, i);
+  const auto abs = [](std::uint8_t h) { return ValType::abstract_ref(true, h); };
+  EXPECT_TRUE(matches(abs(ValType::kI31), abs(ValType::kEq), types));
+  EXPECT_TRUE(matches(abs(ValType::kEq), abs(ValType::kAny), types));
+  EXPECT_FALSE(matches(abs(ValType::kAny), abs(ValType::kEq), types));
+  EXPECT_TRUE(matches(abs(ValType::kNone), ValType::ref(true, 0), types));   // none below a struct type
+  EXPECT_FALSE(matches(abs(ValType::kNoFunc), ValType::ref(true, 0), types));
+  EXPECT_TRUE(matches(abs(ValType::kNoFunc), ValType::ref(true, 2), types));
+  EXPECT_TRUE(matches(ValType::ref(true, 0), abs(ValType::kStruct), types));
+  EXPECT_TRUE(matches(ValType::ref(true, 0), abs(ValType::kAny), types));
+  EXPECT_FALSE(matches(ValType::ref(true, 0), abs(ValType::kArray), types));
+  EXPECT_TRUE(matches(ValType::ref(true, 1), abs(ValType::kEq), types));
+  EXPECT_FALSE(matches(ValType::ref(true, 2), abs(ValType::kAny), types));  // functions are not in any's hierarchy
+  EXPECT_FALSE(matches(abs(ValType::kNone), ValType::ExternRef, types));
+  EXPECT_EQ(heap_top(0, types), ValType::kAny);
+  EXPECT_EQ(heap_top(2, types), ValType::kFunc);
+}
+
+TEST(Structure, RecursionGroupsAndDeclaredSupertypes) {
+  // A: 0 = (sub (struct)), 1 = (sub 0 (struct i32)); B: a group {(struct (ref 1)), (struct (ref 0))}
+  // twice over in different orders, and A's types again after an unrelated one.
+  std::vector<FuncType> a = {gc_type(TypeKind::Struct, {}, false),
+                             gc_type(TypeKind::Struct, {FieldType{ValType::I32}}, true, 0)};
+  compute_structure(a, 0);
+  compute_structure(a, 1);
+  EXPECT_TRUE(composite_matches(a[1], a[0], a));
+  EXPECT_TRUE(matches(ValType::ref(false, 1), ValType::ref(true, 0), a));
+  EXPECT_FALSE(matches(ValType::ref(false, 0), ValType::ref(true, 1), a));
+  std::vector<FuncType> b = {FuncType{{ValType::I64}, {}}, gc_type(TypeKind::Struct, {}, false),
+                             gc_type(TypeKind::Struct, {FieldType{ValType::I32}}, true, 1)};
+  for (std::size_t i = 0; i < b.size(); ++i) compute_structure(b, i);
+  EXPECT_TRUE(matches(ValType::ref(false, 1), a, ValType::ref(true, 1), b));  // the subtype, across modules
+  EXPECT_TRUE(declared_subtype(b[2], a[0]));
+  EXPECT_FALSE(declared_subtype(a[0], b[2]));
+  // Iso-recursive: a group's members are the same type only at the same position.
+  const auto group = [](std::uint32_t first, std::uint32_t second) {
+    std::vector<FuncType> g = {gc_type(TypeKind::Struct, {FieldType{ValType::ref(true, first)}}),
+                               gc_type(TypeKind::Struct, {FieldType{ValType::ref(true, second)}})};
+    for (auto& t : g) t.rec_size = 2;
+    compute_structure(g, 0, 2);
+    return g;
+  };
+  const auto g1 = group(1, 0);
+  const auto g2 = group(1, 0);
+  EXPECT_EQ(g1[0], g2[0]);
+  EXPECT_EQ(g1[1], g2[1]);
+  EXPECT_FALSE(g1[0] == g1[1]);  // same shape, different positions
+  // Not the same as a one-type group of the same shape.
+  std::vector<FuncType> single = {gc_type(TypeKind::Struct, {FieldType{ValType::ref(true, 0)}})};
+  compute_structure(single, 0);
+  EXPECT_FALSE(single[0] == g1[0]);
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

@@ -112,6 +112,8 @@ struct SandboxConfig {
   bool function_references = true;  // typed function references: (ref null? $t), call_ref,
                                     // return_call_ref, ref.as_non_null, br_on_null/br_on_non_null,
                                     // non-nullable locals; Wasmtime's -W function-references=n
+  bool gc = true;  // garbage collection: rec/sub/struct/array types, GC heap types, i31, casts,
+                   // struct and array objects (needs function_references); Wasmtime's -W gc=n
   bool extended_const = true;  // i32/i64 add, sub, mul in constant expressions
   bool relaxed_simd = true;    // the 20 relaxed SIMD instructions (-W relaxed-simd=n), one
                                // deterministic result each (docs/interpreter.md)

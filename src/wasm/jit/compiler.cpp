@@ -222,6 +222,11 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
       return fail("the metered code does not start with the entry check");
     first = 1;
   }
+  // Garbage collection: object references must stay where the collector's conservative scan of
+  // the value stack finds them, so no function of a module with GC types or instructions runs
+  // as machine code.
+  if (module.uses_gc)
+    return fail("its module uses garbage collection (GC types or instructions), which only the interpreter runs");
   const u32* code = f.code.data();
   const auto n = static_cast<u32>(f.code.size());
   std::vector<bool> starts(n, false);
@@ -232,6 +237,8 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
       return fail("uses a memory other than an i32 memory 0 (multi-memory or memory64), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Exception || !f.regions.empty())
       return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
+    if (info(in.op).family == OpFamily::Gc)
+      return fail("uses garbage collection (struct, array, i31, casts), which only the interpreter runs");
     if (info(in.op).family == OpFamily::TypedRef)
       return fail("uses typed function references (call_ref, return_call_ref, ref.as_non_null, br_on_null, "
                   "br_on_non_null), which only the interpreter runs");

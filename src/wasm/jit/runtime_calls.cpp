@@ -180,7 +180,7 @@ std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std:
     return static_cast<std::uint32_t>(TrapKind::UninitializedElement);
   }
   const FuncType* want = inst.types[type_index];
-  if (callee->type != want && !(*callee->type == *want))
+  if (callee->type != want && !declared_subtype(*callee->type, *want))
     return static_cast<std::uint32_t>(TrapKind::IndirectCallTypeMismatch);
   return sprawling_jit_call(c, callee, nfp);
 }

@@ -49,6 +49,12 @@ std::string describe(const ExpectedValue& e) {
     case ExpectedValue::Kind::ArithmeticNan: return std::string(name(e.value.type)) + ":nan:arithmetic";
     case ExpectedValue::Kind::AnyFuncRef: return "funcref:non-null";
     case ExpectedValue::Kind::AnyNullRef: return "ref:null";
+    case ExpectedValue::Kind::AnyI31Ref: return "ref.i31";
+    case ExpectedValue::Kind::AnyStructRef: return "ref.struct";
+    case ExpectedValue::Kind::AnyArrayRef: return "ref.array";
+    case ExpectedValue::Kind::AnyEqRef: return "ref.eq";
+    case ExpectedValue::Kind::AnyAnyRef: return "ref.any";
+    case ExpectedValue::Kind::AnyExternRef: return "externref:non-null";
     case ExpectedValue::Kind::Either: {
       std::string out = "either(";
       for (std::size_t i = 0; i < e.alternatives.size(); ++i) {
@@ -92,11 +98,26 @@ std::uint64_t width_mask(ValType t) {
   return t == ValType::I32 || t == ValType::F32 ? 0xFFFF'FFFFull : ~0ull;
 }
 
-bool matches(const ExpectedValue& e, const Value& v) {
+bool matches(const ExpectedValue& e, const Value& v, Store& store) {
   if (e.kind == ExpectedValue::Kind::Either) {
-    return std::ranges::any_of(e.alternatives, [&](const ExpectedValue& alt) { return matches(alt, v); });
+    return std::ranges::any_of(e.alternatives, [&](const ExpectedValue& alt) { return matches(alt, v, store); });
   }
   if (e.kind == ExpectedValue::Kind::AnyNullRef) return is_reference(v.type) && v.bits == 0;
+  // Garbage collection: a reference of a kind, whatever its static type says.
+  using K = ExpectedValue::Kind;
+  if (e.kind == K::AnyI31Ref || e.kind == K::AnyStructRef || e.kind == K::AnyArrayRef || e.kind == K::AnyEqRef ||
+      e.kind == K::AnyAnyRef) {
+    if (!is_reference(v.type)) return false;
+    const Store::AnyRef kind = store.any_ref_kind(v.bits);
+    switch (e.kind) {
+      case K::AnyI31Ref: return kind == Store::AnyRef::I31;
+      case K::AnyStructRef: return kind == Store::AnyRef::Struct;
+      case K::AnyArrayRef: return kind == Store::AnyRef::Array;
+      case K::AnyEqRef: return kind == Store::AnyRef::I31 || kind == Store::AnyRef::Struct || kind == Store::AnyRef::Array;
+      default: return kind != Store::AnyRef::Null && kind != Store::AnyRef::Dangling;
+    }
+  }
+  if (e.kind == K::AnyExternRef) return is_reference(v.type) && v.bits != 0;
   // References match within their hierarchy: a (ref $t) result is an expected funcref.
   const bool refs = is_reference(e.value.type) && is_reference(v.type);
   if (refs ? heap_top(e.value.type.heap()) != heap_top(v.type.heap()) : e.value.type != v.type) return false;
@@ -108,7 +129,7 @@ bool matches(const ExpectedValue& e, const Value& v) {
       const unsigned bit = static_cast<unsigned>(i) * width;
       const std::uint64_t half = bit < 64 ? v.bits : v.bits_hi;
       const std::uint64_t lane = width == 64 ? half : (half >> (bit % 64)) & 0xFFFF'FFFFull;
-      if (!matches(e.lanes[i], Value{e.lanes[i].value.type, lane, 0})) return false;
+      if (!matches(e.lanes[i], Value{e.lanes[i].value.type, lane, 0}, store)) return false;
     }
     return true;
   }
@@ -117,6 +138,12 @@ bool matches(const ExpectedValue& e, const Value& v) {
     case ExpectedValue::Kind::Exact: return bits == (e.value.bits & width_mask(v.type));
     case ExpectedValue::Kind::AnyFuncRef: return v.bits != 0;
     case ExpectedValue::Kind::AnyNullRef:  // handled above (any reference type)
+    case ExpectedValue::Kind::AnyI31Ref:
+    case ExpectedValue::Kind::AnyStructRef:
+    case ExpectedValue::Kind::AnyArrayRef:
+    case ExpectedValue::Kind::AnyEqRef:
+    case ExpectedValue::Kind::AnyAnyRef:
+    case ExpectedValue::Kind::AnyExternRef:
     case ExpectedValue::Kind::Either: return false;  // handled above
     case ExpectedValue::Kind::CanonicalNan:
       return v.type == ValType::F32 ? (bits & 0x7FFF'FFFFu) == 0x7FC0'0000u
@@ -445,7 +472,7 @@ class Runner {
         const std::vector<Value>& got = **r;
         bool ok = got.size() == cmd.expected.size();
         for (std::size_t i = 0; ok && i < got.size(); ++i) {
-          ok = matches(cmd.expected[i], got[i]);
+          ok = matches(cmd.expected[i], got[i], store_);
         }
         if (!ok) return Outcome::fail("expected " + describe(cmd.expected) + ", got " + describe(got));
         return Outcome::pass();

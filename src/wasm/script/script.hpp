@@ -32,6 +32,14 @@ struct ExpectedValue {
     AnyFuncRef,     // any non-null funcref
     AnyNullRef,     // a null reference of any reference type (3.0 scripts' `(ref.null)` result)
     Either,         // any one of `alternatives` (3.0 scripts' `(either …)`, relaxed SIMD's results)
+    // Garbage collection (3.0 scripts): `(ref.i31)`, `(ref.struct)`, `(ref.array)`, `(ref.eq)`
+    // (any of those three), `(ref.any)` (any non-null anyref), `(ref.extern)` (any non-null externref)
+    AnyI31Ref,
+    AnyStructRef,
+    AnyArrayRef,
+    AnyEqRef,
+    AnyAnyRef,
+    AnyExternRef,
   };
   Kind kind = Kind::Exact;
   Value value;

@@ -47,12 +47,16 @@ bool is_grammar_keyword(std::string_view kw) {
       "import", "export", "start", "offset", "item", "declare", "mut", "then", "else", "end", "funcref",
       "externref", "i32", "i64", "f32", "f64", "v128", "extern", "binary", "quote", "register", "invoke",
       "get", "assert_return", "assert_trap", "assert_exhaustion", "assert_invalid", "assert_malformed",
-      "assert_unlinkable", "assert_uninstantiable", "nan:canonical", "nan:arithmetic", "ref.extern",
+      "assert_unlinkable", "assert_uninstantiable", "nan:canonical", "nan:arithmetic", "ref.extern", "ref.host",
+      "ref.struct", "ref.array", "ref.any",
       "inf", "nan", "either", "script", "input", "output",
       // exception handling
       "tag", "exnref", "exn", "do", "catch_ref", "catch_all_ref", "assert_exception",
       // typed function references
-      "ref", "null", "nullfuncref", "nullexternref", "nullexnref", "nofunc", "noextern", "noexn"};
+      "ref", "null", "nullfuncref", "nullexternref", "nullexnref", "nofunc", "noextern", "noexn",
+      // garbage collection
+      "rec", "sub", "final", "struct", "array", "field", "i8", "i16", "any", "eq", "i31", "none", "anyref", "eqref",
+      "i31ref", "structref", "arrayref", "nullref"};
   return words.contains(kw);
 }
 
@@ -108,7 +112,8 @@ struct Instr {
   std::uint64_t value = 0;  // constant bits | memarg offset | label depth | ref.null type | side-table index
                             // | lane index (extract/replace_lane)
   Ref a;                    // the index immediate (table.init/table.copy: the first one; memory.init:
-                            // the data segment, its memory in second_refs); a memarg's memory
+                            // the data segment, its memory in second_refs); a memarg's memory; GC:
+                            // the type (the field, count, data, elem or source type in second_refs)
 };
 
 struct Expr {
@@ -226,6 +231,8 @@ struct ModuleAst {
   // Typed function references: `(ref $t)` may name a type defined further on, so a named heap
   // type is a placeholder (kPendingHeap + its position here) until the encoder resolves it.
   std::vector<Ref> pending_types;
+  // GC: per type, its struct fields' ids ("" when unnamed); empty for other types.
+  std::vector<std::vector<std::string_view>> field_ids;
 };
 constexpr std::uint32_t kPendingHeap = 0xF00000;  // up to ValType::kAbstractHeap
 
@@ -350,10 +357,13 @@ class FieldParser {
     if (kw == "nullfuncref") return ValType::abstract_ref(true, ValType::kNoFunc);
     if (kw == "nullexternref") return ValType::abstract_ref(true, ValType::kNoExtern);
     if (kw == "nullexnref") return ValType::abstract_ref(true, ValType::kNoExn);
+    if (kw == "anyref") return ValType::abstract_ref(true, ValType::kAny);
+    if (kw == "eqref") return ValType::abstract_ref(true, ValType::kEq);
+    if (kw == "i31ref") return ValType::abstract_ref(true, ValType::kI31);
+    if (kw == "structref") return ValType::abstract_ref(true, ValType::kStruct);
+    if (kw == "arrayref") return ValType::abstract_ref(true, ValType::kArray);
+    if (kw == "nullref") return ValType::abstract_ref(true, ValType::kNone);
     return std::nullopt;
-  }
-  static bool is_gc_type_keyword(std::string_view kw) {
-    return kw == "anyref" || kw == "eqref" || kw == "i31ref" || kw == "structref" || kw == "arrayref" || kw == "nullref";
   }
   // A reference type's start: a short form (funcref, …) or `(ref`.
   bool at_reftype() const {
@@ -370,17 +380,12 @@ class FieldParser {
     const Token& t = c_.peek();
     if (t.kind == TokenKind::Keyword) {
       for (const std::uint8_t h : {ValType::kFunc, ValType::kExtern, ValType::kExn, ValType::kNoFunc,
-                                   ValType::kNoExtern, ValType::kNoExn}) {
+                                   ValType::kNoExtern, ValType::kNoExn, ValType::kAny, ValType::kEq, ValType::kI31,
+                                   ValType::kStruct, ValType::kArray, ValType::kNone}) {
         if (t.text == heap_name(h)) {
           c_.next();
           return ValType::kAbstractHeap | h;
         }
-      }
-      for (const std::uint8_t h : {ValType::kAny, ValType::kEq, ValType::kI31, ValType::kStruct, ValType::kArray,
-                                   ValType::kNone}) {
-        if (t.text == heap_name(h))
-          return std::unexpected(error_at(t, "heap type " + std::string(t.text) +
-                                                 " needs garbage collection (GC), which this engine does not support"));
       }
       return std::unexpected(unexpected(t, "a heap type"));
     }
@@ -408,9 +413,6 @@ class FieldParser {
       }
     }
     if (c_.at_form("ref")) return take_ref_type_form();
-    if (t.kind == TokenKind::Keyword && is_gc_type_keyword(t.text))
-      return std::unexpected(error_at(t, "value type " + std::string(t.text) +
-                                             " needs garbage collection (GC), which this engine does not support"));
     return std::unexpected(unexpected(t, "a value type"));
   }
   // (ref null? heaptype): typed function references.
@@ -601,29 +603,132 @@ class FieldParser {
     else if (k == "elem") r = elem_field(kw);
     else if (k == "data") r = data_field(kw);
     else if (k == "tag") r = tag_field(kw);
-    else if (k == "rec")
-      return std::unexpected(error_at(kw, "rec (recursive type groups) needs garbage collection (GC), which this engine "
-                                          "does not support"));
+    else if (k == "rec") r = rec_field();
     else return std::unexpected(unexpected(kw, "a module field"));
     if (!r) return r;
     return expect_rparen();
   }
 
+  // (rec (type …)*): one recursion group.
+  Result<void> rec_field() {
+    const auto start = static_cast<std::uint32_t>(m_.types.size());
+    while (c_.at_form("type")) {
+      c_.next();
+      const Token& kw = c_.next();
+      if (auto r = type_field(kw); !r) return r;
+      if (auto r = expect_rparen(); !r) return r;
+    }
+    const auto n = static_cast<std::uint32_t>(m_.types.size()) - start;
+    for (std::uint32_t i = start; i < start + n; ++i) {
+      m_.types[i].rec_start = start;
+      m_.types[i].rec_size = n;
+    }
+    return {};
+  }
+
+  // (type $id? deftype): (sub final? $super? comptype) or a comptype (final, no supertype).
   Result<void> type_field(const Token& kw) {
     const Token& id_tok = c_.peek();
     const auto id = take_id();
-    if (auto r = bind(Space::Type, id, static_cast<std::uint32_t>(m_.types.size()), id.empty() ? kw : id_tok); !r) return r;
-    if (c_.at_form("struct") || c_.at_form("array") || c_.at_form("sub"))
-      return std::unexpected(error_at(c_.peek(1), std::string(c_.peek(1).text) +
-                                                      " types need garbage collection (GC), which this engine does not support"));
-    if (!c_.at_form("func")) return std::unexpected(unexpected(c_.peek(), "'(func'"));
-    c_.next();
-    c_.next();
-    TypeUse tu;
-    if (auto r = take_params_results(tu, true); !r) return r;
-    if (auto r = expect_rparen(); !r) return r;
-    m_.types.push_back(std::move(tu.sig));
+    const auto index = static_cast<std::uint32_t>(m_.types.size());
+    if (auto r = bind(Space::Type, id, index, id.empty() ? kw : id_tok); !r) return r;
+    FuncType ft;
+    ft.rec_start = index;
+    bool sub = false;
+    if (c_.at_form("sub")) {
+      sub = true;
+      c_.next();
+      c_.next();
+      ft.is_final = c_.at_keyword("final");
+      if (ft.is_final) c_.next();
+      if (!c_.at(TokenKind::LParen)) {
+        auto super = take_heaptype();
+        if (!super) return std::unexpected(super.error());
+        if (*super >= ValType::kAbstractHeap) return std::unexpected(unexpected(c_.peek(), "a type index"));
+        ft.super = *super;
+      }
+    }
+    std::vector<std::string_view> field_ids;
+    if (auto r = comp_type(ft, field_ids); !r) return r;
+    if (sub) {
+      if (auto r = expect_rparen(); !r) return r;
+    }
+    m_.types.push_back(std::move(ft));
+    m_.field_ids.resize(m_.types.size());
+    m_.field_ids.back() = std::move(field_ids);
     return {};
+  }
+
+  // (func …), (struct (field $id? fieldtype)* | (field fieldtype*)*), (array fieldtype).
+  Result<void> comp_type(FuncType& ft, std::vector<std::string_view>& field_ids) {
+    if (c_.at_form("func")) {
+      c_.next();
+      c_.next();
+      TypeUse tu;
+      if (auto r = take_params_results(tu, true); !r) return r;
+      ft.params = std::move(tu.sig.params);
+      ft.results = std::move(tu.sig.results);
+      return expect_rparen();
+    }
+    if (c_.at_form("struct")) {
+      c_.next();
+      c_.next();
+      ft.kind = TypeKind::Struct;
+      while (c_.at_form("field")) {
+        c_.next();
+        c_.next();
+        if (c_.at(TokenKind::Id)) {
+          const Token& id = c_.next();
+          if (std::ranges::find(field_ids, id.text) != field_ids.end())
+            return std::unexpected(error_at(id, "duplicate field " + std::string(id.text)));
+          field_ids.push_back(id.text);
+          auto f = take_field_type();
+          if (!f) return std::unexpected(f.error());
+          ft.fields.push_back(*f);
+        } else {
+          while (!c_.at(TokenKind::RParen)) {
+            auto f = take_field_type();
+            if (!f) return std::unexpected(f.error());
+            ft.fields.push_back(*f);
+            field_ids.emplace_back();
+          }
+        }
+        if (auto r = expect_rparen(); !r) return r;
+      }
+      return expect_rparen();
+    }
+    if (c_.at_form("array")) {
+      c_.next();
+      c_.next();
+      ft.kind = TypeKind::Array;
+      auto f = take_field_type();
+      if (!f) return std::unexpected(f.error());
+      ft.fields.push_back(*f);
+      return expect_rparen();
+    }
+    return std::unexpected(unexpected(c_.peek(), "'(func', '(struct' or '(array'"));
+  }
+
+  // storagetype or (mut storagetype); storagetype: a value type, i8 or i16.
+  Result<FieldType> take_field_type() {
+    FieldType f;
+    const bool mut = c_.at_form("mut");
+    if (mut) {
+      c_.next();
+      c_.next();
+      f.is_mutable = true;
+    }
+    if (c_.at_keyword("i8") || c_.at_keyword("i16")) {
+      f.packed = c_.next().text == "i8" ? FieldType::Packed::I8 : FieldType::Packed::I16;
+    } else {
+      auto t = take_valtype();
+      if (!t) return std::unexpected(t.error());
+      f.type = *t;
+    }
+    if (mut) {
+      if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
+    }
+    return f;
   }
 
   Result<void> import_field(const Token& kw) {
@@ -1554,10 +1659,50 @@ class FieldParser {
         in.value = ValType::ref(true, *heap).bits();
         return {};
       }
-      case ImmKind::TypeIdx: {  // call_ref, return_call_ref
+      case ImmKind::TypeIdx: {  // call_ref, return_call_ref; GC: struct.new, array.get, …
         auto r = take_index("a type index");
         if (!r) return std::unexpected(r.error());
         in.a = *r;
+        return {};
+      }
+      case ImmKind::StructField:
+      case ImmKind::ArrayFixed:
+      case ImmKind::ArrayData:
+      case ImmKind::ArrayElem:
+      case ImmKind::ArrayCopy: {  // typeidx, then a field, count, data, elem or type index
+        auto t = take_index("a type index");
+        if (!t) return std::unexpected(t.error());
+        in.a = *t;
+        Result<Ref> second = numeric_ref(0);
+        if (info.imm == ImmKind::ArrayFixed) {
+          auto n = take_u32("an element count");
+          if (!n) return std::unexpected(n.error());
+          second = numeric_ref(*n);
+        } else {
+          second = take_index("an index");
+        }
+        if (!second) return std::unexpected(second.error());
+        in.value = e.second_refs.size();
+        e.second_refs.push_back(*second);
+        return {};
+      }
+      case ImmKind::HeapType: {  // ref.test / ref.cast reftype: a nullable one picks the opcode's null form
+        auto t = take_reftype();
+        if (!t) return std::unexpected(t.error());
+        if (t->nullable()) in.op = in.op == Opcode::RefTest ? Opcode::RefTestNull : Opcode::RefCastNull;
+        in.value = t->bits();
+        return {};
+      }
+      case ImmKind::BrOnCast: {  // label reftype reftype (the types in select_types, at index align)
+        auto l = label_ref();
+        if (!l) return std::unexpected(l.error());
+        in.value = *l;
+        auto t1 = take_reftype();
+        if (!t1) return std::unexpected(t1.error());
+        auto t2 = take_reftype();
+        if (!t2) return std::unexpected(t2.error());
+        in.align = static_cast<std::uint32_t>(e.select_types.size());
+        e.select_types.push_back({*t1, *t2});
         return {};
       }
       case ImmKind::MemArg8:
@@ -1679,14 +1824,21 @@ class Encoder {
 
     if (!types_.empty()) {
       s.clear();
-      put_u32(s, types_.size());
-      for (const auto& t : types_) {
-        s.push_back(0x60);
-        put_u32(s, t.params.size());
-        for (auto v : t.params) put_valtype(s, v);
-        put_u32(s, t.results.size());
-        for (auto v : t.results) put_valtype(s, v);
+      Bytes groups;
+      std::size_t n_groups = 0;
+      for (std::size_t i = 0; i < types_.size();) {
+        const FuncType& first = types_[i];
+        const std::size_t n = first.rec_start == i && first.rec_size > 1 ? first.rec_size : 1;
+        if (n > 1) {
+          groups.push_back(0x4E);
+          put_u32(groups, n);
+        }
+        for (std::size_t k = i; k < i + n; ++k) put_sub_type(groups, types_[k]);
+        ++n_groups;
+        i += n;
       }
+      put_u32(s, n_groups);
+      s.insert(s.end(), groups.begin(), groups.end());
       put_section(out, 1, s);
     }
 
@@ -1899,6 +2051,47 @@ class Encoder {
     }
     return ValType::ref(t.nullable(), *idx);
   }
+  // A subtype: `sub` (0x50) / `sub final` (0x4F) with its supertype when it is not a bare final
+  // type, then the composite type.
+  void put_sub_type(Bytes& b, const FuncType& t) {
+    if (!t.is_final || t.super != kNoSuper) {
+      b.push_back(t.is_final ? 0x4F : 0x50);
+      if (t.super == kNoSuper) {
+        put_u32(b, 0);
+      } else {
+        put_u32(b, 1);
+        put_u32(b, resolved(ValType::ref(false, t.super)).type_index());
+      }
+    }
+    switch (t.kind) {
+      case TypeKind::Func:
+        b.push_back(0x60);
+        put_u32(b, t.params.size());
+        for (auto v : t.params) put_valtype(b, v);
+        put_u32(b, t.results.size());
+        for (auto v : t.results) put_valtype(b, v);
+        return;
+      case TypeKind::Struct:
+        b.push_back(0x5F);
+        put_u32(b, t.fields.size());
+        for (const FieldType& f : t.fields) put_field_type(b, f);
+        return;
+      case TypeKind::Array:
+        b.push_back(0x5E);
+        put_field_type(b, t.fields.at(0));
+        return;
+    }
+  }
+  void put_field_type(Bytes& b, const FieldType& f) {
+    if (f.packed == FieldType::Packed::I8) {
+      b.push_back(0x78);
+    } else if (f.packed == FieldType::Packed::I16) {
+      b.push_back(0x77);
+    } else {
+      put_valtype(b, f.type);
+    }
+    b.push_back(f.is_mutable ? 1 : 0);
+  }
   static void put_heap(Bytes& b, std::uint32_t heap) {
     if (heap >= ValType::kAbstractHeap) {
       b.push_back(static_cast<std::uint8_t>(heap & 0xFF));  // a one-byte negative s33
@@ -1988,7 +2181,13 @@ class Encoder {
   // module with many distinct signatures does not make this quadratic.
   std::uint32_t find_or_add_type(const FuncType& sig) {
     if (type_index_.empty()) {
-      for (std::size_t i = 0; i < types_.size(); ++i) type_index_.emplace(type_key(types_[i]), static_cast<std::uint32_t>(i));
+      for (std::size_t i = 0; i < types_.size(); ++i) {
+        // Only a plain function type (final, no supertype, alone in its group) is what an
+        // inline signature means.
+        const FuncType& t = types_[i];
+        if (t.is_func() && t.is_final && t.super == kNoSuper && t.rec_size == 1)
+          type_index_.emplace(type_key(t), static_cast<std::uint32_t>(i));
+      }
     }
     const auto [it, added] = type_index_.emplace(type_key(sig), static_cast<std::uint32_t>(types_.size()));
     if (added) types_.push_back(sig);
@@ -2144,6 +2343,17 @@ class Encoder {
     return std::unexpected(error_pos(ref.pos, "unknown local " + std::string(ref.id)));
   }
 
+  // A struct field: a number, or a name the struct type `type` gave one of its fields.
+  Result<std::uint32_t> field_index(std::uint32_t type, const Ref& ref) const {
+    if (ref.id.empty()) return ref.index;
+    if (type < m_.field_ids.size()) {
+      const auto& ids = m_.field_ids[type];
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] == ref.id) return static_cast<std::uint32_t>(i);
+    }
+    return std::unexpected(error_pos(ref.pos, "unknown field " + std::string(ref.id)));
+  }
+
   static void put_opcode(Bytes& b, Opcode op) {
     const auto& info = wasm::info(op);
     if (info.prefix) {
@@ -2276,6 +2486,38 @@ class Encoder {
           auto idx = resolve(Space::Type, in.a);
           if (!idx) return std::unexpected(idx.error());
           put_u32(b, *idx);
+          break;
+        }
+        case ImmKind::StructField:
+        case ImmKind::ArrayFixed:
+        case ImmKind::ArrayData:
+        case ImmKind::ArrayElem:
+        case ImmKind::ArrayCopy: {
+          auto idx = resolve(Space::Type, in.a);
+          if (!idx) return std::unexpected(idx.error());
+          put_u32(b, *idx);
+          const Ref& second = e.second_refs[in.value];
+          Result<std::uint32_t> r2 = second.index;
+          if (info.imm == ImmKind::StructField) r2 = field_index(*idx, second);
+          else if (info.imm == ImmKind::ArrayData) r2 = resolve(Space::Data, second);
+          else if (info.imm == ImmKind::ArrayElem) r2 = resolve(Space::Elem, second);
+          else if (info.imm == ImmKind::ArrayCopy) r2 = resolve(Space::Type, second);
+          if (!r2) return std::unexpected(r2.error());
+          if (info.imm == ImmKind::ArrayData) uses_data_index_ = true;
+          put_u32(b, *r2);
+          break;
+        }
+        case ImmKind::HeapType:
+          put_heap(b, resolved(ValType::from_bits(static_cast<std::uint32_t>(in.value))).heap());
+          break;
+        case ImmKind::BrOnCast: {
+          const auto& types = e.select_types[in.align];
+          const ValType t1 = resolved(types[0]);
+          const ValType t2 = resolved(types[1]);
+          b.push_back(static_cast<std::uint8_t>((t1.nullable() ? 1 : 0) | (t2.nullable() ? 2 : 0)));
+          put_u32(b, in.value);
+          put_heap(b, t1.heap());
+          put_heap(b, t2.heap());
           break;
         }
         case ImmKind::DataIdx:

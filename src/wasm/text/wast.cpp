@@ -1,6 +1,8 @@
 // WAST scripts: commands, actions and expected values in the spec interpreter's script syntax.
 #include "wasm/text/wast.hpp"
 
+#include "wasm/gc_heap.hpp"
+
 #include "wasm/text/lexer.hpp"
 #include "wasm/text/module_parser.hpp"
 #include "wasm/text/numbers.hpp"
@@ -172,14 +174,33 @@ class WastParser {
         if (auto r = expect_rparen(); !r) return std::unexpected(r.error());
         return out;
       }
-      // Any heap type of the three hierarchies (typed function references add the bottoms).
+      // Any abstract heap type of the four hierarchies (typed function references add the
+      // bottoms, GC any's hierarchy).
       std::optional<std::uint8_t> heap;
       for (const std::uint8_t h : {ValType::kFunc, ValType::kExtern, ValType::kExn, ValType::kNoFunc, ValType::kNoExtern,
-                                   ValType::kNoExn})
+                                   ValType::kNoExn, ValType::kAny, ValType::kEq, ValType::kI31, ValType::kStruct,
+                                   ValType::kArray, ValType::kNone})
         if (c_.at_keyword(heap_name(h))) heap = h;
-      if (!heap) return std::unexpected(unexpected(arg, "'func' or 'extern'"));
+      if (!heap) return std::unexpected(unexpected(arg, "an abstract heap type (func, extern, any, …)"));
       out.value = Value::null(ValType::abstract_ref(true, *heap));
       c_.next();
+    } else if (result && c_.at(TokenKind::RParen) &&
+               (k == "ref.i31" || k == "ref.struct" || k == "ref.array" || k == "ref.eq" || k == "ref.any" ||
+                k == "ref.extern")) {
+      // GC results of a kind: any non-null reference that is one.
+      out.kind = k == "ref.i31"      ? ExpectedValue::Kind::AnyI31Ref
+                 : k == "ref.struct" ? ExpectedValue::Kind::AnyStructRef
+                 : k == "ref.array"  ? ExpectedValue::Kind::AnyArrayRef
+                 : k == "ref.eq"     ? ExpectedValue::Kind::AnyEqRef
+                 : k == "ref.any"    ? ExpectedValue::Kind::AnyAnyRef
+                                     : ExpectedValue::Kind::AnyExternRef;
+      out.value.type = k == "ref.extern" ? ValType::ExternRef : ValType::abstract_ref(true, ValType::kAny);
+    } else if (k == "ref.host") {
+      // A host reference inside the any hierarchy (any.convert_extern of `ref.extern N`).
+      auto v = parse_unsigned(arg.text, 32);
+      if (arg.kind != TokenKind::Number || !v) return std::unexpected(number_error(v ? NumError::Malformed : v.error()));
+      c_.next();
+      out.value = Value{ValType::abstract_ref(true, ValType::kAny), gcref::to_any(*v + 1), 0};
     } else if (k == "ref.extern") {
       auto v = parse_unsigned(arg.text, 32);
       if (arg.kind != TokenKind::Number || !v) return std::unexpected(number_error(v ? NumError::Malformed : v.error()));

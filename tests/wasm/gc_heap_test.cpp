@@ -1,0 +1,98 @@
+// The GC heap (src/wasm/gc_heap.cpp): reference encoding, allocation against the account,
+// collection from roots and through objects' reference fields, stale handles.
+#include "wasm/gc_heap.hpp"
+
+#include "wasm/store_impl.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace sprawling::wasm {
+namespace {
+
+TEST(GcRef, I31HostAndObjectWordsNeverCollide) {
+  EXPECT_TRUE(gcref::is_i31(gcref::from_i31(0)));
+  EXPECT_EQ(gcref::i31_u(gcref::from_i31(0x7FFFFFFF)), 0x7FFFFFFFu);
+  EXPECT_EQ(gcref::i31_s(gcref::from_i31(0x7FFFFFFF)), 0xFFFFFFFFu);  // -1
+  EXPECT_EQ(gcref::i31_u(gcref::from_i31(0x80000001)), 1u);          // the top bit is dropped
+  // extern.convert_any and any.convert_extern are inverses, null stays null.
+  const std::uint64_t host = 5;
+  EXPECT_EQ(gcref::to_extern(gcref::to_any(host)), host);
+  EXPECT_FALSE(gcref::is_i31(gcref::to_any(host)));
+  EXPECT_FALSE(gcref::is_object(gcref::to_any(host)));
+  EXPECT_EQ(gcref::to_any(0), 0u);
+  EXPECT_EQ(gcref::to_extern(0), 0u);
+}
+
+FuncType array_of(ValType element) {
+  FuncType t;
+  t.kind = TypeKind::Array;
+  t.fields = {FieldType{element}};
+  return t;
+}
+
+TEST(GcHeap, CollectsWhatNoRootReachesAndKeepsWhatObjectsReference) {
+  const FuncType refs = array_of(ValType::abstract_ref(true, ValType::kAny));
+  const FuncType bytes = array_of(ValType::I64);
+  GcHeap heap;
+  ResourceAccount account;
+  std::vector<std::uint64_t> stack(4, 0);
+  const std::vector<std::span<const std::uint64_t>> roots = {stack};
+  const std::uint64_t inner = heap.make(&bytes, 1, 8, roots, account);
+  const std::uint64_t outer = heap.make(&refs, 1, 8, roots, account);
+  ASSERT_NE(inner, 0u);
+  ASSERT_NE(outer, 0u);
+  EXPECT_TRUE(gcref::is_object(inner));
+  std::memcpy(heap.get(outer)->at(0), &inner, 8);  // outer[0] = inner
+  stack[2] = outer;                                 // only outer is a root
+  // Allocate well past a collection's threshold: dead arrays go, outer and inner stay.
+  std::uint64_t last = 0;
+  for (int i = 0; i < 2000; ++i) last = heap.make(&bytes, 128, 1024, roots, account);
+  ASSERT_NE(last, 0u);
+  EXPECT_GT(heap.collections(), 0u);
+  ASSERT_NE(heap.get(outer), nullptr);
+  EXPECT_NE(heap.get(inner), nullptr);
+  EXPECT_LT(heap.live_objects(), 2000u);
+  EXPECT_LT(heap.charged_bytes(), std::uint64_t{4} << 20);
+  // Dropping the root frees both at the next collection; their handles then name nothing.
+  stack[2] = 0;
+  for (int i = 0; i < 2000; ++i) ASSERT_NE(heap.make(&bytes, 128, 1024, roots, account), 0u);
+  EXPECT_EQ(heap.get(outer), nullptr);
+  EXPECT_EQ(heap.get(inner), nullptr);
+  EXPECT_EQ(heap.get(gcref::from_i31(3)), nullptr);
+  EXPECT_EQ(heap.get(0), nullptr);
+}
+
+TEST(GcHeap, RefusesPastTheAccountAndPastTheObjectBound) {
+  const FuncType bytes = array_of(ValType::I64);
+  GcHeap heap;
+  ResourceAccount account;
+  account.limit = 1 << 20;
+  const std::vector<std::span<const std::uint64_t>> none;
+  EXPECT_EQ(heap.make(&bytes, 0, GcHeap::kMaxObjectBytes + 1, none, account), 0u);
+  std::uint64_t h = 0;
+  int made = 0;
+  // Nothing is a root here: the heap collects and reuses, so it never refuses.
+  for (; made < 1000; ++made) {
+    h = heap.make(&bytes, 1024, 8192, none, account);
+    if (h == 0) break;
+  }
+  EXPECT_EQ(made, 1000);
+  EXPECT_LE(account.used, account.limit);
+  // Kept alive (a root holds every handle), the account refuses before 1 MiB.
+  std::vector<std::uint64_t> live(1000, 0);
+  const std::vector<std::span<const std::uint64_t>> roots = {live};
+  int kept_alive = 0;
+  for (; kept_alive < 1000; ++kept_alive) {
+    live[kept_alive] = heap.make(&bytes, 1024, 8192, roots, account);
+    if (live[kept_alive] == 0) break;
+  }
+  EXPECT_LT(kept_alive, 1000);
+  EXPECT_GT(kept_alive, 50);
+  EXPECT_LE(account.used, account.limit);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
