@@ -124,6 +124,29 @@ std::expected<std::uint64_t, std::string> init_key(const SandboxJob& job, const 
   return k.h;
 }
 
+// The bare WASI configuration of the initialisation and of the training job: `args`, no
+// environment, empty stdin, only the job's init mounts, read-only; output kept up to `output_cap`.
+wasi::WasiConfig init_wasi_config(const SandboxJob& job, const SandboxConfig& config, std::vector<std::string> args,
+                                  std::size_t output_cap, std::chrono::steady_clock::time_point deadline) {
+  wasi::WasiConfig wasi_config{.args = std::move(args),
+                               .env = {},
+                               .stdin_bytes = {},
+                               .stdin_fd = {},
+                               .preopens = {},
+                               .stdout_cap = output_cap,
+                               .stderr_cap = output_cap,
+                               .stdout_sink = {},
+                               .stderr_sink = {},
+                               .hostcall_copy_limit = config.hostcall_copy_limit,
+                               .deterministic = config.deterministic,
+                               .random_seed = config.random_seed,
+                               .deadline = deadline};
+  for (std::size_t i = 0; i < job.snapshot.init_mounts; ++i) {
+    wasi_config.preopens.push_back(wasi::Preopen{.host = job.mounts[i].host, .guest = job.mounts[i].guest, .writable = false});
+  }
+  return wasi_config;
+}
+
 // [start-up] What the training job may spend: a `print(1)` job of python.wasm takes about 0.7 M.
 constexpr std::uint64_t kTrainingFuel = 200'000'000;
 
@@ -137,22 +160,7 @@ void train(wasm::InstanceSnapshot& snapshot, const std::shared_ptr<const wasm::C
   if (job.snapshot.training_args.empty() || !exports_func(module->module(), kResumeExport)) return;
   std::vector<std::string> args{job.argv.empty() ? std::string() : job.argv[0]};
   args.insert(args.end(), job.snapshot.training_args.begin(), job.snapshot.training_args.end());
-  wasi::WasiConfig wasi_config{.args = std::move(args),
-                               .env = {},
-                               .stdin_bytes = {},
-                               .stdin_fd = {},
-                               .preopens = {},
-                               .stdout_cap = 1u << 16,
-                               .stderr_cap = 1u << 16,
-                               .stdout_sink = {},
-                               .stderr_sink = {},
-                               .hostcall_copy_limit = config.hostcall_copy_limit,
-                               .deterministic = config.deterministic,
-                               .random_seed = config.random_seed,
-                               .deadline = deadline};
-  for (std::size_t i = 0; i < job.snapshot.init_mounts; ++i) {
-    wasi_config.preopens.push_back(wasi::Preopen{.host = job.mounts[i].host, .guest = job.mounts[i].guest, .writable = false});
-  }
+  auto wasi_config = init_wasi_config(job, config, std::move(args), 1u << 16, deadline);
   auto context = wasi::WasiContext::create(std::move(wasi_config));
   if (!context) return;
   wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config.max_memory_bytes}, pool);
@@ -178,22 +186,8 @@ std::expected<std::shared_ptr<const wasm::InstanceSnapshot>, std::string> build_
     const SandboxConfig& config, std::span<const wasm::HostFunctionDef* const> wasi_imports,
     const std::shared_ptr<wasm::ResourcePool>& pool) {
   const auto deadline = std::chrono::steady_clock::now() + kInitTimeout;
-  wasi::WasiConfig wasi_config{.args = {job.argv.empty() ? std::string() : job.argv[0]},
-                               .env = {},
-                               .stdin_bytes = {},
-                               .stdin_fd = {},
-                               .preopens = {},
-                               .stdout_cap = 1u << 20,
-                               .stderr_cap = 1u << 20,
-                               .stdout_sink = {},
-                               .stderr_sink = {},
-                               .hostcall_copy_limit = config.hostcall_copy_limit,
-                               .deterministic = config.deterministic,
-                               .random_seed = config.random_seed,
-                               .deadline = deadline};
-  for (std::size_t i = 0; i < job.snapshot.init_mounts; ++i) {
-    wasi_config.preopens.push_back(wasi::Preopen{.host = job.mounts[i].host, .guest = job.mounts[i].guest, .writable = false});
-  }
+  auto wasi_config =
+      init_wasi_config(job, config, {job.argv.empty() ? std::string() : job.argv[0]}, 1u << 20, deadline);
   auto context = wasi::WasiContext::create(std::move(wasi_config));
   if (!context) return std::unexpected("the initialisation's WASI context: " + context.error().message);
   wasm::Store store(wasm::StoreLimits{.max_memory_bytes = config.max_memory_bytes}, pool);
