@@ -105,6 +105,7 @@ std::uint64_t Store::Impl::new_exception(const TagInst* tag, const std::uint64_t
   for (const TableInst& t : tables)
     if (t.type.element == ValType::ExnRef) roots.emplace_back(t.elements);
   gc.reference_words(roots);  // exnref fields of GC objects
+  roots.emplace_back(host_roots);  // what the host holds (Store::RootScope)
   return exceptions.make(tag, values, roots, account);
 }
 

@@ -5,6 +5,7 @@
 
 #include "wasm/types.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -91,6 +92,11 @@ class GcHeap {
   // when refused (past kMaxObjectBytes, the account even after a collection, or the host's memory).
   [[nodiscard]] std::uint64_t make(const FuncType* type, std::uint32_t length, std::uint64_t bytes,
                                    std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account);
+  // Whether making an object of `bytes` may collect first (the heap would grow): only then does
+  // make read its roots, so a caller may pass none otherwise.
+  [[nodiscard]] bool may_collect(std::uint64_t bytes) const noexcept {
+    return live_bytes_ + kObjectBytes + ((std::min(bytes, kMaxObjectBytes) + 7) & ~std::uint64_t{7}) > charged_bytes_;
+  }
   // The object a handle names, or null (null, an i31, a freed object, not a handle).
   [[nodiscard]] GcObject* get(std::uint64_t handle) noexcept;
   // Every live object's reference fields, as roots for the exception heap's collection.

@@ -887,6 +887,9 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
       if (t == ValType::I32 || t == ValType::F32) bits &= 0xFFFFFFFFu;
       if (t == ValType::V128) hi = *slots++;
       results.push_back(Value{t, bits, hi});
+      // The host holds it now: a root until its RootScope closes (Store::root). A concrete type
+      // may be a struct or array type; funcref and nofunc name functions, which are not collected.
+      if (t.is_ref() && bits != 0 && (t.concrete() || heap_top(t.heap()) != ValType::kFunc)) s.host_roots.push_back(bits);
     }
   };
   if (func->host != nullptr) {

@@ -338,9 +338,29 @@ class Store {
   // Garbage collection: what the bits of a reference in the any hierarchy (anyref, eqref, a
   // struct or array type, …) name in this store (docs/interpreter.md, "Garbage collection"):
   // Host is a host reference brought in by any.convert_extern; Dangling an object freed since
-  // (a host holds no root: a reference kept outside wasm may be collected).
+  // (its root released: see RootScope).
   enum class AnyRef : std::uint8_t { Null, I31, Struct, Array, Host, Dangling };
   [[nodiscard]] AnyRef any_ref_kind(std::uint64_t bits) noexcept;
+
+  // References the host holds are roots of the store's collectors (GC objects, exceptions): every
+  // reference outside the func hierarchy that invoke returns (anyref, externref — which may wrap
+  // an object —, exnref, …), and every one passed to root(). They stay roots, in a last-in
+  // first-out list, until the innermost RootScope open when they were rooted closes, or until the
+  // store dies: a host calling in a loop without a scope keeps every reference it got (as
+  // Wasmtime's Rooted does). A host function keeping an argument past its return roots it.
+  void root(std::uint64_t bits);
+  [[nodiscard]] std::size_t host_roots() const noexcept;
+  class RootScope {
+   public:
+    explicit RootScope(Store& store) noexcept;
+    ~RootScope();
+    RootScope(const RootScope&) = delete;
+    RootScope& operator=(const RootScope&) = delete;
+
+   private:
+    Store& store_;
+    std::size_t mark_;
+  };
 
   struct Impl;
   [[nodiscard]] Impl& impl() noexcept { return *impl_; }

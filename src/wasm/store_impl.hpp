@@ -348,6 +348,14 @@ struct Store::Impl {
   // Garbage collection: the struct and array objects (gc_heap.hpp), and a new zeroed one
   // (gc_heap.cpp) with the same roots as new_exception's; 0 when refused.
   GcHeap gc;
+  // Roots outside the value stack (docs/interpreter.md, "Garbage collection"):
+  // - references the host was given by Store::invoke (or rooted with Store::root), in a LIFO list
+  //   that Store::RootScope truncates;
+  // - while machine code runs, the native stack from the allocating call up to the outermost
+  //   jit::enter's frame (set there, null otherwise): compiled frames keep references in
+  //   registers and native stack slots the value-stack scan does not see.
+  std::vector<std::uint64_t> host_roots;
+  const void* native_roots_top = nullptr;
   // `extra`: more roots (what instantiation holds while it evaluates constant expressions).
   [[nodiscard]] std::uint64_t new_gc_object(const FuncType* type, std::uint32_t length, std::uint64_t bytes,
                                             const std::uint64_t* top,

@@ -3,10 +3,13 @@
 #include "wasm/gc_heap.hpp"
 
 #include "wasm/store_impl.hpp"
+#include "wasm/text/wat.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 namespace sprawling::wasm {
@@ -92,6 +95,97 @@ TEST(GcHeap, RefusesPastTheAccountAndPastTheObjectBound) {
   EXPECT_LT(kept_alive, 1000);
   EXPECT_GT(kept_alive, 50);
   EXPECT_LE(account.used, account.limit);
+}
+
+// A module that makes objects, hands them to the host (as anyref and wrapped as externref), churns
+// through 16 MiB of garbage (several collections), and reads an object's field back.
+constexpr std::string_view kHostHeld = R"((module
+  (type $s (struct (field i32)))
+  (type $a (array (mut i64)))
+  (func (export "make") (param i32) (result (ref null $s)) (struct.new $s (local.get 0)))
+  (func (export "make_extern") (param i32) (result externref) (extern.convert_any (struct.new $s (local.get 0))))
+  (func (export "churn")
+    (local $i i32)
+    (loop $l
+      (drop (array.new_default $a (i32.const 1024)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (i32.const 2000)))))
+  (func (export "read") (param (ref null $s)) (result i32) (struct.get $s 0 (local.get 0)))
+  (func (export "read_extern") (param externref) (result i32)
+    (struct.get $s 0 (ref.cast (ref $s) (any.convert_extern (local.get 0)))))
+))";
+
+struct HostHeld {
+  Store store;
+  Instance* instance = nullptr;
+  FuncInst* fn(std::string_view name) { return std::get<FuncInst*>(*instance->find_export(name)); }
+  std::uint64_t call(std::string_view name, std::vector<Value> args) {
+    auto r = store.invoke(fn(name), args);
+    EXPECT_TRUE(r.has_value()) << name << ": " << (r ? "" : r.error().message);
+    return r && !r->empty() ? (*r)[0].bits : 0;
+  }
+};
+
+std::unique_ptr<HostHeld> host_held() {
+  auto bin = text::wat_to_binary(kHostHeld);
+  EXPECT_TRUE(bin.has_value());
+  if (!bin) return nullptr;
+  auto m = compile(*bin);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().message);
+  if (!m) return nullptr;
+  auto h = std::make_unique<HostHeld>();
+  auto inst = h->store.instantiate(*m, {});
+  EXPECT_TRUE(inst.has_value());
+  if (!inst) return nullptr;
+  h->instance = *inst;
+  return h;
+}
+
+TEST(GcHostRoots, ReferencesInvokeReturnedSurviveCollectionsUntilTheirScopeCloses) {
+  auto h = host_held();
+  ASSERT_NE(h, nullptr);
+  const std::uint64_t kept = h->call("make", {Value::i32(11)});
+  const std::uint64_t kept_extern = h->call("make_extern", {Value::i32(12)});
+  std::uint64_t scoped = 0;
+  std::uint64_t scoped_extern = 0;
+  {
+    const Store::RootScope scope(h->store);
+    scoped = h->call("make", {Value::i32(21)});
+    scoped_extern = h->call("make_extern", {Value::i32(22)});
+    EXPECT_EQ(h->store.host_roots(), 4u);
+    h->call("churn", {});
+    // Rooted while the scope is open: alive across the collections, and usable.
+    EXPECT_GT(h->store.impl().gc.collections(), 0u);
+    EXPECT_EQ(h->store.any_ref_kind(scoped), Store::AnyRef::Struct);
+    EXPECT_EQ(h->call("read", {Value{ValType::ref(true, 0), scoped, 0}}), 21u);
+    EXPECT_EQ(h->call("read_extern", {Value{ValType::ExternRef, scoped_extern, 0}}), 22u);
+  }
+  EXPECT_EQ(h->store.host_roots(), 2u);
+  const std::uint64_t before = h->store.impl().gc.collections();
+  h->call("churn", {});
+  EXPECT_GT(h->store.impl().gc.collections(), before);
+  // The scope closed: those two are gone; the two rooted outside any scope stay.
+  EXPECT_EQ(h->store.any_ref_kind(scoped), Store::AnyRef::Dangling);
+  EXPECT_EQ(h->store.any_ref_kind(gcref::to_any(scoped_extern)), Store::AnyRef::Dangling);
+  EXPECT_EQ(h->store.any_ref_kind(kept), Store::AnyRef::Struct);
+  EXPECT_EQ(h->call("read", {Value{ValType::ref(true, 0), kept, 0}}), 11u);
+  EXPECT_EQ(h->call("read_extern", {Value{ValType::ExternRef, kept_extern, 0}}), 12u);
+}
+
+TEST(GcHostRoots, RootKeepsAReferenceTheHostGotElsewhere) {
+  auto h = host_held();
+  ASSERT_NE(h, nullptr);
+  const Store::RootScope scope(h->store);
+  std::uint64_t obj = 0;
+  {
+    const Store::RootScope inner(h->store);
+    obj = h->call("make", {Value::i32(5)});
+  }
+  EXPECT_EQ(h->store.host_roots(), 0u);
+  h->store.root(obj);  // e.g. a host function keeping its argument
+  h->call("churn", {});
+  EXPECT_EQ(h->store.any_ref_kind(obj), Store::AnyRef::Struct);
+  EXPECT_EQ(h->call("read", {Value{ValType::ref(true, 0), obj, 0}}), 5u);
 }
 
 }  // namespace

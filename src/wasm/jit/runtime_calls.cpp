@@ -137,7 +137,12 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
   c.metered = metered;
   c.osr_at = osr_at;
   if (osr_at != 0) osr_count.fetch_add(1, std::memory_order_relaxed);
+  // Compiled frames lie below this one: a garbage collection while they run scans the native
+  // stack up to here (the outermost entry's frame when machine code and the interpreter nest).
+  const bool outermost = store.native_roots_top == nullptr;
+  if (outermost) store.native_roots_top = __builtin_frame_address(0);
   const std::uint32_t status = entry(&c, nfp);
+  if (outermost) store.native_roots_top = nullptr;
   if (status == 0) return {c.fuel, TrapKind::None, nullptr, nullptr};
   const std::uint32_t* ip = c.loc_ip;
   if (ip == nullptr) {
