@@ -5,6 +5,7 @@
 #include "wasm/sha256.hpp"
 
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -15,6 +16,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sprawling::wasm {
 
@@ -227,6 +232,31 @@ namespace {
 // The module's digest as the key spells it.
 std::string module_digest(const CompiledModule::Impl& cm) { return to_hex(cm.content_digest()); }
 
+// SPRAWLING_JIT_PERFMAP=1: a line per function of code loaded from the cache in
+// /tmp/perf-<pid>.map (perf's convention for JIT code: `start size name` in hex), as tier-up
+// writes for what it compiles. The object carries no symbol sizes: each function's size is the
+// distance to the next entry (the last one's 4 KiB).
+void perf_map_cached(const CompiledModule::Impl& cm, const ModuleCode& code) {
+  const char* want = std::getenv("SPRAWLING_JIT_PERFMAP");
+  if (want == nullptr || std::string_view(want) != "1") return;
+  std::vector<std::pair<std::uintptr_t, std::uint32_t>> at;
+  for (std::uint32_t i = 0; i < code.entries.size(); ++i)
+    if (const Entry e = code.entries[i].entry.load(std::memory_order_acquire); e != nullptr)
+      at.emplace_back(reinterpret_cast<std::uintptr_t>(e), i);
+  std::ranges::sort(at);
+  std::FILE* file = std::fopen(("/tmp/perf-" + std::to_string(getpid()) + ".map").c_str(), "a");
+  if (file == nullptr) return;
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    const std::uint32_t index = cm.module.imported_funcs + at[k].second;
+    const auto named = cm.module.function_names.find(index);
+    const std::string name = named != cm.module.function_names.end() ? named->second : "f" + std::to_string(index);
+    const std::uintptr_t size = k + 1 < at.size() ? at[k + 1].first - at[k].first : 4096;
+    std::fprintf(file, "%llx %llx wasm::%s\n", static_cast<unsigned long long>(at[k].first),
+                 static_cast<unsigned long long>(size), name.c_str());
+  }
+  std::fclose(file);
+}
+
 // The entry is looked up by its name first (no plugin needed); only an entry found loads the
 // plugin, which gives the rest of the key to check it against.
 std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const CompiledModule::Impl& cm, bool metered,
@@ -248,6 +278,7 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const Compil
   if (!code->error.empty()) return std::unexpected("entry " + key.name + " could not be linked: " + code->error);
   code->code_bytes = 0;
   for (const FunctionBody& body : cm.module.code) code->code_bytes += body.code_size;
+  perf_map_cached(cm, *code);
   return code;
 }
 
