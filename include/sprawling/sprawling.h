@@ -76,7 +76,9 @@ typedef enum sprawling_tier {
                                  * in E_TOOL_UNAVAILABLE */
   SPRAWLING_TIER_AUTO = 2       /* the default: machine code when the code cache (see
                                  * sprawling_config_set_code_cache_dir) holds the module, else the
-                                 * interpreter; nothing is compiled during a run */
+                                 * interpreter, with tier-up when the config turns it on
+                                 * (sprawling_config_set_tier_up; off by default, and then nothing
+                                 * is compiled during a run) */
 } sprawling_tier;
 
 typedef struct sprawling_config sprawling_config;
@@ -100,13 +102,30 @@ SPRAWLING_API const char* sprawling_exit_kind_name(sprawling_exit_kind kind);
 SPRAWLING_API const char* sprawling_tier_name(sprawling_tier tier);
 /* 1 when this build carries the compiled tier (SPRAWLING_TIER_COMPILE can run); 0 otherwise. */
 SPRAWLING_API int sprawling_compiled_tier_available(void);
+/* Ends tier-up's background compilation (sprawling_config_set_tier_up) for the rest of the
+ * process: drops the functions queued and waits for the one being compiled, which is cancelled at
+ * its next phase. A process that ran any job with tier-up on must call it before it exits
+ * (returning from main or calling exit()): exit destroys the compiler's (LLVM's) static state, and
+ * a compilation still running then can crash the process as it ends. The library's own exit
+ * handler stops it too, but a compilation in flight at exit may have made LLVM state that is
+ * destroyed before that handler runs, so do not rely on it. Jobs may still run afterwards, from any
+ * thread, with the machine code compiled so far (nothing more is compiled). Safe to call more than
+ * once, from any thread, and when no job used tier-up; a no-op in builds without the compiled
+ * tier (or the engine). */
+SPRAWLING_API void sprawling_stop_tier_up(void);
+/* 1 while that compilation runs or has functions queued, else 0 (always 0 without the compiled
+ * tier). A process about to end that would rather not wait in sprawling_stop_tier_up may, when it
+ * is 1, flush its own output and call _exit(), which runs no exit handler or destructor (the
+ * `sprawl` CLI does). */
+SPRAWLING_API int sprawling_tier_up_busy(void);
 
 /* ---- config -------------------------------------------------------------------------------- */
 
 /* A config holding the defaults: memory cap 4 GiB (wasm32's whole space), no deadline, 64 MiB
  * per output stream, fuel metered, not deterministic, 128 MiB host-call copy limit, 10,000,000
  * table elements, 100 tables, 100 memories, store limit = memory cap + 256 MiB, 1 GiB disk
- * writes, the interpreter, no snapshot folder (the C++ SandboxConfig's defaults).
+ * writes, the auto tier without tier-up and without a code cache (so: the interpreter), no
+ * snapshot folder (the C++ SandboxConfig's defaults).
  * Setters return SPRAWLING_EINVAL for a NULL config or a value outside the documented range and
  * then leave the config unchanged. */
 SPRAWLING_API sprawling_status sprawling_config_new(sprawling_config** out);
@@ -149,6 +168,16 @@ SPRAWLING_API sprawling_status sprawling_config_clear_max_store_bytes(sprawling_
 SPRAWLING_API sprawling_status sprawling_config_set_max_disk_write_bytes(sprawling_config* config, uint64_t bytes);
 /* The execution tier; SPRAWLING_EINVAL for a value sprawling_tier_name does not know. */
 SPRAWLING_API sprawling_status sprawling_config_set_tier(sprawling_config* config, sprawling_tier tier);
+/* Tier-up (docs/compiled-tier.md, "Tier-up") for SPRAWLING_TIER_AUTO when the code cache does not
+ * hold the module: non-zero compiles the functions the interpreter finds hot (counted per module
+ * across the jobs of the process) on one background thread of the process, and runs each as
+ * machine code from its next call. A job never waits for it; its output, exit, traps and fuel are
+ * the same whether or when a compilation finishes. 0: no compilation during runs (the default
+ * here, unlike the `sprawl` CLI's: embedders built before this setter see no change). A process
+ * that runs a job with it on must call sprawling_stop_tier_up() before it exits. Accepted in
+ * builds without the compiled tier, where it changes nothing (auto is the interpreter there);
+ * the other tiers ignore it. */
+SPRAWLING_API sprawling_status sprawling_config_set_tier_up(sprawling_config* config, int enabled);
 /* A folder (created 0700 when missing) where snapshots of initialised instances are also kept
  * between processes, checksummed (a corrupt or foreign file is rebuilt); copied. NULL or "": the
  * in-memory snapshot cache of the process only (the default). See sprawling_job_set_snapshot. */

@@ -13,6 +13,7 @@ jobs run in parallel from several Python threads, on one Sandbox or several.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import math
 import os
@@ -31,6 +32,8 @@ __all__ = [
     "compiled_tier_available",
     "engine_available",
     "python",
+    "stop_tier_up",
+    "tier_up_busy",
     "tiers",
     "version",
 ]
@@ -157,6 +160,8 @@ def _load() -> ctypes.CDLL:
         "sprawling_engine_available": (i, []),
         "sprawling_compiled_tier_available": (i, []),
         "sprawling_tier_name": (cp, [i]),
+        "sprawling_stop_tier_up": (None, []),
+        "sprawling_tier_up_busy": (i, []),
         "sprawling_config_new": (st, [ctypes.POINTER(h)]),
         "sprawling_config_free": (None, [h]),
         "sprawling_config_set_max_memory_bytes": (st, [h, u64]),
@@ -174,6 +179,7 @@ def _load() -> ctypes.CDLL:
         "sprawling_config_set_max_store_bytes": (st, [h, u64]),
         "sprawling_config_set_max_disk_write_bytes": (st, [h, u64]),
         "sprawling_config_set_tier": (st, [h, i]),
+        "sprawling_config_set_tier_up": (st, [h, i]),
         "sprawling_config_set_snapshot_dir": (st, [h, cp]),
         "sprawling_config_set_code_cache_dir": (st, [h, cp]),
         "sprawling_config_set_code_cache_max_bytes": (st, [h, u64]),
@@ -267,6 +273,36 @@ def tiers() -> tuple[str, ...]:
     return tuple(_TIERS)
 
 
+def stop_tier_up() -> None:
+    """Ends tier-up's background compilation (Sandbox(tier_up=True)) for the rest of the process:
+    drops the functions queued and waits for the one being compiled (cancelled at its next phase).
+    Called at interpreter exit (atexit) once a Sandbox with tier_up=True was made, so a program
+    need not call it; it may, to stop compiling earlier. Jobs may still run afterwards, with the
+    machine code compiled so far. Repeatable; a no-op without the compiled tier."""
+    _lib.sprawling_stop_tier_up()
+
+
+def tier_up_busy() -> bool:
+    """True while tier-up compiles a function or has some queued (False without the compiled tier)."""
+    return bool(_lib.sprawling_tier_up_busy())
+
+
+_tier_up_stop_lock = threading.Lock()
+_tier_up_stop_registered = False
+
+
+def _stop_tier_up_at_exit() -> None:
+    # The C library requires the stop before the process exits, while LLVM's static state still
+    # exists: Python runs atexit handlers in Py_Finalize, before the C runtime's exit() destroys
+    # it. Registered once, by the first Sandbox that turns tier-up on, so a process that never
+    # does has no handler (and no LLVM work at all).
+    global _tier_up_stop_registered
+    with _tier_up_stop_lock:
+        if not _tier_up_stop_registered:
+            atexit.register(stop_tier_up)
+            _tier_up_stop_registered = True
+
+
 # ---- argument checks ----------------------------------------------------------------------
 
 
@@ -358,6 +394,11 @@ class Sandbox:
                        the library's default, auto: machine code when code_cache_dir holds the
                        module (`sprawl compile` fills it), else the interpreter); "compile" runs
                        only where sprawling.compiled_tier_available(), else E_TOOL_UNAVAILABLE
+    tier_up            True: under "auto" without cached code, functions the interpreter finds hot
+                       are compiled on a background thread and run as machine code from their next
+                       call; output, exit and fuel are the same. False (the default): no
+                       compilation during runs. The module stops that thread at interpreter exit
+                       (sprawling.stop_tier_up); without the compiled tier it changes nothing
     code_cache_dir     the compiled-code cache folder (created 0700; None: no cache)
     code_cache_max_bytes   its size bound (default 1 GiB); past it the least recently used
                        entries are removed
@@ -374,7 +415,8 @@ class Sandbox:
                  hostcall_copy_limit: Optional[int] = None, max_table_elements: Optional[int] = None,
                  max_tables: Optional[int] = None, max_memories: Optional[int] = None,
                  max_store_bytes: Optional[int] = None, max_disk_write_bytes: Optional[int] = None,
-                 tier: Optional[str] = None, snapshot_dir: Optional[Union[str, os.PathLike]] = None,
+                 tier: Optional[str] = None, tier_up: bool = False,
+                 snapshot_dir: Optional[Union[str, os.PathLike]] = None,
                  code_cache_dir: Optional[Union[str, os.PathLike]] = None,
                  code_cache_max_bytes: Optional[int] = None,
                  on_stdout: Optional[Callable[[bytes], object]] = None,
@@ -413,7 +455,8 @@ class Sandbox:
             timeout_ns = max(1, round(timeout * 1e9))
             if timeout_ns > (1 << 63) - 1:
                 raise ValueError(f"timeout is too large: {timeout!r} seconds")
-        flags = {"meter_fuel": _flag("meter_fuel", meter_fuel), "deterministic": _flag("deterministic", deterministic)}
+        flags = {"meter_fuel": _flag("meter_fuel", meter_fuel), "deterministic": _flag("deterministic", deterministic),
+                 "tier_up": _flag("tier_up", tier_up)}
         for name, callback in (("on_stdout", on_stdout), ("on_stderr", on_stderr)):
             if callback is not None and not callable(callback):
                 raise TypeError(f"{name} must be callable (it receives bytes) or None, not {type(callback).__name__}")
@@ -429,6 +472,8 @@ class Sandbox:
             _check(getattr(_lib, "sprawling_config_set_" + name)(self._config, int(value)), name)
         if tier is not None:
             _check(_lib.sprawling_config_set_tier(self._config, _TIERS[tier]), "tier")
+        if tier_up:
+            _stop_tier_up_at_exit()
         if snapshot_path is not None:
             _check(_lib.sprawling_config_set_snapshot_dir(self._config, snapshot_path), "snapshot_dir")
         if code_cache_path is not None:

@@ -36,9 +36,9 @@ namespace rt = sprawling::runtime;
 
 
 struct sprawling_config {
-  // No tier-up through the C API yet: it has no setter for it and no call to stop the background
-  // compilation before the embedding process exits (runtime::wasm_sandbox_stop_tier_up), so
-  // SPRAWLING_TIER_AUTO stays "cached machine code, else the interpreter" here.
+  // SandboxConfig's defaults, tier_up included: off, so SPRAWLING_TIER_AUTO is "cached machine
+  // code, else the interpreter" unless sprawling_config_set_tier_up turns it on (the embedder
+  // then owes sprawling_stop_tier_up before exit).
   rt::SandboxConfig config;
 };
 
@@ -301,6 +301,21 @@ int sprawling_compiled_tier_available(void) {
 #endif
 }
 
+// The seam's functions live in the engine; a build without it has no tier-up to stop.
+void sprawling_stop_tier_up(void) {
+#if SPRAWLING_WITH_ENGINE
+  rt::wasm_sandbox_stop_tier_up();
+#endif
+}
+
+int sprawling_tier_up_busy(void) {
+#if SPRAWLING_WITH_ENGINE
+  return rt::wasm_sandbox_tier_up_busy() ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
 const char* sprawling_exit_kind_name(sprawling_exit_kind kind) {
   switch (kind) {
     case SPRAWLING_EXIT_SUCCESS: return "success";
@@ -394,6 +409,10 @@ sprawling_status sprawling_config_set_tier(sprawling_config* config, sprawling_t
   const TierRow* row = tier_row(tier);
   if (row == nullptr) return SPRAWLING_EINVAL;
   return set_field<&rt::SandboxConfig::tier>(config, row->tier);
+}
+
+sprawling_status sprawling_config_set_tier_up(sprawling_config* config, int enabled) {
+  return set_field<&rt::SandboxConfig::tier_up>(config, enabled != 0);
 }
 
 sprawling_status sprawling_config_set_snapshot_dir(sprawling_config* config, const char* dir) {

@@ -1,6 +1,6 @@
 /* Tests of the C API (src/capi/sprawling.cpp) from a C11 program: every outcome kind, every error
- * code, mounts, module bytes and paths, every limit of the config, tiers, snapshots, streamed
- * stdin, sinks, argument checks and threads. */
+ * code, mounts, module bytes and paths, every limit of the config, tiers and tier-up, snapshots,
+ * streamed stdin, sinks, argument checks and threads. */
 #define _POSIX_C_SOURCE 200809L
 #include <sprawling/sprawling.h>
 
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures = 0;
@@ -390,6 +391,14 @@ static void test_engine_absent_or_present(void) {
   sprawling_job_free(job);
   sprawling_sandbox_free(sandbox);
   CHECK(strcmp(sprawling_version(), "0.1.0") >= 0);
+  /* Nothing has tiered up yet. Stopping is for the rest of the process, so with the engine it
+   * waits for test_tier_up; without it, it is a no-op, repeatable. */
+  CHECK(sprawling_tier_up_busy() == 0);
+  if (!sprawling_engine_available()) {
+    sprawling_stop_tier_up();
+    sprawling_stop_tier_up();
+    CHECK(sprawling_tier_up_busy() == 0);
+  }
 }
 
 static void test_limits(void) {
@@ -529,6 +538,71 @@ static void test_tiers(void) {
   }
   CHECK(fuel[0] > 0 && fuel[0] == fuel[1] && fuel[0] == fuel[2]);
   rmdir(cache);
+}
+
+/* Runs `args` of the test guest in a sandbox made from `config` and checks the outcome against
+ * `expected` (the interpreter's): the same exit, stdout and fuel. */
+static void same_as(const sprawling_config* config, const char* const* args, const sprawling_outcome* expected) {
+  sprawling_sandbox* sandbox = sandbox_with(config);
+  sprawling_outcome* outcome = run_guest(sandbox, args, UINT64_MAX);
+  size_t len = 0;
+  const uint8_t* bytes = sprawling_outcome_stdout(expected, &len);
+  char text[64] = {0};
+  memcpy(text, bytes, len < sizeof text - 1 ? len : sizeof text - 1);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == sprawling_outcome_exit_kind(expected));
+  CHECK(stdout_is(outcome, text));
+  CHECK(sprawling_outcome_fuel_consumed(outcome) == sprawling_outcome_fuel_consumed(expected));
+  sprawling_outcome_free(outcome);
+  sprawling_sandbox_free(sandbox);
+}
+
+/* Tier-up (#17): auto with tier-up on gives the interpreter's output, exit and fuel on the run
+ * that makes `spin` hot (its loop: each 1024 rounds count as 128 calls, so 200,000 rounds pass the
+ * 1,000-call threshold set here, read once per process) and on the run after its compilation
+ * ended, which calls the machine code. Where the compiled tier is built, the compilation is seen
+ * in the perf map tier-up writes (SPRAWLING_JIT_PERFMAP): what it compiled, not when. The stop
+ * call ends the background thread, may be repeated, and jobs still run after it. Without the
+ * compiled tier the setter works and every job is interpreted, nothing ever busy. */
+static void test_tier_up(void) {
+  CHECK(setenv("SPRAWLING_JIT_TIER_UP_CALLS", "1000", 1) == 0);
+  CHECK(setenv("SPRAWLING_JIT_PERFMAP", "1", 1) == 0);
+  char perf_map[64];
+  snprintf(perf_map, sizeof perf_map, "/tmp/perf-%ld.map", (long)getpid());
+  unlink(perf_map);
+
+  const char* spin[] = {"spin", "200000", NULL};
+  sprawling_config* config = NULL;
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_tier(config, SPRAWLING_TIER_INTERPRET) == SPRAWLING_OK);
+  sprawling_sandbox* interpreter = sandbox_with(config);
+  sprawling_outcome* expected = run_guest(interpreter, spin, UINT64_MAX);
+  sprawling_sandbox_free(interpreter);
+  CHECK(expected != NULL && sprawling_outcome_exit_kind(expected) == SPRAWLING_EXIT_SUCCESS);
+
+  CHECK(sprawling_config_set_tier(config, SPRAWLING_TIER_AUTO) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_tier_up(config, 1) == SPRAWLING_OK);
+  same_as(config, spin, expected); /* makes spin hot: its compilation is queued */
+  /* A generous bound for one small function (LLVM's set-up included), not a timing assertion. */
+  for (int waited_ms = 0; sprawling_tier_up_busy() && waited_ms < 120000; waited_ms += 10) {
+    const struct timespec ten_ms = {0, 10 * 1000 * 1000};
+    nanosleep(&ten_ms, NULL);
+  }
+  CHECK(!sprawling_tier_up_busy());
+  same_as(config, spin, expected); /* spin's machine code, where it was compiled */
+  struct stat st;
+  if (sprawling_compiled_tier_available()) {
+    CHECK(stat(perf_map, &st) == 0 && st.st_size > 0);
+  } else {
+    CHECK(stat(perf_map, &st) != 0);
+  }
+
+  sprawling_stop_tier_up();
+  sprawling_stop_tier_up();
+  CHECK(!sprawling_tier_up_busy());
+  same_as(config, spin, expected); /* nothing more compiles; the job runs all the same */
+  sprawling_outcome_free(expected);
+  sprawling_config_free(config);
+  unlink(perf_map);
 }
 
 static int folder_holds_a_file(const char* dir) {
@@ -687,6 +761,9 @@ static void test_invalid_arguments(void) {
   CHECK(sprawling_config_set_max_disk_write_bytes(NULL, 1) == SPRAWLING_EINVAL);
   CHECK(sprawling_config_set_tier(NULL, SPRAWLING_TIER_INTERPRET) == SPRAWLING_EINVAL);
   CHECK(sprawling_config_set_tier(config, (sprawling_tier)99) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_tier_up(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_tier_up(config, 7) == SPRAWLING_OK); /* any non-zero value: on */
+  CHECK(sprawling_config_set_tier_up(config, 0) == SPRAWLING_OK);
   CHECK(sprawling_tier_name((sprawling_tier)99) == NULL);
   CHECK(sprawling_config_set_snapshot_dir(NULL, "/tmp") == SPRAWLING_EINVAL);
   CHECK(sprawling_config_set_snapshot_dir(config, NULL) == SPRAWLING_OK);
@@ -771,6 +848,7 @@ int main(int argc, char** argv) {
     test_resource_limits();
     test_disk_quota();
     test_tiers();
+    test_tier_up();
     test_snapshots();
     test_stdin_fd();
     test_sinks();

@@ -4,6 +4,9 @@
 import io
 import os
 import pathlib
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -306,6 +309,67 @@ def test_tiers_give_the_same_output_and_fuel(tmp_path):
         assert info.value.code == "E_TOOL_UNAVAILABLE" and info.value.alternative
 
 
+# A child Python with tier-up: the spin guest's loop turns hot (1,000-call threshold, read once per
+# process, hence a process of its own) and is compiled; its runs give the interpreter's outcome
+# before and after; the first Sandbox(tier_up=True), and only it, registers the stop at exit; the
+# child then ends right after a job that makes another function hot, without waiting for its
+# compilation, which that handler must stop for the exit to be clean.
+_TIER_UP_CHILD = textwrap.dedent("""
+    import atexit, sys, time
+    registered = []
+    real_register = atexit.register
+    def recording_register(function, *args, **kwargs):
+        registered.append(function)
+        return real_register(function, *args, **kwargs)
+    atexit.register = recording_register
+    import sprawling
+
+    guest, spin = sys.argv[1], ["guest", "spin", "200000"]
+    expected = sprawling.Sandbox(tier="interpret").run(guest, argv=spin)
+    assert expected.exit.kind == "success", expected
+    assert registered == [], registered
+    sandbox = sprawling.Sandbox(tier="auto", tier_up=True)
+    sprawling.Sandbox(tier_up=True)
+    assert registered == [sprawling.stop_tier_up], registered
+    def same(out):
+        got = (out.exit, out.stdout, out.stats.fuel_consumed)
+        assert got == (expected.exit, expected.stdout, expected.stats.fuel_consumed), (out, expected)
+    same(sandbox.run(guest, argv=spin))  # spin turns hot: its compilation is queued
+    deadline = time.monotonic() + 120  # a generous bound for one small function, not a timing test
+    while sprawling.tier_up_busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not sprawling.tier_up_busy()
+    same(sandbox.run(guest, argv=spin))  # spin's machine code, where the compiled tier is built
+    # main's loop turns hot too; the child exits without waiting for that compilation.
+    out = sandbox.run(guest, argv=["guest", "loop"], fuel=10_000_000)
+    assert out.exit.kind == "fuel_exhausted" and out.stats.fuel_consumed == 10_000_000, out
+    print("compiled" if sprawling.compiled_tier_available() else "interpreted", flush=True)
+""")
+
+
+# The plugin absent stands for a build without the compiled tier: tier_up is accepted and the
+# jobs are interpreted, with the same outcome, and nothing is compiled.
+@pytest.mark.parametrize("plugin", [None, "/nonexistent/libsprawling_jit_plugin.so"])
+def test_tier_up_gives_the_interpreter_outcome_and_stops_at_exit(plugin):
+    env = {**os.environ, "SPRAWLING_JIT_TIER_UP_CALLS": "1000", "SPRAWLING_JIT_PERFMAP": "1"}
+    if plugin is not None:
+        env["SPRAWLING_JIT_PLUGIN"] = plugin
+    child = subprocess.Popen([sys.executable, "-c", _TIER_UP_CHILD, GUEST], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    perf_map = pathlib.Path(f"/tmp/perf-{child.pid}.map")  # SPRAWLING_JIT_PERFMAP: what tier-up compiled
+    try:
+        stdout, stderr = child.communicate(timeout=240)
+        assert child.returncode == 0, stderr.decode(errors="replace")
+        if plugin is None and sprawling.compiled_tier_available():
+            assert stdout == b"compiled\n"
+            assert perf_map.stat().st_size > 0
+        else:
+            assert stdout == b"interpreted\n"
+            assert not perf_map.exists()
+    finally:
+        perf_map.unlink(missing_ok=True)
+
+
 # ---- snapshots (#21) ----
 
 
@@ -437,6 +501,8 @@ def test_parallel_jobs_from_threads_overlap():
     ({"max_disk_write_bytes": 1e9}, TypeError),
     ({"tier": "fast"}, ValueError),
     ({"tier": 1}, TypeError),
+    ({"tier_up": 1}, TypeError),
+    ({"tier_up": None}, TypeError),
     ({"snapshot_dir": ""}, ValueError),
     ({"snapshot_dir": 7}, TypeError),
     ({"code_cache_dir": ""}, ValueError),
