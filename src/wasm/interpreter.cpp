@@ -179,9 +179,11 @@ template <bool Metered>
         if (fuel > 0) {                                              \
           fuel -= ip[layout::FuelCheck::cost];                       \
           ip += layout::FuelCheck::kWords;                           \
+          LOOP_SAMPLE(); /* past the check: where OSR continues */   \
         }                                                            \
+      } else {                                                       \
+        LOOP_SAMPLE();                                               \
       }                                                              \
-      LOOP_SAMPLE();                                                 \
     }                                                                \
     DISPATCH();                                                      \
   } while (0)
@@ -1323,23 +1325,27 @@ L_VGlobalSet: {
 
 #if SPRAWLING_WITH_JIT
 L_loop_sample: {
-  // ip is already past the branch (and the loop header's check): only the count happens here.
+  // ip is already past the branch, at a loop header; metered code samples only once the
+  // header's check is done too (JUMP), so ip is past that check there.
   loop_samples = kLoopSample;
   FuncInst* const f = func;
-  jit::Slot* const slot = f->jit[Metered ? 1 : 0];
+  constexpr int variant = Metered ? kMetered : kUnmetered;
+  jit::Slot* const slot = f->jit[variant];
+  // 1 + the loop header's word in the function's code: where the machine code can take this
+  // activation over. (Metered entry points past the entry check, and ip past the header's.)
+  const auto at = static_cast<u32>(ip - f->code[variant]->code.data()) + 1 - (Metered ? layout::FuelCheck::kWords : 0);
   if (slot != nullptr && slot->entry.load(std::memory_order_relaxed) == nullptr) {
-    // Where the machine code should be able to take this activation over (Slot::loop_hint).
-    if constexpr (!Metered) slot->loop_hint.store(static_cast<u32>(ip - f->entry[kUnmetered]) + 1, std::memory_order_relaxed);
+    slot->loop_hint.store(at, std::memory_order_relaxed);  // Slot::loop_hint
     const std::int32_t left = slot->countdown.load(std::memory_order_relaxed) - jit::kLoopSampleCalls;
     slot->countdown.store(left, std::memory_order_relaxed);
-    if (left <= 0) jit::tier_up_hot(*f, Metered ? kMetered : kUnmetered);
-  } else if constexpr (!Metered) {
-    // On-stack replacement (unmetered tier-up code): this activation, at the loop header ip
-    // points at, continues as the function's machine code, which returns for it (L_Return).
-    const auto at = static_cast<u32>(ip - f->entry[kUnmetered]) + 1;
+    if (left <= 0) jit::tier_up_hot(*f, variant);
+  } else {
+    // On-stack replacement (tier-up code): this activation, at the loop header (metered: past
+    // its check, with the counter as it stands), continues as the function's machine code,
+    // which returns for it (L_Return).
     if (slot != nullptr && slot->osr.load(std::memory_order_relaxed) == at && jit::native_stack_ok()) {
       const jit::Entry e = slot->entry.load(std::memory_order_acquire);
-      const jit::Result r = jit::enter(e, *S, f, fp, cs.fr, fuel, *out, false, at);
+      const jit::Result r = jit::enter(e, *S, f, fp, cs.fr, fuel, *out, Metered, at);
       fuel = r.fuel;
       if (r.trap == TrapKind::UncaughtException) {
         // As a tail call's compiled callee: this activation is gone, the search starts at its caller.

@@ -47,7 +47,7 @@ class ModuleCode;
 struct Slot {
   std::atomic<Entry> entry{nullptr};
   std::atomic<std::int32_t> countdown{INT32_MAX};
-  // Tier-up, unmetered: 1 + the loop header word where the interpreter last took a loop sample
+  // Tier-up: 1 + the loop header word where the interpreter last took a loop sample
   // in this function while it had no entry (0: none), written by the interpreter; and 1 + the
   // one loop header where the entry also continues a running interpreted activation (on-stack
   // replacement, Ctx::osr_at; 0: none), set by the compiler before `entry` is published.

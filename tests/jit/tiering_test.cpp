@@ -236,6 +236,10 @@ constexpr const char* kOsrWat = R"((module
 struct Poll {
   Poll(std::uint32_t after_iterations, std::uint32_t finish_with) : after(after_iterations), finish(finish_with) {}
   const CompiledModule* module = nullptr;
+  Store* store = nullptr;
+  std::uint64_t fuel_sum = 0;              // the fuel consumed at every call, summed: where it went
+  int variant = kUnmetered;                // whose machine code to wait for
+  std::optional<std::uint32_t> wait_at;    // at this iteration, wait until the compilation is done
   std::uint32_t after = 0;
   std::uint32_t finish = 1;
   std::optional<std::uint32_t> stop_at;
@@ -246,8 +250,12 @@ HostStatus host_poll(HostCall& call) {
   auto& p = *static_cast<Poll*>(call.context);
   const auto i = static_cast<std::uint32_t>(call.args[0]);
   p.iterations = i;
+  if (p.store != nullptr) p.fuel_sum += p.store->fuel_consumed();
+  if (p.wait_at && i == *p.wait_at) {
+    EXPECT_TRUE(jit::tier_up_wait_idle(120'000));
+  }
   // A compilation that never comes ends the loop after a minute (the test then fails on osr_entries).
-  if (!p.stop_at && (p.after == 0 || has_machine_code(*p.module, kUnmetered, 0) ||
+  if (!p.stop_at && (p.after == 0 || has_machine_code(*p.module, p.variant, 0) ||
                      std::chrono::steady_clock::now() - p.start > std::chrono::minutes(1)))
     p.stop_at = i + p.after;
   call.results[0] = p.stop_at && i >= *p.stop_at ? p.finish : 0;
@@ -265,10 +273,13 @@ std::uint32_t osr_expected(std::uint32_t n) {
   return acc + mem[400 / 4];
 }
 
-Outcome run_osr(const std::shared_ptr<const CompiledModule>& module, Tier tier, Poll& poll) {
+Outcome run_osr(const std::shared_ptr<const CompiledModule>& module, Tier tier, Poll& poll,
+                std::optional<std::uint64_t> fuel = std::nullopt) {
   Store store;
   EXPECT_TRUE(store.set_tier(tier));
+  store.set_budget({fuel, std::nullopt});
   poll.module = module.get();
+  poll.store = &store;
   FuncInst* f = store.add_host_function(FuncType{{ValType::I32}, {ValType::I32}}, host_poll, &poll, "poll");
   Linker linker;
   linker.define("env", "poll", f);
@@ -284,11 +295,12 @@ Outcome run_osr(const std::shared_ptr<const CompiledModule>& module, Tier tier, 
 
 // Runs "run" on Auto with tier-up until `poll` finishes it; the function must have been compiled
 // and its running activation replaced once.
-Outcome run_replaced(const std::shared_ptr<const CompiledModule>& module, Poll& poll) {
+Outcome run_replaced(const std::shared_ptr<const CompiledModule>& module, Poll& poll,
+                     std::optional<std::uint64_t> fuel = std::nullopt) {
   const std::uint64_t before = jit::osr_entries();
-  const Outcome tiered = run_osr(module, Tier::Auto, poll);
+  const Outcome tiered = run_osr(module, Tier::Auto, poll, fuel);
   EXPECT_TRUE(jit::tier_up_wait_idle(120'000));
-  EXPECT_TRUE(has_machine_code(*module, kUnmetered, 0)) << tier_up_code_of(*module, kUnmetered)->reasons[0];
+  EXPECT_TRUE(has_machine_code(*module, poll.variant, 0)) << tier_up_code_of(*module, poll.variant)->reasons[0];
   EXPECT_EQ(jit::osr_entries(), before + 1);
   return tiered;
 }
@@ -315,6 +327,59 @@ TEST_F(TierUp, ATrapAfterOnStackReplacementIsLocatedAsInTheInterpreter) {
   const Outcome interp = run_osr(module, Tier::Interpret, at_once);
   ASSERT_EQ(interp.trap, TrapKind::OutOfBoundsMemoryAccess);
   EXPECT_EQ(tiered, interp);
+}
+
+// Metered tier-up code takes a running activation over too: past the loop header's fuel check,
+// which the interpreter's branch has made, with the counter as the interpreter left it.
+TEST_F(TierUp, AMeteredLoopContinuesAsMachineCodeWithTheInterpretersFuel) {
+  auto module = compile_wat(kOsrWat);
+  ASSERT_NE(module, nullptr);
+  constexpr std::uint64_t kBudget = std::uint64_t{1} << 40;
+  Poll poll(5000, 1);
+  poll.variant = kMetered;
+  const Outcome tiered = run_replaced(module, poll, kBudget);
+  ASSERT_EQ(tiered.trap, TrapKind::None);
+  ASSERT_EQ(tiered.results.size(), 1U);
+  EXPECT_EQ(tiered.results[0].bits, osr_expected(poll.iterations)) << poll.iterations << " iterations";
+  Poll same(poll.iterations, 1);
+  same.variant = kMetered;  // its machine code exists: `same` stops after as many iterations
+  EXPECT_EQ(run_osr(module, Tier::Interpret, same, kBudget), tiered);
+  EXPECT_EQ(poll.fuel_sum, same.fuel_sum);  // every iteration, before and after, cost the same
+  // A trap after the replacement, located and charged as in the interpreter.
+  auto trapping = compile_wat(kOsrWat);
+  ASSERT_NE(trapping, nullptr);
+  Poll trap_poll(5000, 2);
+  trap_poll.variant = kMetered;
+  const Outcome trapped = run_replaced(trapping, trap_poll, kBudget);
+  Poll trap_same(trap_poll.iterations, 2);
+  trap_same.variant = kMetered;
+  const Outcome interp = run_osr(trapping, Tier::Interpret, trap_same, kBudget);
+  ASSERT_EQ(interp.trap, TrapKind::OutOfBoundsMemoryAccess);
+  EXPECT_EQ(trapped, interp);
+}
+
+// A budget that runs out after the replacement stops the machine code where the interpreter
+// stops: same trap, same location, exactly the budget consumed, after as many iterations. The
+// loop never finishes by itself; the poll waits for the compilation (asked for at the first
+// loop sample) at iteration 2000, so the replacement comes at the next sample, long before the
+// budget ends.
+TEST_F(TierUp, AMeteredBudgetRunsOutInReplacedCodeWhereTheInterpreterStops) {
+  for (const std::uint64_t budget : {std::uint64_t{400'000}, std::uint64_t{400'007}, std::uint64_t{1'000'003}}) {
+    auto module = compile_wat(kOsrWat);
+    ASSERT_NE(module, nullptr);
+    Poll poll(0, 0);
+    poll.variant = kMetered;
+    poll.wait_at = 2000;
+    const Outcome tiered = run_replaced(module, poll, budget);
+    ASSERT_EQ(tiered.trap, TrapKind::OutOfFuel) << budget;
+    EXPECT_EQ(tiered.fuel, budget);
+    Poll same(0, 0);
+    const Outcome interp = run_osr(module, Tier::Interpret, same, budget);
+    EXPECT_EQ(tiered, interp) << budget;
+    EXPECT_EQ(poll.iterations, same.iterations) << budget;
+    EXPECT_EQ(poll.fuel_sum, same.fuel_sum) << budget;
+    EXPECT_GT(poll.iterations, 4000U) << budget;
+  }
 }
 
 }  // namespace

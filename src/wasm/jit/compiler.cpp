@@ -395,7 +395,7 @@ class FunctionEmitter {
         osr_(osr_header(me.osr_hint)) {}
 
   // 1 + the loop header where the function takes on-stack replacement requests (Slot::osr), or
-  // 0: tier-up, unmetered, at the header the interpreter sampled last (Slot::loop_hint).
+  // 0: tier-up code, at the header the interpreter sampled last (Slot::loop_hint).
   [[nodiscard]] u32 osr() const { return osr_; }
 
   void emit() {
@@ -533,10 +533,22 @@ class FunctionEmitter {
   // One header only, not every loop's: each OSR target makes every slot a phi at its header,
   // which made CPython's eval loop 63% more IR (and code generation time) for all of them.
   u32 osr_header(u32 hint) const {
-    if (me_.tier_up == nullptr || me_.metered || hint == 0) return 0;
+    if (me_.tier_up == nullptr || hint == 0) return 0;
     const std::vector<u32> heads = loop_headers();
-    return std::binary_search(heads.begin(), heads.end(), hint - 1) ? hint : 0;
+    if (!std::binary_search(heads.begin(), heads.end(), hint - 1)) return 0;
+    // Metered code continues past the header's FuelCheck (the interpreter did it): that must be
+    // where the next instruction starts.
+    if (me_.metered) {
+      const u32 next = osr_target(hint);
+      const bool starts = std::ranges::any_of(scan_.instrs, [next](const Instr& in) { return in.at == next; });
+      if (op_of_word(code_[hint - 1], true) != Op::FuelCheck || !starts) return 0;
+    }
+    return hint;
   }
+  // Where an on-stack replacement at 1 + header `osr` continues: the header itself, or in metered
+  // code the instruction after its FuelCheck, which the interpreter's JUMP has done already
+  // (L_loop_sample samples only after it).
+  u32 osr_target(u32 osr) const { return osr - 1 + (me_.metered ? layout::FuelCheck::kWords : 0); }
 
   // The targets of backward branches: where the interpreter's loop samples are taken
   // (L_loop_sample, with ip at the target), so where an interpreted activation can continue.
@@ -552,7 +564,8 @@ class FunctionEmitter {
   }
   // On-stack replacement: when Ctx::osr_at is set (to osr_), the activation's every slot comes
   // from the frame (the interpreter's values at the loop header) instead of parameters and
-  // zeroed locals, and control goes to that loop header. The unmetered code has no counter.
+  // zeroed locals, and control goes to that loop header (osr_target). Metered code's counter
+  // comes from the context, as at every entry: the interpreter's balance at that point.
   void emit_osr_entry() {
     auto* body = new_block("body");
     auto* osr = new_block("osr");
@@ -562,7 +575,7 @@ class FunctionEmitter {
     ctx_store(u32c(0), offsetof(Ctx, osr_at));  // calls made from here on are calls
     for (u32 i = 0; i < f_.frame_slots; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
     // The interpreter asks only at osr_ (Slot::osr), so `at` is osr_ here.
-    b_.CreateBr(block_at(osr_ - 1));
+    b_.CreateBr(block_at(osr_target(osr_)));
     b_.SetInsertPoint(body);
   }
 
