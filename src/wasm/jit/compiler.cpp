@@ -419,7 +419,7 @@ class FunctionEmitter {
     scratch_ = b_.CreateAlloca(t_.i64);
     for (u32 i = 0; i < f_.num_params; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
     for (u32 i = f_.num_params; i < f_.num_locals; ++i) b_.CreateStore(b_.getInt64(0), slots_[i]);
-    b_.CreateStore(ctx_load(t_.i64, offsetof(Ctx, fuel)), fuel_);
+    load_fuel();
     funcs_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, funcs)));
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     reload_memory();
@@ -602,8 +602,15 @@ class FunctionEmitter {
     b_.CreateStore(b_.CreateLoad(t_.ptr, ctx_load(t_.ptr, offsetof(Ctx, mem_base))), mem_base_);
     b_.CreateStore(b_.CreateLoad(t_.i64, ctx_load(t_.ptr, offsetof(Ctx, mem_size))), mem_size_);
   }
-  void store_fuel() { ctx_store(b_.CreateLoad(t_.i64, fuel_), offsetof(Ctx, fuel)); }
-  void load_fuel() { b_.CreateStore(ctx_load(t_.i64, offsetof(Ctx, fuel)), fuel_); }
+  // The counter between this code and the context (at calls, helpers, traps and returns).
+  // Unmetered code has none: Ctx::fuel passes through it untouched (no helper charges it
+  // then), so a function keeps no register for it and a call stores and loads nothing.
+  void store_fuel() {
+    if (me_.metered) ctx_store(b_.CreateLoad(t_.i64, fuel_), offsetof(Ctx, fuel));
+  }
+  void load_fuel() {
+    if (me_.metered) b_.CreateStore(ctx_load(t_.i64, offsetof(Ctx, fuel)), fuel_);
+  }
   void charge(u32 cost) {
     if (!me_.metered || cost == 0) return;
     b_.CreateStore(b_.CreateSub(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(cost)), fuel_);
