@@ -422,7 +422,7 @@ class FunctionEmitter {
     load_fuel();
     funcs_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, funcs)));
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
-    reload_memory();
+    load_memory();
     // What every native call checks (native_call) stays the same through an activation: the
     // native stack (calls return to this frame's depth), the frame-record top (calls restore
     // it) and the value-stack room above fp. A function with many call sites reads them once
@@ -598,8 +598,14 @@ class FunctionEmitter {
   llvm::Value* load_func(u32 funcidx) {
     return invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, funcs_, funcidx)));
   }
+  // Memory 0's base and size at entry. The base never moves while the instance lives (growth
+  // commits pages of one reservation: memory.cpp), so after a call or memory.grow only the size
+  // is read again.
+  void load_memory() {
+    b_.CreateStore(invariant(b_.CreateLoad(t_.ptr, invariant(ctx_load(t_.ptr, offsetof(Ctx, mem_base))))), mem_base_);
+    reload_memory();
+  }
   void reload_memory() {
-    b_.CreateStore(b_.CreateLoad(t_.ptr, ctx_load(t_.ptr, offsetof(Ctx, mem_base))), mem_base_);
     b_.CreateStore(b_.CreateLoad(t_.i64, ctx_load(t_.ptr, offsetof(Ctx, mem_size))), mem_size_);
   }
   // The counter between this code and the context (at calls, helpers, traps and returns).
