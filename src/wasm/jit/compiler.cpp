@@ -420,7 +420,6 @@ class FunctionEmitter {
     for (u32 i = 0; i < f_.num_params; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
     for (u32 i = f_.num_params; i < f_.num_locals; ++i) b_.CreateStore(b_.getInt64(0), slots_[i]);
     load_fuel();
-    funcs_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, funcs)));
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     load_memory();
     // What every native call checks (native_call) stays the same through an activation: the
@@ -490,7 +489,6 @@ class FunctionEmitter {
   llvm::IRBuilder<> b_;
   llvm::Value* ctxp_ = nullptr;
   llvm::Value* fp_ = nullptr;
-  llvm::Value* funcs_ = nullptr;
   llvm::Value* globals_ = nullptr;
   std::vector<llvm::AllocaInst*> slots_;
   llvm::AllocaInst* fuel_ = nullptr;
@@ -596,7 +594,10 @@ class FunctionEmitter {
     return v;
   }
   llvm::Value* load_func(u32 funcidx) {
-    return invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, funcs_, funcidx)));
+    // The table is read where the function is needed (helper calls, the trap exit: cold paths),
+    // not once at entry, which kept its address in a callee-saved register for the whole body.
+    llvm::Value* funcs = invariant(ctx_load(t_.ptr, offsetof(Ctx, funcs)));
+    return invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, funcs, funcidx)));
   }
   // Memory 0's base and size at entry. The base never moves while the instance lives (growth
   // commits pages of one reservation: memory.cpp), so after a call or memory.grow only the size
