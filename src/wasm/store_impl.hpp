@@ -217,11 +217,13 @@ struct CompiledModule::Impl {
   mutable std::once_flag digest_once;
   mutable Sha256Digest digest{};
   mutable std::mutex jit_mutex;
-  mutable std::shared_ptr<jit::ModuleCode> jit_code[2];
+  mutable std::shared_ptr<jit::ModuleCode> jit_code[2];     // whole module: cached, or Tier::Compile
+  mutable std::shared_ptr<jit::ModuleCode> jit_tier_up[2];  // Tier::Auto with tier-up, not cached
   mutable bool jit_cache_tried[2] = {false, false};
   const jit::ModuleCode& jit(int variant) const;  // compiled now (lazily per function), no cache
   // The code for a store on `tier` with `cache` (may be null); null: none (Auto, not cached, and
-  // `tier_up` off). Auto with `tier_up`: code whose functions are compiled when hot (tiering.cpp).
+  // `tier_up` off). Auto with `tier_up`: code whose functions are compiled when hot (tiering.cpp),
+  // unless whole-module code exists by then.
   jit::ModuleCode* jit_for(int variant, Tier tier, CodeCacheStorage* cache, bool tier_up = false) const;
 };
 

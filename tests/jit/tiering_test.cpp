@@ -61,7 +61,7 @@ Value i32(std::uint32_t v) {
 // The module's tier-up code of a variant, once a store on Auto made it.
 jit::ModuleCode* tier_up_code_of(const CompiledModule& m, int variant) {
   const std::lock_guard lock(m.impl().jit_mutex);
-  return m.impl().jit_code[variant].get();
+  return m.impl().jit_tier_up[variant].get();
 }
 
 bool has_machine_code(const CompiledModule& m, int variant, std::uint32_t defined) {
@@ -190,6 +190,31 @@ TEST_F(TierUp, OffLeavesAutoToTheInterpreter) {
   }
   ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
   EXPECT_EQ(tier_up_code_of(*module_, kUnmetered), nullptr);  // nothing made, nothing counted
+}
+
+// A store on Tier::Compile after a tier-up store of the same module (an embedder mixing tiers in
+// one process) gets the whole module compiled, not the tier-up code's hot functions; and stores on
+// Auto made after that use the whole-module code too.
+TEST_F(TierUp, ACompileStoreAfterATierUpStoreGetsTheWholeModule) {
+  // Tier-up first: sq turns hot and is compiled; load never runs.
+  EXPECT_EQ(run(module_, Tier::Auto, "sum", {i32(4 * kCalls)}, std::nullopt).trap, TrapKind::None);
+  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+  ASSERT_TRUE(has_machine_code(*module_, kUnmetered, kSq));
+  EXPECT_FALSE(has_machine_code(*module_, kUnmetered, kLoad));
+  // Then Compile: every function of the module has an entry, and the outcomes are the interpreter's.
+  const Outcome compiled = run(module_, Tier::Compile, "load", {i32(65532)}, std::nullopt);
+  EXPECT_EQ(compiled, run(module_, Tier::Interpret, "load", {i32(65532)}, std::nullopt));
+  EXPECT_EQ(compiled.trap, TrapKind::OutOfBoundsMemoryAccess);
+  const jit::ModuleCode* whole = nullptr;
+  {
+    const std::lock_guard lock(module_->impl().jit_mutex);
+    whole = module_->impl().jit_code[kUnmetered].get();
+  }
+  ASSERT_NE(whole, nullptr);
+  EXPECT_FALSE(whole->tier_up);
+  for (const std::uint32_t f : {kSq, kLoad, kHost, kSpin}) EXPECT_NE(whole->entries[f].entry.load(), nullptr) << f;
+  EXPECT_EQ(run(module_, Tier::Auto, "sum", {i32(4 * kCalls)}, std::nullopt),
+            run(module_, Tier::Interpret, "sum", {i32(4 * kCalls)}, std::nullopt));
 }
 
 TEST_F(TierUp, AModuleDroppedWhileItsFunctionsAreQueuedIsFreed) {

@@ -294,6 +294,9 @@ const jit::ModuleCode& CompiledModule::Impl::jit(int variant) const {
 
 jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCacheStorage* cache, bool tier_up) const {
   const std::lock_guard lock(jit_mutex);
+  // Whole-module code (cached or compiled for Tier::Compile) serves every store once it exists;
+  // tier-up code has its own slot, so a Compile store after a tier-up one still gets the whole
+  // module compiled rather than only what turned hot.
   if (jit_code[variant]) return jit_code[variant].get();
   std::string miss;
   if (cache != nullptr && !jit_cache_tried[variant]) {
@@ -312,9 +315,11 @@ jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCache
                    tier_up && tier == Tier::Auto ? ", hot functions compile in the background" : "");
     if (!tier_up || tier != Tier::Auto) return nullptr;
     // Nothing compiled yet: hot functions, in the background (tiering.cpp).
-    jit_code[variant] = jit::tier_up_code(*this, variant == kMetered);
-    jit_code[variant]->cache_miss = std::move(miss);
-    return jit_code[variant].get();
+    if (!jit_tier_up[variant]) {
+      jit_tier_up[variant] = jit::tier_up_code(*this, variant == kMetered);
+      jit_tier_up[variant]->cache_miss = std::move(miss);
+    }
+    return jit_tier_up[variant].get();
   }
   jit_code[variant] = jit::compile_module(*this, variant == kMetered);
   jit_code[variant]->cache_miss = std::move(miss);

@@ -227,10 +227,12 @@ void tier_up_hot(FuncInst& f, int variant) {
   std::shared_ptr<ModuleCode> code;
   {
     const std::lock_guard lock(cm.jit_mutex);
-    code = cm.jit_code[variant];
+    code = cm.jit_tier_up[variant];
   }
-  if (!code || !code->tier_up) return;  // whole-module code: what has no entry stays interpreted
   const std::uint32_t defined = f.func_index - inst.module->imported_funcs;
+  // Only a slot of the tier-up code asks (whole-module slots practically never count down to 0;
+  // what has no entry there stays interpreted).
+  if (!code || defined >= code->entries.size() || &code->entries[defined] != slot) return;
   if (!Worker::get().push(Job{inst.compiled_module, code, defined}))
     slot->countdown.store(countdown_for(threshold(), cm.module.code[defined].code_size), std::memory_order_relaxed);
 }
