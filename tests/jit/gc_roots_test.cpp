@@ -4,6 +4,7 @@
 // compiled frame (src/wasm/gc_heap.cpp, the native-stack scan), or the object would be freed
 // and the reference would name nothing when it comes back.
 #include "jit/tier_fixture.hpp"
+#include "wasm/gc_churn_module.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,28 +13,11 @@ namespace {
 
 using jit_testing::compile_wat;
 
-// The GC side: makes objects, wraps them as externrefs, churns through 16 MiB of garbage (several
-// collections), and reads an object back through the externref (a cast failure if it was freed).
-constexpr std::string_view kGc = R"((module
-  (type $s (struct (field i32)))
-  (type $a (array (mut i64)))
-  (func (export "make") (param i32) (result externref)
-    (extern.convert_any (struct.new $s (local.get 0))))
-  (func (export "churn")
-    (local $i i32)
-    (loop $l
-      (drop (array.new_default $a (i32.const 1024)))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $l (i32.lt_u (local.get $i) (i32.const 2000)))))
-  (func (export "read") (param externref) (result i32)
-    (struct.get $s 0 (ref.cast (ref $s) (any.convert_extern (local.get 0)))))
-))";
-
 // The non-GC side: keeps three externrefs in locals across the churn, then reads them back.
 constexpr std::string_view kHolder = R"((module
-  (import "g" "make" (func $make (param i32) (result externref)))
+  (import "g" "make_extern" (func $make (param i32) (result externref)))
   (import "g" "churn" (func $churn))
-  (import "g" "read" (func $read (param externref) (result i32)))
+  (import "g" "read_extern" (func $read (param externref) (result i32)))
   (func $hold (export "hold") (param i32) (result i32)
     (local $a externref) (local $b externref) (local $c externref)
     (local.set $a (call $make (local.get 0)))
@@ -55,7 +39,7 @@ struct Pair {
 };
 
 Pair run_both(Tier tier) {
-  auto gc = compile_wat(kGc);
+  auto gc = compile_wat(gc_testing::kGcChurnModule);
   auto holder = compile_wat(kHolder);
   if (gc == nullptr || holder == nullptr) return {std::unexpected(Trap{}), std::unexpected(Trap{})};
   Store store;

@@ -2,6 +2,7 @@
 // collection from roots and through objects' reference fields, stale handles.
 #include "wasm/gc_heap.hpp"
 
+#include "wasm/gc_churn_module.hpp"
 #include "wasm/store_impl.hpp"
 #include "wasm/text/wat.hpp"
 
@@ -97,24 +98,6 @@ TEST(GcHeap, RefusesPastTheAccountAndPastTheObjectBound) {
   EXPECT_LE(account.used, account.limit);
 }
 
-// A module that makes objects, hands them to the host (as anyref and wrapped as externref), churns
-// through 16 MiB of garbage (several collections), and reads an object's field back.
-constexpr std::string_view kHostHeld = R"((module
-  (type $s (struct (field i32)))
-  (type $a (array (mut i64)))
-  (func (export "make") (param i32) (result (ref null $s)) (struct.new $s (local.get 0)))
-  (func (export "make_extern") (param i32) (result externref) (extern.convert_any (struct.new $s (local.get 0))))
-  (func (export "churn")
-    (local $i i32)
-    (loop $l
-      (drop (array.new_default $a (i32.const 1024)))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br_if $l (i32.lt_u (local.get $i) (i32.const 2000)))))
-  (func (export "read") (param (ref null $s)) (result i32) (struct.get $s 0 (local.get 0)))
-  (func (export "read_extern") (param externref) (result i32)
-    (struct.get $s 0 (ref.cast (ref $s) (any.convert_extern (local.get 0)))))
-))";
-
 struct HostHeld {
   Store store;
   Instance* instance = nullptr;
@@ -127,7 +110,7 @@ struct HostHeld {
 };
 
 std::unique_ptr<HostHeld> host_held() {
-  auto bin = text::wat_to_binary(kHostHeld);
+  auto bin = text::wat_to_binary(gc_testing::kGcChurnModule);
   EXPECT_TRUE(bin.has_value());
   if (!bin) return nullptr;
   auto m = compile(*bin);
