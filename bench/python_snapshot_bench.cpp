@@ -4,8 +4,8 @@
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
 #include "wasi/wasi.hpp"
-#include "wasm/runtime.hpp"
-#include "wasm/snapshot.hpp"
+#include "wasm/runtime/runtime.hpp"
+#include "wasm/snapshot/snapshot_impl.hpp"
 
 #include <algorithm>
 #include <chrono>

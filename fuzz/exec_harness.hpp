@@ -4,7 +4,7 @@
 #pragma once
 
 #include "module_gen.hpp"
-#include "wasm/runtime.hpp"
+#include "wasm/runtime/runtime.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -1,8 +1,8 @@
 // Fuzz target (a): arbitrary bytes through decode + validate and through compile (which also
 // translates); both must agree on acceptance and never crash, leak or overrun.
-#include "wasm/decoder.hpp"
-#include "wasm/internal_verify.hpp"
-#include "wasm/runtime.hpp"
+#include "wasm/binary/decoder.hpp"
+#include "wasm/icode/internal_verify.hpp"
+#include "wasm/runtime/runtime.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -5,7 +5,7 @@
 // metered run must agree with our unmetered run and with a rerun at budget = consumed + 1.
 #include "exec_harness.hpp"
 #include "module_gen.hpp"
-#include "wasm/internal_verify.hpp"
+#include "wasm/icode/internal_verify.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

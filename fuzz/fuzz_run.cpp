@@ -3,7 +3,7 @@
 // must validate — a rejection is a generator or validator bug and stops the run.
 #include "exec_harness.hpp"
 #include "module_gen.hpp"
-#include "wasm/internal_verify.hpp"
+#include "wasm/icode/internal_verify.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -4,7 +4,7 @@
 // trap function index and byte offset, and the fuel consumed (so an out-of-fuel stop too).
 #include "exec_harness.hpp"
 #include "module_gen.hpp"
-#include "wasm/internal_verify.hpp"
+#include "wasm/icode/internal_verify.hpp"
 #include "wasm/jit/jit.hpp"
 
 #include <algorithm>

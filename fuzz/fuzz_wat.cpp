@@ -1,7 +1,7 @@
 // Fuzz target (b): arbitrary text through the WAT parser. Whatever it accepts and encodes must be
 // a well-formed binary (the decoder may still find it invalid, as wat2wasm's output can be); the
 // strings of `(module binary …)` pass through as written and are the decoder's to judge.
-#include "wasm/decoder.hpp"
+#include "wasm/binary/decoder.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 #include "module_gen.hpp"
 
 #include "hostile/wasm_writer.hpp"
-#include "wasm/opcodes.hpp"
+#include "wasm/syntax/opcodes.hpp"
 
 #include <array>
 #include <cstring>

@@ -1,11 +1,10 @@
 // `sprawl inspect --internal MODULE [FUNC]`: prints the internal code the engine translates a
-// module's functions into (the disassembler, src/wasm/internal_disasm.hpp).
+// module's functions into (the disassembler, src/wasm/icode/internal_disasm.hpp).
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
 
-#include "wasm/internal_disasm.hpp"
-#include "wasm/runtime.hpp"
-#include "wasm/store_impl.hpp"
+#include "wasm/icode/internal_disasm.hpp"
+#include "wasm/runtime/runtime.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <charconv>
@@ -97,10 +96,8 @@ int inspect_command(std::span<const std::string_view> args) {
   }
   const wasm::CompiledModule& cm = **compiled;
   const wasm::Module& m = cm.module();
-  const auto funcs = cm.impl().all_code(metered);  // translates only the functions shown
-
   std::uint32_t first = m.imported_funcs;
-  auto last = static_cast<std::uint32_t>(m.imported_funcs + funcs.size());
+  auto last = static_cast<std::uint32_t>(m.imported_funcs + m.code.size());
   if (positional.size() == 2) {
     const auto f = find_function(m, positional[1]);
     if (!f || *f >= last)
@@ -113,7 +110,7 @@ int inspect_command(std::span<const std::string_view> args) {
   }
   for (std::uint32_t i = first; i < last; ++i) {
     if (i != first) print(stdout, "\n");
-    print(stdout, wasm::disassemble(m, i, funcs[i - m.imported_funcs], metered));
+    print(stdout, wasm::disassemble(cm, i, metered));  // translates only the functions shown
   }
   return 0;
 }

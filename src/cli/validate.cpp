@@ -2,7 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
 
-#include "wasm/decoder.hpp"
+#include "wasm/binary/decoder.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <cstdio>

@@ -8,8 +8,8 @@
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
 #include "wasi/wasi.hpp"
-#include "wasm/runtime.hpp"
-#include "wasm/sha256.hpp"
+#include "wasm/runtime/runtime.hpp"
+#include "wasm/support/sha256.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <fcntl.h>

@@ -4,7 +4,7 @@
 
 #include <sprawling/runtime/sandbox.hpp>
 
-#include "wasm/runtime.hpp"
+#include "wasm/runtime/runtime.hpp"
 
 #include <cstdint>
 #include <expected>

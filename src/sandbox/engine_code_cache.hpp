@@ -3,7 +3,7 @@
 // entries go first). Safe for several processes sharing one folder.
 #pragma once
 
-#include "wasm/runtime.hpp"
+#include "wasm/runtime/runtime.hpp"
 
 #include <cstdint>
 #include <filesystem>

@@ -5,10 +5,10 @@
 
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
-#include "wasm/host.hpp"
-#include "wasm/runtime.hpp"
-#include "wasm/sha256.hpp"
-#include "wasm/snapshot.hpp"
+#include "wasm/runtime/host.hpp"
+#include "wasm/runtime/runtime.hpp"
+#include "wasm/support/sha256.hpp"
+#include "wasm/snapshot/snapshot.hpp"
 
 #include <memory>
 #include <span>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "wasi/result.hpp"
-#include "wasm/host.hpp"
+#include "wasm/runtime/host.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -9,7 +9,7 @@
 #include "wasi/result.hpp"
 #include "wasi/state.hpp"
 #include "wasi/wasi.hpp"
-#include "wasm/host.hpp"
+#include "wasm/runtime/host.hpp"
 
 #include <sys/stat.h>
 #include <array>

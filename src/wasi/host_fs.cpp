@@ -2,7 +2,7 @@
 // guest path checks, and the host → WASI errno table.
 #include "wasi/host_fs.hpp"
 
-#include "wasm/utf8.hpp"
+#include "wasm/support/utf8.hpp"
 
 #include <cerrno>
 #include <climits>

@@ -2,7 +2,7 @@
 // clocks) and the WasiContext that owns its state and provides the wasi_snapshot_preview1 functions.
 #pragma once
 
-#include "wasm/host.hpp"
+#include "wasm/runtime/host.hpp"
 
 #include <chrono>
 #include <cstdint>

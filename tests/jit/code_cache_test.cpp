@@ -5,7 +5,7 @@
 #include "jit/tier_fixture.hpp"
 #include "sandbox/engine_code_cache.hpp"
 #include "wasm/jit/code_cache.hpp"
-#include "wasm/store_impl.hpp"
+#include "wasm/runtime/store_impl.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,9 +1,10 @@
 // Garbage-collection roots in machine-code frames: a module without GC runs compiled, and its
 // functions can hold an externref that wraps a GC object of another module in the same store
 // (extern.convert_any) across a call that collects. The collector must see that reference in the
-// compiled frame (src/wasm/gc_heap.cpp, the native-stack scan), or the object would be freed
+// compiled frame (src/wasm/runtime/heap/gc_heap.cpp, the native-stack scan), or the object would be freed
 // and the reference would name nothing when it comes back.
 #include "jit/tier_fixture.hpp"
+#include "wasm/runtime/linker.hpp"
 #include "wasm/gc_churn_module.hpp"
 
 #include <gtest/gtest.h>

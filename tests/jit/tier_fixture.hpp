@@ -2,7 +2,8 @@
 // record everything the two tiers must agree on (results, trap kind/function/offset, fuel).
 #pragma once
 
-#include "wasm/runtime.hpp"
+#include "wasm/runtime/runtime.hpp"
+#include "wasm/runtime/linker.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <gtest/gtest.h>

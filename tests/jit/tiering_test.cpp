@@ -3,6 +3,7 @@
 // call, with the interpreter's results, traps (kind, function, offset) and fuel before and after;
 // tier-up off leaves Auto to the interpreter; a module dropped with compilations queued is freed.
 #include "jit/tier_fixture.hpp"
+#include "wasm/runtime/linker.hpp"
 #include "wasm/jit/jit.hpp"
 
 #include <algorithm>

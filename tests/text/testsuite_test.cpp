@@ -7,7 +7,7 @@
 //    the same text.
 //  - SpecRun: the whole script runs in-process (parse_wast + run_script) with nothing failed or
 //    skipped; it needs no wast2json.
-#include "wasm/decoder.hpp"
+#include "wasm/binary/decoder.hpp"
 #include "wasm/script/script.hpp"
 #include "wasm/text/wast.hpp"
 #include "wasm/text/wat.hpp"

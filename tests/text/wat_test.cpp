@@ -1,7 +1,7 @@
 // wat_to_binary: exact bytes for the abbreviations and encoding choices, the implicit-type
 // rules, error messages with their line:column, and the loader helpers (looks_like_wat,
 // load_module_bytes).
-#include "wasm/decoder.hpp"
+#include "wasm/binary/decoder.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <gtest/gtest.h>

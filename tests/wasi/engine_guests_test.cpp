@@ -2,7 +2,8 @@
 // time) run through our engine: compile, link every WASI function, instantiate, invoke _start.
 #include "wasi_test_support.hpp"
 
-#include "wasm/runtime.hpp"
+#include "wasm/runtime/runtime.hpp"
+#include "wasm/runtime/linker.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <chrono>

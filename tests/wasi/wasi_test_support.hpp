@@ -4,7 +4,7 @@
 
 #include "wasi/abi.hpp"
 #include "wasi/wasi.hpp"
-#include "wasm/host.hpp"
+#include "wasm/runtime/host.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // module written as text, for features Debian's wat2wasm predates), and call exports.
 #pragma once
 
-#include "wasm/runtime.hpp"
+#include "wasm/runtime/runtime.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <gtest/gtest.h>

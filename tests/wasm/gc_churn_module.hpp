@@ -1,4 +1,4 @@
-// A GC module shared by the rooting tests (tests/wasm/gc_heap_test.cpp: references the host holds;
+// A GC module shared by the rooting tests (tests/wasm/runtime/heap/gc_heap_test.cpp: references the host holds;
 // tests/jit/gc_roots_test.cpp: references compiled frames hold): it makes struct objects, hands
 // them out as anyref or wrapped as externref (extern.convert_any), churns through 16 MiB of
 // garbage arrays (several collections), and reads an object's field back (through the externref:

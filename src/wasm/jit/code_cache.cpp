@@ -2,7 +2,8 @@
 // code for a store's tier (cache, else lazy compilation) and `precompile`, which fills the cache.
 #include "wasm/jit/code_cache.hpp"
 
-#include "wasm/sha256.hpp"
+#include "wasm/support/sha256.hpp"
+#include "wasm/support/build_id.hpp"
 
 #include <time.h>
 #include <unistd.h>

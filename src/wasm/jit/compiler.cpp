@@ -5,9 +5,9 @@
 // interpreted (ModuleCode::reasons says what; with every 2.0 instruction handled, that is an
 // internal code the decoder does not recognise).
 #include "wasm/jit/jit.hpp"
-#include "wasm/internal_code.hpp"
+#include "wasm/icode/internal_code.hpp"
 #include "wasm/jit/runtime_calls.hpp"
-#include "wasm/opcodes.hpp"
+#include "wasm/syntax/opcodes.hpp"
 
 #include <llvm-c/Core.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>

@@ -4,7 +4,7 @@
 // side lives in a plugin loaded on first need (entry_points.def, loader.cpp).
 #pragma once
 
-#include "wasm/store_impl.hpp"
+#include "wasm/runtime/store_impl.hpp"
 
 #include <atomic>
 #include <cstdint>

@@ -5,7 +5,8 @@
 #include "wasm/jit/plugin_abi.hpp"
 
 #include "jit_abi_token.hpp"  // generated: SPRAWLING_JIT_ABI (src/CMakeLists.txt)
-#include "wasm/sha256.hpp"
+#include "wasm/support/sha256.hpp"
+#include "wasm/support/build_id.hpp"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -3,7 +3,7 @@
 // plugin's code calls back, and the handshake that refuses a plugin built from other sources.
 #pragma once
 
-#include "wasm/internal_code.hpp"
+#include "wasm/icode/internal_code.hpp"
 #include "wasm/jit/jit.hpp"
 #include "wasm/jit/runtime_calls.hpp"
 

@@ -2,8 +2,9 @@
 // compiled code calls for what it does not inline (refuel, calls that leave the module's machine
 // code, host calls, memory.grow). Each follows the interpreter's handler of the same operation.
 #include "wasm/jit/runtime_calls.hpp"
+#include "wasm/interp/interpreter.hpp"
 #include "wasm/jit/jit.hpp"
-#include "wasm/numeric.hpp"
+#include "wasm/exec/numeric.hpp"
 
 #include <pthread.h>
 #include <algorithm>
@@ -356,7 +357,7 @@ struct NumTable {
 #define SPRAWLING_JIT_BinFImm(Name, A, R) SPRAWLING_JIT_Bin(Name, A, R)
 #define SPRAWLING_JIT_BinF32Imm(Name, A, R) SPRAWLING_JIT_BinFImm(Name, A, R)
 #define SPRAWLING_JIT_BinF64Imm(Name, A, R) SPRAWLING_JIT_BinFImm(Name, A, R)
-#include "wasm/simple_ops.inc"
+#include "wasm/icode/simple_ops.inc"
 #undef SPRAWLING_SIMPLE_OP
 #undef SPRAWLING_JIT_Un
 #undef SPRAWLING_JIT_Bin

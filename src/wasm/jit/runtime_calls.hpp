@@ -3,7 +3,7 @@
 // num:: code, for the operators the compiler does not inline.
 #pragma once
 
-#include "wasm/code.hpp"
+#include "wasm/icode/code.hpp"
 #include "wasm/jit/jit.hpp"
 
 #include <cstdint>

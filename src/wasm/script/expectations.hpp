@@ -2,7 +2,7 @@
 // the few expectations wast2json's binary output cannot carry.
 #pragma once
 
-#include "wasm/decoder.hpp"
+#include "wasm/binary/decoder.hpp"
 
 #include <expected>
 #include <string>

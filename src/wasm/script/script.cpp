@@ -1,8 +1,9 @@
 // run_script: executes a spec-test Script against the engine — modules, registration,
 // actions and every assertion kind — with the `spectest` host module linked in.
 #include "wasm/script/script.hpp"
+#include "wasm/runtime/linker.hpp"
 
-#include "wasm/decoder.hpp"
+#include "wasm/binary/decoder.hpp"
 #include "wasm/script/expectations.hpp"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // wast2json's JSON (json_script.hpp) and the in-process WAST parser (wasm/text/).
 #pragma once
 
-#include "wasm/runtime.hpp"
+#include "wasm/runtime/runtime.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // the spec (and its reference interpreter) turns `0drop` or `"a""b"` into a single bad token.
 #include "wasm/text/lexer.hpp"
 
-#include "wasm/utf8.hpp"
+#include "wasm/support/utf8.hpp"
 
 #include <string>
 

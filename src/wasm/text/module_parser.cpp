@@ -4,11 +4,11 @@
 // function types at the end of the type section in textual order, and writes the sections.
 #include "wasm/text/module_parser.hpp"
 
-#include "wasm/module.hpp"
-#include "wasm/opcodes.hpp"
+#include "wasm/syntax/module.hpp"
+#include "wasm/syntax/opcodes.hpp"
 #include "wasm/text/numbers.hpp"
-#include "wasm/types.hpp"
-#include "wasm/utf8.hpp"
+#include "wasm/syntax/types.hpp"
+#include "wasm/support/utf8.hpp"
 
 #include <algorithm>
 #include <array>

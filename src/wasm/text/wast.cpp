@@ -1,7 +1,7 @@
 // WAST scripts: commands, actions and expected values in the spec interpreter's script syntax.
 #include "wasm/text/wast.hpp"
 
-#include "wasm/gc_heap.hpp"
+#include "wasm/runtime/heap/gc_heap.hpp"
 
 #include "wasm/text/lexer.hpp"
 #include "wasm/text/module_parser.hpp"

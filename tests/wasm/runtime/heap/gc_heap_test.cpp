@@ -1,0 +1,175 @@
+// The GC heap (src/wasm/runtime/heap/gc_heap.cpp): reference encoding, allocation against the account,
+// collection from roots and through objects' reference fields, stale handles.
+#include "wasm/runtime/heap/gc_heap.hpp"
+
+#include "wasm/gc_churn_module.hpp"
+#include "wasm/runtime/store_impl.hpp"
+#include "wasm/text/wat.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace sprawling::wasm {
+namespace {
+
+TEST(GcRef, I31HostAndObjectWordsNeverCollide) {
+  EXPECT_TRUE(gcref::is_i31(gcref::from_i31(0)));
+  EXPECT_EQ(gcref::i31_u(gcref::from_i31(0x7FFFFFFF)), 0x7FFFFFFFu);
+  EXPECT_EQ(gcref::i31_s(gcref::from_i31(0x7FFFFFFF)), 0xFFFFFFFFu);  // -1
+  EXPECT_EQ(gcref::i31_u(gcref::from_i31(0x80000001)), 1u);          // the top bit is dropped
+  // extern.convert_any and any.convert_extern are inverses, null stays null.
+  const std::uint64_t host = 5;
+  EXPECT_EQ(gcref::to_extern(gcref::to_any(host)), host);
+  EXPECT_FALSE(gcref::is_i31(gcref::to_any(host)));
+  EXPECT_FALSE(gcref::is_object(gcref::to_any(host)));
+  EXPECT_EQ(gcref::to_any(0), 0u);
+  EXPECT_EQ(gcref::to_extern(0), 0u);
+}
+
+FuncType array_of(ValType element) {
+  FuncType t;
+  t.kind = TypeKind::Array;
+  t.fields = {FieldType{element}};
+  return t;
+}
+
+TEST(GcHeap, CollectsWhatNoRootReachesAndKeepsWhatObjectsReference) {
+  const FuncType refs = array_of(ValType::abstract_ref(true, ValType::kAny));
+  const FuncType bytes = array_of(ValType::I64);
+  GcHeap heap;
+  ResourceAccount account;
+  std::vector<std::uint64_t> stack(4, 0);
+  const std::vector<std::span<const std::uint64_t>> roots = {stack};
+  const std::uint64_t inner = heap.make(&bytes, 1, 8, roots, account);
+  const std::uint64_t outer = heap.make(&refs, 1, 8, roots, account);
+  ASSERT_NE(inner, 0u);
+  ASSERT_NE(outer, 0u);
+  EXPECT_TRUE(gcref::is_object(inner));
+  std::memcpy(heap.get(outer)->at(0), &inner, 8);  // outer[0] = inner
+  stack[2] = outer;                                 // only outer is a root
+  // Allocate well past a collection's threshold: dead arrays go, outer and inner stay.
+  std::uint64_t last = 0;
+  for (int i = 0; i < 2000; ++i) last = heap.make(&bytes, 128, 1024, roots, account);
+  ASSERT_NE(last, 0u);
+  EXPECT_GT(heap.collections(), 0u);
+  ASSERT_NE(heap.get(outer), nullptr);
+  EXPECT_NE(heap.get(inner), nullptr);
+  EXPECT_LT(heap.live_objects(), 2000u);
+  EXPECT_LT(heap.charged_bytes(), std::uint64_t{4} << 20);
+  // Dropping the root frees both at the next collection; their handles then name nothing.
+  stack[2] = 0;
+  for (int i = 0; i < 2000; ++i) ASSERT_NE(heap.make(&bytes, 128, 1024, roots, account), 0u);
+  EXPECT_EQ(heap.get(outer), nullptr);
+  EXPECT_EQ(heap.get(inner), nullptr);
+  EXPECT_EQ(heap.get(gcref::from_i31(3)), nullptr);
+  EXPECT_EQ(heap.get(0), nullptr);
+}
+
+TEST(GcHeap, RefusesPastTheAccountAndPastTheObjectBound) {
+  const FuncType bytes = array_of(ValType::I64);
+  GcHeap heap;
+  ResourceAccount account;
+  account.limit = 1 << 20;
+  const std::vector<std::span<const std::uint64_t>> none;
+  EXPECT_EQ(heap.make(&bytes, 0, GcHeap::kMaxObjectBytes + 1, none, account), 0u);
+  std::uint64_t h = 0;
+  int made = 0;
+  // Nothing is a root here: the heap collects and reuses, so it never refuses.
+  for (; made < 1000; ++made) {
+    h = heap.make(&bytes, 1024, 8192, none, account);
+    if (h == 0) break;
+  }
+  EXPECT_EQ(made, 1000);
+  EXPECT_LE(account.used, account.limit);
+  // Kept alive (a root holds every handle), the account refuses before 1 MiB.
+  std::vector<std::uint64_t> live(1000, 0);
+  const std::vector<std::span<const std::uint64_t>> roots = {live};
+  int kept_alive = 0;
+  for (; kept_alive < 1000; ++kept_alive) {
+    live[kept_alive] = heap.make(&bytes, 1024, 8192, roots, account);
+    if (live[kept_alive] == 0) break;
+  }
+  EXPECT_LT(kept_alive, 1000);
+  EXPECT_GT(kept_alive, 50);
+  EXPECT_LE(account.used, account.limit);
+}
+
+struct HostHeld {
+  Store store;
+  Instance* instance = nullptr;
+  FuncInst* fn(std::string_view name) { return std::get<FuncInst*>(*instance->find_export(name)); }
+  std::uint64_t call(std::string_view name, std::vector<Value> args) {
+    auto r = store.invoke(fn(name), args);
+    EXPECT_TRUE(r.has_value()) << name << ": " << (r ? "" : r.error().message);
+    return r && !r->empty() ? (*r)[0].bits : 0;
+  }
+};
+
+std::unique_ptr<HostHeld> host_held() {
+  auto bin = text::wat_to_binary(gc_testing::kGcChurnModule);
+  EXPECT_TRUE(bin.has_value());
+  if (!bin) return nullptr;
+  auto m = compile(*bin);
+  EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().message);
+  if (!m) return nullptr;
+  auto h = std::make_unique<HostHeld>();
+  auto inst = h->store.instantiate(*m, {});
+  EXPECT_TRUE(inst.has_value());
+  if (!inst) return nullptr;
+  h->instance = *inst;
+  return h;
+}
+
+TEST(GcHostRoots, ReferencesInvokeReturnedSurviveCollectionsUntilTheirScopeCloses) {
+  auto h = host_held();
+  ASSERT_NE(h, nullptr);
+  const std::uint64_t kept = h->call("make", {Value::i32(11)});
+  const std::uint64_t kept_extern = h->call("make_extern", {Value::i32(12)});
+  std::uint64_t scoped = 0;
+  std::uint64_t scoped_extern = 0;
+  {
+    const Store::RootScope scope(h->store);
+    scoped = h->call("make", {Value::i32(21)});
+    scoped_extern = h->call("make_extern", {Value::i32(22)});
+    EXPECT_EQ(h->store.host_roots(), 4u);
+    h->call("churn", {});
+    // Rooted while the scope is open: alive across the collections, and usable.
+    EXPECT_GT(h->store.impl().gc.collections(), 0u);
+    EXPECT_EQ(h->store.any_ref_kind(scoped), Store::AnyRef::Struct);
+    EXPECT_EQ(h->call("read", {Value{ValType::ref(true, 0), scoped, 0}}), 21u);
+    EXPECT_EQ(h->call("read_extern", {Value{ValType::ExternRef, scoped_extern, 0}}), 22u);
+  }
+  EXPECT_EQ(h->store.host_roots(), 2u);
+  const std::uint64_t before = h->store.impl().gc.collections();
+  h->call("churn", {});
+  EXPECT_GT(h->store.impl().gc.collections(), before);
+  // The scope closed: those two are gone; the two rooted outside any scope stay.
+  EXPECT_EQ(h->store.any_ref_kind(scoped), Store::AnyRef::Dangling);
+  EXPECT_EQ(h->store.any_ref_kind(gcref::to_any(scoped_extern)), Store::AnyRef::Dangling);
+  EXPECT_EQ(h->store.any_ref_kind(kept), Store::AnyRef::Struct);
+  EXPECT_EQ(h->call("read", {Value{ValType::ref(true, 0), kept, 0}}), 11u);
+  EXPECT_EQ(h->call("read_extern", {Value{ValType::ExternRef, kept_extern, 0}}), 12u);
+}
+
+TEST(GcHostRoots, RootKeepsAReferenceTheHostGotElsewhere) {
+  auto h = host_held();
+  ASSERT_NE(h, nullptr);
+  const Store::RootScope scope(h->store);
+  std::uint64_t obj = 0;
+  {
+    const Store::RootScope inner(h->store);
+    obj = h->call("make", {Value::i32(5)});
+  }
+  EXPECT_EQ(h->store.host_roots(), 0u);
+  h->store.root(obj);  // e.g. a host function keeping its argument
+  h->call("churn", {});
+  EXPECT_EQ(h->store.any_ref_kind(obj), Store::AnyRef::Struct);
+  EXPECT_EQ(h->call("read", {Value{ValType::ref(true, 0), obj, 0}}), 5u);
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
