@@ -1,0 +1,127 @@
+// The translator (translator_impl.hpp): fixed-width SIMD, and numeric constants and operators.
+#include "wasm/icode/translator_impl.hpp"
+
+namespace sprawling::wasm::translation {
+
+void Translator::step_simd(Opcode opc, Reader& r) {
+  const Op o = simd_op(opc);
+  const SigTypes& st = sig_types(info(opc).sig);
+  const bool v128_result = st.result_count == 1 && st.result == ValType::V128;
+  u32 at = 0;
+  switch (info(o).layout) {
+    case Layout::VConst: {
+      const u64 lo = r.fixed(8);
+      const u64 hi = r.fixed(8);
+      at = emit_as<layout::VConst>(o, {.dst = temp_slot(height()), .value = {lo, hi}});
+      break;
+    }
+    case Layout::VShuffle: {
+      const u64 lo = r.fixed(8);
+      const u64 hi = r.fixed(8);
+      const auto s = operands<2>();
+      at = emit_as<layout::VShuffle>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .lanes = {lo, hi}});
+      break;
+    }
+    case Layout::VUnary: {
+      const auto s = operands<1>();
+      at = emit_as<layout::VUnary>(o, {.dst = temp_slot(height()), .a = s[0]});
+      break;
+    }
+    case Layout::VBinary: {
+      const auto s = operands<2>();
+      at = emit_as<layout::VBinary>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1]});
+      break;
+    }
+    case Layout::VTernary: {
+      const auto s = operands<3>();
+      at = emit_as<layout::VTernary>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .c = s[2]});
+      break;
+    }
+    case Layout::VShift: {
+      const auto s = operands<2>();
+      at = emit_as<layout::VShift>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1]});
+      break;
+    }
+    case Layout::VSplat: {
+      const auto s = operands<1>();
+      at = emit_as<layout::VSplat>(o, {.dst = temp_slot(height()), .a = s[0]});
+      break;
+    }
+    case Layout::VTest: {
+      const auto s = operands<1>();
+      at = emit_as<layout::VTest>(o, {.dst = temp_slot(height()), .a = s[0]});
+      break;
+    }
+    case Layout::VExtract: {
+      const u32 lane = r.u8();
+      const auto s = operands<1>();
+      at = emit_as<layout::VExtract>(o, {.dst = temp_slot(height()), .a = s[0], .lane = lane});
+      break;
+    }
+    case Layout::VReplace: {
+      const u32 lane = r.u8();
+      const auto s = operands<2>();
+      at = emit_as<layout::VReplace>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .lane = lane});
+      break;
+    }
+    // Memory: the address through access() (another memory or memory64: rebased, offset 0).
+    case Layout::VLoad: {
+      const Access x = access(height() - 1, memarg(r), access_width(opc));
+      pop();
+      at = emit_as<layout::VLoad>(o, {.dst = temp_slot(height()), .addr = x.addr, .offset = x.offset});
+      trapping();
+      end_access(x);
+      break;
+    }
+    case Layout::VStore: {
+      const Access x = access(height() - 2, memarg(r), access_width(opc));
+      const u32 val = slot(height() - 1);
+      pop(2);
+      emit_as<layout::VStore>(o, {.addr = x.addr, .val = val, .offset = x.offset});
+      trapping();
+      end_access(x);
+      return;
+    }
+    case Layout::VLoadLane: {
+      const Access x = access(height() - 2, memarg(r), access_width(opc));
+      const u32 lane = r.u8();
+      const u32 v = slot(height() - 1);
+      pop(2);
+      at = emit_as<layout::VLoadLane>(
+          o, {.dst = temp_slot(height()), .addr = x.addr, .v = v, .offset = x.offset, .lane = lane});
+      trapping();
+      end_access(x);
+      break;
+    }
+    case Layout::VStoreLane: {
+      const Access x = access(height() - 2, memarg(r), access_width(opc));
+      const u32 lane = r.u8();
+      const u32 val = slot(height() - 1);
+      pop(2);
+      emit_as<layout::VStoreLane>(o, {.addr = x.addr, .val = val, .offset = x.offset, .lane = lane});
+      trapping();
+      end_access(x);
+      return;
+    }
+    default: assert(false && "a SIMD op of no SIMD layout"); return;
+  }
+  // Every producing layout has its destination in word 1, so a local.set can retarget it.
+  static_assert(u32{layout::VUnary::dst} == 1 && u32{layout::VTest::dst} == 1 && u32{layout::VConst::dst} == 1 &&
+                u32{layout::VLoad::dst} == 1 && u32{layout::VLoadLane::dst} == 1 && u32{layout::VExtract::dst} == 1);
+  push_temp(v128_result);
+  mark_producer(at + 1);
+}
+
+void Translator::step_numeric(Opcode opc, Reader& r) {
+  switch (opc) {
+    case Opcode::I32Const: push(Operand{Operand::Const, 0, static_cast<u32>(static_cast<std::int32_t>(r.sleb()))}); break;
+    case Opcode::I64Const: push(Operand{Operand::Const, 0, static_cast<u64>(r.sleb())}); break;
+    case Opcode::F32Const: push(Operand{Operand::Const, 0, r.fixed(4)}); break;
+    case Opcode::F64Const: push(Operand{Operand::Const, 0, r.fixed(8)}); break;
+    default:
+      simple(opc);
+      break;
+  }
+}
+
+}  // namespace sprawling::wasm::translation
