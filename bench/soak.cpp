@@ -1,4 +1,4 @@
-// The full-size soak (issue 9, item 4): 10,000 back-to-back jobs on one WasmSandbox, then 2 threads
+// The full-size soak: 10,000 back-to-back jobs on one WasmSandbox, then 2 threads
 // x 5,000 jobs on two sandboxes sharing the module cache. Prints the figures and exits non-zero if
 // an outcome was wrong, resident memory at the end exceeds the post-warm-up figure by over 5%, or
 // an fd leaked. Usage: sprawl_soak [JOBS_SINGLE [JOBS_PER_THREAD]].

@@ -1,4 +1,4 @@
-// Start-to-exit figures of whole processes (issue 21: `sprawl python -c 'print(1)'`): each command
+// Start-to-exit figures of whole processes (e.g. `sprawl python -c 'print(1)'`): each command
 // spawned N times, the commands interleaved, medians of wall time, CPU time (user + sys from
 // wait4) and page faults, and where the wall time went besides the CPU: the run-queue wait and
 // the time on a CPU from /proc/PID/schedstat (read before the child is reaped), the rest being

@@ -556,7 +556,7 @@ static void same_as(const sprawling_config* config, const char* const* args, con
   sprawling_sandbox_free(sandbox);
 }
 
-/* Tier-up (#17): auto with tier-up on gives the interpreter's output, exit and fuel on the run
+/* Tier-up: auto with tier-up on gives the interpreter's output, exit and fuel on the run
  * that makes `spin` hot (its loop: each 1024 rounds count as 128 calls, so 200,000 rounds pass the
  * 1,000-call threshold set here, read once per process) and on the run after its compilation
  * ended, which calls the machine code. Where the compiled tier is built, the compilation is seen

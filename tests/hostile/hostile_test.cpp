@@ -1,4 +1,4 @@
-// The hostile-guest suite (issue 9, item 3): guests written to exhaust, flood or crash the host,
+// The hostile-guest suite (docs/hostile.md): guests written to exhaust, flood or crash the host,
 // each asserting the exact classified outcome and that the host stayed within bounded memory
 // and time. Big modules are generated here with the binary writer, never committed.
 #include "hostile/hostile_support.hpp"

@@ -1,4 +1,4 @@
-// The resources axis (issue 18): guests that make the host work, wait or allocate for them —
+// The resources axis: guests that make the host work, wait or allocate for them —
 // host-call loops and blocking reads against the deadline, tables and instances against the
 // resource account, generated modules against linear compilation, host work against fuel,
 // stdin and disk writes against their caps. Each asserts the classified outcome and the host's

@@ -1,4 +1,4 @@
-// The soak (issue 9, item 4): many back-to-back jobs of mixed guests on one WasmSandbox, or on two
+// The soak: many back-to-back jobs of mixed guests on one WasmSandbox, or on two
 // sandboxes in two threads sharing the module cache; resident memory and open fds measured after a
 // warm-up and at the end. The test runs it small; bench/soak runs it full size.
 #pragma once

@@ -1,4 +1,4 @@
-// The soak at CI size (issue 9, item 4): 2,000 back-to-back jobs on one WasmSandbox; every outcome
+// The soak at CI size: 2,000 back-to-back jobs on one WasmSandbox; every outcome
 // as expected, resident memory at the end within 5% of after the first 100 jobs, no fd leaked.
 // Full size (10,000 jobs; 2 threads x 5,000) is bench/soak.
 #include "hostile/soak.hpp"

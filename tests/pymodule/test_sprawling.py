@@ -253,7 +253,7 @@ def test_an_exception_in_a_sink_is_raised_after_the_run():
     assert run("stderr", sandbox=sb).stderr == b"to stderr\n"  # the next run starts clean
 
 
-# ---- the resource limits of #18 ----
+# ---- the resource limits ----
 
 
 @pytest.mark.parametrize("setting, refused, admitted, module", [
@@ -287,7 +287,7 @@ def test_disk_quota_fails_writes_past_it_and_is_measured(dirs):
     assert run("hello").stats.disk_write_bytes == 0
 
 
-# ---- tiers (#17) ----
+# ---- tiers ----
 
 
 def test_tiers_give_the_same_output_and_fuel(tmp_path):
@@ -370,7 +370,7 @@ def test_tier_up_gives_the_interpreter_outcome_and_stops_at_exit(plugin):
         perf_map.unlink(missing_ok=True)
 
 
-# ---- snapshots (#21) ----
+# ---- snapshots ----
 
 
 def test_snapshot_starts_from_the_initialised_instance_and_is_kept_in_the_folder(tmp_path):

@@ -1,4 +1,4 @@
-# The python arm's speed figures (issue 10 item 5): start-up (`-c pass`) and cpu_bound.py, native
+# The python arm's speed figures: start-up (`-c pass`) and cpu_bound.py, native
 # python3.11 vs python.wasm under node:wasi vs `sprawl python`. Wall and CPU (user+sys) medians.
 # Usage: /usr/bin/python3.11 tests/python/figures.py [SPRAWL]   (SPRAWL: build/release/src/sprawl)
 # Run it on a quiet machine: under load the wall figures grow, the CPU figures much less.

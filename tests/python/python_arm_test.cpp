@@ -1,5 +1,5 @@
 // Integration tests of the python arm: CPython for WASI (scripts/build-python-wasi) run through
-// WasmSandbox, its standard library mounted read-only at /usr/local/lib (issues 6 item 6, 10 item 3).
+// WasmSandbox, its standard library mounted read-only at /usr/local/lib.
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
 #include <gtest/gtest.h>

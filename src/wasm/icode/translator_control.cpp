@@ -120,7 +120,7 @@ void Translator::step_control(Opcode opc, Reader& r) {
       const u32 at = emit<Op::BrTable>({.idx = idx, .n = n});
       out_.code.resize(out_.code.size() + n + 1);  // the TARGETS entries
       // One trampoline per distinct target depth, found in O(1): a br_table of n targets into
-      // d nested labels must translate in O(n + d), not O(n * d) (the resources issue).
+      // d nested labels must translate in O(n + d), not O(n * d) (the resources axis: docs/hostile.md).
       std::unordered_map<u32, u32> trampolines;  // depth -> code position
       for (u32 i = 0; i <= n; ++i) {
         Ctrl& t = label(depths[i]);

@@ -67,7 +67,7 @@ TEST(SimdTable, NamesAll236InstructionsOnEveryPath) {
 }
 
 #if __has_include("wasm/simd_opcodes.def")
-// The front end's single opcode list (issue #20's shared src/wasm/syntax/simd_opcodes.def): every instruction
+// The front end's single opcode list (the shared src/wasm/syntax/simd_opcodes.def): every instruction
 // it names has lane semantics here, under the same text name. Compiled once that list is in the tree.
 TEST(SimdTable, CoversEveryInstructionOfTheSharedOpcodeList) {
   static constexpr std::array kTexts = {
