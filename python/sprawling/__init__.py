@@ -158,6 +158,8 @@ def _load() -> ctypes.CDLL:
     signatures = {
         "sprawling_version": (cp, []),
         "sprawling_engine_available": (i, []),
+        "sprawling_status_name": (cp, [i]),
+        "sprawling_exit_kind_name": (cp, [i]),
         "sprawling_compiled_tier_available": (i, []),
         "sprawling_tier_name": (cp, [i]),
         "sprawling_stop_tier_up": (None, []),
@@ -177,6 +179,7 @@ def _load() -> ctypes.CDLL:
         "sprawling_config_set_max_tables": (st, [h, u64]),
         "sprawling_config_set_max_memories": (st, [h, u64]),
         "sprawling_config_set_max_store_bytes": (st, [h, u64]),
+        "sprawling_config_clear_max_store_bytes": (st, [h]),
         "sprawling_config_set_max_disk_write_bytes": (st, [h, u64]),
         "sprawling_config_set_tier": (st, [h, i]),
         "sprawling_config_set_tier_up": (st, [h, i]),
