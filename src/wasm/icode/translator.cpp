@@ -69,79 +69,17 @@ Cond Translator::pop_cond() {
   return c;
 }
 
-Translator::BlockSig Translator::block_type(Reader& r) {
-  const std::uint8_t b = *r.p;
-  if (b == 0x40) {
-    ++r.p;
-    return {};
-  }
-  if (is_valtype_byte(b)) {
-    ++r.p;
-    return {{}, single_type(b)};
-  }
-  if ((b & 0xC0) == 0x40) {
-    // Any other reference type (validated): one slot, as funcref's.
-    skip_valtype(r);
-    return {{}, single_type(ValType::kFunc)};
-  }
-  const auto idx = static_cast<u32>(r.sleb());
-  return {m_.types[idx].params, m_.types[idx].results};
-}
-
-void Translator::skip_imm(Reader& r, ImmKind k) {
-  switch (k) {
-    case ImmKind::None: break;
-    case ImmKind::BlockType: block_type(r); break;
-    case ImmKind::TryTable: {
-      block_type(r);
-      const u32 n = r.u32leb();
-      for (u32 i = 0; i < n; ++i) {
-        if (r.u8() <= kCatchRef) r.u32leb();  // the tag
-        r.u32leb();                           // the label
-      }
-      break;
+Translator::BlockSig Translator::block_sig(const BlockType& bt) const {
+  switch (bt.kind) {
+    case BlockType::Kind::Empty: return {};
+    case BlockType::Kind::Value: {
+      // A value type of one slot or two (v128); any reference type takes one, as funcref's.
+      const std::span<const ValType> t = single_type(bt.type.byte());
+      return {{}, !t.empty() && t[0] == bt.type ? t : single_type(ValType::kFunc)};
     }
-    case ImmKind::BrTable: {
-      const u32 n = r.u32leb();
-      for (u32 i = 0; i <= n; ++i) r.u32leb();
-      break;
-    }
-    case ImmKind::CallIndirect: case ImmKind::MemoryInit: case ImmKind::TableInit: case ImmKind::TableCopy:
-    case ImmKind::StructField: case ImmKind::ArrayFixed: case ImmKind::ArrayData: case ImmKind::ArrayElem:
-    case ImmKind::ArrayCopy:
-      r.u32leb();
-      r.u32leb();
-      break;
-    case ImmKind::HeapType: r.sleb(); break;
-    case ImmKind::BrOnCast:
-      r.u8();
-      r.u32leb();
-      r.sleb();
-      r.sleb();
-      break;
-    case ImmKind::MemoryCopy: r.u32leb(); r.u32leb(); break;  // memidx LEBs (2.0: zero bytes)
-    case ImmKind::MemIdx: r.u32leb(); break;
-    case ImmKind::RefType: r.sleb(); break;  // a heap type
-    case ImmKind::I32: case ImmKind::I64: r.sleb(); break;
-    case ImmKind::F32: r.p += 4; break;
-    case ImmKind::F64: r.p += 8; break;
-    case ImmKind::SelectT: {
-      const u32 n = r.u32leb();
-      for (u32 i = 0; i < n; ++i) skip_valtype(r);
-      break;
-    }
-    case ImmKind::MemArg8: case ImmKind::MemArg16: case ImmKind::MemArg32: case ImmKind::MemArg64:
-    case ImmKind::MemArg128: memarg(r); break;
-    case ImmKind::MemArgLane8: case ImmKind::MemArgLane16: case ImmKind::MemArgLane32: case ImmKind::MemArgLane64:
-      memarg(r);
-      r.u8();
-      break;
-    case ImmKind::V128: case ImmKind::Shuffle: r.p += 16; break;
-    case ImmKind::Lane16: case ImmKind::Lane8: case ImmKind::Lane4: case ImmKind::Lane2: r.u8(); break;
-    default:  // single LEB index
-      r.u32leb();
-      break;
+    case BlockType::Kind::Index: break;
   }
+  return {m_.types[bt.index].params, m_.types[bt.index].results};
 }
 
 void Translator::simple(Opcode opc) {
@@ -263,8 +201,8 @@ bool Translator::lazy_add(Opcode opc, u32 ka, u32 kb) {
   return true;
 }
 
-void Translator::load(Op o, Reader& r, Opcode opc) {
-  const MemArg ma = memarg(r);
+void Translator::load(Op o, const Instruction& ins, Opcode opc) {
+  const MemArg ma = memarg(ins);
   if (!fast_memory(ma.mem)) return rebased_load(o, ma, access_width(opc));
   const auto offset = static_cast<u32>(ma.offset);
   const u32 k = height() - 1;
@@ -289,8 +227,8 @@ void Translator::load(Op o, Reader& r, Opcode opc) {
   mark_producer(at + layout::Load::dst);
 }
 
-void Translator::store(Op o, Reader& r, Opcode opc) {
-  const MemArg ma = memarg(r);
+void Translator::store(Op o, const Instruction& ins, Opcode opc) {
+  const MemArg ma = memarg(ins);
   if (!fast_memory(ma.mem)) {
     const u32 val = slot(height() - 1);
     const u32 t = mem_at(height() - 2, ma, access_width(opc));
@@ -319,54 +257,40 @@ void Translator::store(Op o, Reader& r, Opcode opc) {
   trapping();
 }
 
-void Translator::step(Reader& r) {
-  cur_offset_ = r.offset();
-  const std::uint8_t b0 = r.u8();
-  Opcode opc;
-  if (b0 == kPrefixFC) {
-    opc = static_cast<Opcode>(0x100 + r.u32leb());
-  } else if (b0 == kPrefixGc) {
-    opc = static_cast<Opcode>(kGcBase + r.u32leb());
-  } else if (b0 == kPrefixSimd) {
-    opc = static_cast<Opcode>(kSimdBase + r.u32leb());
-  } else {
-    opc = static_cast<Opcode>(b0);
-  }
+void Translator::step(const Instruction& ins) {
+  cur_offset_ = static_cast<u32>(ins.offset);
+  const Opcode opc = ins.op;
   Ctrl& cur = ctrl_.back();
   if (cur.unreachable) {
     if (opc == Opcode::Block || opc == Opcode::Loop || opc == Opcode::If || opc == Opcode::Try ||
         opc == Opcode::TryTable) {
       ++dead_depth_;
-      skip_imm(r, info(opc).imm);
       return;
     }
     if ((opc == Opcode::End || opc == Opcode::Delegate) && dead_depth_ > 0) {
       --dead_depth_;
-      skip_imm(r, info(opc).imm);
       return;
     }
     if ((opc == Opcode::Else || opc == Opcode::Catch || opc == Opcode::CatchAll) && dead_depth_ > 0) {
-      skip_imm(r, info(opc).imm);
       return;
     }
     if (opc != Opcode::End && opc != Opcode::Else && opc != Opcode::Catch && opc != Opcode::CatchAll &&
         opc != Opcode::Delegate) {
-      skip_imm(r, info(opc).imm);
       return;
     }
   }
   if (metered_) seg_cost_ += fuel_cost(opc);
   switch (kFamilies[static_cast<std::size_t>(opc)]) {
-    case Family::Control: step_control(opc, r); break;
-    case Family::Call: step_call(opc, r); break;
-    case Family::Variable: step_variable(opc, r); break;
-    case Family::Memory: step_memory(opc, r); break;
-    case Family::Table: step_table(opc, r); break;
-    case Family::Numeric: step_numeric(opc, r); break;
-    case Family::Simd: step_simd(opc, r); break;
-    case Family::Exception: step_exceptions(opc, r); break;
-    case Family::TypedRef: step_typed_refs(opc, r); break;
-    case Family::Gc: step_gc(opc, r); break;
+    case Family::Control: step_control(opc, ins); break;
+    case Family::Call: step_call(opc, ins); break;
+    case Family::Variable: step_variable(opc, ins); break;
+    case Family::Memory: step_memory(opc, ins); break;
+    case Family::Table: step_table(opc, ins); break;
+    case Family::Numeric: step_numeric(opc, ins); break;
+    case Family::Simd: step_simd(opc, ins); break;
+    case Family::Exception: step_exceptions(opc, ins); break;
+    case Family::TypedRef: step_typed_refs(opc, ins); break;
+    case Family::Gc: step_gc(opc, ins); break;
   }
 }
 

@@ -4,7 +4,7 @@
 
 namespace sprawling::wasm::translation {
 
-void Translator::step_control(Opcode opc, Reader& r) {
+void Translator::step_control(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::Unreachable:
       emit<Op::Unreachable>({});
@@ -13,13 +13,13 @@ void Translator::step_control(Opcode opc, Reader& r) {
       break;
     case Opcode::Nop: break;
     case Opcode::Block: {
-      const BlockSig sig = block_type(r);
+      const BlockSig sig = block_sig(ins.block);
       materialize_all();
       enter_block(Ctrl::Block, sig);
       break;
     }
     case Opcode::Loop: {
-      const BlockSig sig = block_type(r);
+      const BlockSig sig = block_sig(ins.block);
       materialize_all();
       enter_block(Ctrl::Loop, sig);
       begin_segment();
@@ -32,7 +32,7 @@ void Translator::step_control(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::If: {
-      const BlockSig sig = block_type(r);
+      const BlockSig sig = block_sig(ins.block);
       const bool eqz = eqz_pending();
       Cond c = pop_cond();
       materialize_all();
@@ -86,13 +86,13 @@ void Translator::step_control(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::Br: {
-      const u32 depth = r.u32leb();
+      const u32 depth = ins.index;
       emit_br(depth);
       set_unreachable();
       break;
     }
     case Opcode::BrIf: {
-      const u32 depth = r.u32leb();
+      const u32 depth = ins.index;
       const bool eqz = eqz_pending();
       Cond c = pop_cond();
       Ctrl& target = label(depth);
@@ -112,9 +112,9 @@ void Translator::step_control(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::BrTable: {
-      const u32 n = r.u32leb();
-      std::vector<u32> depths(n + 1);
-      for (u32 i = 0; i <= n; ++i) depths[i] = r.u32leb();
+      const auto n = static_cast<u32>(ins.targets.size());
+      std::vector<u32> depths(ins.targets.begin(), ins.targets.end());
+      depths.push_back(ins.index);  // the default label
       const u32 idx = top_slot();
       pop();
       const u32 at = emit<Op::BrTable>({.idx = idx, .n = n});
@@ -187,10 +187,10 @@ void Translator::end_handlers(Ctrl& c) {
   }
 }
 
-void Translator::step_exceptions(Opcode opc, Reader& r) {
+void Translator::step_exceptions(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::Throw: {
-      const u32 tag = r.u32leb();
+      const u32 tag = ins.index;
       do_call(static_cast<u32>(tag_params(tag).size()));
       const u32 base = temp_slot(height());
       max_slots_ = std::max(max_slots_, next_at() + value_slots(tag_params(tag)));
@@ -209,9 +209,9 @@ void Translator::step_exceptions(Opcode opc, Reader& r) {
       set_unreachable();
       break;
     }
-    case Opcode::TryTable: try_table(r); break;
+    case Opcode::TryTable: try_table(ins); break;
     case Opcode::Try: {
-      const BlockSig sig = block_type(r);
+      const BlockSig sig = block_sig(ins.block);
       materialize_all();
       enter_block(Ctrl::Try, sig);
       ctrl_.back().region = open_region({});
@@ -220,7 +220,7 @@ void Translator::step_exceptions(Opcode opc, Reader& r) {
     }
     case Opcode::Catch:
     case Opcode::CatchAll: {
-      const u32 tag = opc == Opcode::Catch ? r.u32leb() : CatchClause::kAnyTag;
+      const u32 tag = opc == Opcode::Catch ? ins.index : CatchClause::kAnyTag;
       Ctrl& c = ctrl_.back();
       const u32 id = c.try_region;
       if (c.region != kNone) close_region(c);
@@ -248,7 +248,7 @@ void Translator::step_exceptions(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::Delegate: {
-      const u32 depth = r.u32leb();
+      const u32 depth = ins.index;
       Ctrl& c = ctrl_.back();
       // The exception goes to the handlers around the label's block: the innermost region
       // still open that a block at or outside that label opened (depth 0: the block around this
@@ -264,11 +264,11 @@ void Translator::step_exceptions(Opcode opc, Reader& r) {
         }
       }
       regions_[c.region].r.delegate_to = to;
-      step_control(Opcode::End, r);  // closes the region and the block
+      step_control(Opcode::End, ins);  // closes the region and the block
       break;
     }
     case Opcode::Rethrow: {
-      const u32 depth = r.u32leb();
+      const u32 depth = ins.index;
       emit<Op::ThrowRef>({.exn = label(depth).exn_slot});
       trapping();
       end_segment();
@@ -279,18 +279,19 @@ void Translator::step_exceptions(Opcode opc, Reader& r) {
   }
 }
 
-void Translator::try_table(Reader& r) {
-  const BlockSig sig = block_type(r);
+void Translator::try_table(const Instruction& ins) {
+  const BlockSig sig = block_sig(ins.block);
   struct Clause {
     u32 kind;
     u32 tag;
     u32 depth;
   };
-  std::vector<Clause> cs(r.u32leb());
-  for (Clause& c : cs) {
-    c.kind = r.u8();
-    c.tag = c.kind <= kCatchRef ? r.u32leb() : CatchClause::kAnyTag;
-    c.depth = r.u32leb();
+  // The reader's clauses are (kind, tagidx, labelidx) triples.
+  std::vector<Clause> cs(ins.targets.size() / 3);
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    cs[i].kind = ins.targets[3 * i];
+    cs[i].tag = cs[i].kind <= kCatchRef ? ins.targets[3 * i + 1] : CatchClause::kAnyTag;
+    cs[i].depth = ins.targets[3 * i + 2];
   }
   materialize_all();
   const u32 base = height() - static_cast<u32>(sig.params.size());
@@ -327,10 +328,10 @@ void Translator::try_table(Reader& r) {
   ctrl_.back().region = open_region(std::move(clauses));
 }
 
-void Translator::step_typed_refs(Opcode opc, Reader& r) {
+void Translator::step_typed_refs(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::CallRef: {
-      const FuncType& ft = m_.types[r.u32leb()];
+      const FuncType& ft = m_.types[ins.index];
       const u32 ref = top_slot();
       pop();
       do_call(static_cast<u32>(ft.params.size()));
@@ -342,7 +343,7 @@ void Translator::step_typed_refs(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::ReturnCallRef: {
-      const FuncType& ft = m_.types[r.u32leb()];
+      const FuncType& ft = m_.types[ins.index];
       const u32 ref = top_slot();
       pop();
       emit<Op::ReturnCallRef>({.ref = ref, .base = tail_call_args(ft)});
@@ -361,7 +362,7 @@ void Translator::step_typed_refs(Opcode opc, Reader& r) {
     }
     case Opcode::BrOnNull: {
       // Taken: the label gets the values below the reference; not taken: the reference stays.
-      const u32 depth = r.u32leb();
+      const u32 depth = ins.index;
       const u32 ref = slot(height() - 1);
       const Operand kept = vs_.back();
       pop();
@@ -371,7 +372,7 @@ void Translator::step_typed_refs(Opcode opc, Reader& r) {
     }
     case Opcode::BrOnNonNull: {
       // Taken: the label gets the values and the reference; not taken: the reference is dropped.
-      const u32 depth = r.u32leb();
+      const u32 depth = ins.index;
       const u32 ref = slot(height() - 1);
       ref_branch(depth, ref, Op::BrOnNonNull, Op::BrOnNull);
       pop();
@@ -411,10 +412,10 @@ void Translator::ref_branch(u32 depth, u32 ref, Op taken, Op skip) {
   invalidate_peepholes();
 }
 
-void Translator::step_call(Opcode opc, Reader& r) {
+void Translator::step_call(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::Call: {
-      const u32 f = r.u32leb();
+      const u32 f = ins.index;
       const FuncType& ft = m_.func_type(f);
       const auto np = static_cast<u32>(ft.params.size());
       do_call(np);
@@ -426,8 +427,8 @@ void Translator::step_call(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::CallIndirect: {
-      const u32 type = r.u32leb();
-      const u32 table = r.u32leb();
+      const u32 type = ins.index;
+      const u32 table = ins.index2;
       const FuncType& ft = m_.types[type];
       const auto np = static_cast<u32>(ft.params.size());
       const u32 idx = top_slot();
@@ -445,7 +446,7 @@ void Translator::step_call(Opcode opc, Reader& r) {
     // moves them down to this frame's slot 0 and the callee replaces this function (no frame
     // record, no return here). The segment ends with the instruction: nothing follows it.
     case Opcode::ReturnCall: {
-      const u32 f = r.u32leb();
+      const u32 f = ins.index;
       const FuncType& ft = m_.func_type(f);
       do_call(static_cast<u32>(ft.params.size()));
       max_slots_ = std::max(max_slots_, next_at() + value_slots(ft.params));  // the arguments' slots
@@ -456,8 +457,8 @@ void Translator::step_call(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::ReturnCallIndirect: {
-      const u32 type = r.u32leb();
-      const u32 table = r.u32leb();
+      const u32 type = ins.index;
+      const u32 table = ins.index2;
       const FuncType& ft = m_.types[type];
       const u32 idx = top_slot();
       pop();

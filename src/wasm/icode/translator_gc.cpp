@@ -37,13 +37,7 @@ void Translator::cast_branch(u32 depth, Op taken, Op skip, ValType target) {
   invalidate_peepholes();
 }
 
-ValType Translator::read_heap(Reader& r, bool nullable) {
-  const std::int64_t h = r.sleb();
-  const u32 heap = h < 0 ? ValType::kAbstractHeap | static_cast<u32>(h & 0x7F) : static_cast<u32>(h);
-  return ValType::ref(nullable, heap);
-}
-
-void Translator::step_gc(Opcode opc, Reader& r) {
+void Translator::step_gc(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::RefEq: {
       const auto s = operands<2>();
@@ -62,7 +56,7 @@ void Translator::step_gc(Opcode opc, Reader& r) {
     case Opcode::RefTestNull:
     case Opcode::RefCast:
     case Opcode::RefCastNull: {
-      const ValType t = read_heap(r, opc == Opcode::RefTestNull || opc == Opcode::RefCastNull);
+      const ValType t = ins.type;
       const bool cast = opc == Opcode::RefCast || opc == Opcode::RefCastNull;
       const u32 ref = top_slot();
       pop();
@@ -75,10 +69,8 @@ void Translator::step_gc(Opcode opc, Reader& r) {
     }
     case Opcode::BrOnCast:
     case Opcode::BrOnCastFail: {
-      const std::uint8_t flags = r.u8();
-      const u32 depth = r.u32leb();
-      read_heap(r, (flags & 1) != 0);
-      const ValType target = read_heap(r, (flags & 2) != 0);
+      const u32 depth = ins.index;
+      const ValType target = ins.type2;
       if (opc == Opcode::BrOnCast) {
         cast_branch(depth, Op::BrOnCast, Op::BrOnCastFail, target);
       } else {
@@ -88,7 +80,7 @@ void Translator::step_gc(Opcode opc, Reader& r) {
     }
     case Opcode::StructNew:
     case Opcode::StructNewDefault: {
-      const u32 type = r.u32leb();
+      const u32 type = ins.index;
       const FuncType& t = m_.types[type];
       u32 at = 0;
       if (opc == Opcode::StructNew) {
@@ -106,8 +98,8 @@ void Translator::step_gc(Opcode opc, Reader& r) {
     case Opcode::StructGet:
     case Opcode::StructGetS:
     case Opcode::StructGetU: {
-      const u32 type = r.u32leb();
-      const u32 field = r.u32leb();
+      const u32 type = ins.index;
+      const u32 field = ins.index2;
       const FuncType& t = m_.types[type];
       const FieldType& f = t.fields[field];
       const u32 ref = top_slot();
@@ -122,8 +114,8 @@ void Translator::step_gc(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::StructSet: {
-      const u32 type = r.u32leb();
-      const u32 field = r.u32leb();
+      const u32 type = ins.index;
+      const u32 field = ins.index2;
       const FuncType& t = m_.types[type];
       const auto s = operands<2>();
       emit<Op::StructSet>({.ref = s[0], .val = s[1], .offset = static_cast<u32>(struct_field_offset(t, field)),
@@ -132,7 +124,7 @@ void Translator::step_gc(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::ArrayNew: {
-      const u32 type = r.u32leb();
+      const u32 type = ins.index;
       const auto s = operands<2>();
       emit<Op::ArrayNew>({.dst = temp_slot(height()), .type = canon_[type], .init = s[0], .n = s[1]});
       trapping();
@@ -141,7 +133,7 @@ void Translator::step_gc(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::ArrayNewDefault: {
-      const u32 type = r.u32leb();
+      const u32 type = ins.index;
       const u32 n = top_slot();
       pop();
       emit<Op::ArrayNewDefault>({.dst = temp_slot(height()), .type = canon_[type], .n = n});
@@ -151,8 +143,8 @@ void Translator::step_gc(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::ArrayNewFixed: {
-      const u32 type = r.u32leb();
-      const u32 n = r.u32leb();
+      const u32 type = ins.index;
+      const u32 n = ins.index2;
       const u32 base = values_base(n);
       const u32 at = emit<Op::ArrayNewFixed>({.dst = base, .type = canon_[type], .base = base, .n = n});
       max_slots_ = std::max(max_slots_, base - locals_ + 1);
@@ -163,8 +155,8 @@ void Translator::step_gc(Opcode opc, Reader& r) {
     }
     case Opcode::ArrayNewData:
     case Opcode::ArrayNewElem: {
-      const u32 type = r.u32leb();
-      const u32 seg = r.u32leb();
+      const u32 type = ins.index;
+      const u32 seg = ins.index2;
       const auto s = operands<2>();
       if (opc == Opcode::ArrayNewData) {
         emit<Op::ArrayNewData>({.dst = temp_slot(height()), .type = canon_[type], .data = seg, .s = s[0], .n = s[1]});
@@ -179,7 +171,7 @@ void Translator::step_gc(Opcode opc, Reader& r) {
     case Opcode::ArrayGet:
     case Opcode::ArrayGetS:
     case Opcode::ArrayGetU: {
-      const FieldType& f = m_.types[r.u32leb()].fields[0];
+      const FieldType& f = m_.types[ins.index].fields[0];
       const auto s = operands<2>();
       const u32 at = emit_as<layout::ArrayGet>(opc == Opcode::ArrayGetS ? Op::ArrayGetS : Op::ArrayGet,
                                                {.dst = temp_slot(height()), .ref = s[0], .idx = s[1], .size = storage_size(f)});
@@ -189,14 +181,14 @@ void Translator::step_gc(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::ArraySet: {
-      const FieldType& f = m_.types[r.u32leb()].fields[0];
+      const FieldType& f = m_.types[ins.index].fields[0];
       const auto s = operands<3>();
       emit<Op::ArraySet>({.ref = s[0], .idx = s[1], .val = s[2], .size = storage_size(f)});
       trapping();
       break;
     }
     case Opcode::ArrayFill: {
-      const FieldType& f = m_.types[r.u32leb()].fields[0];
+      const FieldType& f = m_.types[ins.index].fields[0];
       const auto s = operands<4>();
       emit<Op::ArrayFill>({.ref = s[0], .d = s[1], .val = s[2], .n = s[3], .size = storage_size(f)});
       trapping();
@@ -204,8 +196,7 @@ void Translator::step_gc(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::ArrayCopy: {
-      const FieldType& f = m_.types[r.u32leb()].fields[0];
-      r.u32leb();
+      const FieldType& f = m_.types[ins.index].fields[0];
       const auto s = operands<5>();
       emit<Op::ArrayCopy>({.dref = s[0], .d = s[1], .sref = s[2], .s = s[3], .n = s[4], .size = storage_size(f)});
       trapping();
@@ -214,8 +205,8 @@ void Translator::step_gc(Opcode opc, Reader& r) {
     }
     case Opcode::ArrayInitData:
     case Opcode::ArrayInitElem: {
-      const FieldType& f = m_.types[r.u32leb()].fields[0];
-      const u32 seg = r.u32leb();
+      const FieldType& f = m_.types[ins.index].fields[0];
+      const u32 seg = ins.index2;
       const auto s = operands<4>();
       if (opc == Opcode::ArrayInitData) {
         emit<Op::ArrayInitData>({.data = seg, .ref = s[0], .d = s[1], .s = s[2], .n = s[3], .size = storage_size(f)});

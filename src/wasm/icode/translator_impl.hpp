@@ -3,6 +3,7 @@
 // helpers they share. Private to the translator.
 #pragma once
 
+#include "wasm/binary/instruction_reader.hpp"
 #include "wasm/icode/code.hpp"
 #include "wasm/interp/interpreter.hpp"
 #include "wasm/icode/translator.hpp"
@@ -56,45 +57,6 @@ static_assert(kSimple[static_cast<std::size_t>(Opcode::F64Mul)].form == Form::Bi
               kSimple[static_cast<std::size_t>(Opcode::F32Lt)].form == Form::Bin &&
               kSimple[static_cast<std::size_t>(Opcode::I32Load)].form == Form::None);
 
-// Reads immediates of a validated body: no error checks (validation proved them well-formed).
-struct Reader {
-  const std::uint8_t* p;
-  const std::uint8_t* base;
-  u32 offset() const { return static_cast<u32>(p - base); }
-  std::uint8_t u8() { return *p++; }
-  u32 u32leb() { return static_cast<u32>(u64leb()); }
-  // Unsigned arithmetic throughout: a 9- or 10-byte LEB shifts into (and past) the sign bit.
-  std::int64_t sleb() {
-    u64 r = 0;
-    int shift = 0;
-    std::uint8_t b;
-    do {
-      b = *p++;
-      if (shift < 64) r |= static_cast<u64>(b & 0x7F) << shift;
-      shift += 7;
-    } while (b & 0x80);
-    if (shift < 64 && (b & 0x40)) r |= ~u64{0} << shift;
-    return static_cast<std::int64_t>(r);
-  }
-  u64 u64leb() {
-    u64 r = 0;
-    int shift = 0;
-    std::uint8_t b;
-    do {
-      b = *p++;
-      if (shift < 64) r |= static_cast<u64>(b & 0x7F) << shift;
-      shift += 7;
-    } while (b & 0x80);
-    return r;
-  }
-  u64 fixed(int n) {
-    u64 v = 0;
-    std::memcpy(&v, p, static_cast<std::size_t>(n));
-    p += n;
-    return v;
-  }
-};
-
 // An operand-stack entry. Temp: in its own slot. Local: lazily the local's slot. Const: a
 // constant not yet placed. AddImm: u32(slot `local` + `value`) not yet computed, where the slot is
 // a local or this entry's own temp slot (an i32.add of a constant, folded into a later
@@ -118,8 +80,6 @@ inline std::span<const ValType> single_type(std::uint8_t byte) {
     if (t == ValType::from_byte(byte)) return {&t, 1};
   return {};
 }
-// A value type's bytes: one, or (typed function references) 0x63/0x64 and a heap type's s33.
-inline bool is_long_reftype_byte(std::uint8_t b) { return b == ValType::kRefNullByte || b == ValType::kRefByte; }
 
 struct Fixup {
   u32 instr;  // first word of the branch instruction
@@ -233,8 +193,13 @@ class Translator {
   }
 
   CompiledFunc run() {
-    Reader r{m_.bytes.data() + body_.code_offset, m_.bytes.data()};
-    const std::uint8_t* end = r.p + body_.code_size;
+    // The body's instructions through the engine's one instruction reader (instruction_reader.hpp),
+    // the validator's: validated, so every feature's encoding may be on and nothing fails.
+    ByteReader r(m_.bytes);
+    r.seek(body_.code_offset);
+    const std::size_t end = body_.code_offset + body_.code_size;
+    Instruction ins;
+    std::vector<u32> scratch;
     Ctrl f;
     f.kind = Ctrl::Func;
     f.results = static_cast<u32>(type_.results.size());
@@ -246,7 +211,10 @@ class Translator {
       fuel_pos_ = emit<Op::FuelCheck>({.cost = 0, .visible = 1}) + layout::FuelCheck::cost;
       trapping();
     }
-    while (r.p < end && !ctrl_.empty()) step(r);
+    while (r.offset() < end && !ctrl_.empty()) {
+      read_instruction(r, ins, scratch, Features{});
+      step(ins);
+    }
     finish_regions();
     out_.frame_slots = std::max(locals_ + max_slots_, out_.num_results);
     out_.frame_slots = std::max(out_.frame_slots, out_.num_params);
@@ -508,11 +476,7 @@ class Translator {
     std::span<const ValType> params;
     std::span<const ValType> results;
   };
-  BlockSig block_type(Reader& r);
-  static void skip_valtype(Reader& r) {
-    if (is_long_reftype_byte(r.u8())) r.sleb();
-  }
-  void skip_imm(Reader& r, ImmKind k);
+  BlockSig block_sig(const BlockType& bt) const;
 
   void enter_block(Ctrl::Kind kind, const BlockSig& sig) {
     Ctrl c;
@@ -541,18 +505,12 @@ class Translator {
   bool lazy_add(Opcode opc, u32 ka, u32 kb);
 
   // ---------------------------------------------------------------- multi-memory, memory64
-  // A memarg: alignment flags (bit 6: a memidx follows), then the offset (u64 LEB; below 2^32 for
-  // an i32 memory, as validated).
+  // A memarg's memory and offset (below 2^32 for an i32 memory, as validated).
   struct MemArg {
     u32 mem = 0;
     u64 offset = 0;
   };
-  static MemArg memarg(Reader& r) {
-    MemArg a;
-    if ((r.u32leb() & 0x40) != 0) a.mem = r.u32leb();
-    a.offset = r.u64leb();
-    return a;
-  }
+  static MemArg memarg(const Instruction& ins) { return {ins.memory, ins.mem_offset}; }
   // Memory 0 with i32 addresses: the ordinary ops, registers holding its base and size.
   bool fast_memory(u32 mem) const { return mem == 0 && !m_.memories[0].limits.is64; }
   // Any other access: MemAt checks it against its memory and re-points the registers at the
@@ -580,7 +538,7 @@ class Translator {
   static u32 access_width(Opcode opc) { return u32{1} << natural_alignment_log2(info(opc).imm).value_or(0); }
 
   // A load (o: its Plain-mode op) whose address is a folded add, a constant, or a slot.
-  void load(Op o, Reader& r, Opcode opc);
+  void load(Op o, const Instruction& ins, Opcode opc);
   void rebased_load(Op o, const MemArg& ma, u32 width) {
     const u32 t = mem_at(height() - 1, ma, width);
     pop();
@@ -590,7 +548,7 @@ class Translator {
     push_temp();
     mark_producer(at + layout::Load::dst);
   }
-  void store(Op o, Reader& r, Opcode opc);
+  void store(Op o, const Instruction& ins, Opcode opc);
   // Operands of an n-ary instruction (deepest first) as slots, popped.
   template <std::size_t N>
   std::array<u32, N> operands() {
@@ -612,10 +570,10 @@ class Translator {
   }
 
   // ---------------------------------------------------------------- the main step
-  void step(Reader& r);
+  void step(const Instruction& ins);
 
   // ---------------------------------------------------------------- control: blocks, branches, return
-  void step_control(Opcode opc, Reader& r);
+  void step_control(Opcode opc, const Instruction& ins);
 
   // ---------------------------------------------------------------- exception handling
   // throw / throw_ref are instructions (Throw [tag base], ThrowRef [exn]); catching is not: each
@@ -645,15 +603,15 @@ class Translator {
   // Where the tag's values take slots: their types.
   std::span<const ValType> tag_params(u32 tagidx) const { return m_.types[m_.tags[tagidx]].params; }
 
-  void step_exceptions(Opcode opc, Reader& r);
+  void step_exceptions(Opcode opc, const Instruction& ins);
 
-  void try_table(Reader& r);
+  void try_table(const Instruction& ins);
 
   // ---------------------------------------------------------------- typed function references
   // call_ref / return_call_ref as call_indirect's (the reference in a slot instead of an index),
   // ref.as_non_null a trapping copy, br_on_null / br_on_non_null as br_if on the reference's
   // null-ness (64-bit tests: a reference is null when its slot is 0).
-  void step_typed_refs(Opcode opc, Reader& r);
+  void step_typed_refs(Opcode opc, const Instruction& ins);
   // A tail call's arguments, placed as a call's; returns the callee frame's base.
   u32 tail_call_args(const FuncType& ft);
   // After a tail call: nothing follows it in its segment or block.
@@ -663,20 +621,20 @@ class Translator {
   void ref_branch(u32 depth, u32 ref, Op taken, Op skip);
 
   // ---------------------------------------------------------------- calls
-  void step_call(Opcode opc, Reader& r);
+  void step_call(Opcode opc, const Instruction& ins);
 
   // ---------------------------------------------------------------- parametric and variable instructions: drop, select, locals, globals
-  void step_variable(Opcode opc, Reader& r);
+  void step_variable(Opcode opc, const Instruction& ins);
 
   // ---------------------------------------------------------------- memory: loads, stores, memory.*
-  void step_memory(Opcode opc, Reader& r);
+  void step_memory(Opcode opc, const Instruction& ins);
 
   // memory.size/grow/fill/copy/init naming a memory other than an i32 memory 0 (the MultiMemory
   // ops); false (nothing read) for the others.
-  bool step_memory_indexed(Opcode opc, Reader& r);
+  bool step_memory_indexed(Opcode opc, const Instruction& ins);
 
   // ---------------------------------------------------------------- tables and references
-  void step_table(Opcode opc, Reader& r);
+  void step_table(Opcode opc, const Instruction& ins);
 
   // ---------------------------------------------------------------- garbage collection
   // Objects are made and read by the Gc family's handlers (gc_heap.hpp); the translator works
@@ -689,18 +647,17 @@ class Translator {
   // Values taken from the stack as a call's arguments would be (the top n entries, from `base`).
   u32 values_base(u32 n);
   void cast_branch(u32 depth, Op taken, Op skip, ValType target);
-  static ValType read_heap(Reader& r, bool nullable);
 
-  void step_gc(Opcode opc, Reader& r);
+  void step_gc(Opcode opc, const Instruction& ins);
 
   // ---------------------------------------------------------------- fixed-width SIMD
   // One internal op per instruction (simd_op), laid out by its shape (simd_shape.hpp); v128
   // operands and results take two slots. Addresses are plain slots (no folded add or constant
   // address modes for these).
-  void step_simd(Opcode opc, Reader& r);
+  void step_simd(Opcode opc, const Instruction& ins);
 
   // ---------------------------------------------------------------- numeric: constants and operators
-  void step_numeric(Opcode opc, Reader& r);
+  void step_numeric(Opcode opc, const Instruction& ins);
 };
 
 }  // namespace sprawling::wasm::translation

@@ -4,12 +4,11 @@
 
 namespace sprawling::wasm::translation {
 
-void Translator::step_variable(Opcode opc, Reader& r) {
+void Translator::step_variable(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::Drop: pop(); break;
     case Opcode::Select:
     case Opcode::SelectT: {
-      if (opc == Opcode::SelectT) skip_imm(r, ImmKind::SelectT);
       const bool wide = vs_[height() - 3].wide;
       const auto s = operands<3>();
       const u32 at = wide ? emit<Op::VSelect>({.dst = temp_slot(height()), .a = s[0], .b = s[1], .cond = s[2]})
@@ -20,7 +19,7 @@ void Translator::step_variable(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::LocalGet: {
-      const u32 index = r.u32leb();
+      const u32 index = ins.index;
       Operand o;
       o.kind = Operand::Local;
       o.local = local_slot(index);
@@ -30,7 +29,7 @@ void Translator::step_variable(Opcode opc, Reader& r) {
     }
     case Opcode::LocalSet:
     case Opcode::LocalTee: {
-      const u32 x = local_slot(r.u32leb());
+      const u32 x = local_slot(ins.index);
       const bool tee = opc == Opcode::LocalTee;
       const u32 k = height() - 1;
       Operand& top = vs_[k];
@@ -64,7 +63,7 @@ void Translator::step_variable(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::GlobalGet: {
-      const u32 g = r.u32leb();
+      const u32 g = ins.index;
       const bool wide = m_.globals[g].type == ValType::V128;
       const u32 at = wide ? emit<Op::VGlobalGet>({.dst = temp_slot(height()), .global = g})
                           : emit<Op::GlobalGet>({.dst = temp_slot(height()), .global = g});
@@ -74,7 +73,7 @@ void Translator::step_variable(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::GlobalSet: {
-      const u32 g = r.u32leb();
+      const u32 g = ins.index;
       const u32 s = top_slot();
       pop();
       if (m_.globals[g].type == ValType::V128) {
@@ -88,26 +87,24 @@ void Translator::step_variable(Opcode opc, Reader& r) {
   }
 }
 
-void Translator::step_memory(Opcode opc, Reader& r) {
+void Translator::step_memory(Opcode opc, const Instruction& ins) {
   if (const Op o = access_op(opc); o != Op::Count_) {
     if (info(o).family == OpFamily::Load) {
-      load(o, r, opc);
+      load(o, ins, opc);
     } else {
-      store(o, r, opc);
+      store(o, ins, opc);
     }
     return;
   }
-  if (step_memory_indexed(opc, r)) return;
+  if (step_memory_indexed(opc, ins)) return;
   switch (opc) {
     case Opcode::MemorySize: {
-      r.u32leb();
       const u32 at = emit<Op::MemorySize>({.dst = temp_slot(height())});
       push_temp();
       mark_producer(at + layout::MemorySize::dst);
       break;
     }
     case Opcode::MemoryGrow: {
-      r.u32leb();
       const u32 k = height() - 1;
       const u32 d = slot(k);
       pop();
@@ -117,18 +114,15 @@ void Translator::step_memory(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::MemoryInit: {
-      const u32 seg = r.u32leb();
-      r.u32leb();
+      const u32 seg = ins.index;
       const auto s = operands<3>();
       emit<Op::MemoryInit>({.data = seg, .d = s[0], .s = s[1], .n = s[2]});
       trapping();
       begin_segment();
       break;
     }
-    case Opcode::DataDrop: emit<Op::DataDrop>({.data = r.u32leb()}); break;
+    case Opcode::DataDrop: emit<Op::DataDrop>({.data = ins.index}); break;
     case Opcode::MemoryCopy: {
-      r.u32leb();
-      r.u32leb();
       const auto s = operands<3>();
       emit<Op::MemoryCopy>({.d = s[0], .s = s[1], .n = s[2]});
       trapping();
@@ -136,7 +130,6 @@ void Translator::step_memory(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::MemoryFill: {
-      r.u32leb();
       const auto s = operands<3>();
       emit<Op::MemoryFill>({.d = s[0], .val = s[1], .n = s[2]});
       trapping();
@@ -147,25 +140,16 @@ void Translator::step_memory(Opcode opc, Reader& r) {
   }
 }
 
-bool Translator::step_memory_indexed(Opcode opc, Reader& r) {
-  Reader peek = r;
-  u32 mem = 0;
-  u32 mem2 = 0;
-  u32 seg = 0;
+bool Translator::step_memory_indexed(Opcode opc, const Instruction& ins) {
   switch (opc) {
-    case Opcode::MemorySize: case Opcode::MemoryGrow: case Opcode::MemoryFill: mem = peek.u32leb(); break;
-    case Opcode::MemoryInit:
-      seg = peek.u32leb();
-      mem = peek.u32leb();
-      break;
-    case Opcode::MemoryCopy:
-      mem = peek.u32leb();
-      mem2 = peek.u32leb();
-      break;
+    case Opcode::MemorySize: case Opcode::MemoryGrow: case Opcode::MemoryFill: case Opcode::MemoryInit:
+    case Opcode::MemoryCopy: break;
     default: return false;
   }
+  const u32 mem = ins.memory;
+  const u32 mem2 = ins.memory2;
+  const u32 seg = ins.index;
   if (fast_memory(mem) && fast_memory(mem2)) return false;
-  r = peek;
   switch (opc) {
     case Opcode::MemorySize: {
       const u32 at = emit<Op::MemorySizeM>({.dst = temp_slot(height()), .mem = mem});
@@ -203,10 +187,10 @@ bool Translator::step_memory_indexed(Opcode opc, Reader& r) {
   return true;
 }
 
-void Translator::step_table(Opcode opc, Reader& r) {
+void Translator::step_table(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::TableGet: {
-      const u32 t = r.u32leb();
+      const u32 t = ins.index;
       const u32 idx = top_slot();
       pop();
       const u32 at = emit<Op::TableGet>({.dst = temp_slot(height()), .table = t, .idx = idx});
@@ -216,13 +200,13 @@ void Translator::step_table(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::TableSet: {
-      const u32 t = r.u32leb();
+      const u32 t = ins.index;
       const auto s = operands<2>();
       emit<Op::TableSet>({.table = t, .idx = s[0], .val = s[1]});
       trapping();
       break;
     }
-    case Opcode::RefNull: r.sleb(); push(Operand{Operand::Const, 0, 0}); break;  // its heap type
+    case Opcode::RefNull: push(Operand{Operand::Const, 0, 0}); break;  // its heap type
     case Opcode::RefIsNull: {
       const u32 k = height() - 1;
       const u32 s = slot(k);
@@ -233,25 +217,25 @@ void Translator::step_table(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::RefFunc: {
-      const u32 f = r.u32leb();
+      const u32 f = ins.index;
       const u32 at = emit<Op::RefFunc>({.dst = temp_slot(height()), .func = f});
       push_temp();
       mark_producer(at + layout::RefFunc::dst);
       break;
     }
     case Opcode::TableInit: {
-      const u32 seg = r.u32leb();
-      const u32 t = r.u32leb();
+      const u32 seg = ins.index;
+      const u32 t = ins.index2;
       const auto s = operands<3>();
       emit<Op::TableInit>({.elem = seg, .table = t, .d = s[0], .s = s[1], .n = s[2]});
       trapping();
       begin_segment();
       break;
     }
-    case Opcode::ElemDrop: emit<Op::ElemDrop>({.elem = r.u32leb()}); break;
+    case Opcode::ElemDrop: emit<Op::ElemDrop>({.elem = ins.index}); break;
     case Opcode::TableCopy: {
-      const u32 dt = r.u32leb();
-      const u32 st = r.u32leb();
+      const u32 dt = ins.index;
+      const u32 st = ins.index2;
       const auto s = operands<3>();
       emit<Op::TableCopy>({.dst_table = dt, .src_table = st, .d = s[0], .s = s[1], .n = s[2]});
       trapping();
@@ -259,7 +243,7 @@ void Translator::step_table(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::TableGrow: {
-      const u32 t = r.u32leb();
+      const u32 t = ins.index;
       const u32 k = height() - 2;
       const auto s = operands<2>();
       emit<Op::TableGrow>({.dst = temp_slot(k), .table = t, .init = s[0], .n = s[1]});
@@ -269,14 +253,14 @@ void Translator::step_table(Opcode opc, Reader& r) {
       break;
     }
     case Opcode::TableSize: {
-      const u32 t = r.u32leb();
+      const u32 t = ins.index;
       const u32 at = emit<Op::TableSize>({.dst = temp_slot(height()), .table = t});
       push_temp();
       mark_producer(at + layout::TableSize::dst);
       break;
     }
     case Opcode::TableFill: {
-      const u32 t = r.u32leb();
+      const u32 t = ins.index;
       const auto s = operands<3>();
       emit<Op::TableFill>({.table = t, .i = s[0], .val = s[1], .n = s[2]});
       trapping();

@@ -3,21 +3,25 @@
 
 namespace sprawling::wasm::translation {
 
-void Translator::step_simd(Opcode opc, Reader& r) {
+void Translator::step_simd(Opcode opc, const Instruction& ins) {
   const Op o = simd_op(opc);
   const SigTypes& st = sig_types(info(opc).sig);
   const bool v128_result = st.result_count == 1 && st.result == ValType::V128;
   u32 at = 0;
   switch (info(o).layout) {
     case Layout::VConst: {
-      const u64 lo = r.fixed(8);
-      const u64 hi = r.fixed(8);
+      u64 lo = 0;
+      u64 hi = 0;
+      std::memcpy(&lo, ins.v128.data(), 8);
+      std::memcpy(&hi, ins.v128.data() + 8, 8);
       at = emit_as<layout::VConst>(o, {.dst = temp_slot(height()), .value = {lo, hi}});
       break;
     }
     case Layout::VShuffle: {
-      const u64 lo = r.fixed(8);
-      const u64 hi = r.fixed(8);
+      u64 lo = 0;
+      u64 hi = 0;
+      std::memcpy(&lo, ins.v128.data(), 8);
+      std::memcpy(&hi, ins.v128.data() + 8, 8);
       const auto s = operands<2>();
       at = emit_as<layout::VShuffle>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .lanes = {lo, hi}});
       break;
@@ -53,20 +57,20 @@ void Translator::step_simd(Opcode opc, Reader& r) {
       break;
     }
     case Layout::VExtract: {
-      const u32 lane = r.u8();
+      const u32 lane = ins.lane;
       const auto s = operands<1>();
       at = emit_as<layout::VExtract>(o, {.dst = temp_slot(height()), .a = s[0], .lane = lane});
       break;
     }
     case Layout::VReplace: {
-      const u32 lane = r.u8();
+      const u32 lane = ins.lane;
       const auto s = operands<2>();
       at = emit_as<layout::VReplace>(o, {.dst = temp_slot(height()), .a = s[0], .b = s[1], .lane = lane});
       break;
     }
     // Memory: the address through access() (another memory or memory64: rebased, offset 0).
     case Layout::VLoad: {
-      const Access x = access(height() - 1, memarg(r), access_width(opc));
+      const Access x = access(height() - 1, memarg(ins), access_width(opc));
       pop();
       at = emit_as<layout::VLoad>(o, {.dst = temp_slot(height()), .addr = x.addr, .offset = x.offset});
       trapping();
@@ -74,7 +78,7 @@ void Translator::step_simd(Opcode opc, Reader& r) {
       break;
     }
     case Layout::VStore: {
-      const Access x = access(height() - 2, memarg(r), access_width(opc));
+      const Access x = access(height() - 2, memarg(ins), access_width(opc));
       const u32 val = slot(height() - 1);
       pop(2);
       emit_as<layout::VStore>(o, {.addr = x.addr, .val = val, .offset = x.offset});
@@ -83,8 +87,8 @@ void Translator::step_simd(Opcode opc, Reader& r) {
       return;
     }
     case Layout::VLoadLane: {
-      const Access x = access(height() - 2, memarg(r), access_width(opc));
-      const u32 lane = r.u8();
+      const Access x = access(height() - 2, memarg(ins), access_width(opc));
+      const u32 lane = ins.lane;
       const u32 v = slot(height() - 1);
       pop(2);
       at = emit_as<layout::VLoadLane>(
@@ -94,8 +98,8 @@ void Translator::step_simd(Opcode opc, Reader& r) {
       break;
     }
     case Layout::VStoreLane: {
-      const Access x = access(height() - 2, memarg(r), access_width(opc));
-      const u32 lane = r.u8();
+      const Access x = access(height() - 2, memarg(ins), access_width(opc));
+      const u32 lane = ins.lane;
       const u32 val = slot(height() - 1);
       pop(2);
       emit_as<layout::VStoreLane>(o, {.addr = x.addr, .val = val, .offset = x.offset, .lane = lane});
@@ -112,12 +116,12 @@ void Translator::step_simd(Opcode opc, Reader& r) {
   mark_producer(at + 1);
 }
 
-void Translator::step_numeric(Opcode opc, Reader& r) {
+void Translator::step_numeric(Opcode opc, const Instruction& ins) {
   switch (opc) {
-    case Opcode::I32Const: push(Operand{Operand::Const, 0, static_cast<u32>(static_cast<std::int32_t>(r.sleb()))}); break;
-    case Opcode::I64Const: push(Operand{Operand::Const, 0, static_cast<u64>(r.sleb())}); break;
-    case Opcode::F32Const: push(Operand{Operand::Const, 0, r.fixed(4)}); break;
-    case Opcode::F64Const: push(Operand{Operand::Const, 0, r.fixed(8)}); break;
+    case Opcode::I32Const: push(Operand{Operand::Const, 0, ins.bits}); break;
+    case Opcode::I64Const: push(Operand{Operand::Const, 0, ins.bits}); break;
+    case Opcode::F32Const: push(Operand{Operand::Const, 0, ins.bits}); break;
+    case Opcode::F64Const: push(Operand{Operand::Const, 0, ins.bits}); break;
     default:
       simple(opc);
       break;
