@@ -6,6 +6,8 @@
 #include "jit/tier_fixture.hpp"
 #include "wasm/runtime/linker.hpp"
 #include "wasm/gc_churn_module.hpp"
+#include "wasm/jit/jit.hpp"
+#include "wasm/runtime/store_impl.hpp"
 
 #include <gtest/gtest.h>
 
@@ -75,6 +77,57 @@ TEST(GcRoots, InterpretedFramesKeepWrappedObjectsAlive) {
 
 TEST(GcRoots, CompiledFramesKeepWrappedObjectsAlive) {
   expect_results(run_both(Tier::Compile));
+}
+
+// An exnref in a compiled frame: `hold` has no exception instruction, so it runs as machine code,
+// and keeps the exnref `make` returned in a register or native stack slot while `churn` (which
+// throws and catches, interpreted) makes enough exceptions to collect several times. Exceptions
+// live in the one heap, whose collections scan compiled frames: the exception survives.
+constexpr std::string_view kExnHolder = R"((module
+  (tag $t (param i32))
+  (func $make (param i32) (result exnref)
+    (block $h (result exnref)
+      (try_table (catch_all_ref $h) (throw $t (local.get 0)))
+      (unreachable)))
+  (func $churn (param $n i32)
+    (loop $l
+      (drop (block $h (result exnref)
+        (try_table (catch_all_ref $h) (throw $t (local.get $n)))
+        (unreachable)))
+      (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+      (br_if $l (local.get $n))))
+  (func $read (param exnref) (result i32)
+    (block $h (result i32)
+      (try_table (catch $t $h) (throw_ref (local.get 0)))
+      (unreachable)))
+  (func $hold (export "hold") (param i32) (result i32)
+    (local $e exnref)
+    (local.set $e (call $make (local.get 0)))
+    (call $churn (i32.const 60000))
+    (call $read (local.get $e)))
+))";
+
+TEST(GcRoots, CompiledFramesKeepExceptionsAlive) {
+  auto module = compile_wat(kExnHolder);
+  ASSERT_NE(module, nullptr);
+  for (const Tier tier : {Tier::Interpret, Tier::Compile}) {
+    Store store;
+    ASSERT_TRUE(store.set_tier(tier));
+    store.set_tier_up(false);
+    auto inst = store.instantiate(module, {});
+    ASSERT_TRUE(inst.has_value()) << inst.error().message;
+    auto r = store.invoke(std::get<FuncInst*>(*(*inst)->find_export("hold")), std::vector<Value>{Value::i32(41)});
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ((*r)[0].bits, 41u);
+    EXPECT_GT(store.impl().gc.collections(), 1u);
+    if (tier == Tier::Compile) {
+      // The holder is machine code (the others throw or catch, and stay interpreted).
+      const jit::ModuleCode& code = module->impl().jit(kUnmetered);
+      ASSERT_EQ(code.reasons.size(), 4u);
+      EXPECT_EQ(code.reasons[3], "");
+      EXPECT_NE(code.entries[3].entry.load(), nullptr);
+    }
+  }
 }
 
 }  // namespace

@@ -536,7 +536,7 @@ L_Throw: {
 }
 L_ThrowRef:
   thrown = SLOT(layout::ThrowRef::exn);
-  if (S->exceptions.get(thrown) == nullptr) [[unlikely]] TRAP(TrapKind::NullExceptionReference);
+  if (S->gc.exception(thrown) == nullptr) [[unlikely]] TRAP(TrapKind::NullExceptionReference);
   throw_from_caller = false;
   throw_func = func;
   throw_ip = ip;

@@ -8,7 +8,7 @@ namespace sprawling::wasm {
 
 Caught find_handler(Store::Impl& store, std::uint64_t exn, const std::uint32_t* at, std::uint64_t* fp, FuncInst* func,
                     Frame* fr, const Frame* fr_base, int variant, bool skip_current) {
-  const ExnObject* obj = store.exceptions.get(exn);
+  const GcObject* obj = store.gc.exception(exn);
   if (obj == nullptr) return {};
   for (;;) {
     if (!skip_current) {
@@ -29,7 +29,7 @@ Caught find_handler(Store::Impl& store, std::uint64_t exn, const std::uint32_t* 
         for (std::uint32_t k = 0; k < r.clause_count; ++k) {
           const CatchClause& c = code.clauses[r.first_clause + k];
           if (c.tag != CatchClause::kAnyTag && func->instance->tags[c.tag] != obj->tag) continue;
-          if (c.values != CatchClause::kNoSlot) std::copy(obj->values.begin(), obj->values.end(), fp + c.values);
+          if (c.values != CatchClause::kNoSlot) std::copy(obj->values().begin(), obj->values().end(), fp + c.values);
           if (c.exn != CatchClause::kNoSlot) fp[c.exn] = exn;
           return Caught{code.code.data() + c.target, fp, func, fr};
         }

@@ -1477,12 +1477,6 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
   std::vector<Scan> scans;
   scans.reserve(funcs.size());
   for (const CompiledFunc& f : funcs) scans.push_back(scan(f, metered, cm.module));
-  // exnref values are handles the exception heap's collector finds only in the interpreter's
-  // value stack (exceptions.hpp): machine code could keep one in a register across a collection.
-  if (cm.module.uses_exnref)
-    for (Scan& sc : scans)
-      if (sc.reason.empty())
-        sc.reason = "its module has exnref values, which only the interpreter keeps where the exception collector sees them";
   Emitted e;
   e.context = std::make_unique<llvm::LLVMContext>();
   e.mod = std::make_unique<llvm::Module>("wasm", *e.context);

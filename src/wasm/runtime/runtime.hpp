@@ -338,8 +338,9 @@ class Store {
   // Garbage collection: what the bits of a reference in the any hierarchy (anyref, eqref, a
   // struct or array type, …) name in this store (docs/interpreter.md, "Garbage collection"):
   // Host is a host reference brought in by any.convert_extern; Dangling an object freed since
-  // (its root released: see RootScope).
-  enum class AnyRef : std::uint8_t { Null, I31, Struct, Array, Host, Dangling };
+  // (its root released: see RootScope); Exception the bits of an exnref (exception objects live in
+  // the same heap).
+  enum class AnyRef : std::uint8_t { Null, I31, Struct, Array, Host, Dangling, Exception };
   [[nodiscard]] AnyRef any_ref_kind(std::uint64_t bits) noexcept;
 
   // References the host holds are roots of the store's collectors (GC objects, exceptions): every

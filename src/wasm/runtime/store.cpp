@@ -454,7 +454,7 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   --s.active_runs;
   if (out.trap == TrapKind::UncaughtException) {
     // The exception stops here, at the host: this run's caller is no wasm frame.
-    if (const ExnObject* e = s.exceptions.get(s.pending_exception); e != nullptr) {
+    if (const GcObject* e = s.gc.exception(s.pending_exception); e != nullptr) {
       std::string types;
       for (const ValType v : e->tag->type.params) {
         types += types.empty() ? "" : " ";

@@ -21,6 +21,8 @@
 
 namespace sprawling::wasm {
 
+struct HeapRoots;  // wasm/runtime/heap/roots.hpp
+
 struct InstanceImpl;
 
 // StoreLimits::max_store_bytes: what the store has allocated for guests. Shared by the store's
@@ -291,7 +293,7 @@ struct Frame {
   FuncInst* func;
 };
 
-// Where a caught exception continues (exceptions.cpp): its handler's code, frame and function,
+// Where a caught exception continues (interp/unwind.cpp): its handler's code, frame and function,
 // and the frame records left; ip null when no frame of this run catches it.
 struct Caught {
   const std::uint32_t* ip = nullptr;
@@ -341,14 +343,14 @@ struct Store::Impl {
 
   // Exception handling: the exception objects, and the one leaving a run uncaught (a run ends
   // with TrapKind::UncaughtException; whoever ran it rethrows it, or reports it as a trap).
-  ExceptionHeap exceptions;
   std::uint64_t pending_exception = 0;
-  // A new exception object (exceptions.cpp); `top` is the end of the throwing frame, up to
-  // which the value stack holds live values. 0 when the store's account refuses it.
+  // A new exception object in the heap (exceptions.cpp); `top` is the end of the throwing frame,
+  // up to which the value stack holds live values. 0 when the store's account refuses it.
   [[nodiscard]] std::uint64_t new_exception(const TagInst* tag, const std::uint64_t* values, const std::uint64_t* top);
-  // Garbage collection: the struct and array objects (gc_heap.hpp), and a new zeroed one
-  // (gc_heap.cpp) with the same roots as new_exception's; 0 when refused.
+  // The one heap: struct, array and exception objects (gc_heap.hpp). A new zeroed GC object
+  // (roots.cpp); 0 when refused. Every collection reads the roots heap_roots enumerates.
   GcHeap gc;
+  void heap_roots(const std::uint64_t* top, HeapRoots& out) const;
   // Roots outside the value stack (docs/interpreter.md, "Garbage collection"):
   // - references the host was given by Store::invoke (or rooted with Store::root), in a LIFO list
   //   that Store::RootScope truncates;

@@ -1,7 +1,8 @@
-// The store's heap of GC struct and array objects (gc_heap.hpp): allocation charged to the
-// store's account, and a mark-sweep collection from the roots it is given (roots.cpp).
+// The store's heap of struct, array and exception objects (gc_heap.hpp): allocation charged to
+// the store's account, and a mark-sweep collection from the roots it is given (roots.cpp).
 #include "wasm/runtime/heap/gc_heap.hpp"
 
+#include "wasm/runtime/heap/exceptions.hpp"
 #include "wasm/runtime/store_impl.hpp"
 
 #include <algorithm>
@@ -31,12 +32,6 @@ void GcHeap::mark_word(std::uint64_t word, std::vector<std::uint32_t>& work) {
   work.push_back(static_cast<std::uint32_t>(i));
 }
 
-void GcHeap::reference_words(std::vector<std::span<const std::uint64_t>>& out) const {
-  for (const GcObject& o : objects_) {
-    if (o.live && o.bytes != 0) out.emplace_back(o.data.get(), (o.bytes + 7) / 8);
-  }
-}
-
 void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
   ++collections_;
   std::vector<std::uint32_t> work;
@@ -45,6 +40,10 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
   while (!work.empty()) {
     const GcObject& o = objects_[work.back()];
     work.pop_back();
+    if (o.tag != nullptr) {  // an exception: its values, conservatively (no type says which are references)
+      for (const std::uint64_t w : o.values()) mark_word(w, work);
+      continue;
+    }
     const FuncType& t = *o.type;
     if (t.is_struct()) {
       std::uint64_t at = 0;
@@ -66,6 +65,7 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
     live_bytes_ -= kObjectBytes + o.bytes;
     o.live = false;
     ++o.generation;
+    o.tag = nullptr;
     o.data.reset();
     o.bytes = 0;
     --live_count_;
@@ -112,6 +112,7 @@ std::uint64_t GcHeap::make(const FuncType* type, std::uint32_t length, std::uint
   }
   GcObject& o = objects_[index];
   o.type = type;
+  o.tag = nullptr;
   o.live = true;
   o.marked = false;
   o.length = length;
@@ -121,6 +122,16 @@ std::uint64_t GcHeap::make(const FuncType* type, std::uint32_t length, std::uint
   since_collect_ += need;
   ++live_count_;
   return (std::uint64_t{o.generation & 0x7FFFFFFFu} << 32) | ((std::uint64_t{index} + 1) << 1);
+}
+
+std::uint64_t GcHeap::make_exception(const TagInst* tag, const std::uint64_t* values,
+                                     std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account) {
+  const std::uint64_t handle = make(nullptr, tag->slots, std::uint64_t{tag->slots} * 8, roots, account);
+  if (handle == 0) return 0;
+  GcObject& o = objects_[static_cast<std::size_t>(index_of(handle))];
+  o.tag = tag;
+  if (tag->slots != 0) std::memcpy(o.data.get(), values, std::size_t{tag->slots} * 8);
+  return handle;
 }
 
 }  // namespace sprawling::wasm

@@ -1,6 +1,7 @@
-// Garbage collection's runtime objects: the store's heap of struct and array objects, which
-// references in the any hierarchy name by handle, and the encoding of those references (i31,
-// object handles, externalized host references). See docs/interpreter.md, "Garbage collection".
+// The store's one heap: struct and array objects, which references in the any hierarchy name by
+// handle, and exception objects, which exnrefs name by handle; the encoding of those references
+// (i31, object handles, externalized host references). See docs/interpreter.md, "Garbage
+// collection" and "Exceptions".
 #pragma once
 
 #include "wasm/syntax/types.hpp"
@@ -16,6 +17,7 @@
 namespace sprawling::wasm {
 
 struct ResourceAccount;
+struct TagInst;
 
 // A reference's 64 bits in the any hierarchy (anyref, eqref, i31ref, structref, arrayref, their
 // concrete types): 0 is null; bit 63 set is a host reference brought in by any.convert_extern
@@ -42,11 +44,13 @@ struct FreeDeleter {
   void operator()(std::uint64_t* p) const noexcept { std::free(p); }
 };
 
-// A struct or array object. Struct fields take 8 bytes each (16 for v128; packed ones too),
-// in order; array elements their storage size (i8 1, i16 2, i32/f32 4, i64/f64/references 8,
-// v128 16), so array.new_data and array.copy are byte copies.
+// A struct, array or exception object. Struct fields take 8 bytes each (16 for v128; packed ones
+// too), in order; array elements their storage size (i8 1, i16 2, i32/f32 4, i64/f64/references
+// 8, v128 16), so array.new_data and array.copy are byte copies. An exception object (`tag` set,
+// `type` null) holds its tag's values in frame-slot layout, `length` words.
 struct GcObject {
   const FuncType* type = nullptr;  // the canonical struct or array type
+  const TagInst* tag = nullptr;    // an exception object's tag
   std::uint32_t generation = 1;    // bumped when the object is freed: stale handles stop matching
   bool live = false;
   bool marked = false;
@@ -56,6 +60,8 @@ struct GcObject {
   [[nodiscard]] std::uint8_t* at(std::uint64_t offset) const noexcept {
     return reinterpret_cast<std::uint8_t*>(data.get()) + offset;
   }
+  // An exception object's values.
+  [[nodiscard]] std::span<const std::uint64_t> values() const noexcept { return {data.get(), length}; }
 };
 
 // Byte size of an array element or of a struct field's slot.
@@ -73,14 +79,16 @@ struct GcObject {
   return at;
 }
 
-// The objects of one store. A handle is ((generation & 0x7FFFFFFF) << 32) | ((index + 1) << 1):
-// bit 0 and bit 63 clear, never 0. Objects die only in a collection, which a new object
-// triggers when the heap would otherwise grow: it marks from the roots (the value stack and
-// every other place a reference may sit — conservatively: any 64-bit word equal to a live
-// handle keeps its object) and from marked objects' reference fields (precisely: their types
-// say which they are), then frees the rest. The heap's peak size is charged to the store's
-// account (StoreLimits::max_store_bytes), as the exception heap's is: a guest allocating in a
-// loop reuses a bounded heap; one that keeps too much alive is refused the next object (a trap).
+// The objects of one store, GC objects and exceptions alike. A handle is ((generation &
+// 0x7FFFFFFF) << 32) | ((index + 1) << 1): bit 0 and bit 63 clear, never 0. Objects die only in a
+// collection, which a new object triggers when the heap would otherwise grow: it marks from the
+// roots (the one enumeration of roots.cpp: the value stack and every other place a reference may
+// sit — conservatively: any 64-bit word equal to a live handle keeps its object) and from marked
+// objects (a struct's or array's reference fields precisely, as their types say; an exception's
+// values conservatively), then frees the rest, so a cycle through structs and exceptions is
+// freed like any other garbage. The heap's peak size is charged to the store's account
+// (StoreLimits::max_store_bytes): a guest allocating or throwing in a loop reuses a bounded heap;
+// one that keeps too much alive is refused the next object (a trap).
 class GcHeap {
  public:
   static constexpr std::uint64_t kCollectEvery = std::uint64_t{1} << 20;
@@ -97,10 +105,18 @@ class GcHeap {
   [[nodiscard]] bool may_collect(std::uint64_t bytes) const noexcept {
     return live_bytes_ + kObjectBytes + ((std::min(bytes, kMaxObjectBytes) + 7) & ~std::uint64_t{7}) > charged_bytes_;
   }
+  // A new exception object of `tag` with `values` (tag->slots words); 0 when refused, as make.
+  [[nodiscard]] std::uint64_t make_exception(const TagInst* tag, const std::uint64_t* values,
+                                             std::span<const std::span<const std::uint64_t>> roots,
+                                             ResourceAccount& account);
   // The object a handle names, or null (null, an i31, a freed object, not a handle).
   [[nodiscard]] GcObject* get(std::uint64_t handle) noexcept;
-  // Every live object's reference fields, as roots for the exception heap's collection.
-  void reference_words(std::vector<std::span<const std::uint64_t>>& out) const;
+  // The exception object an exnref names, or null (null, a freed object, not an exception).
+  [[nodiscard]] const GcObject* exception(std::uint64_t handle) const noexcept {
+    const std::int64_t i = index_of(handle);
+    return i < 0 || objects_[static_cast<std::size_t>(i)].tag == nullptr ? nullptr
+                                                                         : &objects_[static_cast<std::size_t>(i)];
+  }
   [[nodiscard]] std::size_t live_objects() const noexcept { return live_count_; }
   [[nodiscard]] std::uint64_t charged_bytes() const noexcept { return charged_bytes_; }
   [[nodiscard]] std::uint64_t collections() const noexcept { return collections_; }

@@ -42,28 +42,30 @@ namespace sprawling::wasm {
 }
 
 
+void Store::Impl::heap_roots(const std::uint64_t* top, HeapRoots& out) const {
+  // The value stack up to the allocating frame's end (every frame of every run below it),
+  // globals, tables, element segments, the exception in flight, the references the host holds,
+  // and compiled frames (the native stack, while machine code runs).
+  if (native_roots_top != nullptr) native_stack_words(native_roots_top, out.native);
+  out.spans.emplace_back(out.native);
+  out.spans.emplace_back(host_roots);
+  out.spans.emplace_back(stack, static_cast<std::size_t>(top - stack));
+  out.spans.emplace_back(&pending_exception, 1);
+  for (const GlobalInst& g : globals)
+    if (g.type.type.is_ref()) out.spans.emplace_back(&g.bits, 1);
+  for (const TableInst& t : tables) out.spans.emplace_back(t.elements);
+  for (const auto& inst : instances)
+    for (const auto& e : inst->elements) out.spans.emplace_back(e);
+}
+
 std::uint64_t Store::Impl::new_gc_object(const FuncType* type, std::uint32_t length, std::uint64_t bytes,
                                          const std::uint64_t* top, std::span<const std::span<const std::uint64_t>> extra) {
   // Roots are read only by a collection, which only an object that grows the heap triggers.
   if (!gc.may_collect(bytes)) return gc.make(type, length, bytes, {}, account);
-  // Roots: the value stack up to the allocating frame's end (every frame of every run below it),
-  // globals, tables, element segments, the exception in flight, exception objects' values, the
-  // references the host holds, and compiled frames (the native stack, while machine code runs).
-  std::vector<std::span<const std::uint64_t>> roots;
-  std::vector<std::uint64_t> native;
-  if (native_roots_top != nullptr) native_stack_words(native_roots_top, native);
-  roots.emplace_back(native);
-  roots.emplace_back(host_roots);
-  roots.emplace_back(stack, static_cast<std::size_t>(top - stack));
-  roots.emplace_back(&pending_exception, 1);
-  for (const GlobalInst& g : globals)
-    if (g.type.type.is_ref()) roots.emplace_back(&g.bits, 1);
-  for (const TableInst& t : tables) roots.emplace_back(t.elements);
-  for (const auto& inst : instances)
-    for (const auto& e : inst->elements) roots.emplace_back(e);
-  exceptions.value_words(roots);
-  roots.insert(roots.end(), extra.begin(), extra.end());
-  return gc.make(type, length, bytes, roots, account);
+  HeapRoots r;
+  heap_roots(top, r);
+  r.spans.insert(r.spans.end(), extra.begin(), extra.end());
+  return gc.make(type, length, bytes, r.spans, account);
 }
 
 void Store::root(std::uint64_t bits) {
@@ -87,6 +89,7 @@ Store::AnyRef Store::any_ref_kind(std::uint64_t bits) noexcept {
   if (gcref::is_i31(bits)) return AnyRef::I31;
   const GcObject* o = impl_->gc.get(bits);
   if (o == nullptr) return AnyRef::Dangling;
+  if (o->tag != nullptr) return AnyRef::Exception;
   return o->type->is_struct() ? AnyRef::Struct : AnyRef::Array;
 }
 

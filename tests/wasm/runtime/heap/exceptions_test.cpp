@@ -211,9 +211,9 @@ TEST_F(ExceptionsTest, ThrowingInALoopReusesABoundedHeap) {
   // 200,000 exceptions of 8 i64s (about 20 MB if none were freed) in a store of a few MiB.
   instantiate(StoreLimits{.max_store_bytes = 4u << 20});
   EXPECT_EQ(result("loop", {Value::i32(200'000)}), 0u + 2u);  // the kept first exception: i = 0, then 2
-  const ExceptionHeap& heap = store_->impl().exceptions;
+  const GcHeap& heap = store_->impl().gc;
   EXPECT_GT(heap.collections(), 0u);
-  EXPECT_LE(heap.charged_bytes(), 2 * ExceptionHeap::kCollectEvery);
+  EXPECT_LE(heap.charged_bytes(), 2 * GcHeap::kCollectEvery);
   EXPECT_LE(store_->store_bytes(), std::uint64_t{4} << 20);
 }
 
