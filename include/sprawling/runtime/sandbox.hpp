@@ -56,6 +56,12 @@ struct SandboxJob {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::uint8_t> stdin_bytes;
+  // Streamed stdin: when set, the guest's fd 0 reads this host fd (a pipe, a file, a socket) on
+  // demand and stdin_bytes is ignored: at most the guest's buffer per read, straight into guest
+  // memory, so nothing is buffered on the host, and a read that waits for data stops at the
+  // deadline. Borrowed: the caller keeps it open until run() returns. WasmSandbox reads it; the
+  // other sandboxes ignore it.
+  std::optional<int> stdin_fd{};
   std::vector<Mount> mounts;
   Fuel fuel;
   SnapshotPolicy snapshot{};  // [snapshots]

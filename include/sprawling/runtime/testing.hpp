@@ -13,8 +13,8 @@
 
 namespace sprawling::runtime {
 
-// Pass-through double: stdout = the job's stdin_bytes, then the output scripted beforehand;
-// exit Success unless scripted otherwise. Records every job, in order.
+// Pass-through double: stdout = the job's stdin_bytes (its stdin_fd is not read), then the output
+// scripted beforehand; exit Success unless scripted otherwise. Records every job, in order.
 class EchoSandbox final : public Sandbox {
  public:
   EchoSandbox() = default;
