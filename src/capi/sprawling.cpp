@@ -43,7 +43,6 @@ struct sprawling_config {
 };
 
 struct sprawling_sandbox {
-  rt::SandboxConfig config;  // for a job with streamed stdin, which the seam takes from the config
   std::unique_ptr<rt::Sandbox> sandbox;
   std::mutex mutex;  // the seam runs one job at a time per instance
 };
@@ -54,8 +53,6 @@ struct sprawling_job {
   bool has_module = false;
   bool module_is_bytes = false;
   std::vector<std::uint8_t> module_bytes;
-  // Streamed stdin is per job here (a job's input), per sandbox in the seam: see run_job.
-  std::optional<int> stdin_fd;
 };
 
 struct sprawling_outcome {
@@ -173,23 +170,6 @@ sprawling_error* make_error(rt::AxError error) {
   return out;
 }
 
-// The seam reads streamed stdin from its config (the CLI has one input per process); here it is the
-// job's, so such a job gets an engine sandbox of its own made from the sandbox's config: as cheap
-// as a run, since the module and snapshot caches belong to the process, not to the sandbox.
-std::expected<rt::SandboxOutcome, rt::AxError> run_streamed(sprawling_sandbox& sandbox, const rt::SandboxJob& job,
-                                                            int stdin_fd) {
-#if SPRAWLING_WITH_ENGINE
-  rt::SandboxConfig config = sandbox.config;
-  config.stdin_fd = stdin_fd;
-  rt::WasmSandbox streamed(std::move(config));
-  return streamed.run(job);
-#else
-  (void)stdin_fd;  // refused below with E_TOOL_UNAVAILABLE, as every job of this build
-  std::lock_guard lock(sandbox.mutex);
-  return sandbox.sandbox->run(job);
-#endif
-}
-
 sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, sprawling_outcome** outcome,
                          sprawling_error** error) {
   auto fail = [&](rt::AxError e) {
@@ -207,10 +187,10 @@ sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, s
                               "); sprawling_job_set_snapshot counts the first mounts the initialisation sees",
                           {{"init_mounts", std::to_string(job.job.snapshot.init_mounts)}}));
   }
-  if (job.stdin_fd && ::fcntl(*job.stdin_fd, F_GETFD) < 0) {
-    return fail(job_error("the job's stdin fd " + std::to_string(*job.stdin_fd) +
+  if (const auto fd = job.job.stdin_fd; fd && ::fcntl(*fd, F_GETFD) < 0) {
+    return fail(job_error("the job's stdin fd " + std::to_string(*fd) +
                               " is not open (sprawling_job_set_stdin_fd borrows it: keep it open until sprawling_run returns)",
-                          {{"stdin_fd", std::to_string(*job.stdin_fd)}}));
+                          {{"stdin_fd", std::to_string(*fd)}}));
   }
   const rt::SandboxJob* to_run = &job.job;
   rt::SandboxJob with_path;
@@ -224,9 +204,7 @@ sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, s
     to_run = &with_path;
   }
   std::expected<rt::SandboxOutcome, rt::AxError> result;
-  if (job.stdin_fd) {
-    result = run_streamed(sandbox, *to_run, *job.stdin_fd);
-  } else {
+  {
     std::lock_guard lock(sandbox.mutex);
     result = sandbox.sandbox->run(*to_run);
   }
@@ -459,8 +437,7 @@ sprawling_status sprawling_sandbox_new(const sprawling_config* config, sprawling
   return guarded([&] {
     auto sandbox = std::make_unique<sprawling_sandbox>();
 #if SPRAWLING_WITH_ENGINE
-    if (config != nullptr) sandbox->config = config->config;
-    sandbox->sandbox = std::make_unique<rt::WasmSandbox>(sandbox->config);
+    sandbox->sandbox = std::make_unique<rt::WasmSandbox>(config != nullptr ? config->config : rt::SandboxConfig{});
 #else
     (void)config;
     sandbox->sandbox = rt::make_sandbox();
@@ -531,7 +508,7 @@ sprawling_status sprawling_job_set_stdin(sprawling_job* job, const uint8_t* byte
   if (job == nullptr || (bytes == nullptr && len != 0)) return SPRAWLING_EINVAL;
   return guarded([&] {
     job->job.stdin_bytes.assign(bytes, bytes + len);
-    job->stdin_fd.reset();
+    job->job.stdin_fd.reset();
     return SPRAWLING_OK;
   });
 }
@@ -540,7 +517,7 @@ sprawling_status sprawling_job_set_stdin_fd(sprawling_job* job, int fd) {
   if (job == nullptr || fd < 0 || ::fcntl(fd, F_GETFD) < 0) return SPRAWLING_EINVAL;
   job->job.stdin_bytes.clear();
   job->job.stdin_bytes.shrink_to_fit();
-  job->stdin_fd = fd;
+  job->job.stdin_fd = fd;
   return SPRAWLING_OK;
 }
 

@@ -207,9 +207,6 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
     return status::kUsage;
   }
   runtime::SandboxConfig config;
-  // Streamed: the guest reads what it asks for, when it asks, under --timeout; nothing is read
-  // ahead (a pipe that never closes or a gigabyte never read costs the host nothing).
-  config.stdin_fd = guest_stdin->fd;
   if (request.max_memory_bytes) config.max_memory_bytes = *request.max_memory_bytes;
   config.timeout = request.timeout;
   if (request.hostcall_copy_limit) config.hostcall_copy_limit = *request.hostcall_copy_limit;
@@ -242,6 +239,10 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
                           .argv = std::move(argv),
                           .env = request.env,
                           .stdin_bytes = {},
+                          // Streamed: the guest reads what it asks for, when it asks, under
+                          // --timeout; nothing is read ahead (a pipe that never closes or a
+                          // gigabyte never read costs the host nothing).
+                          .stdin_fd = guest_stdin->fd,
                           .mounts = std::move(extra_mounts),
                           .fuel = runtime::Fuel{request.fuel.value_or(0)}};
   job.mounts.insert(job.mounts.end(), request.mounts.begin(), request.mounts.end());

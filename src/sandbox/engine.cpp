@@ -492,7 +492,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   wasi::WasiConfig wasi_config{.args = job.argv,
                                .env = job.env,
                                .stdin_bytes = job.stdin_bytes,
-                               .stdin_fd = config_.stdin_fd,
+                               .stdin_fd = job.stdin_fd,
                                .preopens = {},
                                .stdout_cap = config_.max_stdout_bytes,
                                .stderr_cap = config_.max_stderr_bytes,

@@ -1,5 +1,6 @@
 // A consumer of the installed package: runs a job through the seam's Echo double and the product sandbox.
 #include <sprawling/runtime/sandbox.hpp>
+#include <sprawling/runtime/testing.hpp>
 
 #include <cstdio>
 

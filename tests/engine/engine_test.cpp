@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace sprawling::runtime {
 namespace {
 
@@ -691,6 +694,41 @@ TEST(Seam, ArgvEnvAndStdinReachTheGuest) {
   ASSERT_TRUE(outcome.has_value());
   EXPECT_EQ(text(outcome->stdout_bytes), "ping");
   EXPECT_EQ(outcome->exit, SandboxExit{Failure{7}});
+}
+
+// Streamed stdin is the job's (SandboxJob::stdin_fd): it replaces the job's stdin_bytes, and the
+// next job of the same sandbox reads its own stdin again.
+TEST(Seam, StdinFdIsTheJobsOwn) {
+  TempDir dir;
+  // Echoes one read of up to 64 bytes of stdin to stdout.
+  const auto wasm = dir.write("echo_stdin.wat", R"((module
+    (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (func (export "_start")
+      (i32.store (i32.const 0) (i32.const 256))
+      (i32.store (i32.const 4) (i32.const 64))
+      (drop (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (i32.store (i32.const 4) (i32.load (i32.const 8)))
+      (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))))");
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  ASSERT_EQ(::write(fds[1], "piped", 5), 5);
+  ::close(fds[1]);
+  WasmSandbox sandbox;
+  auto streamed = job_for(wasm);
+  streamed.stdin_bytes = {'b', 'y', 't', 'e', 's'};
+  streamed.stdin_fd = fds[0];
+  auto outcome = sandbox.run(streamed);
+  ::close(fds[0]);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(text(outcome->stdout_bytes), "piped");
+
+  auto buffered = job_for(wasm);
+  buffered.stdin_bytes = {'p', 'i', 'n', 'g'};
+  outcome = sandbox.run(buffered);
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(text(outcome->stdout_bytes), "ping");
 }
 
 }  // namespace

@@ -120,7 +120,7 @@ TEST_P(Resources, ReadOfASilentFifoInAMountStopsAtTheDeadline) {
 
 // ---------------------------------------------------------------- stdin
 
-// Streamed stdin (SandboxConfig::stdin_fd): the guest's read of a pipe that stays open and silent
+// Streamed stdin (SandboxJob::stdin_fd): the guest's read of a pipe that stays open and silent
 // waits under the deadline (the 10,000 bytes that were there are read first, as the guest asks).
 TEST_P(Resources, StreamedStdinThatNeverClosesStopsAtTheDeadline) {
   Scratch dir;
@@ -138,10 +138,12 @@ TEST_P(Resources, StreamedStdinThatNeverClosesStopsAtTheDeadline) {
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
   const std::string some(10'000, 'x');  // read by the guest, then silence
   ASSERT_EQ(::write(pipe_fds[1], some.data(), some.size()), static_cast<ssize_t>(some.size()));
-  WasmSandbox sandbox(config({.timeout = std::chrono::milliseconds(300), .stdin_fd = pipe_fds[0]}));
+  WasmSandbox sandbox(config({.timeout = std::chrono::milliseconds(300)}));
+  auto streamed = job(wasm, 10'000'000);
+  streamed.stdin_fd = pipe_fds[0];
   Bounds bounds(3.0, 16 * kMiB);
   const auto start = Clock::now();
-  auto outcome = sandbox.run(job(wasm, 10'000'000));
+  auto outcome = sandbox.run(streamed);
   const double elapsed = seconds_since(start);
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);

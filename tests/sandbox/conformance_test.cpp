@@ -1,5 +1,6 @@
 // assert_sandbox_conformance passes on a well-behaved sandbox and names the rule a bad one breaks.
 #include <sprawling/runtime/conformance.hpp>
+#include <sprawling/runtime/testing.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
 // The promises of the seam's engine-free implementations: AbsentSandbox, EchoSandbox, FaultSandbox.
 #include <sprawling/runtime/sandbox.hpp>
+#include <sprawling/runtime/testing.hpp>
 
 #include <gtest/gtest.h>
 

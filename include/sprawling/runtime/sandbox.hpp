@@ -1,12 +1,12 @@
-// The sandbox seam (SPEC §2): the job, the outcome, the Sandbox interface, the product
-// implementation for engine-less builds (AbsentSandbox) and the two test doubles.
+// The sandbox seam: the job, the outcome, the Sandbox interface and the product implementation
+// for engine-less builds (AbsentSandbox). The engine sandbox is in wasm_sandbox.hpp; the test
+// doubles (EchoSandbox, FaultSandbox) are in testing.hpp, the conformance check in conformance.hpp.
 #pragma once
 
 #include <sprawling/runtime/error.hpp>
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <expected>
 #include <filesystem>
 #include <memory>
@@ -56,6 +56,12 @@ struct SandboxJob {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::uint8_t> stdin_bytes;
+  // Streamed stdin: when set, the guest's fd 0 reads this host fd (a pipe, a file, a socket) on
+  // demand and stdin_bytes is ignored: at most the guest's buffer per read, straight into guest
+  // memory, so nothing is buffered on the host, and a read that waits for data stops at the
+  // deadline. Borrowed: the caller keeps it open until run() returns. WasmSandbox reads it; the
+  // other sandboxes ignore it.
+  std::optional<int> stdin_fd{};
   std::vector<Mount> mounts;
   Fuel fuel;
   SnapshotPolicy snapshot{};  // [snapshots]
@@ -115,39 +121,6 @@ class AbsentSandbox final : public Sandbox {
 
  private:
   std::string alternative_;
-};
-
-// Pass-through double: stdout = the job's stdin, then the output scripted beforehand;
-// exit Success unless scripted otherwise. Records every job, in order.
-class EchoSandbox final : public Sandbox {
- public:
-  EchoSandbox() = default;
-  std::expected<SandboxOutcome, AxError> run(const SandboxJob& job) override;
-
-  // Appended to stdout / stderr of every following outcome, after the echoed stdin.
-  void script_stdout(std::vector<std::uint8_t> bytes);
-  void script_stderr(std::vector<std::uint8_t> bytes);
-  void script_exit(SandboxExit exit);
-  [[nodiscard]] const std::vector<SandboxJob>& jobs() const noexcept { return jobs_; }
-
- private:
-  std::vector<std::uint8_t> scripted_stdout_;
-  std::vector<std::uint8_t> scripted_stderr_;
-  SandboxExit exit_ = Success{};
-  std::vector<SandboxJob> jobs_;
-};
-
-// Fault double: call n returns the n-th scripted exit (with empty output); once the
-// script is used up every further call is an E_SANDBOX_HOST error, never an invented outcome.
-class FaultSandbox final : public Sandbox {
- public:
-  explicit FaultSandbox(std::vector<SandboxExit> script);
-  std::expected<SandboxOutcome, AxError> run(const SandboxJob& job) override;
-  [[nodiscard]] std::size_t remaining() const noexcept { return script_.size(); }
-
- private:
-  std::deque<SandboxExit> script_;
-  std::size_t calls_ = 0;
 };
 
 // What make_sandbox builds.

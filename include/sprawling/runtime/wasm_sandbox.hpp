@@ -74,11 +74,6 @@ struct SandboxConfig {
   // A write or resize that would pass it fails with EDQUOT; stats.disk_write_bytes says how
   // much was charged. Default 1 GiB.
   std::uint64_t max_disk_write_bytes = std::uint64_t{1} << 30;
-  // Streamed stdin: when set, the guest's fd 0 reads this host fd on demand (job.stdin_bytes is
-  // then ignored): at most the guest's buffer per read, straight into guest memory, so nothing
-  // is buffered on the host, and a read that waits for data stops at the deadline. Borrowed:
-  // the caller keeps it open during run() (the CLI passes its own stdin).
-  std::optional<int> stdin_fd{};
   // [snapshots] A folder (created 0700 when missing) where snapshots of initialised instances are
   // also kept between processes, checksummed; a corrupt or foreign file is rebuilt. Empty: the
   // in-memory cache only.
