@@ -1,6 +1,7 @@
-// The sandbox seam: the job, the outcome, the Sandbox interface and the product implementation
-// for engine-less builds (AbsentSandbox). The engine sandbox is in wasm_sandbox.hpp; the test
-// doubles (EchoSandbox, FaultSandbox) are in testing.hpp, the conformance check in conformance.hpp.
+// The sandbox seam: the job, the outcome, the Sandbox interface, the product implementation for
+// engine-less builds (AbsentSandbox) and, through testing.hpp (included at the end, as the
+// contract's layout has the seam hold them), the test doubles EchoSandbox and FaultSandbox. The
+// engine sandbox is in wasm_sandbox.hpp, the conformance check in conformance.hpp.
 #pragma once
 
 #include <sprawling/runtime/error.hpp>
@@ -137,3 +138,7 @@ struct SandboxFactoryConfig {
 [[nodiscard]] bool engine_available() noexcept;
 
 }  // namespace sprawling::runtime
+
+// The doubles are declared in a header of their own, which tests include directly; the seam
+// brings them along so that every user of the seam has the contract's whole vocabulary.
+#include <sprawling/runtime/testing.hpp>  // IWYU pragma: export

@@ -1,6 +1,7 @@
 // The seam's test doubles, for tests of code that takes a Sandbox: EchoSandbox (pass-through,
-// records the jobs) and FaultSandbox (scripted exits, then errors). They never run a guest, so
-// they are kept out of sandbox.hpp: a program includes this header only where it tests.
+// records the jobs) and FaultSandbox (scripted exits, then errors). They never run a guest.
+// Declared here, in a header of their own that tests include; sandbox.hpp (the seam) includes it
+// at its end, as the contract's layout keeps the doubles with the seam.
 #pragma once
 
 #include <sprawling/runtime/sandbox.hpp>
