@@ -7,6 +7,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <span>
 #include <string>
 
 namespace sprawling::wasm {
@@ -304,13 +307,85 @@ TEST(CompilerTailCalls, FunctionsWithTailCallsStayInterpretedAndAgreeWithTheInte
   }
 }
 
-// Multiple memories and memory64: a function touching a memory other than an i32 memory 0 stays
-// interpreted with the reason named; the others compile; both tiers agree on results, traps and
-// fuel (memory 1's grow past its max, an out-of-bounds i64 address).
+// Every way machine code reaches a run, against the interpreter (results, trap kind, function
+// and offset, fuel), unmetered and metered: lazily compiled (Tier::Compile), from the code cache
+// (both variants precompiled; every function has machine code there) and by tier-up (Auto at a
+// threshold of one call: each call once before and once after the tier-up thread published).
+struct Call {
+  std::string_view name;
+  Value arg;
+};
+class MemoryCache final : public CodeCacheStorage {
+ public:
+  std::optional<std::vector<std::uint8_t>> read(std::string_view name) override {
+    const auto it = entries_.find(std::string(name));
+    if (it == entries_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::expected<void, std::string> write(std::string_view name, std::span<const std::uint8_t> bytes) override {
+    entries_[std::string(name)].assign(bytes.begin(), bytes.end());
+    return {};
+  }
+
+ private:
+  std::map<std::string, std::vector<std::uint8_t>> entries_;
+};
+void every_way_agrees(std::string_view wat, const std::vector<Call>& calls) {
+  const std::optional<std::uint64_t> fuels[] = {std::nullopt, std::uint64_t{1} << 30};
+  auto cache = std::make_shared<MemoryCache>();
+  for (const bool metered : {false, true}) {
+    auto report = precompile(*compile_wat(wat), metered, *cache);
+    ASSERT_TRUE(report.has_value()) << (report ? "" : report.error());
+    EXPECT_EQ(report->compiled, report->functions) << "metered " << metered;
+  }
+  for (const std::optional<std::uint64_t> fuel : fuels) {
+    for (const Call& c : calls) {
+      const auto module = compile_wat(wat);
+      const Outcome want = run(module, Tier::Interpret, c.name, {c.arg}, fuel);
+      const std::string what = std::string(c.name) + "(" + std::to_string(c.arg.bits) + ") fuel " +
+                               std::to_string(fuel ? static_cast<long long>(*fuel) : -1);
+      EXPECT_EQ(run(module, Tier::Compile, c.name, {c.arg}, fuel), want) << what << " compiled lazily";
+      const auto cached = compile_wat(wat);
+      EXPECT_EQ(run(cached, Tier::Compile, c.name, {c.arg}, fuel, {}, cache), want) << what << " from the cache";
+      const jit::ModuleCode* code = cached->impl().jit_for(fuel ? kMetered : kUnmetered, Tier::Compile, cache.get());
+      ASSERT_NE(code, nullptr);
+      EXPECT_TRUE(code->from_cache) << what;
+    }
+  }
+  jit::tier_up_set_calls(1);
+  for (const std::optional<std::uint64_t> fuel : fuels) {
+    const auto module = compile_wat(wat);
+    for (int round = 0; round < 2; ++round) {
+      for (const Call& c : calls) {
+        const Outcome want = run(module, Tier::Interpret, c.name, {c.arg}, fuel);
+        EXPECT_EQ(run(module, Tier::Auto, c.name, {c.arg}, fuel), want)
+            << c.name << "(" << c.arg.bits << ") by tier-up, round " << round;
+      }
+      ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+    }
+    const int variant = fuel ? kMetered : kUnmetered;
+    const std::lock_guard lock(module->impl().jit_mutex);
+    const jit::ModuleCode* code = module->impl().jit_tier_up[variant].get();
+    ASSERT_NE(code, nullptr);
+    std::size_t compiled = 0;
+    for (std::size_t i = 0; i < code->entries.size(); ++i) {
+      EXPECT_EQ(code->reasons[i], "") << i;
+      compiled += code->entries[i].entry.load() != nullptr ? 1 : 0;
+    }
+    EXPECT_GT(compiled, 0u) << "variant " << variant;
+  }
+  jit::tier_up_set_calls(20000);
+}
+
+// Multiple memories and memory64: every function compiles, memory 0's and the others' accesses
+// alike; both tiers agree on results, traps and fuel: bounds at each memory's end, an i64
+// address plus offset past 2^64 (no wrap), an offset past 2^64 with any address, grows (each
+// memory's size reloaded after a call that grew it), bulk operations within and across memories.
 constexpr std::string_view kMemories = R"((module
   (memory $m0 1)
   (memory $m1 1 2)
-  (memory $m64 i64 1)
+  (memory $m64 i64 1 3)
+  (data $d "\01\02\03\04\05\06\07\08")
   (func $plain (export "plain") (param i32) (result i32)
     (i32.store (local.get 0) (i32.const 7))
     (i32.load (local.get 0)))
@@ -321,32 +396,121 @@ constexpr std::string_view kMemories = R"((module
   (func (export "wide") (param i64) (result i64)
     (i64.store $m64 offset=8 (local.get 0) (i64.const 5))
     (i64.add (i64.load $m64 offset=8 (local.get 0)) (memory.size $m64)))
-  (func (export "calls") (param i32) (result i32) (i32.mul (call $second (local.get 0)) (i32.const 2)))))";
+  (func (export "calls") (param i32) (result i32) (i32.mul (call $second (local.get 0)) (i32.const 2)))
+  (func $grow1 (result i32) (memory.grow $m1 (i32.const 1)))
+  (func $grow64 (result i64) (memory.grow $m64 (i64.const 1)))
+  ;; memory 1 and the 64-bit memory read past their first page after a callee grew them
+  (func (export "regrow") (param i32) (result i64)
+    (local $a i64)
+    (local.set $a (i64.extend_i32_u (i32.load8_u $m1 (i32.const 65535))))
+    (drop (call $grow1))
+    (drop (call $grow64))
+    (i64.add (local.get $a)
+      (i64.add (i64.load8_u $m64 (i64.extend_i32_u (local.get 0)))
+               (i64.extend_i32_u (i32.load16_s $m1 (local.get 0))))))
+  (func (export "grow64") (param i64) (result i64)
+    (i64.add (memory.grow $m64 (local.get 0)) (i64.mul (memory.size $m64) (i64.const 1000))))
+  (func (export "past") (param i64) (result i32) (i32.load8_u $m64 offset=0xfffffffffffffff0 (local.get 0)))
+  (func (export "beyond") (param i64) (result i32) (i32.load $m64 offset=0xfffffffffffffffe (local.get 0)))
+  ;; fill and init in the 64-bit memory, copies between it and memory 1 (an i32 length) and within
+  (func (export "bulk") (param i64) (result i64)
+    (memory.fill $m64 (local.get 0) (i32.const 9) (i64.const 16))
+    (memory.init $m64 $d (i64.add (local.get 0) (i64.const 4)) (i32.const 2) (i32.const 4))
+    (memory.copy $m1 $m64 (i32.const 100) (local.get 0) (i32.const 16))
+    (memory.copy $m64 $m64 (i64.const 200) (local.get 0) (i64.const 8))
+    (memory.fill $m1 (i32.const 300) (i32.const 1) (i32.const 4))
+    (i64.add (i64.load $m64 (i64.const 200))
+             (i64.add (i64.load $m1 offset=100 (i32.const 0)) (i64.load32_u $m1 (i32.const 300))))))
+)";
 
-TEST(CompilerMemories, FunctionsUsingOtherMemoriesStayInterpretedAndAgreeWithTheInterpreter) {
+TEST(CompilerMemories, FunctionsUsingOtherMemoriesCompileAndAgreeWithTheInterpreter) {
   auto module = compile_wat(kMemories);
   ASSERT_NE(module, nullptr);
   for (int variant : {kUnmetered, kMetered}) {
     const jit::ModuleCode& code = module->impl().jit(variant);
-    ASSERT_EQ(code.reasons.size(), 4u);
-    for (std::size_t i : {1u, 2u}) EXPECT_NE(code.reasons[i].find("multi-memory or memory64"), std::string::npos) << i;
-    for (std::size_t i : {0u, 3u}) EXPECT_EQ(code.reasons[i], "") << i;
+    EXPECT_EQ(code.error, "");
+    ASSERT_EQ(code.reasons.size(), 11u);
+    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
+    EXPECT_EQ(code.compiled, code.reasons.size());
   }
   auto same = [&](std::string_view name, Value arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, arg, fuel);
   };
+  constexpr std::uint64_t kMax = ~std::uint64_t{0};
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
     EXPECT_EQ(same("calls", Value::i32(16), fuel).results.at(0).bits, 20u);  // (7 + 1 + 2 pages) * 2
+    EXPECT_EQ(same("second", Value::i32(65532), fuel).results.at(0).bits, 10u);  // the last word of page 1
+    EXPECT_EQ(same("second", Value::i32(65533), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
     EXPECT_EQ(same("wide", Value::i64(100), fuel).results.at(0).bits, 6u);
-    EXPECT_EQ(same("wide", Value::i64(65528), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
-    EXPECT_EQ(same("wide", Value::i64(~std::uint64_t{0} - 4), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);  // no wrap
-    EXPECT_EQ(same("second", Value::i32(65534), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("wide", Value::i64(65520), fuel).results.at(0).bits, 6u);  // ends at the memory's end
+    EXPECT_EQ(same("wide", Value::i64(65521), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("wide", Value::i64(kMax - 4), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);  // no wrap
+    EXPECT_EQ(same("wide", Value::i64(kMax - 8), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("regrow", Value::i32(65536 + 10), fuel).results.at(0).bits, 0u);
+    EXPECT_EQ(same("regrow", Value::i32(2 * 65536 - 2), fuel).results.at(0).bits, 0u);
+    EXPECT_EQ(same("regrow", Value::i32(2 * 65536 - 1), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("grow64", Value::i64(2), fuel).results.at(0).bits, 3001u);
+    EXPECT_EQ(same("grow64", Value::i64(3), fuel).results.at(0).bits, kMax + 1000);  // -1 past the max
+    EXPECT_EQ(same("grow64", Value::i64(std::uint64_t{1} << 40), fuel).results.at(0).bits, kMax + 1000);
+    EXPECT_EQ(same("grow64", Value::i64(kMax), fuel).results.at(0).bits, kMax + 1000);
+    for (std::uint64_t a : {std::uint64_t{0}, std::uint64_t{16}, kMax - 0xe, kMax})
+      EXPECT_EQ(same("past", Value::i64(a), fuel).trap, TrapKind::OutOfBoundsMemoryAccess) << a;
+    for (std::uint64_t a : {std::uint64_t{0}, std::uint64_t{1}, kMax})
+      EXPECT_EQ(same("beyond", Value::i64(a), fuel).trap, TrapKind::OutOfBoundsMemoryAccess) << a;
+    EXPECT_EQ(same("bulk", Value::i64(1000), fuel).trap, TrapKind::None);
+    EXPECT_EQ(same("bulk", Value::i64(65520), fuel).trap, TrapKind::None);
+    EXPECT_EQ(same("bulk", Value::i64(65521), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("bulk", Value::i64(kMax - 8), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("bulk", Value::i64(std::uint64_t{1} << 32), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+  }
+  // Every budget up to past completion: the same trap point and consumed fuel.
+  for (const char* name : {"bulk", "regrow"}) {
+    const Value arg = std::string_view(name) == "bulk" ? Value::i64(1000) : Value::i32(65540);
+    const Outcome full = run(module, Tier::Interpret, name, {arg}, std::uint64_t{1} << 30);
+    ASSERT_EQ(full.trap, TrapKind::None) << name;
+    for (std::uint64_t budget = 1; budget <= full.fuel + 1; ++budget) {
+      same(name, arg, budget);
+      if (::testing::Test::HasFailure()) return;
+    }
   }
 }
 
-// 64-bit tables (table64): a function naming one (table.*, call_indirect) stays interpreted with
-// the reason named, the i32 table's compile; both tiers agree on results, traps (an index of
-// 2^32 + 1 is out of bounds, never slot 1) and fuel, including a grow past the cap.
+TEST(CompilerMemories, OtherMemoriesRunFromTheCodeCacheAndByTierUpAsInTheInterpreter) {
+  every_way_agrees(kMemories, {{"calls", Value::i32(16)},
+                               {"wide", Value::i64(65520)},
+                               {"wide", Value::i64(~std::uint64_t{0} - 4)},
+                               {"regrow", Value::i32(65536 + 10)},
+                               {"grow64", Value::i64(1)},
+                               {"past", Value::i64(16)},
+                               {"bulk", Value::i64(1000)},
+                               {"bulk", Value::i64(65521)}});
+}
+
+// A memory64 memory 0 goes through the same ops as any other memory (its accesses are never
+// memory 0's i32 fast path).
+TEST(CompilerMemories, A64BitMemoryZeroCompilesAndAgreesWithTheInterpreter) {
+  auto module = compile_wat(R"((module
+  (memory i64 1)
+  (func (export "rw") (param i64) (result i64)
+    (i64.store offset=4 (local.get 0) (i64.const 0x1122334455667788))
+    (memory.fill (i64.const 0) (i32.const 3) (i64.const 2))
+    (i64.add (i64.load16_u (i64.const 0))
+      (i64.add (i64.load offset=4 (local.get 0)) (i64.add (memory.size) (memory.grow (i64.const 1)))))))
+)");
+  ASSERT_NE(module, nullptr);
+  for (int variant : {kUnmetered, kMetered}) EXPECT_EQ(module->impl().jit(variant).reasons.at(0), "");
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
+    EXPECT_EQ(tiers_agree(module, "rw", Value::i64(8), fuel).trap, TrapKind::None);
+    EXPECT_EQ(tiers_agree(module, "rw", Value::i64(65524), fuel).trap, TrapKind::None);
+    EXPECT_EQ(tiers_agree(module, "rw", Value::i64(65525), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(tiers_agree(module, "rw", Value::i64(~std::uint64_t{0} - 3), fuel).trap,
+              TrapKind::OutOfBoundsMemoryAccess);
+  }
+}
+
+// 64-bit tables (table64): every function compiles, i64 indexes read whole; both tiers agree on
+// results, traps (an index of 2^32 + 1 is out of bounds, never slot 1) and fuel, including a grow
+// past the cap and a grow of 2^40 elements.
 constexpr std::string_view kTables64 = R"((module
   (type $v (func (result i32)))
   (func $seven (type $v) (i32.const 7))
@@ -354,6 +518,7 @@ constexpr std::string_view kTables64 = R"((module
   (table $t64 i64 2 4 funcref)
   (elem (table $t32) (i32.const 1) func $seven)
   (elem (table $t64) (i64.const 1) func $seven)
+  (elem $e funcref (ref.func $seven) (ref.func $seven))
   (func $plain (export "plain") (param i32) (result i32)
     (i32.add (call_indirect $t32 (type $v) (local.get 0)) (table.size $t32)))
   (func (export "wide") (param i64) (result i64)
@@ -361,17 +526,26 @@ constexpr std::string_view kTables64 = R"((module
     (table.fill $t64 (i64.const 2) (table.get $t64 (i64.const 1)) (i64.const 1))
     (i64.add (i64.extend_i32_u (call_indirect $t64 (type $v) (local.get 0))) (table.size $t64)))
   (func (export "grow") (param i64) (result i64) (table.grow $t64 (ref.null func) (local.get 0)))
-  (func (export "calls") (param i32) (result i32) (i32.mul (call $plain (local.get 0)) (i32.const 2))))
+  (func (export "calls") (param i32) (result i32) (i32.mul (call $plain (local.get 0)) (i32.const 2)))
+  ;; get/set/fill/copy/init at an i64 index: 0 leaves the table as it was, others trap past its end
+  (func (export "ops") (param i64) (result i32)
+    (table.set $t64 (local.get 0) (table.get $t64 (i64.const 1)))
+    (table.fill $t64 (local.get 0) (ref.null func) (i64.const 0))
+    (table.copy $t32 $t64 (i32.const 0) (i64.const 1) (i32.const 1))
+    (table.copy $t64 $t64 (local.get 0) (i64.const 1) (i64.const 1))
+    (table.init $t64 $e (local.get 0) (i32.const 1) (i32.const 1))
+    (i32.add (call_indirect $t32 (type $v) (i32.const 0)) (call_indirect $t64 (type $v) (local.get 0)))))
 )";
 
-TEST(CompilerTable64, FunctionsUsingA64BitTableStayInterpretedAndAgreeWithTheInterpreter) {
+TEST(CompilerTable64, FunctionsUsingA64BitTableCompileAndAgreeWithTheInterpreter) {
   auto module = compile_wat(kTables64);
   ASSERT_NE(module, nullptr);
   for (int variant : {kUnmetered, kMetered}) {
     const jit::ModuleCode& code = module->impl().jit(variant);
-    ASSERT_EQ(code.reasons.size(), 5u);
-    for (std::size_t i : {2u, 3u}) EXPECT_NE(code.reasons[i].find("64-bit table (table64)"), std::string::npos) << i;
-    for (std::size_t i : {0u, 1u, 4u}) EXPECT_EQ(code.reasons[i], "") << i;
+    EXPECT_EQ(code.error, "");
+    ASSERT_EQ(code.reasons.size(), 6u);
+    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
+    EXPECT_EQ(code.compiled, code.reasons.size());
   }
   auto same = [&](std::string_view name, Value arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, arg, fuel);
@@ -380,8 +554,10 @@ TEST(CompilerTable64, FunctionsUsingA64BitTableStayInterpretedAndAgreeWithTheInt
     EXPECT_EQ(same("calls", Value::i32(1), fuel).results.at(0).bits, 18u);  // (7 + 2) * 2
     EXPECT_EQ(same("wide", Value::i64(2), fuel).results.at(0).bits, 10u);   // 7 + 3 elements
     EXPECT_EQ(same("wide", Value::i64((std::uint64_t{1} << 32) + 1), fuel).trap, TrapKind::UndefinedElement);
+    EXPECT_EQ(same("wide", Value::i64(~std::uint64_t{0}), fuel).trap, TrapKind::UndefinedElement);
     EXPECT_EQ(same("wide", Value::i64(0), fuel).trap, TrapKind::UninitializedElement);
     EXPECT_EQ(same("grow", Value::i64(3), fuel).results.at(0).bits, ~std::uint64_t{0});  // past the max of 4
+    EXPECT_EQ(same("grow", Value::i64(2), fuel).results.at(0).bits, 2u);
     // 2^40 elements: -1 unmetered; metered, charged per element as an i32 grow, out of fuel.
     const Outcome huge = same("grow", Value::i64(std::uint64_t{1} << 40), fuel);
     if (fuel) {
@@ -389,13 +565,31 @@ TEST(CompilerTable64, FunctionsUsingA64BitTableStayInterpretedAndAgreeWithTheInt
     } else {
       EXPECT_EQ(huge.results.at(0).bits, ~std::uint64_t{0});
     }
+    same("grow", Value::i64(~std::uint64_t{0}), fuel);  // past 2^63: the most fuel can hold
+    EXPECT_EQ(same("ops", Value::i64(0), fuel).results.at(0).bits, 14u);
+    EXPECT_EQ(same("ops", Value::i64(1), fuel).results.at(0).bits, 14u);
+    for (std::uint64_t i : {std::uint64_t{2}, std::uint64_t{1} << 32, (std::uint64_t{1} << 32) + 1, ~std::uint64_t{0}})
+      EXPECT_EQ(same("ops", Value::i64(i), fuel).trap, TrapKind::OutOfBoundsTableAccess) << i;
   }
   // Every budget up to past completion: the same trap point and consumed fuel.
-  const Outcome full = run(module, Tier::Interpret, "wide", {Value::i64(2)}, std::uint64_t{1} << 30);
-  for (std::uint64_t budget = 1; budget <= full.fuel + 1; ++budget) {
-    same("wide", Value::i64(2), budget);
-    if (HasFailure()) return;
+  for (const char* name : {"wide", "ops"}) {
+    const Value arg = Value::i64(std::string_view(name) == "wide" ? 2 : 1);
+    const Outcome full = run(module, Tier::Interpret, name, {arg}, std::uint64_t{1} << 30);
+    ASSERT_EQ(full.trap, TrapKind::None) << name;
+    for (std::uint64_t budget = 1; budget <= full.fuel + 1; ++budget) {
+      same(name, arg, budget);
+      if (::testing::Test::HasFailure()) return;
+    }
   }
+}
+
+TEST(CompilerTable64, A64BitTableRunsFromTheCodeCacheAndByTierUpAsInTheInterpreter) {
+  every_way_agrees(kTables64, {{"calls", Value::i32(1)},
+                               {"wide", Value::i64(2)},
+                               {"wide", Value::i64((std::uint64_t{1} << 32) + 1)},
+                               {"grow", Value::i64(std::uint64_t{1} << 40)},
+                               {"ops", Value::i64(1)},
+                               {"ops", Value::i64(std::uint64_t{1} << 32)}});
 }
 
 // Exception handling: functions that throw or catch stay interpreted (ModuleCode::reasons),

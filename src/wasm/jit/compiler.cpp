@@ -43,6 +43,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 namespace sprawling::wasm {
@@ -155,7 +156,14 @@ constexpr bool handled(Op o) {
     case Op::DataDrop:
     case Op::MemoryFill:
     case Op::MemoryCopy:
-    case Op::MemoryInit: return true;
+    case Op::MemoryInit:
+    case Op::MemAt:
+    case Op::MemRestore:
+    case Op::MemorySizeM:
+    case Op::MemoryGrowM:
+    case Op::MemoryFillM:
+    case Op::MemoryCopyM:
+    case Op::MemoryInitM: return true;
     default: return false;
   }
 }
@@ -183,17 +191,12 @@ void for_each_target(Op o, const u32* code, u32 at, F&& f) {
   }
 }
 
-// table64: whether the instruction at `at` names a 64-bit table (any TABLE operand: table.*,
-// call_indirect). Their indexes are u64, which the compiled tier's table code does not read.
-bool names_table64(Op o, const u32* code, u32 at, const Module& module) {
-  const LayoutInfo& l = layout_of(o);
-  for (std::size_t i = 0; i < l.count; ++i) {
-    const OperandInfo& operand = l.operands[i];
-    if (operand.kind != OperandKind::Table) continue;
-    const u32 table = code[at + operand.word];
-    if (table < module.tables.size() && module.tables[table].limits.is64) return true;
-  }
-  return false;
+// A scalar load or store in the plain address mode: what the translator puts between MemAt and
+// MemRestore (an access to a memory other than an i32 memory 0; SIMD ones are refused before).
+constexpr bool plain_scalar_access(Op o) {
+  const OpInfo& oi = info(o);
+  return (oi.family == OpFamily::Load || oi.family == OpFamily::Store) && oi.mem_base != Op::Count_ &&
+         oi.mem_mode == MemMode::Plain;
 }
 
 // Pass 1: the instructions of a function (after the metered entry check), or why it cannot be
@@ -233,8 +236,6 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
   for (std::size_t i = first; i < all.size(); ++i) {
     const Instr& in = all[i];
     if (info(in.op).family == OpFamily::Simd) return fail("uses SIMD (v128), which only the interpreter runs");
-    if (info(in.op).family == OpFamily::MultiMemory)
-      return fail("uses a memory other than an i32 memory 0 (multi-memory or memory64), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Exception || !f.regions.empty())
       return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Gc)
@@ -244,8 +245,6 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
                   "br_on_non_null), which only the interpreter runs");
     if (in.op == Op::ReturnCall || in.op == Op::ReturnCallIndirect)
       return fail("uses a tail call (return_call / return_call_indirect), which the compiled tier does not compile");
-    if (names_table64(in.op, code, in.at, module))
-      return fail("uses a 64-bit table (table64), which only the interpreter runs");
     if (!handled(in.op))
       return fail("uses " + std::string(info(in.op).name) + ", which the compiled tier does not handle yet");
     starts[in.at] = true;
@@ -254,6 +253,17 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
   }
   for (u32 t : s.targets)
     if (t >= n || !starts[t]) return fail("a branch into the middle of an instruction");
+  // Another memory's access is MemAt, a plain scalar load or store of the bytes it checked, then
+  // MemRestore, with no branch into it: the emitter addresses the access from MemAt's pointer.
+  for (std::size_t i = 0; i < s.instrs.size(); ++i) {
+    if (s.instrs[i].op != Op::MemAt) continue;
+    const bool shaped = i + 2 < s.instrs.size() && plain_scalar_access(s.instrs[i + 1].op) &&
+                        s.instrs[i + 2].op == Op::MemRestore &&
+                        std::ranges::none_of(s.targets, [&](u32 t) {
+                          return t == s.instrs[i + 1].at || t == s.instrs[i + 2].at;
+                        });
+    if (!shaped) return fail("an access to another memory not shaped as MemAt, a load or store, MemRestore");
+  }
   // The interpreter's metered JUMP skips the loop header's FuelCheck [cost 0-visible] when the
   // balance is positive; that equals running the check only if the target is one.
   if (metered) {
@@ -322,6 +332,9 @@ std::size_t table_elements_offset() {
   return offset;
 }
 
+// Machine code reads a MemoryInst's `base` and `size` at their offsetof.
+static_assert(std::is_standard_layout_v<MemoryInst>);
+
 struct Types {
   llvm::Type* i1;
   llvm::Type* i8;
@@ -364,7 +377,7 @@ struct ModuleEmitter {
     refuel = mod.getOrInsertFunction("sprawling_jit_refuel", llvm::FunctionType::get(t.i32, {t.ptr, t.i64}, false));
     call = mod.getOrInsertFunction("sprawling_jit_call", llvm::FunctionType::get(t.i32, {t.ptr, t.ptr, t.ptr}, false));
     call_indirect = mod.getOrInsertFunction("sprawling_jit_call_indirect",
-                                            llvm::FunctionType::get(t.i32, {t.ptr, t.i32, t.i32, t.i32, t.ptr}, false));
+                                            llvm::FunctionType::get(t.i32, {t.ptr, t.i32, t.i32, t.i64, t.ptr}, false));
     memory_grow =
         mod.getOrInsertFunction("sprawling_jit_memory_grow", llvm::FunctionType::get(t.i32, {t.ptr, t.i32}, false));
   }
@@ -604,10 +617,14 @@ class FunctionEmitter {
   // is read again.
   void load_memory() {
     b_.CreateStore(invariant(b_.CreateLoad(t_.ptr, invariant(ctx_load(t_.ptr, offsetof(Ctx, mem_base))))), mem_base_);
+    load_other_memories();
     reload_memory();
   }
   void reload_memory() {
     b_.CreateStore(b_.CreateLoad(t_.i64, ctx_load(t_.ptr, offsetof(Ctx, mem_size))), mem_size_);
+    for (const OtherMemory& m : memories_)
+      b_.CreateStore(b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, m.inst, offsetof(MemoryInst, size))),
+                     m.size);
   }
   // The counter between this code and the context (at calls, helpers, traps and returns).
   // Unmetered code has none: Ctx::fuel passes through it untouched (no helper charges it
@@ -726,6 +743,7 @@ class FunctionEmitter {
   // The address of an access of `size` bytes at ea64 = (slot [+ imm]) + offset, or at the
   // constant ea64 when slot is absent; checked unless proven.
   llvm::Value* address(llvm::Value* ea64, u32 size, std::optional<u32> slot, u32 imm, bool add, u32 offset) {
+    if (redirect_) return redirected(ea64, size, slot, imm, add, offset);
     const u64 end = u64{offset} + size;
     bool proven = false;
     if (!slot) {
@@ -808,6 +826,104 @@ class FunctionEmitter {
   llvm::Value* ea_add(u32 base_slot, u32 imm, u32 offset) {
     llvm::Value* a32 = b_.CreateAdd(get(base_slot, VT::I32), u32c(imm));
     return b_.CreateAdd(b_.CreateZExt(a32, t_.i64), b_.getInt64(offset));
+  }
+
+  // ---- memories other than an i32 memory 0 (the MultiMemory ops: multi-memory, memory64)
+  // Each memory the function accesses or sizes is read through its MemoryInst: the base once at
+  // entry (it never moves), the size in an alloca reloaded where memory 0's is (after calls and
+  // memory.grow). Bulk operations and grow call helpers that do what the interpreter's handlers do.
+  struct OtherMemory {
+    u32 index;
+    bool is64;
+    llvm::Value* inst;
+    llvm::Value* base;
+    llvm::AllocaInst* size;
+  };
+  std::vector<OtherMemory> memories_;
+  // Between MemAt and MemRestore (scan() checked that one plain load or store lies between): the
+  // bytes MemAt checked, the slot it zeroed (the access's address) and their width. The
+  // interpreter points its memory registers there; the access here addresses from `ptr`.
+  struct Redirect {
+    llvm::Value* ptr;
+    u32 slot;
+    u32 width;
+  };
+  std::optional<Redirect> redirect_;
+  void load_other_memories() {
+    std::vector<u32> used;
+    for (const Instr& in : scan_.instrs) {
+      if (info(in.op).family != OpFamily::MultiMemory) continue;
+      visit_instruction(in.op, code_ + in.at, [&]<Op O>(const auto& a) {
+        if constexpr (O == Op::MemAt || O == Op::MemorySizeM) used.push_back(a.mem);
+        return true;
+      });
+    }
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    if (used.empty()) return;
+    llvm::Value* all = invariant(ctx_load(t_.ptr, offsetof(Ctx, memories)));
+    for (u32 m : used) {
+      OtherMemory om{m, me_.cm.module.memories.at(m).limits.is64, nullptr, nullptr, b_.CreateAlloca(t_.i64)};
+      om.inst = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, all, m)));
+      om.base = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, om.inst, offsetof(MemoryInst, base))));
+      memories_.push_back(om);
+    }
+  }
+  const OtherMemory& other_memory(u32 m) const {
+    return *std::ranges::find_if(memories_, [m](const OtherMemory& om) { return om.index == m; });
+  }
+  // MemAt: `addr + offset + width <= size` in exact arithmetic (an i32 memory's sum fits in 64
+  // bits; a 64-bit memory's is checked with llvm.uadd.with.overflow), else the trap here, as
+  // the interpreter's `ea = addr + offset` (overflow), `ea > size || width > size - ea`.
+  void mem_at(u32 dst, u32 addr_slot, u32 mem, u64 offset, u32 width) {
+    const OtherMemory& m = other_memory(mem);
+    llvm::Value* addr = m.is64 ? slot(addr_slot) : b_.CreateZExt(get(addr_slot, VT::I32), t_.i64);
+    llvm::Value* size = b_.CreateLoad(t_.i64, m.size);
+    if (offset > ~u64{0} - width) {
+      trap_if(b_.getTrue(), TrapKind::OutOfBoundsMemoryAccess);  // past 2^64 whatever the address
+    } else if (!m.is64) {
+      trap_if(b_.CreateICmpUGT(b_.CreateAdd(addr, b_.getInt64(offset + width)), size), TrapKind::OutOfBoundsMemoryAccess);
+    } else {
+      llvm::Value* sum = b_.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, addr, b_.getInt64(offset + width));
+      llvm::Value* out = b_.CreateOr(b_.CreateExtractValue(sum, 1), b_.CreateICmpUGT(b_.CreateExtractValue(sum, 0), size));
+      trap_if(out, TrapKind::OutOfBoundsMemoryAccess);
+    }
+    set_slot(dst, b_.getInt64(0));
+    redirect_ = Redirect{b_.CreateInBoundsGEP(t_.i8, m.base, b_.CreateAdd(addr, b_.getInt64(offset))), dst, width};
+  }
+  // The access after MemAt: at `ea64` within the checked bytes (the translator's is MemAt's zeroed
+  // slot at offset 0, which needs no check; anything else is checked against the width).
+  llvm::Value* redirected(llvm::Value* ea64, u32 size, std::optional<u32> slot, u32 imm, bool add, u32 offset) {
+    if (slot == redirect_->slot && imm == 0 && !add && offset == 0 && size <= redirect_->width) return redirect_->ptr;
+    trap_if(b_.CreateICmpUGT(b_.CreateAdd(ea64, b_.getInt64(size)), b_.getInt64(redirect_->width)),
+            TrapKind::OutOfBoundsMemoryAccess);
+    return b_.CreateInBoundsGEP(t_.i8, redirect_->ptr, ea64);
+  }
+  template <Op O, class A>
+  void emit_other_memory(const A& a) {
+    const Types& t = t_;
+    if constexpr (O == Op::MemAt) {
+      mem_at(a.dst, a.addr, a.mem, a.offset, a.width);
+    } else if constexpr (O == Op::MemRestore) {
+      redirect_.reset();
+    } else if constexpr (O == Op::MemorySizeM) {
+      set_slot(a.dst, b_.CreateUDiv(b_.CreateLoad(t.i64, other_memory(a.mem).size), b_.getInt64(kPageSize)));
+    } else if constexpr (O == Op::MemoryGrowM) {
+      set_slot(a.dst, b_.CreateCall(me_.helper("sprawling_jit_memory_grow_m", t.i64, {t.ptr, t.i32, t.i64}),
+                                    {ctxp_, u32c(a.mem), slot(a.delta)}));
+      reload_memory();
+    } else if constexpr (O == Op::MemoryFillM) {
+      call_status("sprawling_jit_memory_fill_m", {t.ptr, t.i32, t.i64, t.i32, t.i64},
+                  {ctxp_, u32c(a.mem), slot(a.d), i32s(a.val), slot(a.n)});
+    } else if constexpr (O == Op::MemoryCopyM) {
+      call_status("sprawling_jit_memory_copy_m", {t.ptr, t.i32, t.i32, t.i64, t.i64, t.i64},
+                  {ctxp_, u32c(a.dst_mem), u32c(a.src_mem), slot(a.d), slot(a.s), slot(a.n)});
+    } else if constexpr (O == Op::MemoryInitM) {
+      call_status("sprawling_jit_memory_init_m", {t.ptr, t.i32, t.i32, t.i64, t.i32, t.i32},
+                  {ctxp_, u32c(a.data), u32c(a.mem), slot(a.d), i32s(a.s), i32s(a.n)});
+    } else {
+      static_assert(!handled(O), "handled() admits a MultiMemory op emit_other_memory does not emit");
+    }
   }
 
   // ---- calls
@@ -910,7 +1026,7 @@ class FunctionEmitter {
   void emit_call_indirect(u32 type, u32 table, u32 idx_slot, u32 base, u32 post) {
     const FuncType& ft = me_.cm.module.types[type];
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
-    llvm::Value* element = get(idx_slot, VT::I32);
+    llvm::Value* element = slot(idx_slot);  // u64: an i32 index zero-extended, a table64 one whole
     store_args(base, static_cast<u32>(ft.params.size()));
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
@@ -925,7 +1041,7 @@ class FunctionEmitter {
       llvm::Value* end = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, elems, 1));
       llvm::Value* count =
           b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(end, t_.i64), b_.CreatePtrToInt(begin, t_.i64)), 3);
-      llvm::Value* i64 = b_.CreateZExt(element, t_.i64);
+      llvm::Value* i64 = element;
       b_.CreateCondBr(b_.CreateICmpULT(i64, count), found, slow);
       b_.SetInsertPoint(found);
       llvm::Value* fi = b_.CreateLoad(t_.ptr, b_.CreateInBoundsGEP(t_.i64, begin, i64));
@@ -1259,33 +1375,36 @@ class FunctionEmitter {
         b_.CreateCall(me_.helper(name, llvm::Type::getVoidTy(me_.ctx), {t.ptr, t.i32}), {ctxp_, u32c(segment)});
         return true;
       } else if constexpr (O == Op::TableGet) {
-        call_status("sprawling_jit_table_get", {t.ptr, t.i32, t.i32, t.ptr}, {ctxp_, u32c(a.table), i32s(a.idx), scratch_});
+        call_status("sprawling_jit_table_get", {t.ptr, t.i32, t.i64, t.ptr}, {ctxp_, u32c(a.table), slot(a.idx), scratch_});
         set_slot(a.dst, b_.CreateLoad(t.i64, scratch_));
         return true;
       } else if constexpr (O == Op::TableSet) {
-        call_status("sprawling_jit_table_set", {t.ptr, t.i32, t.i32, t.i64},
-                    {ctxp_, u32c(a.table), i32s(a.idx), slot(a.val)});
+        call_status("sprawling_jit_table_set", {t.ptr, t.i32, t.i64, t.i64},
+                    {ctxp_, u32c(a.table), slot(a.idx), slot(a.val)});
         return true;
       } else if constexpr (O == Op::TableSize) {
         put(a.dst, b_.CreateCall(me_.helper("sprawling_jit_table_size", t.i32, {t.ptr, t.i32}), {ctxp_, u32c(a.table)}),
             VT::I32);
         return true;
       } else if constexpr (O == Op::TableGrow) {
-        call_status("sprawling_jit_table_grow", {t.ptr, t.i32, t.i64, t.i32, t.ptr},
-                    {ctxp_, u32c(a.table), slot(a.init), i32s(a.n), scratch_});
+        call_status("sprawling_jit_table_grow", {t.ptr, t.i32, t.i64, t.i64, t.ptr},
+                    {ctxp_, u32c(a.table), slot(a.init), slot(a.n), scratch_});
         set_slot(a.dst, b_.CreateLoad(t.i64, scratch_));
         return true;
       } else if constexpr (O == Op::TableFill) {
-        call_status("sprawling_jit_table_fill", {t.ptr, t.i32, t.i32, t.i64, t.i32},
-                    {ctxp_, u32c(a.table), i32s(a.i), slot(a.val), i32s(a.n)});
+        call_status("sprawling_jit_table_fill", {t.ptr, t.i32, t.i64, t.i64, t.i64},
+                    {ctxp_, u32c(a.table), slot(a.i), slot(a.val), slot(a.n)});
         return true;
       } else if constexpr (O == Op::TableCopy) {
-        call_status("sprawling_jit_table_copy", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
-                    {ctxp_, u32c(a.dst_table), u32c(a.src_table), i32s(a.d), i32s(a.s), i32s(a.n)});
+        call_status("sprawling_jit_table_copy", {t.ptr, t.i32, t.i32, t.i64, t.i64, t.i64},
+                    {ctxp_, u32c(a.dst_table), u32c(a.src_table), slot(a.d), slot(a.s), slot(a.n)});
         return true;
       } else if constexpr (O == Op::TableInit) {
-        call_status("sprawling_jit_table_init", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
-                    {ctxp_, u32c(a.elem), u32c(a.table), i32s(a.d), i32s(a.s), i32s(a.n)});
+        call_status("sprawling_jit_table_init", {t.ptr, t.i32, t.i32, t.i64, t.i32, t.i32},
+                    {ctxp_, u32c(a.elem), u32c(a.table), slot(a.d), i32s(a.s), i32s(a.n)});
+        return true;
+      } else if constexpr (oi.family == OpFamily::MultiMemory) {
+        emit_other_memory<O>(a);
         return true;
       } else {
         static_assert(!handled(O), "handled() admits an op FunctionEmitter::emit does not emit");

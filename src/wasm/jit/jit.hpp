@@ -43,6 +43,9 @@ struct Ctx {
   // On-stack replacement (Slot::osr): 1 + the word of the loop header where the entry continues
   // an interpreted activation, its slots read from the frame; 0 for a call. The entry clears it.
   std::uint32_t osr_at = 0;
+  // The instance's memories: machine code reads a memory other than an i32 memory 0 through its
+  // MemoryInst (base once per activation, size again after calls and memory.grow).
+  MemoryInst* const* memories = nullptr;
 };
 
 // A helper's status: 0, a TrapKind to be located at the calling instruction, or a TrapKind with

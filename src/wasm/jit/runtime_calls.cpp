@@ -131,6 +131,7 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
   c.funcs = inst->funcs.data();
   c.tables = inst->tables.data();
   c.types = inst->types.data();
+  c.memories = inst->memories.data();
   c.native_limit = native_stack_limit();
   c.inst = inst;
   c.store = &store;
@@ -175,14 +176,16 @@ std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   return static_cast<std::uint32_t>(host_trap_kind(st));  // 0 (None) for Ok
 }
 
+// Table indexes and lengths are u64, as the interpreter reads them: an i32 one is zero-extended
+// in its slot, a 64-bit table's is whole.
 std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
-                                          std::uint32_t element, std::uint64_t* nfp) {
+                                          std::uint64_t element, std::uint64_t* nfp) {
   InstanceImpl& inst = *c->inst;
   TableInst* t = inst.tables[table_index];
   if (element >= t->elements.size()) return static_cast<std::uint32_t>(TrapKind::UndefinedElement);
   auto* callee = reinterpret_cast<FuncInst*>(t->elements[element]);
   if (callee == nullptr) {
-    c->out->element_index = element;
+    c->out->element_index = static_cast<std::uint32_t>(element);
     return static_cast<std::uint32_t>(TrapKind::UninitializedElement);
   }
   const FuncType* want = inst.types[type_index];
@@ -208,6 +211,18 @@ std::uint32_t charge_units(Ctx* c, std::uint64_t n) {
   c->fuel -= static_cast<std::int64_t>(n);
   if (c->fuel > 0) return 0;
   return static_cast<std::uint32_t>(c->store->refuel(c->fuel, 0));
+}
+
+// The interpreter's TABLE_OUT and MEM_OUT: `i > size || n > size - i`, which cannot wrap.
+bool table_out(const TableInst& t, std::uint64_t i, std::uint64_t n) {
+  return i > t.elements.size() || n > t.elements.size() - i;
+}
+bool mem_out(const MemoryInst& m, std::uint64_t a, std::uint64_t n) {
+  return a > m.size || n > m.size - a;
+}
+// An address or length as memory m's address type reads it (MEM_ADDR).
+std::uint64_t mem_addr(const MemoryInst& m, std::uint64_t v) {
+  return m.type.limits.is64 ? v : static_cast<std::uint32_t>(v);
 }
 
 }  // namespace
@@ -236,18 +251,60 @@ std::uint32_t sprawling_jit_memory_init(Ctx* c, std::uint32_t seg, std::uint32_t
   return 0;
 }
 
+// Memories other than an i32 memory 0 (the MultiMemory ops), as the interpreter's handlers.
+std::uint64_t sprawling_jit_memory_grow_m(Ctx* c, std::uint32_t mem, std::uint64_t delta) {
+  MemoryInst& m = *c->inst->memories[mem];
+  return mem_addr(m, static_cast<std::uint64_t>(m.grow(mem_addr(m, delta))));  // -1: 0xFFFFFFFF for an i32 memory
+}
+
+std::uint32_t sprawling_jit_memory_fill_m(Ctx* c, std::uint32_t mem, std::uint64_t d, std::uint32_t value,
+                                          std::uint64_t n) {
+  MemoryInst& m = *c->inst->memories[mem];
+  d = mem_addr(m, d);
+  n = mem_addr(m, n);
+  if (mem_out(m, d, n)) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memset(m.base + d, static_cast<std::uint8_t>(value), n);
+  return 0;
+}
+
+std::uint32_t sprawling_jit_memory_copy_m(Ctx* c, std::uint32_t dst_mem, std::uint32_t src_mem, std::uint64_t d,
+                                          std::uint64_t s, std::uint64_t n) {
+  MemoryInst& dm = *c->inst->memories[dst_mem];
+  const MemoryInst& sm = *c->inst->memories[src_mem];
+  d = mem_addr(dm, d);
+  s = mem_addr(sm, s);
+  // The length has the smaller of the two address types.
+  if (!(dm.type.limits.is64 && sm.type.limits.is64)) n = static_cast<std::uint32_t>(n);
+  if (mem_out(dm, d, n) || mem_out(sm, s, n)) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memmove(dm.base + d, sm.base + s, n);
+  return 0;
+}
+
+std::uint32_t sprawling_jit_memory_init_m(Ctx* c, std::uint32_t seg, std::uint32_t mem, std::uint64_t d,
+                                          std::uint32_t s, std::uint32_t n) {
+  const std::span<const std::uint8_t> data = c->inst->datas[seg];
+  MemoryInst& m = *c->inst->memories[mem];
+  d = mem_addr(m, d);
+  if (std::uint64_t{s} + n > data.size() || mem_out(m, d, n)) return kOobMemory;
+  if (const std::uint32_t k = charge_units(c, n)) return k;
+  if (n != 0) std::memcpy(m.base + d, data.data() + s, n);
+  return 0;
+}
+
 void sprawling_jit_data_drop(Ctx* c, std::uint32_t seg) {
   c->inst->datas[seg] = {};
 }
 
-std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t* out) {
+std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint64_t i, std::uint64_t* out) {
   const TableInst* table = c->inst->tables[t];
   if (i >= table->elements.size()) return kOobTable;
   *out = table->elements[i];
   return 0;
 }
 
-std::uint32_t sprawling_jit_table_set(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value) {
+std::uint32_t sprawling_jit_table_set(Ctx* c, std::uint32_t t, std::uint64_t i, std::uint64_t value) {
   TableInst* table = c->inst->tables[t];
   if (i >= table->elements.size()) return kOobTable;
   table->elements[i] = value;
@@ -258,37 +315,39 @@ std::uint32_t sprawling_jit_table_size(Ctx* c, std::uint32_t t) {
   return static_cast<std::uint32_t>(c->inst->tables[t]->elements.size());
 }
 
-std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint32_t n,
+std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint64_t n,
                                        std::uint64_t* out) {
   TableInst* table = c->inst->tables[t];
-  if (const std::uint32_t k = charge_units(c, n)) return k;
-  *out = static_cast<std::uint32_t>(table->grow(n, init));  // -1 (past max_elements or the account) → 0xFFFFFFFF
+  // A 64-bit table's n may pass 2^63: charged as the most fuel can hold, as the interpreter does.
+  if (const std::uint32_t k = charge_units(c, std::min<std::uint64_t>(n, INT64_MAX))) return k;
+  const std::int64_t r = table->grow(n, init);  // -1 past max_elements or the account
+  *out = table->type.limits.is64 ? static_cast<std::uint64_t>(r) : static_cast<std::uint32_t>(r);
   return 0;
 }
 
-std::uint32_t sprawling_jit_table_fill(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value, std::uint32_t n) {
+std::uint32_t sprawling_jit_table_fill(Ctx* c, std::uint32_t t, std::uint64_t i, std::uint64_t value, std::uint64_t n) {
   TableInst* table = c->inst->tables[t];
-  if (std::uint64_t{i} + n > table->elements.size()) return kOobTable;
+  if (table_out(*table, i, n)) return kOobTable;
   if (const std::uint32_t k = charge_units(c, n)) return k;
   std::fill_n(table->elements.begin() + i, n, value);
   return 0;
 }
 
-std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t st, std::uint32_t d, std::uint32_t s,
-                                       std::uint32_t n) {
+std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t st, std::uint64_t d, std::uint64_t s,
+                                       std::uint64_t n) {
   TableInst* dst = c->inst->tables[dt];
   const TableInst* src = c->inst->tables[st];
-  if (std::uint64_t{d} + n > dst->elements.size() || std::uint64_t{s} + n > src->elements.size()) return kOobTable;
+  if (table_out(*dst, d, n) || table_out(*src, s, n)) return kOobTable;
   if (const std::uint32_t k = charge_units(c, n)) return k;
   if (n != 0) std::memmove(dst->elements.data() + d, src->elements.data() + s, n * sizeof(std::uint64_t));
   return 0;
 }
 
-std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint32_t d, std::uint32_t s,
+std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint64_t d, std::uint32_t s,
                                        std::uint32_t n) {
   const std::vector<std::uint64_t>& elems = c->inst->elements[seg];
   TableInst* table = c->inst->tables[t];
-  if (std::uint64_t{s} + n > elems.size() || std::uint64_t{d} + n > table->elements.size()) return kOobTable;
+  if (std::uint64_t{s} + n > elems.size() || table_out(*table, d, n)) return kOobTable;
   if (const std::uint32_t k = charge_units(c, n)) return k;
   if (n != 0) std::memcpy(table->elements.data() + d, elems.data() + s, n * sizeof(std::uint64_t));
   return 0;
@@ -376,6 +435,10 @@ struct NumTable {
                {"sprawling_jit_memory_copy", reinterpret_cast<void*>(&sprawling_jit_memory_copy)},
                {"sprawling_jit_memory_init", reinterpret_cast<void*>(&sprawling_jit_memory_init)},
                {"sprawling_jit_data_drop", reinterpret_cast<void*>(&sprawling_jit_data_drop)},
+               {"sprawling_jit_memory_grow_m", reinterpret_cast<void*>(&sprawling_jit_memory_grow_m)},
+               {"sprawling_jit_memory_fill_m", reinterpret_cast<void*>(&sprawling_jit_memory_fill_m)},
+               {"sprawling_jit_memory_copy_m", reinterpret_cast<void*>(&sprawling_jit_memory_copy_m)},
+               {"sprawling_jit_memory_init_m", reinterpret_cast<void*>(&sprawling_jit_memory_init_m)},
                {"sprawling_jit_table_get", reinterpret_cast<void*>(&sprawling_jit_table_get)},
                {"sprawling_jit_table_set", reinterpret_cast<void*>(&sprawling_jit_table_set)},
                {"sprawling_jit_table_size", reinterpret_cast<void*>(&sprawling_jit_table_size)},

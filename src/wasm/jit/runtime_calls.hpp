@@ -16,22 +16,32 @@ extern "C" {
 std::uint32_t sprawling_jit_refuel(Ctx* c, std::int64_t visible);
 std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp);
 std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
-                                          std::uint32_t element, std::uint64_t* nfp);
+                                          std::uint64_t element, std::uint64_t* nfp);
 std::uint32_t sprawling_jit_memory_grow(Ctx* c, std::uint32_t delta);
 // Bulk memory and table instructions, as the interpreter's handlers: status as above.
 std::uint32_t sprawling_jit_memory_fill(Ctx* c, std::uint32_t d, std::uint32_t value, std::uint32_t n);
 std::uint32_t sprawling_jit_memory_copy(Ctx* c, std::uint32_t d, std::uint32_t s, std::uint32_t n);
 std::uint32_t sprawling_jit_memory_init(Ctx* c, std::uint32_t seg, std::uint32_t d, std::uint32_t s, std::uint32_t n);
 void sprawling_jit_data_drop(Ctx* c, std::uint32_t seg);
-std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t* out);
-std::uint32_t sprawling_jit_table_set(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value);
+// A memory other than an i32 memory 0 (memidx `mem`): addresses and lengths in the memory's
+// address type (u64 slots, read as the interpreter's MultiMemory handlers read them).
+std::uint64_t sprawling_jit_memory_grow_m(Ctx* c, std::uint32_t mem, std::uint64_t delta);
+std::uint32_t sprawling_jit_memory_fill_m(Ctx* c, std::uint32_t mem, std::uint64_t d, std::uint32_t value,
+                                          std::uint64_t n);
+std::uint32_t sprawling_jit_memory_copy_m(Ctx* c, std::uint32_t dst_mem, std::uint32_t src_mem, std::uint64_t d,
+                                          std::uint64_t s, std::uint64_t n);
+std::uint32_t sprawling_jit_memory_init_m(Ctx* c, std::uint32_t seg, std::uint32_t mem, std::uint64_t d,
+                                          std::uint32_t s, std::uint32_t n);
+// Tables: indexes and lengths as u64 slots (i32 ones zero-extended, table64's whole).
+std::uint32_t sprawling_jit_table_get(Ctx* c, std::uint32_t t, std::uint64_t i, std::uint64_t* out);
+std::uint32_t sprawling_jit_table_set(Ctx* c, std::uint32_t t, std::uint64_t i, std::uint64_t value);
 std::uint32_t sprawling_jit_table_size(Ctx* c, std::uint32_t t);
-std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint32_t n,
+std::uint32_t sprawling_jit_table_grow(Ctx* c, std::uint32_t t, std::uint64_t init, std::uint64_t n,
                                        std::uint64_t* out);
-std::uint32_t sprawling_jit_table_fill(Ctx* c, std::uint32_t t, std::uint32_t i, std::uint64_t value, std::uint32_t n);
-std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t st, std::uint32_t d, std::uint32_t s,
-                                       std::uint32_t n);
-std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint32_t d, std::uint32_t s,
+std::uint32_t sprawling_jit_table_fill(Ctx* c, std::uint32_t t, std::uint64_t i, std::uint64_t value, std::uint64_t n);
+std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t st, std::uint64_t d, std::uint64_t s,
+                                       std::uint64_t n);
+std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint64_t d, std::uint32_t s,
                                        std::uint32_t n);
 void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg);
 }
