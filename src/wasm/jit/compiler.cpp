@@ -120,6 +120,7 @@ constexpr bool handled(Op o) {
     case OpFamily::Store: return oi.mem_base != Op::Count_;
     case OpFamily::FusedBranch: return oi.has_wasm;
     case OpFamily::Numeric: return num_shape(o).has_value();
+    case OpFamily::Simd: return true;  // v128 moves inline; lanes inline or the interpreter's lane function
     default: break;
   }
   switch (o) {
@@ -232,7 +233,6 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
   std::vector<bool> starts(n, false);
   for (std::size_t i = first; i < all.size(); ++i) {
     const Instr& in = all[i];
-    if (info(in.op).family == OpFamily::Simd) return fail("uses SIMD (v128), which only the interpreter runs");
     if (info(in.op).family == OpFamily::MultiMemory)
       return fail("uses a memory other than an i32 memory 0 (multi-memory or memory64), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Exception || !f.regions.empty())
@@ -861,8 +861,8 @@ class FunctionEmitter {
   void emit_call(u32 funcidx, u32 base, u32 post) {
     const Module& m = me_.cm.module;
     const FuncType& ft = m.func_type(funcidx);
-    const auto np = static_cast<u32>(ft.params.size());
-    const auto nr = static_cast<u32>(ft.results.size());
+    const u32 np = value_slots(ft.params);  // slots: a v128 takes two
+    const u32 nr = value_slots(ft.results);
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     store_args(base, np);
     auto* join = new_block("returned");
@@ -911,7 +911,7 @@ class FunctionEmitter {
     const FuncType& ft = me_.cm.module.types[type];
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     llvm::Value* element = get(idx_slot, VT::I32);
-    store_args(base, static_cast<u32>(ft.params.size()));
+    store_args(base, value_slots(ft.params));
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
     if (table_layout_known()) {
@@ -963,7 +963,7 @@ class FunctionEmitter {
     helper_status(st);
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
-    after_call(base, static_cast<u32>(ft.results.size()), post);
+    after_call(base, value_slots(ft.results), post);
   }
 
   // ---- numeric
@@ -1287,10 +1287,325 @@ class FunctionEmitter {
         call_status("sprawling_jit_table_init", {t.ptr, t.i32, t.i32, t.i32, t.i32, t.i32},
                     {ctxp_, u32c(a.elem), u32c(a.table), i32s(a.d), i32s(a.s), i32s(a.n)});
         return true;
+      } else if constexpr (oi.family == OpFamily::Simd) {
+        simd<O>(a);
+        return true;
       } else {
         static_assert(!handled(O), "handled() admits an op FunctionEmitter::emit does not emit");
         trap(TrapKind::Unreachable);  // scan() admits only handled ops
         return false;
+      }
+    }
+  }
+
+  // ---- SIMD: a v128 is two slots (bytes 0..7 in the first). Moves, loads and stores of whole
+  // vectors, lanes, bit operations, integer arithmetic and comparisons, shuffles, and float
+  // add/sub/mul/div/sqrt/abs/neg/comparisons are vector IR; every other op calls its helper
+  // (sprawling_jit_simd_<op>: the interpreter's own lane function) through the operand block io_.
+  struct Lanes {
+    llvm::FixedVectorType* vt;  // the lanes as LLVM sees them (float lanes as float)
+    llvm::FixedVectorType* ivt;  // the same lanes as integers
+    unsigned bits;
+    bool fp;
+  };
+  Lanes lanes_of(std::string_view shape) {
+    auto v = [](llvm::Type* lane, unsigned n) { return llvm::FixedVectorType::get(lane, n); };
+    if (shape == "i8x16") return {v(t_.i8, 16), v(t_.i8, 16), 8, false};
+    if (shape == "i16x8") return {v(t_.i16, 8), v(t_.i16, 8), 16, false};
+    if (shape == "i32x4") return {v(t_.i32, 4), v(t_.i32, 4), 32, false};
+    if (shape == "f32x4") return {v(t_.f32, 4), v(t_.i32, 4), 32, true};
+    if (shape == "f64x2") return {v(t_.f64, 2), v(t_.i64, 2), 64, true};
+    return {v(t_.i64, 2), v(t_.i64, 2), 64, false};  // i64x2, v128
+  }
+  llvm::FixedVectorType* v2i64() { return llvm::FixedVectorType::get(t_.i64, 2); }
+  llvm::Value* vget(u32 s) {
+    llvm::Value* v = b_.CreateInsertElement(llvm::PoisonValue::get(v2i64()), slot(s), u64{0});
+    return b_.CreateInsertElement(v, slot(s + 1), u64{1});
+  }
+  void vput(u32 s, llvm::Value* v) {
+    v = b_.CreateBitCast(v, v2i64());
+    llvm::Value* lo = b_.CreateExtractElement(v, u64{0});
+    llvm::Value* hi = b_.CreateExtractElement(v, u64{1});
+    set_slot(s, lo);
+    set_slot(s + 1, hi);
+  }
+  llvm::AllocaInst* io_ = nullptr;  // a SIMD helper's operand block (six slots), made on first use
+  llvm::Value* io_at(unsigned i) {
+    if (io_ == nullptr) {
+      llvm::IRBuilderBase::InsertPointGuard g(b_);
+      llvm::BasicBlock& entry = fn_->getEntryBlock();
+      b_.SetInsertPoint(&entry, entry.getFirstInsertionPt());
+      io_ = b_.CreateAlloca(llvm::ArrayType::get(t_.i64, 6));
+    }
+    return b_.CreateConstInBoundsGEP1_64(t_.i64, io_, i);
+  }
+  void io_put(unsigned at, u32 s) {
+    llvm::Value* lo = slot(s);
+    llvm::Value* hi = slot(s + 1);
+    b_.CreateStore(lo, io_at(at));
+    b_.CreateStore(hi, io_at(at + 1));
+  }
+  void simd_call(Op o, llvm::Value* mem, llvm::Value* x, u32 lane) {
+    const std::string name = "sprawling_jit_simd_" + std::to_string(idx(o));
+    llvm::FunctionCallee fn =
+        me_.helper(name.c_str(), llvm::Type::getVoidTy(me_.ctx), {t_.ptr, t_.ptr, t_.i64, t_.i32});
+    b_.CreateCall(fn, {io_at(0), mem != nullptr ? mem : llvm::ConstantPointerNull::get(t_.ptr),
+                       x != nullptr ? x : b_.getInt64(0), u32c(lane)});
+  }
+  void io_result(u32 dst) {
+    llvm::Value* lo = b_.CreateLoad(t_.i64, io_at(0));
+    llvm::Value* hi = b_.CreateLoad(t_.i64, io_at(1));
+    set_slot(dst, lo);
+    set_slot(dst + 1, hi);
+  }
+  static constexpr u32 mem_width(ImmKind k) {
+    switch (k) {
+      case ImmKind::MemArg8:
+      case ImmKind::MemArgLane8: return 1;
+      case ImmKind::MemArg16:
+      case ImmKind::MemArgLane16: return 2;
+      case ImmKind::MemArg32:
+      case ImmKind::MemArgLane32: return 4;
+      case ImmKind::MemArg64:
+      case ImmKind::MemArgLane64: return 8;
+      default: return 16;
+    }
+  }
+  llvm::Value* splat(const Lanes& l, u64 v) {
+    return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(l.ivt->getNumElements()),
+                                          llvm::ConstantInt::get(l.ivt->getElementType(), v));
+  }
+  // A NaN lane of a float result is the positive canonical NaN (wasm/simd.hpp), whatever the
+  // operands: as the interpreter.
+  llvm::Value* canon(const Lanes& l, llvm::Value* r) {
+    const u64 nan = l.bits == 32 ? 0x7FC00000u : 0x7FF8000000000000u;
+    return b_.CreateSelect(b_.CreateFCmpUNO(r, r), splat(l, nan), b_.CreateBitCast(r, l.ivt));
+  }
+  // Lanes `first`.. of the half-width shape of l (twice as many lanes), widened to l.
+  llvm::Value* widen(const Lanes& l, llvm::Value* v2, bool high, bool sign) {
+    const unsigned n = l.ivt->getNumElements();
+    auto* half = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, l.bits / 2), n * 2);
+    llvm::SmallVector<int, 16> mask;
+    for (unsigned i = 0; i < n; ++i) mask.push_back(static_cast<int>(i + (high ? n : 0)));
+    llvm::Value* part = b_.CreateShuffleVector(b_.CreateBitCast(v2, half), mask);
+    return sign ? b_.CreateSExt(part, l.ivt) : b_.CreateZExt(part, l.ivt);
+  }
+  static std::string_view shape_of(std::string_view text) { return text.substr(0, text.find('.')); }
+  static std::string_view name_of(std::string_view text) { return text.substr(text.find('.') + 1); }
+
+  // The inline form of a v128 -> v128 op, or null for the helper.
+  llvm::Value* simd_un(std::string_view text, llvm::Value* a2) {
+    const std::string_view n = name_of(text);
+    const Lanes l = lanes_of(shape_of(text));
+    if (n == "not") return b_.CreateNot(a2);
+    if (n.starts_with("extend_")) return widen(l, a2, n.starts_with("extend_high"), n.ends_with("_s"));
+    if (l.fp) {
+      llvm::Value* bits = b_.CreateBitCast(a2, l.ivt);
+      const u64 sign = u64{1} << (l.bits - 1);
+      if (n == "abs") return b_.CreateAnd(bits, splat(l, ~sign));
+      if (n == "neg") return b_.CreateXor(bits, splat(l, sign));
+      if (n == "sqrt") {
+        llvm::Value* a = b_.CreateBitCast(a2, l.vt);
+        return canon(l, b_.CreateConstrainedFPCall(llvm::Intrinsic::getDeclaration(
+                                                       &me_.mod, llvm::Intrinsic::experimental_constrained_sqrt, {l.vt}),
+                                                   {a}));
+      }
+      return nullptr;
+    }
+    llvm::Value* a = b_.CreateBitCast(a2, l.ivt);
+    if (n == "neg") return b_.CreateNeg(a);
+    if (n == "abs") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a, b_.getFalse());
+    if (n == "popcnt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, a);
+    return nullptr;
+  }
+  llvm::Value* simd_bin(std::string_view text, llvm::Value* a2, llvm::Value* b2) {
+    const std::string_view n = name_of(text);
+    const Lanes l = lanes_of(shape_of(text));
+    if (n == "and") return b_.CreateAnd(a2, b2);
+    if (n == "or") return b_.CreateOr(a2, b2);
+    if (n == "xor") return b_.CreateXor(a2, b2);
+    if (n == "andnot") return b_.CreateAnd(a2, b_.CreateNot(b2));
+    if (l.fp) {
+      llvm::Value* a = b_.CreateBitCast(a2, l.vt);
+      llvm::Value* b = b_.CreateBitCast(b2, l.vt);
+      if (n == "add") return canon(l, b_.CreateFAdd(a, b));
+      if (n == "sub") return canon(l, b_.CreateFSub(a, b));
+      if (n == "mul") return canon(l, b_.CreateFMul(a, b));
+      if (n == "div") return canon(l, b_.CreateFDiv(a, b));
+      using P = llvm::CmpInst::Predicate;
+      std::optional<P> p;
+      if (n == "eq") p = P::FCMP_OEQ;
+      if (n == "ne") p = P::FCMP_UNE;
+      if (n == "lt") p = P::FCMP_OLT;
+      if (n == "gt") p = P::FCMP_OGT;
+      if (n == "le") p = P::FCMP_OLE;
+      if (n == "ge") p = P::FCMP_OGE;
+      if (p) return b_.CreateSExt(b_.CreateFCmp(*p, a, b), l.ivt);
+      return nullptr;
+    }
+    llvm::Value* a = b_.CreateBitCast(a2, l.ivt);
+    llvm::Value* b = b_.CreateBitCast(b2, l.ivt);
+    if (n == "add") return b_.CreateAdd(a, b);
+    if (n == "sub") return b_.CreateSub(a, b);
+    if (n == "mul") return b_.CreateMul(a, b);
+    using P = llvm::CmpInst::Predicate;
+    std::optional<P> p;
+    if (n == "eq") p = P::ICMP_EQ;
+    if (n == "ne") p = P::ICMP_NE;
+    if (n == "lt_s") p = P::ICMP_SLT;
+    if (n == "lt_u") p = P::ICMP_ULT;
+    if (n == "gt_s") p = P::ICMP_SGT;
+    if (n == "gt_u") p = P::ICMP_UGT;
+    if (n == "le_s") p = P::ICMP_SLE;
+    if (n == "le_u") p = P::ICMP_ULE;
+    if (n == "ge_s") p = P::ICMP_SGE;
+    if (n == "ge_u") p = P::ICMP_UGE;
+    if (p) return b_.CreateSExt(b_.CreateICmp(*p, a, b), l.ivt);
+    using I = llvm::Intrinsic::ID;
+    std::optional<I> id;
+    if (n == "min_s") id = llvm::Intrinsic::smin;
+    if (n == "min_u") id = llvm::Intrinsic::umin;
+    if (n == "max_s") id = llvm::Intrinsic::smax;
+    if (n == "max_u") id = llvm::Intrinsic::umax;
+    if (n == "add_sat_s") id = llvm::Intrinsic::sadd_sat;
+    if (n == "add_sat_u") id = llvm::Intrinsic::uadd_sat;
+    if (n == "sub_sat_s") id = llvm::Intrinsic::ssub_sat;
+    if (n == "sub_sat_u") id = llvm::Intrinsic::usub_sat;
+    if (id) return b_.CreateBinaryIntrinsic(*id, a, b);
+    if (n == "avgr_u") {  // (a + b + 1) / 2 without overflow: in lanes twice as wide
+      auto* wide = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, l.bits * 2), l.ivt->getNumElements());
+      llvm::Value* sum = b_.CreateAdd(b_.CreateZExt(a, wide), b_.CreateZExt(b, wide));
+      sum = b_.CreateAdd(sum, llvm::ConstantInt::get(wide, 1));
+      return b_.CreateTrunc(b_.CreateLShr(sum, llvm::ConstantInt::get(wide, 1)), l.ivt);
+    }
+    if (n.starts_with("extmul_")) {
+      const bool high = n.starts_with("extmul_high");
+      const bool sign = n.ends_with("_s");
+      return b_.CreateMul(widen(l, a2, high, sign), widen(l, b2, high, sign));
+    }
+    return nullptr;
+  }
+
+  template <Op O, class A>
+  void simd(const A& a) {
+    constexpr const OpInfo& oi = info(O);
+    [[maybe_unused]] const Types& t = t_;
+    if constexpr (O == Op::VCopy) {
+      llvm::Value* lo = slot(a.src);
+      llvm::Value* hi = slot(a.src + 1);
+      set_slot(a.dst, lo);
+      set_slot(a.dst + 1, hi);
+    } else if constexpr (O == Op::VSelect) {
+      llvm::Value* c = b_.CreateICmpNE(get(a.cond, VT::I32), u32c(0));
+      llvm::Value* lo = b_.CreateSelect(c, slot(a.a), slot(a.b));
+      llvm::Value* hi = b_.CreateSelect(c, slot(a.a + 1), slot(a.b + 1));
+      set_slot(a.dst, lo);
+      set_slot(a.dst + 1, hi);
+    } else if constexpr (O == Op::VGlobalGet || O == Op::VGlobalSet) {
+      llvm::Value* gp = invariant(b_.CreateLoad(t.ptr, b_.CreateConstInBoundsGEP1_64(t.ptr, globals_, a.global)));
+      llvm::Value* lo = b_.CreateConstInBoundsGEP1_64(t.i8, gp, offsetof(GlobalInst, bits));
+      llvm::Value* hi = b_.CreateConstInBoundsGEP1_64(t.i8, gp, offsetof(GlobalInst, bits_hi));
+      if constexpr (O == Op::VGlobalGet) {
+        set_slot(a.dst, b_.CreateLoad(t.i64, lo));
+        set_slot(a.dst + 1, b_.CreateLoad(t.i64, hi));
+      } else {
+        b_.CreateStore(slot(a.src), lo);
+        b_.CreateStore(slot(a.src + 1), hi);
+      }
+    } else {
+      constexpr Opcode wop = oi.wasm;
+      constexpr Layout L = oi.layout;
+      const std::string_view text = info(wop).text;
+      if constexpr (L == Layout::VConst) {
+        set_slot(a.dst, b_.getInt64(a.value.lo));
+        set_slot(a.dst + 1, b_.getInt64(a.value.hi));
+      } else if constexpr (L == Layout::VLoad || L == Layout::VLoadLane) {
+        llvm::Value* p = address(Where{ea(a.addr, a.offset), a.addr, 0, false, a.offset}, mem_width(info(wop).imm));
+        if constexpr (wop == Opcode::V128Load) {
+          vput(a.dst, b_.CreateAlignedLoad(v2i64(), p, llvm::MaybeAlign(1)));
+        } else if constexpr (L == Layout::VLoad) {
+          simd_call(O, p, nullptr, 0);
+          io_result(a.dst);
+        } else {
+          io_put(0, a.v);
+          simd_call(O, p, nullptr, a.lane);
+          io_result(a.dst);
+        }
+      } else if constexpr (L == Layout::VStore || L == Layout::VStoreLane) {
+        llvm::Value* p = address(Where{ea(a.addr, a.offset), a.addr, 0, false, a.offset}, mem_width(info(wop).imm));
+        if constexpr (wop == Opcode::V128Store) {
+          b_.CreateAlignedStore(vget(a.val), p, llvm::MaybeAlign(1));
+        } else {
+          io_put(0, a.val);
+          simd_call(O, p, nullptr, a.lane);
+        }
+      } else if constexpr (L == Layout::VUnary || L == Layout::VBinary || L == Layout::VTernary) {
+        llvm::Value* r = nullptr;
+        if constexpr (L == Layout::VUnary) {
+          r = simd_un(text, vget(a.a));
+        } else if constexpr (L == Layout::VBinary) {
+          if (wop != Opcode::I8x16Swizzle && wop != Opcode::I8x16RelaxedSwizzle) r = simd_bin(text, vget(a.a), vget(a.b));
+        } else if constexpr (wop == Opcode::V128Bitselect || wop == Opcode::I8x16RelaxedLaneselect ||
+                             wop == Opcode::I16x8RelaxedLaneselect || wop == Opcode::I32x4RelaxedLaneselect ||
+                             wop == Opcode::I64x2RelaxedLaneselect) {
+          // Every bit of the mask c selects (relaxed_laneselect's deterministic choice).
+          llvm::Value* c = vget(a.c);
+          r = b_.CreateOr(b_.CreateAnd(vget(a.a), c), b_.CreateAnd(vget(a.b), b_.CreateNot(c)));
+        }
+        if (r != nullptr) {
+          vput(a.dst, r);
+        } else {
+          io_put(0, a.a);
+          if constexpr (requires { a.b; }) io_put(2, a.b);
+          if constexpr (requires { a.c; }) io_put(4, a.c);
+          simd_call(O, nullptr, nullptr, 0);
+          io_result(a.dst);
+        }
+      } else if constexpr (L == Layout::VShift) {
+        const Lanes l = lanes_of(shape_of(text));
+        const std::string_view n = name_of(text);
+        llvm::Value* v = b_.CreateBitCast(vget(a.a), l.ivt);
+        llvm::Value* count = b_.CreateAnd(get(a.b, VT::I32), u32c(l.bits - 1));  // modulo the lane width
+        count = b_.CreateVectorSplat(l.ivt->getNumElements(), b_.CreateZExtOrTrunc(count, l.ivt->getElementType()));
+        vput(a.dst, n == "shl" ? b_.CreateShl(v, count) : n == "shr_s" ? b_.CreateAShr(v, count) : b_.CreateLShr(v, count));
+      } else if constexpr (L == Layout::VSplat) {
+        const Lanes l = lanes_of(shape_of(text));
+        llvm::Value* x = b_.CreateTrunc(slot(a.a), l.ivt->getElementType());
+        vput(a.dst, b_.CreateVectorSplat(l.ivt->getNumElements(), x));
+      } else if constexpr (L == Layout::VExtract) {
+        const Lanes l = lanes_of(shape_of(text));
+        llvm::Value* x = b_.CreateExtractElement(b_.CreateBitCast(vget(a.a), l.ivt), u64{a.lane});
+        if (l.bits < 32 && name_of(text).ends_with("_s")) x = b_.CreateSExt(x, t.i32);
+        set_slot(a.dst, b_.CreateZExt(x, t.i64));
+      } else if constexpr (L == Layout::VReplace) {
+        const Lanes l = lanes_of(shape_of(text));
+        llvm::Value* x = b_.CreateTrunc(slot(a.b), l.ivt->getElementType());
+        vput(a.dst, b_.CreateInsertElement(b_.CreateBitCast(vget(a.a), l.ivt), x, u64{a.lane}));
+      } else if constexpr (L == Layout::VShuffle) {
+        auto* v16 = llvm::FixedVectorType::get(t.i8, 16);
+        llvm::SmallVector<int, 16> mask;
+        for (unsigned i = 0; i < 16; ++i) mask.push_back(static_cast<int>(((i < 8 ? a.lanes.lo : a.lanes.hi) >> (8 * (i % 8))) & 31));
+        vput(a.dst, b_.CreateShuffleVector(b_.CreateBitCast(vget(a.a), v16), b_.CreateBitCast(vget(a.b), v16), mask));
+      } else if constexpr (L == Layout::VTest) {
+        const Lanes l = lanes_of(shape_of(text));
+        const std::string_view n = name_of(text);
+        llvm::Value* v = b_.CreateBitCast(vget(a.a), l.ivt);
+        const unsigned lanes = l.ivt->getNumElements();
+        llvm::Type* mask_ty = llvm::IntegerType::get(me_.ctx, lanes);
+        llvm::Value* r = nullptr;
+        if (n == "any_true") {
+          r = b_.CreateICmpNE(b_.CreateBitCast(v, llvm::IntegerType::get(me_.ctx, 128)),
+                              llvm::ConstantInt::get(llvm::IntegerType::get(me_.ctx, 128), 0));
+        } else if (n == "all_true") {
+          llvm::Value* nonzero = b_.CreateICmpNE(v, llvm::Constant::getNullValue(l.ivt));
+          r = b_.CreateICmpEQ(b_.CreateBitCast(nonzero, mask_ty), llvm::Constant::getAllOnesValue(mask_ty));
+        } else {  // bitmask: each lane's top bit
+          llvm::Value* neg = b_.CreateICmpSLT(v, llvm::Constant::getNullValue(l.ivt));
+          r = b_.CreateBitCast(neg, mask_ty);
+        }
+        set_slot(a.dst, b_.CreateZExt(r, t.i64));
+      } else {
+        static_assert(L == Layout::VConst, "a SIMD layout FunctionEmitter::simd does not emit");
       }
     }
   }
