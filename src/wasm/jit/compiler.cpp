@@ -1390,6 +1390,46 @@ class FunctionEmitter {
     llvm::Value* part = b_.CreateShuffleVector(b_.CreateBitCast(v2, half), mask);
     return sign ? b_.CreateSExt(part, l.ivt) : b_.CreateZExt(part, l.ivt);
   }
+  // The even and odd lanes of v2 seen as twice as many lanes of half l's width, each widened to l.
+  std::pair<llvm::Value*, llvm::Value*> pairs(const Lanes& l, llvm::Value* v2, bool sign) {
+    const unsigned n = l.ivt->getNumElements();
+    auto* half = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, l.bits / 2), n * 2);
+    llvm::SmallVector<int, 16> even;
+    llvm::SmallVector<int, 16> odd;
+    for (unsigned i = 0; i < n; ++i) {
+      even.push_back(static_cast<int>(2 * i));
+      odd.push_back(static_cast<int>(2 * i + 1));
+    }
+    llvm::Value* h = b_.CreateBitCast(v2, half);
+    auto ext = [&](llvm::Value* x) { return sign ? b_.CreateSExt(x, l.ivt) : b_.CreateZExt(x, l.ivt); };
+    return {ext(b_.CreateShuffleVector(h, even)), ext(b_.CreateShuffleVector(h, odd))};
+  }
+  llvm::Value* fsplat(llvm::FixedVectorType* vt, double x) {
+    return llvm::ConstantVector::getSplat(vt->getElementCount(), llvm::ConstantFP::get(vt->getElementType(), x));
+  }
+  llvm::Value* isplat(llvm::FixedVectorType* vt, u64 x) {
+    return llvm::ConstantVector::getSplat(vt->getElementCount(), llvm::ConstantInt::get(vt->getElementType(), x));
+  }
+  llvm::Value* constrained(llvm::Intrinsic::ID id, llvm::Type* ty, llvm::ArrayRef<llvm::Value*> args) {
+    return b_.CreateConstrainedFPCall(llvm::Intrinsic::getDeclaration(&me_.mod, id, {ty}), args);
+  }
+  // trunc_sat of float lanes x to i32 lanes: NaN -> 0, out of range -> the nearest bound
+  // (simd.hpp's trunc_sat); the conversion's own result is used only in range.
+  llvm::Value* trunc_sat(llvm::Value* x, bool sign) {
+    auto* vt = llvm::cast<llvm::FixedVectorType>(x->getType());
+    auto* it = llvm::FixedVectorType::get(t_.i32, vt->getNumElements());
+    llvm::Value* r = sign ? b_.CreateFPToSI(x, it) : b_.CreateFPToUI(x, it);
+    llvm::Value* hi = b_.CreateFCmpOGE(x, fsplat(vt, sign ? 2147483648.0 : 4294967296.0));
+    r = b_.CreateSelect(hi, isplat(it, sign ? 0x7FFFFFFFu : 0xFFFFFFFFu), r);
+    llvm::Value* lo = sign ? b_.CreateFCmpOLT(x, fsplat(vt, -2147483648.0)) : b_.CreateFCmpOLE(x, fsplat(vt, -1.0));
+    r = b_.CreateSelect(lo, isplat(it, sign ? 0x80000000u : 0u), r);
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), isplat(it, 0), r);
+  }
+  // Two halves of 2 lanes as one of 4, the second zero (the `_zero` conversions).
+  llvm::Value* with_zero_high(llvm::Value* two) {
+    auto* vt = llvm::cast<llvm::FixedVectorType>(two->getType());
+    return b_.CreateShuffleVector(two, llvm::Constant::getNullValue(vt), llvm::ArrayRef<int>{0, 1, 2, 3});
+  }
   static std::string_view shape_of(std::string_view text) { return text.substr(0, text.find('.')); }
   static std::string_view name_of(std::string_view text) { return text.substr(text.find('.') + 1); }
 
@@ -1404,11 +1444,32 @@ class FunctionEmitter {
       const u64 sign = u64{1} << (l.bits - 1);
       if (n == "abs") return b_.CreateAnd(bits, splat(l, ~sign));
       if (n == "neg") return b_.CreateXor(bits, splat(l, sign));
-      if (n == "sqrt") {
-        llvm::Value* a = b_.CreateBitCast(a2, l.vt);
-        return canon(l, b_.CreateConstrainedFPCall(llvm::Intrinsic::getDeclaration(
-                                                       &me_.mod, llvm::Intrinsic::experimental_constrained_sqrt, {l.vt}),
-                                                   {a}));
+      llvm::Value* a = b_.CreateBitCast(a2, l.vt);
+      using I = llvm::Intrinsic::ID;
+      std::optional<I> id;
+      if (n == "sqrt") id = llvm::Intrinsic::experimental_constrained_sqrt;
+      if (n == "ceil") id = llvm::Intrinsic::experimental_constrained_ceil;
+      if (n == "floor") id = llvm::Intrinsic::experimental_constrained_floor;
+      if (n == "trunc") id = llvm::Intrinsic::experimental_constrained_trunc;
+      if (n == "nearest") id = llvm::Intrinsic::experimental_constrained_nearbyint;  // ties to even
+      if (id) return canon(l, constrained(*id, l.vt, {a}));
+      auto* i32x4 = llvm::FixedVectorType::get(t_.i32, 4);
+      auto* i32x2 = llvm::FixedVectorType::get(t_.i32, 2);
+      if (n == "convert_i32x4_s") return b_.CreateSIToFP(b_.CreateBitCast(a2, i32x4), l.vt);
+      if (n == "convert_i32x4_u") return b_.CreateUIToFP(b_.CreateBitCast(a2, i32x4), l.vt);
+      if (n.starts_with("convert_low_i32x4_")) {
+        llvm::Value* low = b_.CreateShuffleVector(b_.CreateBitCast(a2, i32x4), llvm::ArrayRef<int>{0, 1});
+        return n.ends_with("_s") ? b_.CreateSIToFP(low, l.vt) : b_.CreateUIToFP(low, l.vt);
+      }
+      if (n == "demote_f64x2_zero") {
+        auto* f32x2 = llvm::FixedVectorType::get(t_.f32, 2);
+        llvm::Value* r = b_.CreateFPTrunc(b_.CreateBitCast(a2, lanes_of("f64x2").vt), f32x2);
+        const Lanes two{f32x2, i32x2, 32, true};
+        return with_zero_high(canon(two, r));
+      }
+      if (n == "promote_low_f32x4") {
+        llvm::Value* low = b_.CreateShuffleVector(b_.CreateBitCast(a2, lanes_of("f32x4").vt), llvm::ArrayRef<int>{0, 1});
+        return canon(l, b_.CreateFPExt(low, l.vt));
       }
       return nullptr;
     }
@@ -1416,6 +1477,16 @@ class FunctionEmitter {
     if (n == "neg") return b_.CreateNeg(a);
     if (n == "abs") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a, b_.getFalse());
     if (n == "popcnt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, a);
+    if (n.starts_with("extadd_pairwise_")) {
+      auto [even, odd] = pairs(l, a2, n.ends_with("_s"));
+      return b_.CreateAdd(even, odd);
+    }
+    // trunc_sat and the relaxed truncations (their deterministic choice is trunc_sat).
+    const bool sign = n.ends_with("_s") || n.ends_with("_s_zero");
+    if (n.ends_with("_f32x4_s") || n.ends_with("_f32x4_u"))
+      return trunc_sat(b_.CreateBitCast(a2, lanes_of("f32x4").vt), sign);
+    if (n.ends_with("_f64x2_s_zero") || n.ends_with("_f64x2_u_zero"))
+      return with_zero_high(trunc_sat(b_.CreateBitCast(a2, lanes_of("f64x2").vt), sign));
     return nullptr;
   }
   llvm::Value* simd_bin(std::string_view text, llvm::Value* a2, llvm::Value* b2) {
@@ -1441,6 +1512,18 @@ class FunctionEmitter {
       if (n == "le") p = P::FCMP_OLE;
       if (n == "ge") p = P::FCMP_OGE;
       if (p) return b_.CreateSExt(b_.CreateFCmp(*p, a, b), l.ivt);
+      llvm::Value* ua = b_.CreateBitCast(a2, l.ivt);
+      llvm::Value* ub = b_.CreateBitCast(b2, l.ivt);
+      // min/max (and relaxed_min/max): NaN if either is, -0 < +0; pmin/pmax select bits as they are.
+      const bool min = n == "min" || n == "relaxed_min";
+      if (min || n == "max" || n == "relaxed_max") {
+        llvm::Value* r = b_.CreateSelect(min ? b_.CreateFCmpOLT(a, b) : b_.CreateFCmpOGT(a, b), ua, ub);
+        r = b_.CreateSelect(b_.CreateFCmpOEQ(a, b), min ? b_.CreateOr(ua, ub) : b_.CreateAnd(ua, ub), r);
+        const u64 nan = l.bits == 32 ? 0x7FC00000u : 0x7FF8000000000000u;
+        return b_.CreateSelect(b_.CreateFCmpUNO(a, b), splat(l, nan), r);
+      }
+      if (n == "pmin") return b_.CreateSelect(b_.CreateFCmpOLT(b, a), ub, ua);
+      if (n == "pmax") return b_.CreateSelect(b_.CreateFCmpOLT(a, b), ub, ua);
       return nullptr;
     }
     llvm::Value* a = b_.CreateBitCast(a2, l.ivt);
@@ -1478,10 +1561,63 @@ class FunctionEmitter {
       sum = b_.CreateAdd(sum, llvm::ConstantInt::get(wide, 1));
       return b_.CreateTrunc(b_.CreateLShr(sum, llvm::ConstantInt::get(wide, 1)), l.ivt);
     }
+    if (n.starts_with("narrow_")) {  // signed lanes saturated to the half width, a's then b's
+      const unsigned wide = l.bits * 2;
+      auto* wt = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, wide), l.ivt->getNumElements() / 2);
+      llvm::SmallVector<int, 16> all;
+      for (unsigned i = 0; i < l.ivt->getNumElements(); ++i) all.push_back(static_cast<int>(i));
+      llvm::Value* both = b_.CreateShuffleVector(b_.CreateBitCast(a2, wt), b_.CreateBitCast(b2, wt), all);
+      auto* bt = llvm::FixedVectorType::get(wt->getElementType(), l.ivt->getNumElements());
+      const bool sign = n.ends_with("_s");
+      const u64 lo = sign ? (~u64{0} << (l.bits - 1)) : 0;
+      const u64 hi = sign ? (u64{1} << (l.bits - 1)) - 1 : (u64{1} << l.bits) - 1;
+      llvm::Value* c = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, both, isplat(bt, lo));
+      c = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, c, isplat(bt, hi));
+      return b_.CreateTrunc(c, l.ivt);
+    }
+    if (n == "dot_i16x8_s") {
+      auto [ae, ao] = pairs(l, a2, true);
+      auto [be, bo] = pairs(l, b2, true);
+      return b_.CreateAdd(b_.CreateMul(ae, be), b_.CreateMul(ao, bo));
+    }
+    if (n == "q15mulr_sat_s" || n == "relaxed_q15mulr_s") {  // (a * b + 0x4000) >> 15, saturated
+      auto* wt = llvm::FixedVectorType::get(t_.i32, 8);
+      llvm::Value* p32 = b_.CreateMul(b_.CreateSExt(a, wt), b_.CreateSExt(b, wt));
+      p32 = b_.CreateAShr(b_.CreateAdd(p32, isplat(wt, 0x4000)), isplat(wt, 15));
+      return b_.CreateTrunc(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, p32, isplat(wt, 0x7FFF)), l.ivt);
+    }
+    if (n == "relaxed_dot_i8x16_i7x16_s") return dot_i8_pairs(a2, b2);
     if (n.starts_with("extmul_")) {
       const bool high = n.starts_with("extmul_high");
       const bool sign = n.ends_with("_s");
       return b_.CreateMul(widen(l, a2, high, sign), widen(l, b2, high, sign));
+    }
+    return nullptr;
+  }
+
+  // Signed i8 products summed in pairs into wrapping i16 lanes (relaxed_dot's deterministic choice).
+  llvm::Value* dot_i8_pairs(llvm::Value* a2, llvm::Value* b2) {
+    const Lanes l = lanes_of("i16x8");
+    auto [ae, ao] = pairs(l, a2, true);
+    auto [be, bo] = pairs(l, b2, true);
+    return b_.CreateAdd(b_.CreateMul(ae, be), b_.CreateMul(ao, bo));
+  }
+  // The inline form of a three-operand op, or null for the helper.
+  llvm::Value* simd_tern(std::string_view text, llvm::Value* a2, llvm::Value* b2, llvm::Value* c2) {
+    const std::string_view n = name_of(text);
+    const Lanes l = lanes_of(shape_of(text));
+    if (n == "bitselect" || n == "relaxed_laneselect")  // every bit of the mask selects
+      return b_.CreateOr(b_.CreateAnd(a2, c2), b_.CreateAnd(b2, b_.CreateNot(c2)));
+    if (n == "relaxed_madd" || n == "relaxed_nmadd") {  // fma(±a, b, c), one rounding, NaN lanes canonical
+      llvm::Value* a = a2;
+      if (n == "relaxed_nmadd") a = b_.CreateXor(b_.CreateBitCast(a2, l.ivt), splat(l, u64{1} << (l.bits - 1)));
+      llvm::Value* r = constrained(llvm::Intrinsic::experimental_constrained_fma, l.vt,
+                                   {b_.CreateBitCast(a, l.vt), b_.CreateBitCast(b2, l.vt), b_.CreateBitCast(c2, l.vt)});
+      return canon(l, r);
+    }
+    if (n == "relaxed_dot_i8x16_i7x16_add_s") {
+      auto [even, odd] = pairs(l, dot_i8_pairs(a2, b2), true);
+      return b_.CreateAdd(b_.CreateAdd(even, odd), b_.CreateBitCast(c2, l.ivt));
     }
     return nullptr;
   }
@@ -1521,23 +1657,36 @@ class FunctionEmitter {
         set_slot(a.dst + 1, b_.getInt64(a.value.hi));
       } else if constexpr (L == Layout::VLoad || L == Layout::VLoadLane) {
         llvm::Value* p = address(Where{ea(a.addr, a.offset), a.addr, 0, false, a.offset}, mem_width(info(wop).imm));
+        [[maybe_unused]] const std::string_view n = name_of(text);
+        [[maybe_unused]] const u32 w = mem_width(info(wop).imm);
+        [[maybe_unused]] llvm::Type* wt = llvm::IntegerType::get(me_.ctx, w * 8);
         if constexpr (wop == Opcode::V128Load) {
           vput(a.dst, b_.CreateAlignedLoad(v2i64(), p, llvm::MaybeAlign(1)));
-        } else if constexpr (L == Layout::VLoad) {
-          simd_call(O, p, nullptr, 0);
-          io_result(a.dst);
-        } else {
-          io_put(0, a.v);
-          simd_call(O, p, nullptr, a.lane);
-          io_result(a.dst);
+        } else if constexpr (L == Layout::VLoadLane) {
+          llvm::Value* x = b_.CreateAlignedLoad(wt, p, llvm::MaybeAlign(1));
+          auto* vt = llvm::FixedVectorType::get(wt, 16 / w);
+          vput(a.dst, b_.CreateInsertElement(b_.CreateBitCast(vget(a.v), vt), x, u64{a.lane}));
+        } else if (n.ends_with("_splat") || n.ends_with("_zero")) {
+          llvm::Value* x = b_.CreateAlignedLoad(wt, p, llvm::MaybeAlign(1));
+          auto* vt = llvm::FixedVectorType::get(wt, 16 / w);
+          vput(a.dst, n.ends_with("_splat") ? b_.CreateVectorSplat(16 / w, x)
+                                            : b_.CreateInsertElement(llvm::Constant::getNullValue(vt), x, u64{0}));
+        } else {  // load8x8_s and the like: 8 bytes of half-width lanes, extended
+          const Lanes l = lanes_of(n.starts_with("load8x8") ? "i16x8" : n.starts_with("load16x4") ? "i32x4" : "i64x2");
+          auto* half = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, l.bits / 2), 128 / l.bits);
+          llvm::Value* x = b_.CreateAlignedLoad(half, p, llvm::MaybeAlign(1));
+          vput(a.dst, n.ends_with("_s") ? b_.CreateSExt(x, l.ivt) : b_.CreateZExt(x, l.ivt));
         }
       } else if constexpr (L == Layout::VStore || L == Layout::VStoreLane) {
         llvm::Value* p = address(Where{ea(a.addr, a.offset), a.addr, 0, false, a.offset}, mem_width(info(wop).imm));
         if constexpr (wop == Opcode::V128Store) {
           b_.CreateAlignedStore(vget(a.val), p, llvm::MaybeAlign(1));
         } else {
-          io_put(0, a.val);
-          simd_call(O, p, nullptr, a.lane);
+          const u32 w = mem_width(info(wop).imm);
+          llvm::Type* wt = llvm::IntegerType::get(me_.ctx, w * 8);
+          auto* vt = llvm::FixedVectorType::get(wt, 16 / w);
+          b_.CreateAlignedStore(b_.CreateExtractElement(b_.CreateBitCast(vget(a.val), vt), u64{a.lane}), p,
+                                llvm::MaybeAlign(1));
         }
       } else if constexpr (L == Layout::VUnary || L == Layout::VBinary || L == Layout::VTernary) {
         llvm::Value* r = nullptr;
@@ -1545,12 +1694,8 @@ class FunctionEmitter {
           r = simd_un(text, vget(a.a));
         } else if constexpr (L == Layout::VBinary) {
           if (wop != Opcode::I8x16Swizzle && wop != Opcode::I8x16RelaxedSwizzle) r = simd_bin(text, vget(a.a), vget(a.b));
-        } else if constexpr (wop == Opcode::V128Bitselect || wop == Opcode::I8x16RelaxedLaneselect ||
-                             wop == Opcode::I16x8RelaxedLaneselect || wop == Opcode::I32x4RelaxedLaneselect ||
-                             wop == Opcode::I64x2RelaxedLaneselect) {
-          // Every bit of the mask c selects (relaxed_laneselect's deterministic choice).
-          llvm::Value* c = vget(a.c);
-          r = b_.CreateOr(b_.CreateAnd(vget(a.a), c), b_.CreateAnd(vget(a.b), b_.CreateNot(c)));
+        } else {
+          r = simd_tern(text, vget(a.a), vget(a.b), vget(a.c));
         }
         if (r != nullptr) {
           vput(a.dst, r);
