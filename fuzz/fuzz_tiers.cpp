@@ -98,12 +98,12 @@ std::uint64_t fnv1a(const std::uint8_t* data, std::size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
-  // No tail calls, SIMD, second memories or memory64: functions using them stay interpreted, and
-  // this target insists every function runs compiled.
+  // No tail calls, second memories or memory64: functions using them stay interpreted, and this
+  // target insists every function runs compiled. SIMD compiles (NaN lanes are canonical in both tiers).
   const fuzz::GenOptions options{.deterministic_only = false,
                                  .canonical_nan_pairs = true,
                                  .tail_calls = false,
-                                 .simd = false,
+                                 .simd = true,
                                  .multi_memory = false,
                                  .memory64 = false};
   auto input = fuzz::module_of_input(std::span<const std::uint8_t>(data, size), options, "tiers");
