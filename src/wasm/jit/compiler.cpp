@@ -1298,9 +1298,9 @@ class FunctionEmitter {
     }
   }
 
-  // ---- SIMD: a v128 is two slots (bytes 0..7 in the first). Moves, loads and stores of whole
-  // vectors, lanes, bit operations, integer arithmetic and comparisons, shuffles, and float
-  // add/sub/mul/div/sqrt/abs/neg/comparisons are vector IR; every other op calls its helper
+  // ---- SIMD: a v128 is two slots (bytes 0..7 in the first), made a vector where an op needs one.
+  // Every op is vector IR with the interpreter's lane semantics (wasm/simd.hpp, relaxed_simd.hpp)
+  // except those simd_un/simd_bin/simd_tern return null for (the swizzles): they call their helper
   // (sprawling_jit_simd_<op>: the interpreter's own lane function) through the operand block io_.
   struct Lanes {
     llvm::FixedVectorType* vt;  // the lanes as LLVM sees them (float lanes as float)
