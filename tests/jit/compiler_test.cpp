@@ -190,30 +190,6 @@ TEST_F(CompilerTest, NoPageIsWritableAndExecutable) {
   EXPECT_GT(lines, 0);
 }
 
-// A function that uses SIMD stays interpreted (the compiled tier has no v128 code); its scalar
-// callers and callees are compiled, and calls between the two give the interpreter's results and fuel.
-TEST(CompilerSimd, FunctionsUsingSimdStayInterpretedTheOthersCompile) {
-  const auto module = compile_wat(R"((module
-    (func $sq (param i32) (result i32) (i32.mul (local.get 0) (local.get 0)))
-    (func $lanes (param i32) (result i32)
-      (i32x4.extract_lane 3 (i32x4.add (i32x4.splat (call $sq (local.get 0))) (v128.const i32x4 0 0 0 1))))
-    (func (export "outer") (param i32) (result i32) (i32.add (call $lanes (local.get 0)) (i32.const 1000)))))");
-  ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    EXPECT_EQ(code.error, "");
-    EXPECT_EQ(code.compiled, 2U) << "variant " << variant;
-    EXPECT_EQ(code.reasons[0], "");
-    EXPECT_EQ(code.reasons[1], "uses SIMD (v128), which only the interpreter runs");
-    EXPECT_EQ(code.reasons[2], "");
-  }
-  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
-    const Outcome want = run(module, Tier::Interpret, "outer", {Value::i32(7)}, fuel);
-    EXPECT_EQ(want.results, std::vector{Value::i32(1050)});
-    EXPECT_EQ(run(module, Tier::Compile, "outer", {Value::i32(7)}, fuel), want);
-  }
-}
-
 // The compiler leaves out a bounds check that an earlier access on the same straight-line path
 // proved (same address slot, not written since, end not past the proven one): every access still
 // traps where the interpreter's does, for addresses walking over the end of memory.

@@ -121,6 +121,7 @@ constexpr bool handled(Op o) {
     case OpFamily::Store: return oi.mem_base != Op::Count_;
     case OpFamily::FusedBranch: return oi.has_wasm;
     case OpFamily::Numeric: return num_shape(o).has_value();
+    case OpFamily::Simd: return true;  // v128 moves inline; lanes inline or the interpreter's lane function
     default: break;
   }
   switch (o) {
@@ -235,7 +236,6 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
   std::vector<bool> starts(n, false);
   for (std::size_t i = first; i < all.size(); ++i) {
     const Instr& in = all[i];
-    if (info(in.op).family == OpFamily::Simd) return fail("uses SIMD (v128), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Exception || !f.regions.empty())
       return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Gc)
@@ -977,8 +977,8 @@ class FunctionEmitter {
   void emit_call(u32 funcidx, u32 base, u32 post) {
     const Module& m = me_.cm.module;
     const FuncType& ft = m.func_type(funcidx);
-    const auto np = static_cast<u32>(ft.params.size());
-    const auto nr = static_cast<u32>(ft.results.size());
+    const u32 np = value_slots(ft.params);  // slots: a v128 takes two
+    const u32 nr = value_slots(ft.results);
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     store_args(base, np);
     auto* join = new_block("returned");
@@ -1027,7 +1027,7 @@ class FunctionEmitter {
     const FuncType& ft = me_.cm.module.types[type];
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     llvm::Value* element = slot(idx_slot);  // u64: an i32 index zero-extended, a table64 one whole
-    store_args(base, static_cast<u32>(ft.params.size()));
+    store_args(base, value_slots(ft.params));
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
     if (table_layout_known()) {
@@ -1079,7 +1079,7 @@ class FunctionEmitter {
     helper_status(st);
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
-    after_call(base, static_cast<u32>(ft.results.size()), post);
+    after_call(base, value_slots(ft.results), post);
   }
 
   // ---- numeric
@@ -1406,10 +1406,470 @@ class FunctionEmitter {
       } else if constexpr (oi.family == OpFamily::MultiMemory) {
         emit_other_memory<O>(a);
         return true;
+      } else if constexpr (oi.family == OpFamily::Simd) {
+        simd<O>(a);
+        return true;
       } else {
         static_assert(!handled(O), "handled() admits an op FunctionEmitter::emit does not emit");
         trap(TrapKind::Unreachable);  // scan() admits only handled ops
         return false;
+      }
+    }
+  }
+
+  // ---- SIMD: a v128 is two slots (bytes 0..7 in the first), made a vector where an op needs one.
+  // Every op is vector IR with the interpreter's lane semantics (wasm/simd.hpp, relaxed_simd.hpp)
+  // except those simd_un/simd_bin/simd_tern return null for (the swizzles): they call their helper
+  // (sprawling_jit_simd_<op>: the interpreter's own lane function) through the operand block io_.
+  struct Lanes {
+    llvm::FixedVectorType* vt;  // the lanes as LLVM sees them (float lanes as float)
+    llvm::FixedVectorType* ivt;  // the same lanes as integers
+    unsigned bits;
+    bool fp;
+  };
+  Lanes lanes_of(std::string_view shape) {
+    auto v = [](llvm::Type* lane, unsigned n) { return llvm::FixedVectorType::get(lane, n); };
+    if (shape == "i8x16") return {v(t_.i8, 16), v(t_.i8, 16), 8, false};
+    if (shape == "i16x8") return {v(t_.i16, 8), v(t_.i16, 8), 16, false};
+    if (shape == "i32x4") return {v(t_.i32, 4), v(t_.i32, 4), 32, false};
+    if (shape == "f32x4") return {v(t_.f32, 4), v(t_.i32, 4), 32, true};
+    if (shape == "f64x2") return {v(t_.f64, 2), v(t_.i64, 2), 64, true};
+    return {v(t_.i64, 2), v(t_.i64, 2), 64, false};  // i64x2, v128
+  }
+  llvm::FixedVectorType* v2i64() { return llvm::FixedVectorType::get(t_.i64, 2); }
+  llvm::Value* vget(u32 s) {
+    llvm::Value* v = b_.CreateInsertElement(llvm::PoisonValue::get(v2i64()), slot(s), u64{0});
+    return b_.CreateInsertElement(v, slot(s + 1), u64{1});
+  }
+  void vput(u32 s, llvm::Value* v) {
+    v = b_.CreateBitCast(v, v2i64());
+    llvm::Value* lo = b_.CreateExtractElement(v, u64{0});
+    llvm::Value* hi = b_.CreateExtractElement(v, u64{1});
+    set_slot(s, lo);
+    set_slot(s + 1, hi);
+  }
+  llvm::AllocaInst* io_ = nullptr;  // a SIMD helper's operand block (six slots), made on first use
+  llvm::Value* io_at(unsigned i) {
+    if (io_ == nullptr) {
+      llvm::IRBuilderBase::InsertPointGuard g(b_);
+      llvm::BasicBlock& entry = fn_->getEntryBlock();
+      b_.SetInsertPoint(&entry, entry.getFirstInsertionPt());
+      io_ = b_.CreateAlloca(llvm::ArrayType::get(t_.i64, 6));
+    }
+    return b_.CreateConstInBoundsGEP1_64(t_.i64, io_, i);
+  }
+  void io_put(unsigned at, u32 s) {
+    llvm::Value* lo = slot(s);
+    llvm::Value* hi = slot(s + 1);
+    b_.CreateStore(lo, io_at(at));
+    b_.CreateStore(hi, io_at(at + 1));
+  }
+  void simd_call(Op o, llvm::Value* mem, llvm::Value* x, u32 lane) {
+    const std::string name = "sprawling_jit_simd_" + std::to_string(idx(o));
+    llvm::FunctionCallee fn =
+        me_.helper(name.c_str(), llvm::Type::getVoidTy(me_.ctx), {t_.ptr, t_.ptr, t_.i64, t_.i32});
+    b_.CreateCall(fn, {io_at(0), mem != nullptr ? mem : llvm::ConstantPointerNull::get(t_.ptr),
+                       x != nullptr ? x : b_.getInt64(0), u32c(lane)});
+  }
+  void io_result(u32 dst) {
+    llvm::Value* lo = b_.CreateLoad(t_.i64, io_at(0));
+    llvm::Value* hi = b_.CreateLoad(t_.i64, io_at(1));
+    set_slot(dst, lo);
+    set_slot(dst + 1, hi);
+  }
+  static constexpr u32 mem_width(ImmKind k) {
+    switch (k) {
+      case ImmKind::MemArg8:
+      case ImmKind::MemArgLane8: return 1;
+      case ImmKind::MemArg16:
+      case ImmKind::MemArgLane16: return 2;
+      case ImmKind::MemArg32:
+      case ImmKind::MemArgLane32: return 4;
+      case ImmKind::MemArg64:
+      case ImmKind::MemArgLane64: return 8;
+      default: return 16;
+    }
+  }
+  llvm::Value* splat(const Lanes& l, u64 v) {
+    return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(l.ivt->getNumElements()),
+                                          llvm::ConstantInt::get(l.ivt->getElementType(), v));
+  }
+  // A NaN lane of a float result is the positive canonical NaN (wasm/simd.hpp), whatever the
+  // operands: as the interpreter.
+  llvm::Value* canon(const Lanes& l, llvm::Value* r) {
+    const u64 nan = l.bits == 32 ? 0x7FC00000u : 0x7FF8000000000000u;
+    return b_.CreateSelect(b_.CreateFCmpUNO(r, r), splat(l, nan), b_.CreateBitCast(r, l.ivt));
+  }
+  // Lanes `first`.. of the half-width shape of l (twice as many lanes), widened to l.
+  llvm::Value* widen(const Lanes& l, llvm::Value* v2, bool high, bool sign) {
+    const unsigned n = l.ivt->getNumElements();
+    auto* half = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, l.bits / 2), n * 2);
+    llvm::SmallVector<int, 16> mask;
+    for (unsigned i = 0; i < n; ++i) mask.push_back(static_cast<int>(i + (high ? n : 0)));
+    llvm::Value* part = b_.CreateShuffleVector(b_.CreateBitCast(v2, half), mask);
+    return sign ? b_.CreateSExt(part, l.ivt) : b_.CreateZExt(part, l.ivt);
+  }
+  // The even and odd lanes of v2 seen as twice as many lanes of half l's width, each widened to l.
+  std::pair<llvm::Value*, llvm::Value*> pairs(const Lanes& l, llvm::Value* v2, bool sign) {
+    const unsigned n = l.ivt->getNumElements();
+    auto* half = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, l.bits / 2), n * 2);
+    llvm::SmallVector<int, 16> even;
+    llvm::SmallVector<int, 16> odd;
+    for (unsigned i = 0; i < n; ++i) {
+      even.push_back(static_cast<int>(2 * i));
+      odd.push_back(static_cast<int>(2 * i + 1));
+    }
+    llvm::Value* h = b_.CreateBitCast(v2, half);
+    auto ext = [&](llvm::Value* x) { return sign ? b_.CreateSExt(x, l.ivt) : b_.CreateZExt(x, l.ivt); };
+    return {ext(b_.CreateShuffleVector(h, even)), ext(b_.CreateShuffleVector(h, odd))};
+  }
+  llvm::Value* fsplat(llvm::FixedVectorType* vt, double x) {
+    return llvm::ConstantVector::getSplat(vt->getElementCount(), llvm::ConstantFP::get(vt->getElementType(), x));
+  }
+  llvm::Value* isplat(llvm::FixedVectorType* vt, u64 x) {
+    return llvm::ConstantVector::getSplat(vt->getElementCount(), llvm::ConstantInt::get(vt->getElementType(), x));
+  }
+  llvm::Value* constrained(llvm::Intrinsic::ID id, llvm::Type* ty, llvm::ArrayRef<llvm::Value*> args) {
+    return b_.CreateConstrainedFPCall(llvm::Intrinsic::getDeclaration(&me_.mod, id, {ty}), args);
+  }
+  // trunc_sat of float lanes x to i32 lanes: NaN -> 0, out of range -> the nearest bound
+  // (simd.hpp's trunc_sat); the conversion's own result is used only in range.
+  llvm::Value* trunc_sat(llvm::Value* x, bool sign) {
+    auto* vt = llvm::cast<llvm::FixedVectorType>(x->getType());
+    auto* it = llvm::FixedVectorType::get(t_.i32, vt->getNumElements());
+    llvm::Value* r = sign ? b_.CreateFPToSI(x, it) : b_.CreateFPToUI(x, it);
+    llvm::Value* hi = b_.CreateFCmpOGE(x, fsplat(vt, sign ? 2147483648.0 : 4294967296.0));
+    r = b_.CreateSelect(hi, isplat(it, sign ? 0x7FFFFFFFu : 0xFFFFFFFFu), r);
+    llvm::Value* lo = sign ? b_.CreateFCmpOLT(x, fsplat(vt, -2147483648.0)) : b_.CreateFCmpOLE(x, fsplat(vt, -1.0));
+    r = b_.CreateSelect(lo, isplat(it, sign ? 0x80000000u : 0u), r);
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), isplat(it, 0), r);
+  }
+  // Two halves of 2 lanes as one of 4, the second zero (the `_zero` conversions).
+  llvm::Value* with_zero_high(llvm::Value* two) {
+    auto* vt = llvm::cast<llvm::FixedVectorType>(two->getType());
+    return b_.CreateShuffleVector(two, llvm::Constant::getNullValue(vt), llvm::ArrayRef<int>{0, 1, 2, 3});
+  }
+  static std::string_view shape_of(std::string_view text) { return text.substr(0, text.find('.')); }
+  static std::string_view name_of(std::string_view text) { return text.substr(text.find('.') + 1); }
+
+  // The inline form of a v128 -> v128 op, or null for the helper.
+  llvm::Value* simd_un(std::string_view text, llvm::Value* a2) {
+    const std::string_view n = name_of(text);
+    const Lanes l = lanes_of(shape_of(text));
+    if (n == "not") return b_.CreateNot(a2);
+    if (n.starts_with("extend_")) return widen(l, a2, n.starts_with("extend_high"), n.ends_with("_s"));
+    if (l.fp) {
+      llvm::Value* bits = b_.CreateBitCast(a2, l.ivt);
+      const u64 sign = u64{1} << (l.bits - 1);
+      if (n == "abs") return b_.CreateAnd(bits, splat(l, ~sign));
+      if (n == "neg") return b_.CreateXor(bits, splat(l, sign));
+      llvm::Value* a = b_.CreateBitCast(a2, l.vt);
+      using I = llvm::Intrinsic::ID;
+      std::optional<I> id;
+      if (n == "sqrt") id = llvm::Intrinsic::experimental_constrained_sqrt;
+      if (n == "ceil") id = llvm::Intrinsic::experimental_constrained_ceil;
+      if (n == "floor") id = llvm::Intrinsic::experimental_constrained_floor;
+      if (n == "trunc") id = llvm::Intrinsic::experimental_constrained_trunc;
+      if (n == "nearest") id = llvm::Intrinsic::experimental_constrained_nearbyint;  // ties to even
+      if (id) return canon(l, constrained(*id, l.vt, {a}));
+      auto* i32x4 = llvm::FixedVectorType::get(t_.i32, 4);
+      auto* i32x2 = llvm::FixedVectorType::get(t_.i32, 2);
+      if (n == "convert_i32x4_s") return b_.CreateSIToFP(b_.CreateBitCast(a2, i32x4), l.vt);
+      if (n == "convert_i32x4_u") return b_.CreateUIToFP(b_.CreateBitCast(a2, i32x4), l.vt);
+      if (n.starts_with("convert_low_i32x4_")) {
+        llvm::Value* low = b_.CreateShuffleVector(b_.CreateBitCast(a2, i32x4), llvm::ArrayRef<int>{0, 1});
+        return n.ends_with("_s") ? b_.CreateSIToFP(low, l.vt) : b_.CreateUIToFP(low, l.vt);
+      }
+      if (n == "demote_f64x2_zero") {
+        auto* f32x2 = llvm::FixedVectorType::get(t_.f32, 2);
+        llvm::Value* r = b_.CreateFPTrunc(b_.CreateBitCast(a2, lanes_of("f64x2").vt), f32x2);
+        const Lanes two{f32x2, i32x2, 32, true};
+        return with_zero_high(canon(two, r));
+      }
+      if (n == "promote_low_f32x4") {
+        llvm::Value* low = b_.CreateShuffleVector(b_.CreateBitCast(a2, lanes_of("f32x4").vt), llvm::ArrayRef<int>{0, 1});
+        return canon(l, b_.CreateFPExt(low, l.vt));
+      }
+      return nullptr;
+    }
+    llvm::Value* a = b_.CreateBitCast(a2, l.ivt);
+    if (n == "neg") return b_.CreateNeg(a);
+    if (n == "abs") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a, b_.getFalse());
+    if (n == "popcnt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, a);
+    if (n.starts_with("extadd_pairwise_")) {
+      auto [even, odd] = pairs(l, a2, n.ends_with("_s"));
+      return b_.CreateAdd(even, odd);
+    }
+    // trunc_sat and the relaxed truncations (their deterministic choice is trunc_sat).
+    const bool sign = n.ends_with("_s") || n.ends_with("_s_zero");
+    if (n.ends_with("_f32x4_s") || n.ends_with("_f32x4_u"))
+      return trunc_sat(b_.CreateBitCast(a2, lanes_of("f32x4").vt), sign);
+    if (n.ends_with("_f64x2_s_zero") || n.ends_with("_f64x2_u_zero"))
+      return with_zero_high(trunc_sat(b_.CreateBitCast(a2, lanes_of("f64x2").vt), sign));
+    return nullptr;
+  }
+  llvm::Value* simd_bin(std::string_view text, llvm::Value* a2, llvm::Value* b2) {
+    const std::string_view n = name_of(text);
+    const Lanes l = lanes_of(shape_of(text));
+    if (n == "and") return b_.CreateAnd(a2, b2);
+    if (n == "or") return b_.CreateOr(a2, b2);
+    if (n == "xor") return b_.CreateXor(a2, b2);
+    if (n == "andnot") return b_.CreateAnd(a2, b_.CreateNot(b2));
+    if (l.fp) {
+      llvm::Value* a = b_.CreateBitCast(a2, l.vt);
+      llvm::Value* b = b_.CreateBitCast(b2, l.vt);
+      if (n == "add") return canon(l, b_.CreateFAdd(a, b));
+      if (n == "sub") return canon(l, b_.CreateFSub(a, b));
+      if (n == "mul") return canon(l, b_.CreateFMul(a, b));
+      if (n == "div") return canon(l, b_.CreateFDiv(a, b));
+      using P = llvm::CmpInst::Predicate;
+      std::optional<P> p;
+      if (n == "eq") p = P::FCMP_OEQ;
+      if (n == "ne") p = P::FCMP_UNE;
+      if (n == "lt") p = P::FCMP_OLT;
+      if (n == "gt") p = P::FCMP_OGT;
+      if (n == "le") p = P::FCMP_OLE;
+      if (n == "ge") p = P::FCMP_OGE;
+      if (p) return b_.CreateSExt(b_.CreateFCmp(*p, a, b), l.ivt);
+      llvm::Value* ua = b_.CreateBitCast(a2, l.ivt);
+      llvm::Value* ub = b_.CreateBitCast(b2, l.ivt);
+      // min/max (and relaxed_min/max): NaN if either is, -0 < +0; pmin/pmax select bits as they are.
+      const bool min = n == "min" || n == "relaxed_min";
+      if (min || n == "max" || n == "relaxed_max") {
+        llvm::Value* r = b_.CreateSelect(min ? b_.CreateFCmpOLT(a, b) : b_.CreateFCmpOGT(a, b), ua, ub);
+        r = b_.CreateSelect(b_.CreateFCmpOEQ(a, b), min ? b_.CreateOr(ua, ub) : b_.CreateAnd(ua, ub), r);
+        const u64 nan = l.bits == 32 ? 0x7FC00000u : 0x7FF8000000000000u;
+        return b_.CreateSelect(b_.CreateFCmpUNO(a, b), splat(l, nan), r);
+      }
+      if (n == "pmin") return b_.CreateSelect(b_.CreateFCmpOLT(b, a), ub, ua);
+      if (n == "pmax") return b_.CreateSelect(b_.CreateFCmpOLT(a, b), ub, ua);
+      return nullptr;
+    }
+    llvm::Value* a = b_.CreateBitCast(a2, l.ivt);
+    llvm::Value* b = b_.CreateBitCast(b2, l.ivt);
+    if (n == "add") return b_.CreateAdd(a, b);
+    if (n == "sub") return b_.CreateSub(a, b);
+    if (n == "mul") return b_.CreateMul(a, b);
+    using P = llvm::CmpInst::Predicate;
+    std::optional<P> p;
+    if (n == "eq") p = P::ICMP_EQ;
+    if (n == "ne") p = P::ICMP_NE;
+    if (n == "lt_s") p = P::ICMP_SLT;
+    if (n == "lt_u") p = P::ICMP_ULT;
+    if (n == "gt_s") p = P::ICMP_SGT;
+    if (n == "gt_u") p = P::ICMP_UGT;
+    if (n == "le_s") p = P::ICMP_SLE;
+    if (n == "le_u") p = P::ICMP_ULE;
+    if (n == "ge_s") p = P::ICMP_SGE;
+    if (n == "ge_u") p = P::ICMP_UGE;
+    if (p) return b_.CreateSExt(b_.CreateICmp(*p, a, b), l.ivt);
+    using I = llvm::Intrinsic::ID;
+    std::optional<I> id;
+    if (n == "min_s") id = llvm::Intrinsic::smin;
+    if (n == "min_u") id = llvm::Intrinsic::umin;
+    if (n == "max_s") id = llvm::Intrinsic::smax;
+    if (n == "max_u") id = llvm::Intrinsic::umax;
+    if (n == "add_sat_s") id = llvm::Intrinsic::sadd_sat;
+    if (n == "add_sat_u") id = llvm::Intrinsic::uadd_sat;
+    if (n == "sub_sat_s") id = llvm::Intrinsic::ssub_sat;
+    if (n == "sub_sat_u") id = llvm::Intrinsic::usub_sat;
+    if (id) return b_.CreateBinaryIntrinsic(*id, a, b);
+    if (n == "avgr_u") {  // (a + b + 1) / 2 without overflow: in lanes twice as wide
+      auto* wide = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, l.bits * 2), l.ivt->getNumElements());
+      llvm::Value* sum = b_.CreateAdd(b_.CreateZExt(a, wide), b_.CreateZExt(b, wide));
+      sum = b_.CreateAdd(sum, llvm::ConstantInt::get(wide, 1));
+      return b_.CreateTrunc(b_.CreateLShr(sum, llvm::ConstantInt::get(wide, 1)), l.ivt);
+    }
+    if (n.starts_with("narrow_")) {  // signed lanes saturated to the half width, a's then b's
+      const unsigned wide = l.bits * 2;
+      auto* wt = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, wide), l.ivt->getNumElements() / 2);
+      llvm::SmallVector<int, 16> all;
+      for (unsigned i = 0; i < l.ivt->getNumElements(); ++i) all.push_back(static_cast<int>(i));
+      llvm::Value* both = b_.CreateShuffleVector(b_.CreateBitCast(a2, wt), b_.CreateBitCast(b2, wt), all);
+      auto* bt = llvm::FixedVectorType::get(wt->getElementType(), l.ivt->getNumElements());
+      const bool sign = n.ends_with("_s");
+      const u64 lo = sign ? (~u64{0} << (l.bits - 1)) : 0;
+      const u64 hi = sign ? (u64{1} << (l.bits - 1)) - 1 : (u64{1} << l.bits) - 1;
+      llvm::Value* c = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, both, isplat(bt, lo));
+      c = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, c, isplat(bt, hi));
+      return b_.CreateTrunc(c, l.ivt);
+    }
+    if (n == "dot_i16x8_s") {
+      auto [ae, ao] = pairs(l, a2, true);
+      auto [be, bo] = pairs(l, b2, true);
+      return b_.CreateAdd(b_.CreateMul(ae, be), b_.CreateMul(ao, bo));
+    }
+    if (n == "q15mulr_sat_s" || n == "relaxed_q15mulr_s") {  // (a * b + 0x4000) >> 15, saturated
+      auto* wt = llvm::FixedVectorType::get(t_.i32, 8);
+      llvm::Value* p32 = b_.CreateMul(b_.CreateSExt(a, wt), b_.CreateSExt(b, wt));
+      p32 = b_.CreateAShr(b_.CreateAdd(p32, isplat(wt, 0x4000)), isplat(wt, 15));
+      return b_.CreateTrunc(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, p32, isplat(wt, 0x7FFF)), l.ivt);
+    }
+    if (n == "relaxed_dot_i8x16_i7x16_s") return dot_i8_pairs(a2, b2);
+    if (n.starts_with("extmul_")) {
+      const bool high = n.starts_with("extmul_high");
+      const bool sign = n.ends_with("_s");
+      return b_.CreateMul(widen(l, a2, high, sign), widen(l, b2, high, sign));
+    }
+    return nullptr;
+  }
+
+  // Signed i8 products summed in pairs into wrapping i16 lanes (relaxed_dot's deterministic choice).
+  llvm::Value* dot_i8_pairs(llvm::Value* a2, llvm::Value* b2) {
+    const Lanes l = lanes_of("i16x8");
+    auto [ae, ao] = pairs(l, a2, true);
+    auto [be, bo] = pairs(l, b2, true);
+    return b_.CreateAdd(b_.CreateMul(ae, be), b_.CreateMul(ao, bo));
+  }
+  // The inline form of a three-operand op, or null for the helper.
+  llvm::Value* simd_tern(std::string_view text, llvm::Value* a2, llvm::Value* b2, llvm::Value* c2) {
+    const std::string_view n = name_of(text);
+    const Lanes l = lanes_of(shape_of(text));
+    if (n == "bitselect" || n == "relaxed_laneselect")  // every bit of the mask selects
+      return b_.CreateOr(b_.CreateAnd(a2, c2), b_.CreateAnd(b2, b_.CreateNot(c2)));
+    if (n == "relaxed_madd" || n == "relaxed_nmadd") {  // fma(±a, b, c), one rounding, NaN lanes canonical
+      llvm::Value* a = a2;
+      if (n == "relaxed_nmadd") a = b_.CreateXor(b_.CreateBitCast(a2, l.ivt), splat(l, u64{1} << (l.bits - 1)));
+      llvm::Value* r = constrained(llvm::Intrinsic::experimental_constrained_fma, l.vt,
+                                   {b_.CreateBitCast(a, l.vt), b_.CreateBitCast(b2, l.vt), b_.CreateBitCast(c2, l.vt)});
+      return canon(l, r);
+    }
+    if (n == "relaxed_dot_i8x16_i7x16_add_s") {
+      auto [even, odd] = pairs(l, dot_i8_pairs(a2, b2), true);
+      return b_.CreateAdd(b_.CreateAdd(even, odd), b_.CreateBitCast(c2, l.ivt));
+    }
+    return nullptr;
+  }
+
+  template <Op O, class A>
+  void simd(const A& a) {
+    constexpr const OpInfo& oi = info(O);
+    [[maybe_unused]] const Types& t = t_;
+    if constexpr (O == Op::VCopy) {
+      llvm::Value* lo = slot(a.src);
+      llvm::Value* hi = slot(a.src + 1);
+      set_slot(a.dst, lo);
+      set_slot(a.dst + 1, hi);
+    } else if constexpr (O == Op::VSelect) {
+      llvm::Value* c = b_.CreateICmpNE(get(a.cond, VT::I32), u32c(0));
+      llvm::Value* lo = b_.CreateSelect(c, slot(a.a), slot(a.b));
+      llvm::Value* hi = b_.CreateSelect(c, slot(a.a + 1), slot(a.b + 1));
+      set_slot(a.dst, lo);
+      set_slot(a.dst + 1, hi);
+    } else if constexpr (O == Op::VGlobalGet || O == Op::VGlobalSet) {
+      llvm::Value* gp = invariant(b_.CreateLoad(t.ptr, b_.CreateConstInBoundsGEP1_64(t.ptr, globals_, a.global)));
+      llvm::Value* lo = b_.CreateConstInBoundsGEP1_64(t.i8, gp, offsetof(GlobalInst, bits));
+      llvm::Value* hi = b_.CreateConstInBoundsGEP1_64(t.i8, gp, offsetof(GlobalInst, bits_hi));
+      if constexpr (O == Op::VGlobalGet) {
+        set_slot(a.dst, b_.CreateLoad(t.i64, lo));
+        set_slot(a.dst + 1, b_.CreateLoad(t.i64, hi));
+      } else {
+        b_.CreateStore(slot(a.src), lo);
+        b_.CreateStore(slot(a.src + 1), hi);
+      }
+    } else {
+      constexpr Opcode wop = oi.wasm;
+      constexpr Layout L = oi.layout;
+      const std::string_view text = info(wop).text;
+      if constexpr (L == Layout::VConst) {
+        set_slot(a.dst, b_.getInt64(a.value.lo));
+        set_slot(a.dst + 1, b_.getInt64(a.value.hi));
+      } else if constexpr (L == Layout::VLoad || L == Layout::VLoadLane) {
+        llvm::Value* p = address(Where{ea(a.addr, a.offset), a.addr, 0, false, a.offset}, mem_width(info(wop).imm));
+        [[maybe_unused]] const std::string_view n = name_of(text);
+        [[maybe_unused]] const u32 w = mem_width(info(wop).imm);
+        [[maybe_unused]] llvm::Type* wt = llvm::IntegerType::get(me_.ctx, w * 8);
+        if constexpr (wop == Opcode::V128Load) {
+          vput(a.dst, b_.CreateAlignedLoad(v2i64(), p, llvm::MaybeAlign(1)));
+        } else if constexpr (L == Layout::VLoadLane) {
+          llvm::Value* x = b_.CreateAlignedLoad(wt, p, llvm::MaybeAlign(1));
+          auto* vt = llvm::FixedVectorType::get(wt, 16 / w);
+          vput(a.dst, b_.CreateInsertElement(b_.CreateBitCast(vget(a.v), vt), x, u64{a.lane}));
+        } else if (n.ends_with("_splat") || n.ends_with("_zero")) {
+          llvm::Value* x = b_.CreateAlignedLoad(wt, p, llvm::MaybeAlign(1));
+          auto* vt = llvm::FixedVectorType::get(wt, 16 / w);
+          vput(a.dst, n.ends_with("_splat") ? b_.CreateVectorSplat(16 / w, x)
+                                            : b_.CreateInsertElement(llvm::Constant::getNullValue(vt), x, u64{0}));
+        } else {  // load8x8_s and the like: 8 bytes of half-width lanes, extended
+          const Lanes l = lanes_of(n.starts_with("load8x8") ? "i16x8" : n.starts_with("load16x4") ? "i32x4" : "i64x2");
+          auto* half = llvm::FixedVectorType::get(llvm::IntegerType::get(me_.ctx, l.bits / 2), 128 / l.bits);
+          llvm::Value* x = b_.CreateAlignedLoad(half, p, llvm::MaybeAlign(1));
+          vput(a.dst, n.ends_with("_s") ? b_.CreateSExt(x, l.ivt) : b_.CreateZExt(x, l.ivt));
+        }
+      } else if constexpr (L == Layout::VStore || L == Layout::VStoreLane) {
+        llvm::Value* p = address(Where{ea(a.addr, a.offset), a.addr, 0, false, a.offset}, mem_width(info(wop).imm));
+        if constexpr (wop == Opcode::V128Store) {
+          b_.CreateAlignedStore(vget(a.val), p, llvm::MaybeAlign(1));
+        } else {
+          const u32 w = mem_width(info(wop).imm);
+          llvm::Type* wt = llvm::IntegerType::get(me_.ctx, w * 8);
+          auto* vt = llvm::FixedVectorType::get(wt, 16 / w);
+          b_.CreateAlignedStore(b_.CreateExtractElement(b_.CreateBitCast(vget(a.val), vt), u64{a.lane}), p,
+                                llvm::MaybeAlign(1));
+        }
+      } else if constexpr (L == Layout::VUnary || L == Layout::VBinary || L == Layout::VTernary) {
+        llvm::Value* r = nullptr;
+        if constexpr (L == Layout::VUnary) {
+          r = simd_un(text, vget(a.a));
+        } else if constexpr (L == Layout::VBinary) {
+          if (wop != Opcode::I8x16Swizzle && wop != Opcode::I8x16RelaxedSwizzle) r = simd_bin(text, vget(a.a), vget(a.b));
+        } else {
+          r = simd_tern(text, vget(a.a), vget(a.b), vget(a.c));
+        }
+        if (r != nullptr) {
+          vput(a.dst, r);
+        } else {
+          io_put(0, a.a);
+          if constexpr (requires { a.b; }) io_put(2, a.b);
+          if constexpr (requires { a.c; }) io_put(4, a.c);
+          simd_call(O, nullptr, nullptr, 0);
+          io_result(a.dst);
+        }
+      } else if constexpr (L == Layout::VShift) {
+        const Lanes l = lanes_of(shape_of(text));
+        const std::string_view n = name_of(text);
+        llvm::Value* v = b_.CreateBitCast(vget(a.a), l.ivt);
+        llvm::Value* count = b_.CreateAnd(get(a.b, VT::I32), u32c(l.bits - 1));  // modulo the lane width
+        count = b_.CreateVectorSplat(l.ivt->getNumElements(), b_.CreateZExtOrTrunc(count, l.ivt->getElementType()));
+        vput(a.dst, n == "shl" ? b_.CreateShl(v, count) : n == "shr_s" ? b_.CreateAShr(v, count) : b_.CreateLShr(v, count));
+      } else if constexpr (L == Layout::VSplat) {
+        const Lanes l = lanes_of(shape_of(text));
+        llvm::Value* x = b_.CreateTrunc(slot(a.a), l.ivt->getElementType());
+        vput(a.dst, b_.CreateVectorSplat(l.ivt->getNumElements(), x));
+      } else if constexpr (L == Layout::VExtract) {
+        const Lanes l = lanes_of(shape_of(text));
+        llvm::Value* x = b_.CreateExtractElement(b_.CreateBitCast(vget(a.a), l.ivt), u64{a.lane});
+        if (l.bits < 32 && name_of(text).ends_with("_s")) x = b_.CreateSExt(x, t.i32);
+        set_slot(a.dst, b_.CreateZExt(x, t.i64));
+      } else if constexpr (L == Layout::VReplace) {
+        const Lanes l = lanes_of(shape_of(text));
+        llvm::Value* x = b_.CreateTrunc(slot(a.b), l.ivt->getElementType());
+        vput(a.dst, b_.CreateInsertElement(b_.CreateBitCast(vget(a.a), l.ivt), x, u64{a.lane}));
+      } else if constexpr (L == Layout::VShuffle) {
+        auto* v16 = llvm::FixedVectorType::get(t.i8, 16);
+        llvm::SmallVector<int, 16> mask;
+        for (unsigned i = 0; i < 16; ++i) mask.push_back(static_cast<int>(((i < 8 ? a.lanes.lo : a.lanes.hi) >> (8 * (i % 8))) & 31));
+        vput(a.dst, b_.CreateShuffleVector(b_.CreateBitCast(vget(a.a), v16), b_.CreateBitCast(vget(a.b), v16), mask));
+      } else if constexpr (L == Layout::VTest) {
+        const Lanes l = lanes_of(shape_of(text));
+        const std::string_view n = name_of(text);
+        llvm::Value* v = b_.CreateBitCast(vget(a.a), l.ivt);
+        const unsigned lanes = l.ivt->getNumElements();
+        llvm::Type* mask_ty = llvm::IntegerType::get(me_.ctx, lanes);
+        llvm::Value* r = nullptr;
+        if (n == "any_true") {
+          r = b_.CreateICmpNE(b_.CreateBitCast(v, llvm::IntegerType::get(me_.ctx, 128)),
+                              llvm::ConstantInt::get(llvm::IntegerType::get(me_.ctx, 128), 0));
+        } else if (n == "all_true") {
+          llvm::Value* nonzero = b_.CreateICmpNE(v, llvm::Constant::getNullValue(l.ivt));
+          r = b_.CreateICmpEQ(b_.CreateBitCast(nonzero, mask_ty), llvm::Constant::getAllOnesValue(mask_ty));
+        } else {  // bitmask: each lane's top bit
+          llvm::Value* neg = b_.CreateICmpSLT(v, llvm::Constant::getNullValue(l.ivt));
+          r = b_.CreateBitCast(neg, mask_ty);
+        }
+        set_slot(a.dst, b_.CreateZExt(r, t.i64));
+      } else {
+        static_assert(L == Layout::VConst, "a SIMD layout FunctionEmitter::simd does not emit");
       }
     }
   }

@@ -5,6 +5,9 @@
 #include "wasm/interp/interpreter.hpp"
 #include "wasm/jit/jit.hpp"
 #include "wasm/exec/numeric.hpp"
+#include "wasm/exec/relaxed_simd.hpp"
+#include "wasm/exec/simd.hpp"
+#include "wasm/icode/simd_shape.hpp"
 
 #include <pthread.h>
 #include <algorithm>
@@ -403,8 +406,59 @@ std::uint64_t bin_helper(std::uint64_t a, std::uint64_t b, std::uint32_t* trap) 
   return to_slot<R>(r);
 }
 
+// SIMD helpers: the interpreter's own lane function of each SIMD op (wasm/simd.hpp, relaxed_simd.hpp),
+// one per op, over the operand block io (a in io[0..1], b in io[2..3], c or a shuffle's lanes in
+// io[4..5]); the result goes to io[0..1] (a scalar to io[0]). `mem` is the accessed address, bounds
+// checked by the caller; `x` a scalar operand; `lane` the lane immediate.
+simd::V128 vin(const std::uint64_t* io, unsigned at) noexcept {
+  return simd::from_slots(io + at);
+}
+#define SPRAWLING_JIT_SIMD_V(expr) simd::to_slots(io, (expr))
+#define SPRAWLING_JIT_SIMD_Un(fn) SPRAWLING_JIT_SIMD_V(simd::fn(vin(io, 0)))
+#define SPRAWLING_JIT_SIMD_Bin(fn) SPRAWLING_JIT_SIMD_V(simd::fn(vin(io, 0), vin(io, 2)))
+#define SPRAWLING_JIT_SIMD_Tern(fn) SPRAWLING_JIT_SIMD_V(simd::fn(vin(io, 0), vin(io, 2), vin(io, 4)))
+#define SPRAWLING_JIT_SIMD_Shift(fn) SPRAWLING_JIT_SIMD_V(simd::fn(vin(io, 0), static_cast<std::uint32_t>(x)))
+#define SPRAWLING_JIT_SIMD_Splat32(fn) SPRAWLING_JIT_SIMD_V(simd::fn(static_cast<std::uint32_t>(x)))
+#define SPRAWLING_JIT_SIMD_Splat64(fn) SPRAWLING_JIT_SIMD_V(simd::fn(x))
+#define SPRAWLING_JIT_SIMD_Test(fn) io[0] = simd::fn(vin(io, 0))
+#define SPRAWLING_JIT_SIMD_Const(fn) (void)0
+#define SPRAWLING_JIT_SIMD_Shuffle(fn)                  \
+  std::uint8_t lanes[16];                               \
+  std::memcpy(lanes, io + 4, sizeof lanes);             \
+  SPRAWLING_JIT_SIMD_V(simd::fn(vin(io, 0), vin(io, 2), lanes))
+#define SPRAWLING_JIT_SIMD_Extract32(fn) io[0] = simd::fn(vin(io, 0), lane)
+#define SPRAWLING_JIT_SIMD_Extract64(fn) io[0] = simd::fn(vin(io, 0), lane)
+#define SPRAWLING_JIT_SIMD_Replace32(fn) \
+  SPRAWLING_JIT_SIMD_V(simd::fn(vin(io, 0), lane, static_cast<std::uint32_t>(x)))
+#define SPRAWLING_JIT_SIMD_Replace64(fn) SPRAWLING_JIT_SIMD_V(simd::fn(vin(io, 0), lane, x))
+#define SPRAWLING_JIT_SIMD_Load1(fn) SPRAWLING_JIT_SIMD_V(simd::fn(mem))
+#define SPRAWLING_JIT_SIMD_Load2(fn) SPRAWLING_JIT_SIMD_Load1(fn)
+#define SPRAWLING_JIT_SIMD_Load4(fn) SPRAWLING_JIT_SIMD_Load1(fn)
+#define SPRAWLING_JIT_SIMD_Load8(fn) SPRAWLING_JIT_SIMD_Load1(fn)
+#define SPRAWLING_JIT_SIMD_Load16(fn) SPRAWLING_JIT_SIMD_Load1(fn)
+#define SPRAWLING_JIT_SIMD_Store16(fn) simd::fn(mem, vin(io, 0))
+#define SPRAWLING_JIT_SIMD_LoadLane1(fn) SPRAWLING_JIT_SIMD_V(simd::fn(mem, vin(io, 0), lane))
+#define SPRAWLING_JIT_SIMD_LoadLane2(fn) SPRAWLING_JIT_SIMD_LoadLane1(fn)
+#define SPRAWLING_JIT_SIMD_LoadLane4(fn) SPRAWLING_JIT_SIMD_LoadLane1(fn)
+#define SPRAWLING_JIT_SIMD_LoadLane8(fn) SPRAWLING_JIT_SIMD_LoadLane1(fn)
+#define SPRAWLING_JIT_SIMD_StoreLane1(fn) simd::fn(mem, vin(io, 0), lane)
+#define SPRAWLING_JIT_SIMD_StoreLane2(fn) SPRAWLING_JIT_SIMD_StoreLane1(fn)
+#define SPRAWLING_JIT_SIMD_StoreLane4(fn) SPRAWLING_JIT_SIMD_StoreLane1(fn)
+#define SPRAWLING_JIT_SIMD_StoreLane8(fn) SPRAWLING_JIT_SIMD_StoreLane1(fn)
+#define SPRAWLING_JIT_SIMD_BODY_(fn, Shape) SPRAWLING_JIT_SIMD_##Shape(fn)
+#define SPRAWLING_JIT_SIMD_BODY(fn, Shape) SPRAWLING_JIT_SIMD_BODY_(fn, Shape)
+#define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn)                                                  \
+  void simd_##Name([[maybe_unused]] std::uint64_t* io, [[maybe_unused]] std::uint8_t* mem,                \
+                   [[maybe_unused]] std::uint64_t x, [[maybe_unused]] std::uint32_t lane) noexcept { \
+    SPRAWLING_JIT_SIMD_BODY(fn, SPRAWLING_SIMD_SHAPE(imm, sig));                                          \
+  }
+#include "wasm/syntax/simd_opcodes.def"
+#include "wasm/syntax/relaxed_simd_opcodes.def"
+#undef WASM_SIMD_OPCODE
+
 struct NumTable {
   std::array<NumHelper, kOpCount> helpers{};
+  std::array<SimdHelper, kOpCount> simd{};
   std::vector<std::string> names;
   std::vector<HelperSymbol> symbols;
   NumTable() {
@@ -424,9 +478,15 @@ struct NumTable {
 #undef SPRAWLING_JIT_BinFImm
 #undef SPRAWLING_JIT_BinF32Imm
 #undef SPRAWLING_JIT_BinF64Imm
+#define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn) simd[static_cast<std::size_t>(Op::Simd##Name)] = &simd_##Name;
+#include "wasm/syntax/simd_opcodes.def"
+#include "wasm/syntax/relaxed_simd_opcodes.def"
+#undef WASM_SIMD_OPCODE
     names.reserve(kOpCount);
     for (std::size_t i = 0; i < kOpCount; ++i)
       if (helpers[i] != nullptr) names.push_back("sprawling_jit_num_" + std::to_string(i));
+    for (std::size_t i = 0; i < kOpCount; ++i)
+      if (simd[i] != nullptr) names.push_back("sprawling_jit_simd_" + std::to_string(i));
     symbols = {{"sprawling_jit_refuel", reinterpret_cast<void*>(&sprawling_jit_refuel)},
                {"sprawling_jit_call", reinterpret_cast<void*>(&sprawling_jit_call)},
                {"sprawling_jit_call_indirect", reinterpret_cast<void*>(&sprawling_jit_call_indirect)},
@@ -450,6 +510,8 @@ struct NumTable {
     std::size_t k = 0;
     for (std::size_t i = 0; i < kOpCount; ++i)
       if (helpers[i] != nullptr) symbols.push_back({names[k++], reinterpret_cast<void*>(helpers[i])});
+    for (std::size_t i = 0; i < kOpCount; ++i)
+      if (simd[i] != nullptr) symbols.push_back({names[k++], reinterpret_cast<void*>(simd[i])});
   }
 };
 const NumTable& num_table() {
@@ -461,6 +523,9 @@ const NumTable& num_table() {
 
 NumHelper num_helper(Op op) noexcept {
   return num_table().helpers[static_cast<std::size_t>(op)];
+}
+SimdHelper simd_helper(Op op) noexcept {
+  return num_table().simd[static_cast<std::size_t>(op)];
 }
 std::span<const HelperSymbol> runtime_symbols() {
   return num_table().symbols;

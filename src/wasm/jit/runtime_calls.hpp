@@ -51,6 +51,14 @@ using NumHelper = std::uint64_t (*)(std::uint64_t a, std::uint64_t b, std::uint3
 // Indexed by Op: the helper of each simple operator, null for other ops.
 NumHelper num_helper(Op op) noexcept;
 
+// A SIMD helper (`sprawling_jit_simd_<op>`): the interpreter's lane function of one SIMD op over the
+// operand block io (v128 operands at io[0], io[2], io[4], as two slots each; a shuffle's lanes at
+// io[4]), the result written to io[0..1] (a scalar result to io[0]); mem the accessed bytes (bounds
+// checked by the caller), x a scalar operand, lane the lane immediate.
+using SimdHelper = void (*)(std::uint64_t* io, std::uint8_t* mem, std::uint64_t x, std::uint32_t lane) noexcept;
+// Indexed by Op: the helper of each SIMD op, null for other ops.
+SimdHelper simd_helper(Op op) noexcept;
+
 struct HelperSymbol {
   std::string_view name;
   void* address;
