@@ -454,15 +454,19 @@ TEST(CompilerExceptions, ThrowsPropagateThroughCompiledFramesToAnInterpretedCatc
   }
 }
 
-// Typed function references: functions using call_ref, return_call_ref, ref.as_non_null,
-// br_on_null or br_on_non_null stay interpreted with the reason named; the functions they call
-// may be machine code. Results, the null traps and fuel equal the interpreter's.
+// Typed function references: call_ref, ref.as_non_null, br_on_null and br_on_non_null compile
+// (return_call_ref is a tail call: CompilerTailCalls). Results, the null traps (kind, function,
+// offset) and fuel equal the interpreter's; call_ref reaches compiled callees of this instance
+// natively, others (an import, a host function) through the helper.
 constexpr std::string_view kTypedRefs = R"((module
+  (import "env" "add1" (func $add1 (param i32) (result i32)))
   (type $ii (func (param i32) (result i32)))
   (func $inc (type $ii) (i32.add (local.get 0) (i32.const 1)))
-  (elem declare func $inc)
+  (elem declare func $inc $add1)
   (func $pick (param i32) (result (ref null $ii))
-    (select (result (ref null $ii)) (ref.func $inc) (ref.null $ii) (local.get 0)))
+    (if (result (ref null $ii)) (i32.eq (local.get 0) (i32.const 2))
+      (then (ref.func $add1))
+      (else (select (result (ref null $ii)) (ref.func $inc) (ref.null $ii) (local.get 0)))))
   (func (export "call") (param i32) (result i32)
     (i32.mul (call_ref $ii (i32.const 4) (call $pick (local.get 0))) (i32.const 3)))
   (func (export "tail") (param i32) (result i32)
@@ -470,16 +474,24 @@ constexpr std::string_view kTypedRefs = R"((module
   (func (export "branch") (param i32) (result i32)
     (block $null (return (call_ref $ii (i32.const 1) (br_on_null $null (call $pick (local.get 0))))))
     (i32.const -1))
+  (func (export "nonnull") (param i32) (result i32)
+    (call_ref $ii (i32.const 5) (ref.as_non_null (call $pick (local.get 0)))))
+  (func (export "onnonnull") (param i32) (result i32)
+    (block $some (result (ref $ii))
+      (br_on_non_null $some (call $pick (local.get 0)))
+      (return (i32.const 77)))
+    (drop)
+    (i32.const 88))
 ))";
 
-TEST(CompilerTypedRefs, FunctionsUsingThemStayInterpretedAndAgree) {
+TEST(CompilerTypedRefs, FunctionsUsingThemCompileAndAgreeWithTheInterpreter) {
   auto module = compile_wat(kTypedRefs);
   ASSERT_NE(module, nullptr);
   for (int variant : {kUnmetered, kMetered}) {
     const jit::ModuleCode& code = module->impl().jit(variant);
-    ASSERT_EQ(code.reasons.size(), 5u);
-    for (std::size_t i : {2u, 3u, 4u}) EXPECT_NE(code.reasons[i].find("typed function references"), std::string::npos) << i;
-    for (std::size_t i : {0u, 1u}) EXPECT_EQ(code.reasons[i], "") << i;
+    ASSERT_EQ(code.reasons.size(), 7u);
+    for (std::size_t i : {0u, 1u, 2u, 4u, 5u, 6u}) EXPECT_EQ(code.reasons[i], "") << i;
+    EXPECT_NE(code.reasons[3].find("tail call"), std::string::npos);
   }
   auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, Value::i32(arg), fuel);
@@ -491,12 +503,22 @@ TEST(CompilerTypedRefs, FunctionsUsingThemStayInterpretedAndAgree) {
     EXPECT_EQ(same("tail", 0, fuel).trap, TrapKind::NullFunctionReference);
     EXPECT_EQ(same("branch", 1, fuel).results.at(0).bits, 2u);
     EXPECT_EQ(same("branch", 0, fuel).results.at(0).bits, 0xFFFFFFFFu);
+    EXPECT_EQ(same("branch", 2, fuel).results.at(0).bits, 2u);  // host callee through the helper
+    EXPECT_EQ(same("call", 2, fuel).results.at(0).bits, 15u);
+    EXPECT_EQ(same("tail", 2, fuel).results.at(0).bits, 10u);
+    EXPECT_EQ(same("nonnull", 1, fuel).results.at(0).bits, 6u);
+    EXPECT_EQ(same("nonnull", 0, fuel).trap, TrapKind::NullReference);
+    EXPECT_EQ(same("onnonnull", 1, fuel).results.at(0).bits, 88u);
+    EXPECT_EQ(same("onnonnull", 0, fuel).results.at(0).bits, 77u);
   }
-  const Outcome full = run(module, Tier::Interpret, "call", {Value::i32(1)}, std::uint64_t{1} << 20);
-  ASSERT_EQ(full.trap, TrapKind::None);
-  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
-    same("call", 1, budget);
-    if (HasFailure()) return;
+  for (std::string_view name : {"call", "branch", "nonnull", "onnonnull"}) {
+    for (std::uint32_t arg : {0u, 1u, 2u}) {
+      const Outcome full = run(module, Tier::Interpret, name, {Value::i32(arg)}, std::uint64_t{1} << 20);
+      for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+        same(name, arg, budget);
+        if (HasFailure()) return;
+      }
+    }
   }
 }
 

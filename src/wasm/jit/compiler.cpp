@@ -155,7 +155,11 @@ constexpr bool handled(Op o) {
     case Op::DataDrop:
     case Op::MemoryFill:
     case Op::MemoryCopy:
-    case Op::MemoryInit: return true;
+    case Op::MemoryInit:
+    case Op::CallRef:
+    case Op::RefAsNonNull:
+    case Op::BrOnNull:
+    case Op::BrOnNonNull: return true;
     default: return false;
   }
 }
@@ -239,11 +243,9 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
       return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Gc)
       return fail("uses garbage collection (struct, array, i31, casts), which only the interpreter runs");
-    if (info(in.op).family == OpFamily::TypedRef)
-      return fail("uses typed function references (call_ref, return_call_ref, ref.as_non_null, br_on_null, "
-                  "br_on_non_null), which only the interpreter runs");
-    if (in.op == Op::ReturnCall || in.op == Op::ReturnCallIndirect)
-      return fail("uses a tail call (return_call / return_call_indirect), which the compiled tier does not compile");
+    if (in.op == Op::ReturnCall || in.op == Op::ReturnCallIndirect || in.op == Op::ReturnCallRef)
+      return fail("uses a tail call (return_call / return_call_indirect / return_call_ref), which the compiled tier "
+                  "does not compile");
     if (names_table64(in.op, code, in.at, module))
       return fail("uses a 64-bit table (table64), which only the interpreter runs");
     if (!handled(in.op))
@@ -428,7 +430,8 @@ class FunctionEmitter {
     // here (tested per site, they were about 60% more IR in CPython's eval loop); one with few
     // reads them at its sites, so that a call that makes none (fib's leaves) does not pay them.
     std::size_t calls = 0;
-    for (const Instr& in : scan_.instrs) calls += in.op == Op::Call || in.op == Op::CallIndirect ? 1 : 0;
+    for (const Instr& in : scan_.instrs)
+      calls += in.op == Op::Call || in.op == Op::CallIndirect || in.op == Op::CallRef ? 1 : 0;
     if (calls > kCallSitesToHoist) call_checks_ = read_call_checks();
 
     // The shared exits, so that a trap site costs one edge and one phi entry: `trap` stores the
@@ -966,6 +969,46 @@ class FunctionEmitter {
     after_call(base, static_cast<u32>(ft.results.size()), post);
   }
 
+  // call_ref: a null reference traps here; then the FuncInst the reference is is called as
+  // call_indirect's element: natively when it is this instance's, resolved in this store and
+  // tiered with a published entry, else through sprawling_jit_call (the interpreter's do_call).
+  void emit_call_ref(u32 type, u32 ref_slot, u32 base, u32 post) {
+    const FuncType& ft = me_.cm.module.types[type];
+    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
+    llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
+    trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
+    store_args(base, static_cast<u32>(ft.params.size()));
+    auto* join = new_block("returned");
+    auto* slow = new_block("call_slow");
+    auto* known = new_block("cref_known");
+    const int variant = me_.metered ? kMetered : kUnmetered;
+    llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
+    llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
+    llvm::Value* resolved = b_.CreateLoad(
+        t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry) + variant * sizeof(void*)));
+    llvm::Value* jslot =
+        b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, jit) + variant * sizeof(void*)));
+    llvm::Value* bad =
+        b_.CreateOr(b_.CreateICmpNE(inst, self), b_.CreateOr(b_.CreateIsNull(resolved), b_.CreateIsNull(jslot)));
+    b_.CreateCondBr(bad, slow, known, cold_);
+    b_.SetInsertPoint(known);
+    auto* entry =
+        b_.CreateAlignedLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, jslot, offsetof(jit::Slot, entry)), llvm::Align(8));
+    entry->setAtomic(llvm::AtomicOrdering::Acquire);
+    llvm::Value* frame_slots = b_.CreateZExt(
+        b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
+    llvm::Value* cost = b_.getInt64(0);
+    if (me_.metered) cost = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry_fuel)));
+    native_call(entry, frame_slots, cost, base, nfp, slow, join);
+    b_.SetInsertPoint(slow);
+    store_fuel();
+    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, fi, nfp});
+    helper_status(st);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    after_call(base, static_cast<u32>(ft.results.size()), post);
+  }
+
   // ---- numeric
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Type* ty, std::initializer_list<llvm::Value*> args) {
     return b_.CreateIntrinsic(id, {ty}, args);
@@ -1237,6 +1280,20 @@ class FunctionEmitter {
         return true;
       } else if constexpr (O == Op::RefFunc) {
         set_slot(a.dst, b_.CreatePtrToInt(load_func(a.func), t.i64));
+        return true;
+      } else if constexpr (O == Op::RefAsNonNull) {
+        llvm::Value* r = slot(a.a);
+        trap_if(b_.CreateICmpEQ(r, b_.getInt64(0)), TrapKind::NullReference);
+        set_slot(a.dst, r);
+        return true;
+      } else if constexpr (O == Op::BrOnNull || O == Op::BrOnNonNull) {
+        // The whole 64-bit slot, as the interpreter tests it.
+        llvm::Value* r = slot(a.cond);
+        cond_branch(O == Op::BrOnNull ? b_.CreateICmpEQ(r, b_.getInt64(0)) : b_.CreateICmpNE(r, b_.getInt64(0)), a.off,
+                    fall);
+        return true;
+      } else if constexpr (O == Op::CallRef) {
+        emit_call_ref(a.type, a.ref, a.base, a.post);
         return true;
       } else if constexpr (O == Op::MemoryFill) {
         call_status("sprawling_jit_memory_fill", {t.ptr, t.i32, t.i32, t.i32},
