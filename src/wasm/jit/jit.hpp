@@ -43,11 +43,18 @@ struct Ctx {
   // On-stack replacement (Slot::osr): 1 + the word of the loop header where the entry continues
   // an interpreted activation, its slots read from the frame; 0 for a call. The entry clears it.
   std::uint32_t osr_at = 0;
+  // A tail call machine code does not make itself (kTailPending): the callee, whose entry is made
+  // in the returning function's frame (arguments moved to slot 0, locals zeroed, entry charged).
+  FuncInst* tail_callee = nullptr;
 };
 
 // A helper's status: 0, a TrapKind to be located at the calling instruction, or a TrapKind with
 // this bit when the trap is located already (inside a callee).
 inline constexpr std::uint32_t kLocated = 0x100;
+// A compiled function's status (never a helper's trap): it tail-called Ctx::tail_callee, which
+// has not run; whoever called the function runs that callee in the same frame (fp) and takes its
+// status as the function's. So a chain of tail calls between tiers never nests native frames.
+inline constexpr std::uint32_t kTailPending = 0x200;
 
 // The compiled code of one module variant (metered or not): an entry per defined function,
 // null where the function stays interpreted. Entries are published once, read with acquire.
@@ -195,6 +202,9 @@ struct Result {
   TrapKind trap;
   FuncInst* func;           // on trap: the innermost function
   const std::uint32_t* ip;  // and its instruction
+  // Not null: the callee returned kTailPending; this function is to run at nfp, its entry made
+  // (the interpreter continues there as after its own tail call's entry protocol).
+  FuncInst* tail;
 };
 // `osr_at` (Slot::osr entries only): 1 + the loop header's word where the interpreted activation of
 // `callee` at nfp continues as machine code (on-stack replacement); 0 for a call.
