@@ -98,11 +98,11 @@ std::uint64_t fnv1a(const std::uint8_t* data, std::size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
-  // No tail calls, SIMD, second memories or memory64: functions using them stay interpreted, and
-  // this target insists every function runs compiled.
+  // No SIMD, second memories or memory64: functions using them stay interpreted, and this
+  // target insists every function runs compiled. Tail calls compile.
   const fuzz::GenOptions options{.deterministic_only = false,
                                  .canonical_nan_pairs = true,
-                                 .tail_calls = false,
+                                 .tail_calls = true,
                                  .simd = false,
                                  .multi_memory = false,
                                  .memory64 = false};

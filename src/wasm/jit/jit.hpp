@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sprawling::wasm::jit {
@@ -117,6 +118,12 @@ class ModuleCode {
                    "bytes); IR %.3f s, optimizing %.3f s\n",
                    compiled, entries.size(), materialized, materialized_bytes, code_bytes, seconds_ir, seconds_opt);
     }
+    // SPRAWLING_JIT_STATS=2: also each function that stays interpreted, and why (tests check
+    // that none of a script's functions falls back for a given reason).
+    if (std::string_view(std::getenv("SPRAWLING_JIT_STATS")) != "2") return;
+    for (std::size_t i = 0; i < reasons.size(); ++i)
+      if (!reasons[i].empty())
+        std::fprintf(stderr, "sprawl jit: defined function %zu stays interpreted: %s\n", i, reasons[i].c_str());
   }
 };
 
