@@ -1,11 +1,15 @@
 // The compiled tier's compiler (src/wasm/jit/compiler.cpp): which functions it compiles, and that
 // compiled code gives the interpreter's results, traps and exact fuel, metered and unmetered.
 #include "jit/tier_fixture.hpp"
+#include "sandbox/engine_code_cache.hpp"
 #include "wasm/jit/jit.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <unistd.h>
 #include <fstream>
 #include <string>
 
@@ -577,6 +581,71 @@ TEST(CompilerTypedRefs, FunctionsUsingThemCompileAndAgreeWithTheInterpreter) {
       }
     }
   }
+}
+
+// The same tail calls and typed references from the code cache (`sprawl compile`'s entries) and
+// from tier-up's per-function code (callees reached through their slots): the interpreter's
+// outcomes, before and after the hot functions are compiled.
+TEST(CompilerTailCalls, CachedAndTieredUpCodeAgreeWithTheInterpreter) {
+  const std::vector<std::pair<std::string_view, std::uint32_t>> calls = {
+      {"count", 1000}, {"indirect", 0}, {"indirect", 1}, {"indirect", 2}, {"div", 0}, {"parity", 2001},
+      {"pingpong", 3000}, {"iparity", 999}, {"host", 3}};
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("sprawl-tail-call-cache-" + std::to_string(::getpid()));
+  auto cache = std::make_shared<runtime::engine::FileCodeCache>(dir, std::uint64_t{64} << 20);
+  for (const bool metered : {false, true}) {
+    auto module = compile_wat(kTailCalls);
+    auto report = precompile(*module, metered, *cache);
+    ASSERT_TRUE(report.has_value()) << (report ? "" : report.error());
+    EXPECT_EQ(report->compiled, 14u);  // all but $odd (SIMD)
+  }
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    auto module = compile_wat(kTailCalls);
+    for (const auto& [name, arg] : calls) {
+      EXPECT_EQ(run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel),
+                run(module, Tier::Auto, name, {Value::i32(arg)}, fuel, {}, cache))
+          << "cached " << name << "(" << arg << ")";
+    }
+    const jit::ModuleCode* code = module->impl().jit_for(fuel ? kMetered : kUnmetered, Tier::Auto, cache.get());
+    ASSERT_NE(code, nullptr);
+    EXPECT_TRUE(code->from_cache);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+
+  jit::tier_up_set_calls(3);
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    const int variant = fuel ? kMetered : kUnmetered;
+    for (const std::string_view wat : {kTailCalls, kTypedRefs}) {
+      auto module = compile_wat(wat);
+      for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 8; ++i) {
+          for (const auto& [name, arg] : calls) {
+            if (wat == kTypedRefs) break;
+            EXPECT_EQ(run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel),
+                      run(module, Tier::Auto, name, {Value::i32(arg)}, fuel))
+                << "tier-up " << name << "(" << arg << ") round " << round;
+          }
+          if (wat == kTypedRefs) {
+            for (std::string_view name : {"call", "tail", "branch", "nonnull", "onnonnull"})
+              for (std::uint32_t arg : {0u, 1u, 2u})
+                EXPECT_EQ(run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel),
+                          run(module, Tier::Auto, name, {Value::i32(arg)}, fuel))
+                    << "tier-up " << name << "(" << arg << ") round " << round;
+          }
+        }
+        ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+      }
+      const std::lock_guard lock(module->impl().jit_mutex);
+      const jit::ModuleCode* code = module->impl().jit_tier_up[variant].get();
+      ASSERT_NE(code, nullptr);
+      std::size_t compiled = 0;
+      for (std::size_t f = 0; f < code->entries.size(); ++f)
+        if (code->entries[f].entry.load() != nullptr) ++compiled;
+      EXPECT_GE(compiled, wat == kTailCalls ? 10u : 5u) << "variant " << variant;
+    }
+  }
+  jit::tier_up_set_calls(20000);
 }
 
 }  // namespace
