@@ -98,12 +98,11 @@ std::uint64_t fnv1a(const std::uint8_t* data, std::size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
-  // No tail calls: functions using them stay interpreted, and this target insists every function
-  // runs compiled. SIMD (NaN lanes are canonical in both tiers), second memories, memory64 and
-  // table64 are compiled.
+  // Every function runs compiled (this target insists on it): SIMD (NaN lanes are canonical in
+  // both tiers), tail calls, second memories, memory64 and table64 included.
   const fuzz::GenOptions options{.deterministic_only = false,
                                  .canonical_nan_pairs = true,
-                                 .tail_calls = false,
+                                 .tail_calls = true,
                                  .simd = true,
                                  .multi_memory = true,
                                  .memory64 = true};

@@ -1,11 +1,15 @@
 // The compiled tier's compiler (src/wasm/jit/compiler.cpp): which functions it compiles, and that
 // compiled code gives the interpreter's results, traps and exact fuel, metered and unmetered.
 #include "jit/tier_fixture.hpp"
+#include "sandbox/engine_code_cache.hpp"
 #include "wasm/jit/jit.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -235,13 +239,17 @@ TEST(CompilerBounds, ProvenChecksLeftOutTrapWhereTheInterpreterDoes) {
   }
 }
 
-// Tail calls: a function containing one stays interpreted (ModuleCode::reasons says why), while
-// its callees and callers are machine code; answers, traps and fuel are the interpreter's.
+// Tail calls compile: return_call to machine code of the module jumps there (constant native
+// stack), any other callee (a host function, an interpreted one: $odd touches a v128, so it
+// stays interpreted) is left pending for the caller to run in the same frame. Answers, traps
+// (at the tail call, or in the callee that replaced the frame) and fuel are the interpreter's,
+// and chains far longer than the native stack could hold run whichever tiers alternate.
 constexpr std::string_view kTailCalls = R"((module
   (import "env" "add1" (func $add1 (param i32) (result i32)))
   (type $i (func (param i32) (result i32)))
-  (table 3 funcref)
+  (table 5 funcref)
   (elem (i32.const 0) $leaf $add1)
+  (elem (i32.const 3) $ieven $odd)
   (func $leaf (param i32) (result i32) (i32.mul (local.get 0) (i32.const 3)))
   (func $count (param $n i32) (param $acc i32) (result i32)
     (if (result i32) (i32.eqz (local.get $n))
@@ -253,16 +261,41 @@ constexpr std::string_view kTailCalls = R"((module
     (return_call_indirect (type $i) (i32.const 5) (local.get 0)))
   (func (export "div") (param i32) (result i32) (return_call $leafdiv (local.get 0)))
   (func $leafdiv (param i32) (result i32) (i32.div_u (i32.const 7) (local.get 0)))
+  (func $even (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n)) (then (i32.const 1))
+      (else (return_call $odd (i32.sub (local.get $n) (i32.const 1))))))
+  (func $odd (param $n i32) (result i32)
+    (local.set $n (i32x4.extract_lane 0 (i32x4.splat (local.get $n))))
+    (if (result i32) (i32.eqz (local.get $n)) (then (i32.const 0))
+      (else (return_call $even (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "parity") (param i32) (result i32) (i32.add (call $even (local.get 0)) (i32.const 10)))
+  (func $ping (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n)) (then (i32.const 7))
+      (else (return_call $pong (i32.sub (local.get $n) (i32.const 1))))))
+  (func $pong (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n)) (then (i32.const 8))
+      (else (return_call $ping (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "pingpong") (param i32) (result i32) (i32.add (call $ping (local.get 0)) (i32.const 100)))
+  (func $ieven (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n)) (then (i32.const 1))
+      (else (return_call_indirect (type $i) (i32.sub (local.get $n) (i32.const 1)) (i32.const 4)))))
+  (func (export "iparity") (param i32) (result i32) (return_call $ieven (local.get 0)))
+  (func (export "host") (param i32) (result i32) (return_call $add1 (local.get 0)))
 ))";
 
-TEST(CompilerTailCalls, FunctionsWithTailCallsStayInterpretedAndAgreeWithTheInterpreter) {
+TEST(CompilerTailCalls, FunctionsWithTailCallsCompileAndAgreeWithTheInterpreter) {
   auto module = compile_wat(kTailCalls);
   ASSERT_NE(module, nullptr);
   for (int variant : {kUnmetered, kMetered}) {
     const jit::ModuleCode& code = module->impl().jit(variant);
-    ASSERT_EQ(code.reasons.size(), 6u);
-    for (std::size_t i : {1u, 3u, 4u}) EXPECT_NE(code.reasons[i].find("tail call"), std::string::npos) << i;
-    for (std::size_t i : {0u, 2u, 5u}) EXPECT_EQ(code.reasons[i], "") << i;
+    ASSERT_EQ(code.reasons.size(), 15u);
+    for (std::size_t i = 0; i < code.reasons.size(); ++i) {
+      if (i == 7) {
+        EXPECT_NE(code.reasons[i].find("SIMD"), std::string::npos);  // $odd
+      } else {
+        EXPECT_EQ(code.reasons[i], "") << i;
+      }
+    }
   }
   auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, Value::i32(arg), fuel);
@@ -274,12 +307,41 @@ TEST(CompilerTailCalls, FunctionsWithTailCallsStayInterpretedAndAgreeWithTheInte
     EXPECT_EQ(same("indirect", 2, fuel).trap, TrapKind::UninitializedElement);
     EXPECT_EQ(same("indirect", 7, fuel).trap, TrapKind::UndefinedElement);
     EXPECT_EQ(same("div", 0, fuel).trap, TrapKind::IntegerDivideByZero);  // in the compiled callee
+    EXPECT_EQ(same("parity", 1001, fuel).results.at(0).bits, 10u);        // compiled <-> interpreted
+    EXPECT_EQ(same("parity", 1000, fuel).results.at(0).bits, 11u);
+    EXPECT_EQ(same("pingpong", 1001, fuel).results.at(0).bits, 108u);
+    EXPECT_EQ(same("iparity", 1001, fuel).results.at(0).bits, 0u);  // return_call_indirect both ways
+    EXPECT_EQ(same("host", 41, fuel).results.at(0).bits, 42u);
   }
-  const Outcome full = run(module, Tier::Interpret, "count", {Value::i32(5)}, std::uint64_t{1} << 30);
-  ASSERT_EQ(full.trap, TrapKind::None);
-  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
-    same("count", 5, budget);
-    if (HasFailure()) return;
+  for (std::string_view name : {"count", "parity", "iparity", "pingpong", "host"}) {
+    const Outcome full = run(module, Tier::Interpret, name, {Value::i32(5)}, std::uint64_t{1} << 30);
+    ASSERT_EQ(full.trap, TrapKind::None);
+    for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+      same(name, 5, budget);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// Millions of tail calls, more than the 8 MiB native stack could hold as nested calls, and more
+// than max_call_depth frame records: between machine code (musttail), and alternating between
+// machine code and the interpreter (pending tail calls run by the caller in the same frame).
+TEST(CompilerTailCalls, LongChainsRunInConstantNativeStackOnEveryTierMix) {
+  auto module = compile_wat(kTailCalls);
+  ASSERT_NE(module, nullptr);
+  StoreLimits limits;
+  limits.max_call_depth = 10;
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1ull << 40}}) {
+    for (Tier tier : {Tier::Interpret, Tier::Compile}) {
+      EXPECT_EQ(run(module, tier, "pingpong", {Value::i32(4'000'001)}, fuel, limits).results,
+                std::vector{Value::i32(108)});
+      EXPECT_EQ(run(module, tier, "parity", {Value::i32(1'000'000)}, fuel, limits).results,
+                std::vector{Value::i32(11)});
+      EXPECT_EQ(run(module, tier, "iparity", {Value::i32(1'000'000)}, fuel, limits).results,
+                std::vector{Value::i32(1)});
+    }
+    EXPECT_EQ(run(module, Tier::Interpret, "parity", {Value::i32(300'001)}, fuel, limits),
+              run(module, Tier::Compile, "parity", {Value::i32(300'001)}, fuel, limits));
   }
 }
 
@@ -624,15 +686,19 @@ TEST(CompilerExceptions, ThrowsPropagateThroughCompiledFramesToAnInterpretedCatc
   }
 }
 
-// Typed function references: functions using call_ref, return_call_ref, ref.as_non_null,
-// br_on_null or br_on_non_null stay interpreted with the reason named; the functions they call
-// may be machine code. Results, the null traps and fuel equal the interpreter's.
+// Typed function references: call_ref, return_call_ref, ref.as_non_null, br_on_null and
+// br_on_non_null compile. Results, the null traps (kind, function,
+// offset) and fuel equal the interpreter's; call_ref reaches compiled callees of this instance
+// natively, others (an import, a host function) through the helper.
 constexpr std::string_view kTypedRefs = R"((module
+  (import "env" "add1" (func $add1 (param i32) (result i32)))
   (type $ii (func (param i32) (result i32)))
   (func $inc (type $ii) (i32.add (local.get 0) (i32.const 1)))
-  (elem declare func $inc)
+  (elem declare func $inc $add1)
   (func $pick (param i32) (result (ref null $ii))
-    (select (result (ref null $ii)) (ref.func $inc) (ref.null $ii) (local.get 0)))
+    (if (result (ref null $ii)) (i32.eq (local.get 0) (i32.const 2))
+      (then (ref.func $add1))
+      (else (select (result (ref null $ii)) (ref.func $inc) (ref.null $ii) (local.get 0)))))
   (func (export "call") (param i32) (result i32)
     (i32.mul (call_ref $ii (i32.const 4) (call $pick (local.get 0))) (i32.const 3)))
   (func (export "tail") (param i32) (result i32)
@@ -640,16 +706,23 @@ constexpr std::string_view kTypedRefs = R"((module
   (func (export "branch") (param i32) (result i32)
     (block $null (return (call_ref $ii (i32.const 1) (br_on_null $null (call $pick (local.get 0))))))
     (i32.const -1))
+  (func (export "nonnull") (param i32) (result i32)
+    (call_ref $ii (i32.const 5) (ref.as_non_null (call $pick (local.get 0)))))
+  (func (export "onnonnull") (param i32) (result i32)
+    (block $some (result (ref $ii))
+      (br_on_non_null $some (call $pick (local.get 0)))
+      (return (i32.const 77)))
+    (drop)
+    (i32.const 88))
 ))";
 
-TEST(CompilerTypedRefs, FunctionsUsingThemStayInterpretedAndAgree) {
+TEST(CompilerTypedRefs, FunctionsUsingThemCompileAndAgreeWithTheInterpreter) {
   auto module = compile_wat(kTypedRefs);
   ASSERT_NE(module, nullptr);
   for (int variant : {kUnmetered, kMetered}) {
     const jit::ModuleCode& code = module->impl().jit(variant);
-    ASSERT_EQ(code.reasons.size(), 5u);
-    for (std::size_t i : {2u, 3u, 4u}) EXPECT_NE(code.reasons[i].find("typed function references"), std::string::npos) << i;
-    for (std::size_t i : {0u, 1u}) EXPECT_EQ(code.reasons[i], "") << i;
+    ASSERT_EQ(code.reasons.size(), 7u);
+    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
   }
   auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, Value::i32(arg), fuel);
@@ -661,13 +734,88 @@ TEST(CompilerTypedRefs, FunctionsUsingThemStayInterpretedAndAgree) {
     EXPECT_EQ(same("tail", 0, fuel).trap, TrapKind::NullFunctionReference);
     EXPECT_EQ(same("branch", 1, fuel).results.at(0).bits, 2u);
     EXPECT_EQ(same("branch", 0, fuel).results.at(0).bits, 0xFFFFFFFFu);
+    EXPECT_EQ(same("branch", 2, fuel).results.at(0).bits, 2u);  // host callee through the helper
+    EXPECT_EQ(same("call", 2, fuel).results.at(0).bits, 15u);
+    EXPECT_EQ(same("tail", 2, fuel).results.at(0).bits, 10u);
+    EXPECT_EQ(same("nonnull", 1, fuel).results.at(0).bits, 6u);
+    EXPECT_EQ(same("nonnull", 0, fuel).trap, TrapKind::NullReference);
+    EXPECT_EQ(same("onnonnull", 1, fuel).results.at(0).bits, 88u);
+    EXPECT_EQ(same("onnonnull", 0, fuel).results.at(0).bits, 77u);
   }
-  const Outcome full = run(module, Tier::Interpret, "call", {Value::i32(1)}, std::uint64_t{1} << 20);
-  ASSERT_EQ(full.trap, TrapKind::None);
-  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
-    same("call", 1, budget);
-    if (HasFailure()) return;
+  for (std::string_view name : {"call", "tail", "branch", "nonnull", "onnonnull"}) {
+    for (std::uint32_t arg : {0u, 1u, 2u}) {
+      const Outcome full = run(module, Tier::Interpret, name, {Value::i32(arg)}, std::uint64_t{1} << 20);
+      for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+        same(name, arg, budget);
+        if (HasFailure()) return;
+      }
+    }
   }
+}
+
+// The same tail calls and typed references from the code cache (`sprawl compile`'s entries) and
+// from tier-up's per-function code (callees reached through their slots): the interpreter's
+// outcomes, before and after the hot functions are compiled.
+TEST(CompilerTailCalls, CachedAndTieredUpCodeAgreeWithTheInterpreter) {
+  const std::vector<std::pair<std::string_view, std::uint32_t>> calls = {
+      {"count", 1000}, {"indirect", 0}, {"indirect", 1}, {"indirect", 2}, {"div", 0}, {"parity", 2001},
+      {"pingpong", 3000}, {"iparity", 999}, {"host", 3}};
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("sprawl-tail-call-cache-" + std::to_string(::getpid()));
+  auto cache = std::make_shared<runtime::engine::FileCodeCache>(dir, std::uint64_t{64} << 20);
+  for (const bool metered : {false, true}) {
+    auto module = compile_wat(kTailCalls);
+    auto report = precompile(*module, metered, *cache);
+    ASSERT_TRUE(report.has_value()) << (report ? "" : report.error());
+    EXPECT_EQ(report->compiled, 14u);  // all but $odd (SIMD)
+  }
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    auto module = compile_wat(kTailCalls);
+    for (const auto& [name, arg] : calls) {
+      EXPECT_EQ(run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel),
+                run(module, Tier::Auto, name, {Value::i32(arg)}, fuel, {}, cache))
+          << "cached " << name << "(" << arg << ")";
+    }
+    const jit::ModuleCode* code = module->impl().jit_for(fuel ? kMetered : kUnmetered, Tier::Auto, cache.get());
+    ASSERT_NE(code, nullptr);
+    EXPECT_TRUE(code->from_cache);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+
+  jit::tier_up_set_calls(3);
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    const int variant = fuel ? kMetered : kUnmetered;
+    for (const std::string_view wat : {kTailCalls, kTypedRefs}) {
+      auto module = compile_wat(wat);
+      for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 8; ++i) {
+          for (const auto& [name, arg] : calls) {
+            if (wat == kTypedRefs) break;
+            EXPECT_EQ(run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel),
+                      run(module, Tier::Auto, name, {Value::i32(arg)}, fuel))
+                << "tier-up " << name << "(" << arg << ") round " << round;
+          }
+          if (wat == kTypedRefs) {
+            for (std::string_view name : {"call", "tail", "branch", "nonnull", "onnonnull"})
+              for (std::uint32_t arg : {0u, 1u, 2u})
+                EXPECT_EQ(run(module, Tier::Interpret, name, {Value::i32(arg)}, fuel),
+                          run(module, Tier::Auto, name, {Value::i32(arg)}, fuel))
+                    << "tier-up " << name << "(" << arg << ") round " << round;
+          }
+        }
+        ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+      }
+      const std::lock_guard lock(module->impl().jit_mutex);
+      const jit::ModuleCode* code = module->impl().jit_tier_up[variant].get();
+      ASSERT_NE(code, nullptr);
+      std::size_t compiled = 0;
+      for (std::size_t f = 0; f < code->entries.size(); ++f)
+        if (code->entries[f].entry.load() != nullptr) ++compiled;
+      EXPECT_GE(compiled, wat == kTailCalls ? 10u : 5u) << "variant " << variant;
+    }
+  }
+  jit::tier_up_set_calls(20000);
 }
 
 }  // namespace

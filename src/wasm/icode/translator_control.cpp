@@ -331,22 +331,24 @@ void Translator::try_table(const Instruction& ins) {
 void Translator::step_typed_refs(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::CallRef: {
-      const FuncType& ft = m_.types[ins.index];
+      const u32 type = ins.index;
+      const FuncType& ft = m_.types[type];
       const u32 ref = top_slot();
       pop();
       do_call(static_cast<u32>(ft.params.size()));
       const u32 base = temp_slot(height());
-      const u32 at = emit<Op::CallRef>({.ref = ref, .base = base, .post = 0});
+      const u32 at = emit<Op::CallRef>({.type = type, .ref = ref, .base = base, .post = 0});
       trapping();
       push_call_results(base, ft);
       begin_post_call_segment(at + layout::CallRef::post);
       break;
     }
     case Opcode::ReturnCallRef: {
-      const FuncType& ft = m_.types[ins.index];
+      const u32 type = ins.index;
+      const FuncType& ft = m_.types[type];
       const u32 ref = top_slot();
       pop();
-      emit<Op::ReturnCallRef>({.ref = ref, .base = tail_call_args(ft)});
+      emit<Op::ReturnCallRef>({.type = type, .ref = ref, .base = tail_call_args(ft)});
       end_tail_call();
       break;
     }

@@ -262,6 +262,13 @@ template <bool Metered>
       } else if (jit::native_stack_ok()) {                                                         \
         const jit::Result r_ = jit::enter(e_, *S, (callee_), (nfp_), cs.fr, fuel, *out, Metered);  \
         fuel = r_.fuel;                                                                            \
+        if (r_.tail != nullptr) {                                                                  \
+          /* it tail-called a function it did not enter: that runs here, in its frame */           \
+          fp = (nfp_);                                                                             \
+          callee = r_.tail;                                                                        \
+          RELOAD_MEMORY();                                                                         \
+          goto do_tail_enter;                                                                      \
+        }                                                                                          \
         if (r_.trap == TrapKind::UncaughtException) {                                              \
           thrown = S->pending_exception;                                                           \
           throw_func = r_.func;                                                                    \
@@ -284,17 +291,22 @@ template <bool Metered>
 #endif
   // ---- end of the compiled-tier hook
 
-  if (static_cast<u64>(stack_end - fp) < entry_func->frame_slots) {
+  // A compiled function's pending tail call (jit::run_pending) made this entry already.
+  const bool entry_made = S->entry_made;
+  S->entry_made = false;
+  if (!entry_made && static_cast<u64>(stack_end - fp) < entry_func->frame_slots) {
     trap = TrapKind::CallStackExhausted;
     out->func = func;
     out->ip = ip;
     out->trap = trap;
     return;
   }
-  for (u32 i = entry_func->num_params; i < entry_func->num_locals; ++i) fp[i] = 0;
-  if constexpr (Metered) {
-    if (fuel <= 1) [[unlikely]] REFUEL(1);
-    fuel -= entry_func->entry_fuel;
+  if (!entry_made) {
+    for (u32 i = entry_func->num_params; i < entry_func->num_locals; ++i) fp[i] = 0;
+    if constexpr (Metered) {
+      if (fuel <= 1) [[unlikely]] REFUEL(1);
+      fuel -= entry_func->entry_fuel;
+    }
   }
   JIT_ENTER(entry_func, fp, goto L_done, {});  // compiled tier (an exception leaves this run as it came)
   DISPATCH();
@@ -483,6 +495,10 @@ do_tail_call:
   std::memmove(fp, nfp, sizeof(u64) * callee->num_params);  // nfp >= fp: moving down is safe
   for (u32 i = callee->num_params; i < callee->num_locals; ++i) fp[i] = 0;
   // compiled tier: the callee's results are this function's; return them as L_Return does.
+  // do_tail_enter: `callee` at fp with its entry made by machine code's pending tail call.
+#if SPRAWLING_WITH_JIT
+do_tail_enter:
+#endif
   JIT_ENTER(
       callee, fp,
       {
@@ -1351,6 +1367,11 @@ L_loop_sample: {
       const jit::Entry e = slot->entry.load(std::memory_order_acquire);
       const jit::Result r = jit::enter(e, *S, f, fp, cs.fr, fuel, *out, Metered, at);
       fuel = r.fuel;
+      if (r.tail != nullptr) {  // it tail-called a function it did not enter: that runs here
+        callee = r.tail;
+        RELOAD_MEMORY();
+        goto do_tail_enter;
+      }
       if (r.trap == TrapKind::UncaughtException) {
         // As a tail call's compiled callee: this activation is gone, the search starts at its caller.
         thrown = S->pending_exception;

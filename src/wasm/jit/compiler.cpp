@@ -165,6 +165,13 @@ constexpr bool handled(Op o) {
     case Op::MemoryFillM:
     case Op::MemoryCopyM:
     case Op::MemoryInitM: return true;
+    case Op::CallRef:
+    case Op::ReturnCall:
+    case Op::ReturnCallIndirect:
+    case Op::ReturnCallRef:
+    case Op::RefAsNonNull:
+    case Op::BrOnNull:
+    case Op::BrOnNonNull: return true;
     default: return false;
   }
 }
@@ -240,11 +247,6 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
       return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
     if (info(in.op).family == OpFamily::Gc)
       return fail("uses garbage collection (struct, array, i31, casts), which only the interpreter runs");
-    if (info(in.op).family == OpFamily::TypedRef)
-      return fail("uses typed function references (call_ref, return_call_ref, ref.as_non_null, br_on_null, "
-                  "br_on_non_null), which only the interpreter runs");
-    if (in.op == Op::ReturnCall || in.op == Op::ReturnCallIndirect)
-      return fail("uses a tail call (return_call / return_call_indirect), which the compiled tier does not compile");
     if (!handled(in.op))
       return fail("uses " + std::string(info(in.op).name) + ", which the compiled tier does not handle yet");
     starts[in.at] = true;
@@ -441,7 +443,8 @@ class FunctionEmitter {
     // here (tested per site, they were about 60% more IR in CPython's eval loop); one with few
     // reads them at its sites, so that a call that makes none (fib's leaves) does not pay them.
     std::size_t calls = 0;
-    for (const Instr& in : scan_.instrs) calls += in.op == Op::Call || in.op == Op::CallIndirect ? 1 : 0;
+    for (const Instr& in : scan_.instrs)
+      calls += in.op == Op::Call || in.op == Op::CallIndirect || in.op == Op::CallRef ? 1 : 0;
     if (calls > kCallSitesToHoist) call_checks_ = read_call_checks();
 
     // The shared exits, so that a trap site costs one edge and one phi entry: `trap` stores the
@@ -967,9 +970,18 @@ class FunctionEmitter {
     llvm::CallInst* st = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, nfp});
     st->setTailCallKind(llvm::CallInst::TCK_None);
     ctx_store(fr, offsetof(Ctx, fr));
-    // A trap in the callee: located and its counter stored by the callee.
-    b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), unwind_bb_, join, cold_);
+    // A trap in the callee: located and its counter stored by the callee. A tail call the callee
+    // left pending (kTailPending): its callee runs at nfp as this call's (sprawling_jit_tail_resume).
+    auto* nonzero = new_block("call_status");
+    auto* pending = new_block("tail_pending");
+    b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), nonzero, join, cold_);
+    b_.SetInsertPoint(nonzero);
+    b_.CreateCondBr(b_.CreateICmpEQ(st, u32c(kTailPending)), pending, unwind_bb_);
     unwind_status_->addIncoming(st, b_.GetInsertBlock());
+    b_.SetInsertPoint(pending);
+    llvm::Value* rst = b_.CreateCall(me_.helper("sprawling_jit_tail_resume", t_.i32, {t_.ptr, t_.ptr}), {ctxp_, nfp});
+    helper_status(rst);
+    b_.CreateBr(join);
   }
   // A call: machine code to machine code directly when the callee is in this IR module; under
   // tier-up, through the callee's slot when its entry is published (each function is its own IR
@@ -1080,6 +1092,170 @@ class FunctionEmitter {
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
     after_call(base, value_slots(ft.results), post);
+  }
+
+  // call_ref: a null reference traps here; then the FuncInst the reference is is called as
+  // call_indirect's element: natively when it is this instance's, resolved in this store and
+  // tiered with a published entry, else through sprawling_jit_call (the interpreter's do_call).
+  void emit_call_ref(u32 type, u32 ref_slot, u32 base, u32 post) {
+    const FuncType& ft = me_.cm.module.types[type];
+    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
+    llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
+    trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
+    store_args(base, static_cast<u32>(ft.params.size()));
+    auto* join = new_block("returned");
+    auto* slow = new_block("call_slow");
+    auto* known = new_block("cref_known");
+    const int variant = me_.metered ? kMetered : kUnmetered;
+    llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
+    llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
+    llvm::Value* resolved = b_.CreateLoad(
+        t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry) + variant * sizeof(void*)));
+    llvm::Value* jslot =
+        b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, jit) + variant * sizeof(void*)));
+    llvm::Value* bad =
+        b_.CreateOr(b_.CreateICmpNE(inst, self), b_.CreateOr(b_.CreateIsNull(resolved), b_.CreateIsNull(jslot)));
+    b_.CreateCondBr(bad, slow, known, cold_);
+    b_.SetInsertPoint(known);
+    auto* entry =
+        b_.CreateAlignedLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, jslot, offsetof(jit::Slot, entry)), llvm::Align(8));
+    entry->setAtomic(llvm::AtomicOrdering::Acquire);
+    llvm::Value* frame_slots = b_.CreateZExt(
+        b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
+    llvm::Value* cost = b_.getInt64(0);
+    if (me_.metered) cost = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry_fuel)));
+    native_call(entry, frame_slots, cost, base, nfp, slow, join);
+    b_.SetInsertPoint(slow);
+    store_fuel();
+    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, fi, nfp});
+    helper_status(st);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    after_call(base, static_cast<u32>(ft.results.size()), post);
+  }
+
+  // ---- tail calls: the interpreter's do_tail_call. The callee takes over this frame: its
+  // arguments move to slot 0, no frame record is taken, only the value stack is checked, then
+  // refuel at fuel <= 1 and the entry charge (the instruction's 1 is in the segment it ends).
+  // A callee with machine code of this module whose checks pass inline is jumped to (musttail:
+  // the uniform `u32 (Ctx*, u64*)` prototype allows it, so chains of them run in constant native
+  // stack); anything else goes through sprawling_jit_return_call*, which makes the same steps
+  // and either runs a host callee here or leaves the callee pending (kTailPending): this
+  // function returns that status and its caller runs the callee in this frame, so no tail call
+  // nests native frames whichever tier runs each function.
+
+  // The inline path: `callee` (an IR function, or a loaded entry: null goes to `slow`) with
+  // `frame_slots` and metered `entry_cost`; its np arguments are slots base...
+  void tail_jump(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, u32 base, u32 np,
+                 llvm::BasicBlock* slow) {
+    auto* fast = new_block("tail_fast");
+    llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
+    llvm::Value* room = b_.CreateLShr(
+        b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(fp_, t_.i64)), b_.getInt64(3));
+    llvm::Value* no = b_.CreateICmpULT(room, frame_slots);
+    if (!llvm::isa<llvm::Function>(callee)) no = b_.CreateOr(no, b_.CreateIsNull(callee));
+    if (me_.metered) no = b_.CreateOr(no, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)));
+    b_.CreateCondBr(no, slow, fast, cold_);
+    b_.SetInsertPoint(fast);
+    if (me_.metered) b_.CreateStore(b_.CreateSub(b_.CreateLoad(t_.i64, fuel_), entry_cost), fuel_);
+    std::vector<llvm::Value*> args;
+    for (u32 i = 0; i < np; ++i) args.push_back(slot(base + i));
+    for (u32 i = 0; i < np; ++i) b_.CreateStore(args[i], fp_at(i));
+    store_fuel();  // locals: the callee zeroes its own
+    llvm::CallInst* st = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, fp_});
+    st->setTailCallKind(llvm::CallInst::TCK_MustTail);
+    b_.CreateRet(st);
+  }
+  // The helper path: its status is 0 (a host callee returned its results at fp: this function
+  // returns), kTailPending (returned as this function's status) or a trap of the tail call.
+  void tail_helper(llvm::Value* st) {
+    load_fuel();
+    auto* leave = new_block("tail_leave");
+    llvm::Value* loc = location(st);
+    b_.CreateCondBr(b_.CreateOr(b_.CreateICmpEQ(st, u32c(0)), b_.CreateICmpEQ(st, u32c(kTailPending))), leave,
+                    status_bb_);
+    status_loc_->addIncoming(loc, b_.GetInsertBlock());
+    b_.SetInsertPoint(leave);
+    b_.CreateRet(st);
+  }
+  llvm::Value* tail_helper_fn() {
+    return me_.helper("sprawling_jit_return_call", t_.i32, {t_.ptr, t_.ptr, t_.ptr, t_.ptr}).getCallee();
+  }
+  void emit_return_call(u32 funcidx, u32 base) {
+    const Module& m = me_.cm.module;
+    const auto np = static_cast<u32>(m.func_type(funcidx).params.size());
+    auto* slow = new_block("tail_slow");
+    llvm::Value* callee_code = nullptr;
+    if (funcidx >= m.imported_funcs) {
+      const u32 d = funcidx - m.imported_funcs;
+      if (me_.fns[d] != nullptr) {
+        callee_code = me_.fns[d];
+      } else if (me_.tier_up != nullptr) {
+        llvm::Value* slot_addr = b_.CreateIntToPtr(
+            b_.getInt64(reinterpret_cast<std::uintptr_t>(&me_.tier_up->entries[d].entry)), t_.ptr);
+        auto* entry = b_.CreateAlignedLoad(t_.ptr, slot_addr, llvm::Align(8));
+        entry->setAtomic(llvm::AtomicOrdering::Acquire);
+        callee_code = entry;
+      }
+    }
+    if (callee_code != nullptr) {
+      const u32 d = funcidx - m.imported_funcs;
+      const CompiledFunc& callee = me_.cm.code(d, false);
+      const CompiledFunc& callee_v = me_.funcs[d];
+      const u64 cost = me_.metered ? static_cast<u64>(layout::FuelCheck::read(callee_v.code.data()).cost) : 0;
+      tail_jump(callee_code, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, np, slow);
+    } else {
+      b_.CreateBr(slow);
+    }
+    b_.SetInsertPoint(slow);
+    store_args(base, np);
+    store_fuel();
+    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
+    tail_helper(b_.CreateCall(llvm::FunctionType::get(t_.i32, {t_.ptr, t_.ptr, t_.ptr, t_.ptr}, false),
+                              tail_helper_fn(), {ctxp_, load_func(funcidx), nfp, fp_}));
+  }
+  void emit_return_call_indirect(u32 type, u32 table, u32 idx_slot, u32 base) {
+    const auto np = static_cast<u32>(me_.cm.module.types[type].params.size());
+    store_args(base, np);
+    store_fuel();
+    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
+    tail_helper(b_.CreateCall(me_.helper("sprawling_jit_return_call_indirect", t_.i32,
+                                         {t_.ptr, t_.i32, t_.i32, t_.i32, t_.ptr, t_.ptr}),
+                              {ctxp_, u32c(type), u32c(table), get(idx_slot, VT::I32), nfp, fp_}));
+  }
+  // return_call_ref: the null trap here, then as return_call with the FuncInst the reference is
+  // (inline when it is this instance's, resolved in this store, with a published entry).
+  void emit_return_call_ref(u32 type, u32 ref_slot, u32 base) {
+    const auto np = static_cast<u32>(me_.cm.module.types[type].params.size());
+    llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
+    trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
+    auto* slow = new_block("tail_slow");
+    auto* known = new_block("tref_known");
+    const int variant = me_.metered ? kMetered : kUnmetered;
+    llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
+    llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
+    llvm::Value* resolved = b_.CreateLoad(
+        t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry) + variant * sizeof(void*)));
+    llvm::Value* jslot =
+        b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, jit) + variant * sizeof(void*)));
+    llvm::Value* bad =
+        b_.CreateOr(b_.CreateICmpNE(inst, self), b_.CreateOr(b_.CreateIsNull(resolved), b_.CreateIsNull(jslot)));
+    b_.CreateCondBr(bad, slow, known, cold_);
+    b_.SetInsertPoint(known);
+    auto* entry =
+        b_.CreateAlignedLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, jslot, offsetof(jit::Slot, entry)), llvm::Align(8));
+    entry->setAtomic(llvm::AtomicOrdering::Acquire);
+    llvm::Value* frame_slots = b_.CreateZExt(
+        b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
+    llvm::Value* cost = b_.getInt64(0);
+    if (me_.metered) cost = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry_fuel)));
+    tail_jump(entry, frame_slots, cost, base, np, slow);
+    b_.SetInsertPoint(slow);
+    store_args(base, np);
+    store_fuel();
+    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
+    tail_helper(b_.CreateCall(llvm::FunctionType::get(t_.i32, {t_.ptr, t_.ptr, t_.ptr, t_.ptr}, false),
+                              tail_helper_fn(), {ctxp_, fi, nfp, fp_}));
   }
 
   // ---- numeric
@@ -1354,6 +1530,29 @@ class FunctionEmitter {
       } else if constexpr (O == Op::RefFunc) {
         set_slot(a.dst, b_.CreatePtrToInt(load_func(a.func), t.i64));
         return true;
+      } else if constexpr (O == Op::RefAsNonNull) {
+        llvm::Value* r = slot(a.a);
+        trap_if(b_.CreateICmpEQ(r, b_.getInt64(0)), TrapKind::NullReference);
+        set_slot(a.dst, r);
+        return true;
+      } else if constexpr (O == Op::BrOnNull || O == Op::BrOnNonNull) {
+        // The whole 64-bit slot, as the interpreter tests it.
+        llvm::Value* r = slot(a.cond);
+        cond_branch(O == Op::BrOnNull ? b_.CreateICmpEQ(r, b_.getInt64(0)) : b_.CreateICmpNE(r, b_.getInt64(0)), a.off,
+                    fall);
+        return true;
+      } else if constexpr (O == Op::CallRef) {
+        emit_call_ref(a.type, a.ref, a.base, a.post);
+        return true;
+      } else if constexpr (O == Op::ReturnCall) {
+        emit_return_call(a.func, a.base);
+        return false;
+      } else if constexpr (O == Op::ReturnCallIndirect) {
+        emit_return_call_indirect(a.type, a.table, a.idx, a.base);
+        return false;
+      } else if constexpr (O == Op::ReturnCallRef) {
+        emit_return_call_ref(a.type, a.ref, a.base);
+        return false;
       } else if constexpr (O == Op::MemoryFill) {
         call_status("sprawling_jit_memory_fill", {t.ptr, t.i32, t.i32, t.i32},
                     {ctxp_, i32s(a.d), i32s(a.val), i32s(a.n)});

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sprawling::wasm::jit {
@@ -46,11 +47,18 @@ struct Ctx {
   // The instance's memories: machine code reads a memory other than an i32 memory 0 through its
   // MemoryInst (base once per activation, size again after calls and memory.grow).
   MemoryInst* const* memories = nullptr;
+  // A tail call machine code does not make itself (kTailPending): the callee, whose entry is made
+  // in the returning function's frame (arguments moved to slot 0, locals zeroed, entry charged).
+  FuncInst* tail_callee = nullptr;
 };
 
 // A helper's status: 0, a TrapKind to be located at the calling instruction, or a TrapKind with
 // this bit when the trap is located already (inside a callee).
 inline constexpr std::uint32_t kLocated = 0x100;
+// A compiled function's status (never a helper's trap): it tail-called Ctx::tail_callee, which
+// has not run; whoever called the function runs that callee in the same frame (fp) and takes its
+// status as the function's. So a chain of tail calls between tiers never nests native frames.
+inline constexpr std::uint32_t kTailPending = 0x200;
 
 // The compiled code of one module variant (metered or not): an entry per defined function,
 // null where the function stays interpreted. Entries are published once, read with acquire.
@@ -113,6 +121,12 @@ class ModuleCode {
                    "bytes); IR %.3f s, optimizing %.3f s\n",
                    compiled, entries.size(), materialized, materialized_bytes, code_bytes, seconds_ir, seconds_opt);
     }
+    // SPRAWLING_JIT_STATS=2: also each function that stays interpreted, and why (tests check
+    // that none of a script's functions falls back for a given reason).
+    if (std::string_view(std::getenv("SPRAWLING_JIT_STATS")) != "2") return;
+    for (std::size_t i = 0; i < reasons.size(); ++i)
+      if (!reasons[i].empty())
+        std::fprintf(stderr, "sprawl jit: defined function %zu stays interpreted: %s\n", i, reasons[i].c_str());
   }
 };
 
@@ -198,6 +212,9 @@ struct Result {
   TrapKind trap;
   FuncInst* func;           // on trap: the innermost function
   const std::uint32_t* ip;  // and its instruction
+  // Not null: the callee returned kTailPending; this function is to run at nfp, its entry made
+  // (the interpreter continues there as after its own tail call's entry protocol).
+  FuncInst* tail;
 };
 // `osr_at` (Slot::osr entries only): 1 + the loop header's word where the interpreted activation of
 // `callee` at nfp continues as machine code (on-stack replacement); 0 for a call.

@@ -41,6 +41,8 @@ char* compute_native_limit() noexcept {
   return static_cast<char*>(low) + kNativeStackReserve;
 }
 
+std::uint32_t run_pending(Ctx* c, std::uint64_t* fp);
+
 // The caller's side of a call to a wasm function that is not entered directly as machine code:
 // the interpreter's do_call checks, then the callee runs in a nested interpreter run (which may
 // itself enter the callee's machine code).
@@ -64,12 +66,24 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
       if (c->metered) c->fuel -= callee->entry_fuel;
       if (callee->instance == c->inst) {
         c->fr += sizeof(Frame);
-        const std::uint32_t st = entry(c, nfp);
+        std::uint32_t st = entry(c, nfp);
+        if (st == kTailPending) {
+          st = run_pending(c, nfp);
+        } else if (st != 0) {
+          st |= kLocated;  // located by the callee, in this same context
+        }
         c->fr -= sizeof(Frame);
-        return st == 0 ? 0 : st | kLocated;  // located by the callee, in this same context
+        return st;
       }
       const Result r = enter(entry, s, callee, nfp, fr + 1, c->fuel, *c->out, c->metered);
       c->fuel = r.fuel;
+      if (r.tail != nullptr) {
+        c->tail_callee = r.tail;
+        c->fr += sizeof(Frame);
+        const std::uint32_t st = run_pending(c, nfp);
+        c->fr -= sizeof(Frame);
+        return st;
+      }
       if (r.trap == TrapKind::None) return 0;
       c->loc_fn = r.func;
       c->loc_ip = r.ip;
@@ -95,6 +109,56 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   c->loc_fn = o.func;
   c->loc_ip = o.ip;
   return static_cast<std::uint32_t>(o.trap) | kLocated;
+}
+
+// Runs the pending tail callee (Ctx::tail_callee) in the frame at fp, its entry made, to its end,
+// with Ctx::fr its frame-record top (the call's record pushed): machine code of this instance
+// natively, another instance's through enter, an interpreted one in a nested run that skips the
+// entry protocol. A callee that itself leaves a tail call pending is followed in this loop, so
+// the native stack stays bounded however long the chain. 0 or a located trap.
+std::uint32_t run_pending(Ctx* c, std::uint64_t* fp) {
+  Store::Impl& s = *c->store;
+  const int variant = c->metered ? kMetered : kUnmetered;
+  for (;;) {
+    FuncInst* const callee = c->tail_callee;
+    if (const Slot* slot = callee->jit[variant]; slot != nullptr) {
+      if (const Entry entry = slot->entry.load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
+        if (callee->instance == c->inst) {
+          const std::uint32_t st = entry(c, fp);
+          if (st == kTailPending) continue;
+          return st == 0 ? 0 : st | kLocated;
+        }
+        const Result r = enter(entry, s, callee, fp, reinterpret_cast<Frame*>(c->fr), c->fuel, *c->out, c->metered);
+        c->fuel = r.fuel;
+        if (r.tail != nullptr) {
+          c->tail_callee = r.tail;
+          continue;
+        }
+        if (r.trap == TrapKind::None) return 0;
+        c->loc_fn = r.func;
+        c->loc_ip = r.ip;
+        return static_cast<std::uint32_t>(r.trap) | kLocated;
+      }
+    }
+    s.entry_fp = fp;
+    s.entry_frame = reinterpret_cast<Frame*>(c->fr);
+    s.counter = c->fuel;
+    s.entry_made = true;
+    ExecOutcome o;
+    if (c->metered) {
+      execute<true>(s, callee, o);
+    } else {
+      execute<false>(s, callee, o);
+    }
+    c->fuel = s.counter;
+    if (o.trap == TrapKind::None) return 0;
+    c->out->host_message = std::move(o.host_message);
+    c->out->exit_code = o.exit_code;
+    c->out->element_index = o.element_index;
+    c->loc_fn = o.func;
+    c->loc_ip = o.ip;
+    return static_cast<std::uint32_t>(o.trap) | kLocated;
+  }
 }
 
 }  // namespace
@@ -148,7 +212,8 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
   if (outermost) store.native_roots_top = __builtin_frame_address(0);
   const std::uint32_t status = entry(&c, nfp);
   if (outermost) store.native_roots_top = nullptr;
-  if (status == 0) return {c.fuel, TrapKind::None, nullptr, nullptr};
+  if (status == 0) return {c.fuel, TrapKind::None, nullptr, nullptr, nullptr};
+  if (status == kTailPending) return {c.fuel, TrapKind::None, nullptr, nullptr, c.tail_callee};
   const std::uint32_t* ip = c.loc_ip;
   if (ip == nullptr) {
     // Machine code calls tiered-up callees natively, without the interpreter's lazy translation
@@ -157,7 +222,7 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
     if (c.loc_fn->code[variant] == nullptr) resolve_code(*c.loc_fn, variant);
     ip = c.loc_fn->code[variant]->code.data() + c.loc_word;
   }
-  return {c.fuel, static_cast<TrapKind>(status & 0xFF), c.loc_fn, ip};
+  return {c.fuel, static_cast<TrapKind>(status & 0xFF), c.loc_fn, ip, nullptr};
 }
 
 extern "C" {
@@ -199,6 +264,60 @@ std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std:
 
 std::uint32_t sprawling_jit_memory_grow(Ctx* c, std::uint32_t delta) {
   return static_cast<std::uint32_t>(c->inst->memory0->grow(delta));
+}
+
+std::uint32_t sprawling_jit_return_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp, std::uint64_t* fp) {
+  Store::Impl& s = *c->store;
+  if (callee->host != nullptr) {
+    // As the interpreter's: the host function runs on this frame (from slot 0); only the
+    // instruction itself costs fuel.
+    std::memmove(fp, nfp, sizeof(std::uint64_t) * callee->num_params);
+    s.entry_fp = fp + std::max(callee->num_params, callee->num_results);
+    s.entry_frame = reinterpret_cast<Frame*>(c->fr);
+    if (c->metered) s.counter = c->fuel;
+    const HostStatus st = call_host(*callee, fp, MemoryView{*c->mem_base, *c->mem_size}, *c->out);
+    if (c->metered) c->fuel = s.counter;
+    return static_cast<std::uint32_t>(host_trap_kind(st));
+  }
+  const int variant = c->metered ? kMetered : kUnmetered;
+  if (callee->entry[variant] == nullptr) resolve_code(*callee, variant);
+  // No frame record is taken: only the value stack can run out (before the charge).
+  if (static_cast<std::uint64_t>(c->stack_end - fp) < callee->frame_slots)
+    return static_cast<std::uint32_t>(TrapKind::CallStackExhausted);
+  if (c->metered) {
+    if (c->fuel <= 1) {
+      const TrapKind k = s.refuel(c->fuel, 1);
+      if (k != TrapKind::None) return static_cast<std::uint32_t>(k);
+    }
+    c->fuel -= callee->entry_fuel;
+  }
+  std::memmove(fp, nfp, sizeof(std::uint64_t) * callee->num_params);  // nfp >= fp
+  for (std::uint32_t i = callee->num_params; i < callee->num_locals; ++i) fp[i] = 0;
+  c->tail_callee = callee;
+  return kTailPending;
+}
+
+std::uint32_t sprawling_jit_return_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
+                                                 std::uint32_t element, std::uint64_t* nfp, std::uint64_t* fp) {
+  InstanceImpl& inst = *c->inst;
+  TableInst* t = inst.tables[table_index];
+  if (element >= t->elements.size()) return static_cast<std::uint32_t>(TrapKind::UndefinedElement);
+  auto* callee = reinterpret_cast<FuncInst*>(t->elements[element]);
+  if (callee == nullptr) {
+    c->out->element_index = element;
+    return static_cast<std::uint32_t>(TrapKind::UninitializedElement);
+  }
+  const FuncType* want = inst.types[type_index];
+  if (callee->type != want && !declared_subtype(*callee->type, *want))
+    return static_cast<std::uint32_t>(TrapKind::IndirectCallTypeMismatch);
+  return sprawling_jit_return_call(c, callee, nfp, fp);
+}
+
+std::uint32_t sprawling_jit_tail_resume(Ctx* c, std::uint64_t* nfp) {
+  c->fr += sizeof(Frame);
+  const std::uint32_t st = run_pending(c, nfp);
+  c->fr -= sizeof(Frame);
+  return st;
 }
 
 }  // extern "C"
@@ -491,6 +610,9 @@ struct NumTable {
                {"sprawling_jit_call", reinterpret_cast<void*>(&sprawling_jit_call)},
                {"sprawling_jit_call_indirect", reinterpret_cast<void*>(&sprawling_jit_call_indirect)},
                {"sprawling_jit_memory_grow", reinterpret_cast<void*>(&sprawling_jit_memory_grow)},
+               {"sprawling_jit_return_call", reinterpret_cast<void*>(&sprawling_jit_return_call)},
+               {"sprawling_jit_return_call_indirect", reinterpret_cast<void*>(&sprawling_jit_return_call_indirect)},
+               {"sprawling_jit_tail_resume", reinterpret_cast<void*>(&sprawling_jit_tail_resume)},
                {"sprawling_jit_memory_fill", reinterpret_cast<void*>(&sprawling_jit_memory_fill)},
                {"sprawling_jit_memory_copy", reinterpret_cast<void*>(&sprawling_jit_memory_copy)},
                {"sprawling_jit_memory_init", reinterpret_cast<void*>(&sprawling_jit_memory_init)},

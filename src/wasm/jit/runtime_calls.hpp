@@ -18,6 +18,17 @@ std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp);
 std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
                                           std::uint64_t element, std::uint64_t* nfp);
 std::uint32_t sprawling_jit_memory_grow(Ctx* c, std::uint32_t delta);
+// Tail calls (return_call, return_call_ref; return_call_indirect with its table checks): the
+// interpreter's do_tail_call steps for `callee`, whose arguments are at nfp, in the frame at fp.
+// A host callee runs there: 0 (its results at fp are the function's) or its trap. A wasm callee
+// gets its entry made (stack check, refuel, entry charge, arguments moved to fp, locals zeroed)
+// and is not run: kTailPending with Ctx::tail_callee set, or a trap of those checks.
+std::uint32_t sprawling_jit_return_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp, std::uint64_t* fp);
+std::uint32_t sprawling_jit_return_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
+                                                 std::uint32_t element, std::uint64_t* nfp, std::uint64_t* fp);
+// A callee called natively at nfp returned kTailPending: runs Ctx::tail_callee there (and what it
+// tail-calls) to its end, as the call's callee; 0 or a located trap.
+std::uint32_t sprawling_jit_tail_resume(Ctx* c, std::uint64_t* nfp);
 // Bulk memory and table instructions, as the interpreter's handlers: status as above.
 std::uint32_t sprawling_jit_memory_fill(Ctx* c, std::uint32_t d, std::uint32_t value, std::uint32_t n);
 std::uint32_t sprawling_jit_memory_copy(Ctx* c, std::uint32_t d, std::uint32_t s, std::uint32_t n);

@@ -330,6 +330,9 @@ struct Store::Impl {
   // (The interpreter records both before every host call.)
   std::uint64_t* entry_fp = nullptr;
   Frame* entry_frame = nullptr;
+  // The next run's function has its entry made already (a compiled function's pending tail call,
+  // jit::run_pending): the run skips the stack check, the locals' zeroing and the entry charge.
+  bool entry_made = false;
   int active_runs = 0;
 
   // Fuel: the interpreter works on `counter` (remaining in the current chunk, may go negative
