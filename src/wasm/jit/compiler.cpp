@@ -217,9 +217,9 @@ using CompileBudget = CompileFacts;  // the limits, one per fact
 inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20,
                                               .nesting = 2000,
                                               .branch_targets = 100'000,
-                                              .locals = 50'000,
+                                              .locals = 10'000,
                                               .signature = 1000,
-                                              .frame_slots = 50'000,
+                                              .frame_slots = 10'000,
                                               .slots_by_nesting = 500'000};
 
 // SPRAWLING_JIT_COMPILE_BUDGET=off lifts the budget (to measure what it bounds); anything else
@@ -366,7 +366,7 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
     return fail(over_budget("nesting depth", facts.nesting, kCompileBudget.nesting));
   facts.slots_by_nesting = facts.frame_slots * facts.nesting;
   if (budget && facts.slots_by_nesting > kCompileBudget.slots_by_nesting)
-    return fail(over_budget("frame slots × nesting depth (" + std::to_string(facts.frame_slots) + " × " +
+    return fail(over_budget("frame slots * nesting depth (" + std::to_string(facts.frame_slots) + " * " +
                                 std::to_string(facts.nesting) + ")",
                             facts.slots_by_nesting, kCompileBudget.slots_by_nesting));
   return s;
@@ -1509,6 +1509,18 @@ bool past_job_deadline() {
   return job_deadline->passed;
 }
 
+// Past the deadline of the job this thread compiles for: the running machine code's counter goes
+// back to the store's reserve (fuel consumed stays exact), so its next fuel check refuels, and
+// refuelling past the deadline ends the run with DeadlineExceeded. The function being compiled
+// is still compiled whole (the compile budget bounds it; its stub needs code for later jobs).
+void give_up_if_past_job_deadline() {
+  if (!past_job_deadline()) return;
+  Ctx* c = job_deadline->ctx;
+  if (c == nullptr || !c->metered || c->fuel <= 0) return;
+  c->store->reserve += static_cast<std::uint64_t>(c->fuel);
+  c->fuel = 0;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -1612,7 +1624,7 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
     std::fprintf(stderr,
                  "sprawl jit: largest compiled function figures (compile budget): wasm code bytes %zu (%zu), nesting "
                  "depth %u (%u), branch targets %zu (%zu), locals %zu (%zu), parameters and results %zu (%zu), frame "
-                 "slots %zu (%zu), frame slots × nesting depth %zu (%zu)\n",
+                 "slots %zu (%zu), frame slots * nesting depth %zu (%zu)\n",
                  top.code_bytes, kCompileBudget.code_bytes, top.nesting, kCompileBudget.nesting, top.branch_targets,
                  kCompileBudget.branch_targets, top.locals, kCompileBudget.locals, top.signature,
                  kCompileBudget.signature, top.frame_slots, kCompileBudget.frame_slots, top.slots_by_nesting,
@@ -1723,6 +1735,7 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
       [code, state](llvm::orc::ThreadSafeModule tsm,
                     const llvm::orc::MaterializationResponsibility&) -> llvm::Expected<llvm::orc::ThreadSafeModule> {
         const std::lock_guard lock(state->optimize_mutex);
+        give_up_if_past_job_deadline();
         const auto t = std::chrono::steady_clock::now();
         tsm.withModuleDo([&](llvm::Module& m) {
           optimize(m, *state->tm);
@@ -1735,11 +1748,11 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
           }
         });
         code->seconds_opt += seconds_since(t);
-        // The job's deadline, between functions: a function is compiled whole once begun (the
-        // compile budget bounds it; a stub left uncompiled would have no code for later jobs), and
-        // a run found past its deadline ends with DeadlineExceeded (Store::call).
+        // The job's deadline, between functions (give_up_if_past_job_deadline); a run that
+        // compiled something and returns past its deadline ends with DeadlineExceeded too
+        // (Store::call).
         if (job_deadline != nullptr) job_deadline->compiled = true;
-        past_job_deadline();
+        give_up_if_past_job_deadline();
         return tsm;
       });
 

@@ -59,6 +59,10 @@ struct JobDeadline {
   std::chrono::steady_clock::time_point at;
   bool passed = false;
   bool compiled = false;
+  // The innermost machine code running for the run (jit::enter), whose counter a compilation
+  // past the deadline hands back to the store's reserve: its next fuel check then refuels,
+  // which finds the deadline past (DeadlineExceeded), with the fuel consumed exact.
+  Ctx* ctx = nullptr;
   [[nodiscard]] bool overrun() const {
     return passed || (compiled && std::chrono::steady_clock::now() >= at);
   }

@@ -438,16 +438,22 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   // Compilation this run triggers (Tier::Compile: the module's IR, each function on its first
   // call) checks the run's deadline between functions; a run it found past ends DeadlineExceeded.
   struct DeadlineWatch {
+    Store::Impl& store;
     jit::JobDeadline deadline;
     jit::JobDeadline* outer = nullptr;
+    jit::JobDeadline* outer_in_store = nullptr;
     bool set = false;
     ~DeadlineWatch() {
-      if (set) jit::set_job_deadline(outer);
+      if (!set) return;
+      jit::set_job_deadline(outer);
+      store.job_deadline = outer_in_store;
     }
-  } watch;
+  } watch{s, {}};
   if (s.tier == Tier::Compile && s.budget.deadline) {
     watch.deadline.at = *s.budget.deadline;
     watch.outer = jit::set_job_deadline(&watch.deadline);
+    watch.outer_in_store = s.job_deadline;
+    s.job_deadline = &watch.deadline;
     watch.set = true;
   }
   const auto compiled_past_deadline = [&] { return watch.set && watch.deadline.overrun(); };
