@@ -216,7 +216,7 @@ struct CompileFacts {
 using CompileBudget = CompileFacts;  // the limits, one per fact
 inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20,
                                               .nesting = 2000,
-                                              .branch_targets = 100'000,
+                                              .branch_targets = 30'000,
                                               .locals = 10'000,
                                               .signature = 1000,
                                               .frame_slots = 10'000,
