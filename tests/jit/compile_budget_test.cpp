@@ -77,11 +77,19 @@ TEST(CompileBudget, EachLimitNamesItsFigure) {
   };
   std::vector<Shape> shapes;
   {
-    // br_table of 30,001 entries (plus its default) to one label.
+    // br_table of 250,001 entries (plus its default) to one label.
     std::string wat = "(module (func (export \"f\") (param i32) (result i32) (block $a (br_table";
-    for (int i = 0; i <= 30'000; ++i) wat += " $a";
+    for (int i = 0; i <= 250'000; ++i) wat += " $a";
     wat += " $a (local.get 0))) (i32.const 1)))";
-    shapes.push_back({wat, "branch targets 30002 over the compile budget's 30000"});
+    shapes.push_back({wat, "branch targets counting every br_table entry 250002 over the compile budget's 250000"});
+  }
+  {
+    // 30,001 blocks, each left by a br_if just inside its end: 30,001 distinct targets.
+    std::string wat = "(module (func (export \"f\") (param i32) (result i32)\n";
+    for (int i = 0; i <= 30'000; ++i) wat += "block\n";
+    for (int i = 0; i <= 30'000; ++i) wat += "local.get 0\nbr_if 0\nend\n";
+    wat += "(i32.const 1)))";
+    shapes.push_back({wat, "branch targets 30001 over the compile budget's 30000"});
   }
   {
     // 1,001 parameters.

@@ -207,7 +207,8 @@ bool names_table64(Op o, const u32* code, u32 at, const Module& module) {
 struct CompileFacts {
   std::size_t code_bytes = 0;      // wasm code bytes of the body
   u32 nesting = 0;                 // branch spans open at the deepest point (blocks, loops, ifs that branch)
-  std::size_t branch_targets = 0;  // every branch's targets, br_table entries included
+  std::size_t branch_targets = 0;  // each branch's distinct targets (every one a block LLVM keeps)
+  std::size_t table_entries = 0;   // every branch's targets, each br_table entry counted
   std::size_t locals = 0;          // declared locals (parameters not included)
   std::size_t signature = 0;       // parameters + results
   std::size_t frame_slots = 0;     // locals, parameters and the deepest operand stack
@@ -217,6 +218,7 @@ using CompileBudget = CompileFacts;  // the limits, one per fact
 inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20,
                                               .nesting = 2000,
                                               .branch_targets = 30'000,
+                                              .table_entries = 250'000,
                                               .locals = 10'000,
                                               .signature = 1000,
                                               .frame_slots = 10'000,
@@ -346,9 +348,10 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
     }
   }
   // The compile budget's facts of the decoded code.
-  facts.branch_targets = s.targets.size();
-  if (budget && facts.branch_targets > kCompileBudget.branch_targets)
-    return fail(over_budget("branch targets", facts.branch_targets, kCompileBudget.branch_targets));
+  facts.table_entries = s.targets.size();
+  if (budget && facts.table_entries > kCompileBudget.table_entries)
+    return fail(over_budget("branch targets counting every br_table entry", facts.table_entries,
+                            kCompileBudget.table_entries));
   // One span per distinct target of an instruction (a br_table's entries repeat their labels).
   std::vector<std::pair<u32, u32>> spans;
   spans.reserve(s.targets.size());
@@ -361,6 +364,9 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
     mine.erase(last, end);
     for (u32 t : mine) spans.emplace_back(in.at, t);
   }
+  facts.branch_targets = spans.size();
+  if (budget && facts.branch_targets > kCompileBudget.branch_targets)
+    return fail(over_budget("branch targets", facts.branch_targets, kCompileBudget.branch_targets));
   facts.nesting = nesting_depth(n, spans);
   if (budget && facts.nesting > kCompileBudget.nesting)
     return fail(over_budget("nesting depth", facts.nesting, kCompileBudget.nesting));
@@ -1616,6 +1622,7 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
       top.code_bytes = std::max(top.code_bytes, sc.facts.code_bytes);
       top.nesting = std::max(top.nesting, sc.facts.nesting);
       top.branch_targets = std::max(top.branch_targets, sc.facts.branch_targets);
+      top.table_entries = std::max(top.table_entries, sc.facts.table_entries);
       top.locals = std::max(top.locals, sc.facts.locals);
       top.signature = std::max(top.signature, sc.facts.signature);
       top.frame_slots = std::max(top.frame_slots, sc.facts.frame_slots);
@@ -1623,10 +1630,10 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
     }
     std::fprintf(stderr,
                  "sprawl jit: largest compiled function figures (compile budget): wasm code bytes %zu (%zu), nesting "
-                 "depth %u (%u), branch targets %zu (%zu), locals %zu (%zu), parameters and results %zu (%zu), frame "
+                 "depth %u (%u), branch targets %zu (%zu), counting every br_table entry %zu (%zu), locals %zu (%zu), parameters and results %zu (%zu), frame "
                  "slots %zu (%zu), frame slots * nesting depth %zu (%zu)\n",
                  top.code_bytes, kCompileBudget.code_bytes, top.nesting, kCompileBudget.nesting, top.branch_targets,
-                 kCompileBudget.branch_targets, top.locals, kCompileBudget.locals, top.signature,
+                 kCompileBudget.branch_targets, top.table_entries, kCompileBudget.table_entries, top.locals, kCompileBudget.locals, top.signature,
                  kCompileBudget.signature, top.frame_slots, kCompileBudget.frame_slots, top.slots_by_nesting,
                  kCompileBudget.slots_by_nesting);
   }
