@@ -404,8 +404,8 @@ TEST_P(HostileInterpreterOnly, HundredThousandFunctions) {
   bounds.check();
 }
 
-// On the compiled tier the body is over the compile budget and stays interpreted (LLVM took more
-// than two minutes for it before the budget); its caller is compiled.
+// On the compiled tier the body is over the compile budget and stays interpreted (LLVM takes more
+// than two minutes for it without the budget); its caller is compiled.
 TEST_P(Hostile, TenMegabyteFunctionBody) {
   ww::Module m;
   m.memory = ww::Limits{1, 1};
