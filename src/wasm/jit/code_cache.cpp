@@ -322,7 +322,11 @@ jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCache
     }
     return jit_tier_up[variant].get();
   }
-  jit_code[variant] = jit::compile_module(*this, variant == kMetered);
+  auto code = jit::compile_module(*this, variant == kMetered);
+  // Stopped at a job's deadline: that job ends there (interpreted, DeadlineExceeded at its entry
+  // check), and the next store compiles the module again.
+  if (code->stopped_at_deadline) return nullptr;
+  jit_code[variant] = std::move(code);
   jit_code[variant]->cache_miss = std::move(miss);
   return jit_code[variant].get();
 }

@@ -207,15 +207,80 @@ constexpr bool plain_scalar_access(Op o) {
          oi.mem_mode == MemMode::Plain;
 }
 
+// ---------------------------------------------------------------- the compile budget
+// LLVM's time and memory grow faster than linearly with some shapes of a function: spans of
+// branches nested inside one another (every nested metered loop header and `if` adds phis and
+// dominator-tree depth), branch targets (a br_table of a million entries), locals and the
+// values of its signature (every slot an SSA value live across the CFG). A function over any of
+// these limits, or over the code size limit, stays interpreted with a reason naming the figure;
+// the facts are read from the internal code before any IR exists (docs/compiled-tier.md, "The
+// compile budget", has the measurements behind each limit).
+struct CompileFacts {
+  std::size_t code_bytes = 0;      // wasm code bytes of the body
+  u32 nesting = 0;                 // branch spans open at the deepest point (blocks, loops, ifs that branch)
+  std::size_t branch_targets = 0;  // each branch's distinct targets (every one a block LLVM keeps)
+  std::size_t table_entries = 0;   // every branch's targets, each br_table entry counted
+  std::size_t locals = 0;          // declared locals (parameters not included)
+  std::size_t signature = 0;       // parameters + results
+  std::size_t frame_slots = 0;     // locals, parameters and the deepest operand stack
+  std::size_t slots_by_nesting = 0;  // frame_slots × nesting: the phis a slot changed inside every span may need
+};
+using CompileBudget = CompileFacts;  // the limits, one per fact
+inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20,
+                                              .nesting = 2000,
+                                              .branch_targets = 30'000,
+                                              .table_entries = 250'000,
+                                              .locals = 10'000,
+                                              .signature = 1000,
+                                              .frame_slots = 10'000,
+                                              .slots_by_nesting = 500'000};
+
+// SPRAWLING_JIT_COMPILE_BUDGET=off lifts the budget (to measure what it bounds); anything else
+// keeps it.
+bool compile_budget_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("SPRAWLING_JIT_COMPILE_BUDGET");
+    return v == nullptr || std::string_view(v) != "off";
+  }();
+  return on;
+}
+
+std::string over_budget(std::string_view what, std::size_t figure, std::size_t limit) {
+  return std::string(what) + " " + std::to_string(figure) + " over the compile budget's " + std::to_string(limit);
+}
+
+// Spans of code words between each branch and its target, open at the deepest point: what
+// structured nesting leaves in the internal code (a block nobody branches out of costs nothing
+// and leaves no span). One difference array over the words: linear in code and targets.
+template <class Targets>
+u32 nesting_depth(std::size_t words, const Targets& spans) {
+  std::vector<std::int32_t> delta(words + 1, 0);
+  for (const auto& [from, to] : spans) {
+    const u32 lo = std::min(from, to);
+    const u32 hi = std::max(from, to);
+    if (hi >= words) continue;  // broken code: scan() reports it
+    ++delta[lo];
+    --delta[hi + 1];
+  }
+  std::int64_t open = 0;
+  std::int64_t deepest = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    open += delta[w];
+    deepest = std::max(deepest, open);
+  }
+  return static_cast<u32>(deepest);
+}
+
 // Pass 1: the instructions of a function (after the metered entry check), or why it cannot be
 // compiled.
 struct Scan {
   std::vector<Instr> instrs;
   std::vector<u32> targets;
   std::string reason;
+  CompileFacts facts;  // as far as the scan got (SPRAWLING_JIT_STATS=2 prints the largest)
 };
 
-Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
+Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t defined) {
   Scan s;
   auto fail = [&](std::string why) {
     s.reason = std::move(why);
@@ -223,6 +288,22 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
     s.targets.clear();
     return s;
   };
+  // The compile budget's facts known before decoding.
+  const FunctionBody& body = module.code[defined];
+  const bool budget = compile_budget_on();
+  CompileFacts& facts = s.facts;
+  facts.code_bytes = body.code_size;
+  facts.locals = body.locals.size();
+  facts.signature = std::size_t{f.num_params} + f.num_results;
+  facts.frame_slots = f.frame_slots;
+  if (budget && facts.code_bytes > kCompileBudget.code_bytes)
+    return fail(over_budget("wasm code bytes", facts.code_bytes, kCompileBudget.code_bytes));
+  if (budget && facts.locals > kCompileBudget.locals)
+    return fail(over_budget("locals", facts.locals, kCompileBudget.locals));
+  if (budget && facts.signature > kCompileBudget.signature)
+    return fail(over_budget("parameters and results", facts.signature, kCompileBudget.signature));
+  if (budget && facts.frame_slots > kCompileBudget.frame_slots)
+    return fail(over_budget("frame slots", facts.frame_slots, kCompileBudget.frame_slots));
   auto decoded = decode_instructions(f.code, metered);
   if (!decoded) return fail(std::move(decoded.error()));
   std::vector<Instr>& all = *decoded;
@@ -278,6 +359,34 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module) {
       if (bad) return fail("a backward branch to no loop header");
     }
   }
+  // The compile budget's facts of the decoded code.
+  facts.table_entries = s.targets.size();
+  if (budget && facts.table_entries > kCompileBudget.table_entries)
+    return fail(over_budget("branch targets counting every br_table entry", facts.table_entries,
+                            kCompileBudget.table_entries));
+  // One span per distinct target of an instruction (a br_table's entries repeat their labels).
+  std::vector<std::pair<u32, u32>> spans;
+  spans.reserve(s.targets.size());
+  std::vector<u32> mine;
+  for (const Instr& in : s.instrs) {
+    mine.clear();
+    for_each_target(in.op, code, in.at, [&](u32 t) { mine.push_back(t); });
+    std::ranges::sort(mine);
+    const auto [last, end] = std::ranges::unique(mine);
+    mine.erase(last, end);
+    for (u32 t : mine) spans.emplace_back(in.at, t);
+  }
+  facts.branch_targets = spans.size();
+  if (budget && facts.branch_targets > kCompileBudget.branch_targets)
+    return fail(over_budget("branch targets", facts.branch_targets, kCompileBudget.branch_targets));
+  facts.nesting = nesting_depth(n, spans);
+  if (budget && facts.nesting > kCompileBudget.nesting)
+    return fail(over_budget("nesting depth", facts.nesting, kCompileBudget.nesting));
+  facts.slots_by_nesting = facts.frame_slots * facts.nesting;
+  if (budget && facts.slots_by_nesting > kCompileBudget.slots_by_nesting)
+    return fail(over_budget("frame slots * nesting depth (" + std::to_string(facts.frame_slots) + " * " +
+                                std::to_string(facts.nesting) + ")",
+                            facts.slots_by_nesting, kCompileBudget.slots_by_nesting));
   return s;
 }
 
@@ -2174,6 +2283,28 @@ std::uint32_t lazy_compile_failed(Ctx*, std::uint64_t*) {
   std::abort();
 }
 
+// The deadline of the job this thread compiles for (set_job_deadline), or null.
+thread_local JobDeadline* job_deadline = nullptr;
+
+// Whether the job this thread compiles for is past its deadline (recorded in it when so).
+bool past_job_deadline() {
+  if (job_deadline == nullptr) return false;
+  if (!job_deadline->passed && std::chrono::steady_clock::now() >= job_deadline->at) job_deadline->passed = true;
+  return job_deadline->passed;
+}
+
+// Past the deadline of the job this thread compiles for: the running machine code's counter goes
+// back to the store's reserve (fuel consumed stays exact), so its next fuel check refuels, and
+// refuelling past the deadline ends the run with DeadlineExceeded. The function being compiled
+// is still compiled whole (the compile budget bounds it; its stub needs code for later jobs).
+void give_up_if_past_job_deadline() {
+  if (!past_job_deadline()) return;
+  Ctx* c = job_deadline->ctx;
+  if (c == nullptr || !c->metered || c->fuel <= 0) return;
+  c->store->reserve += static_cast<std::uint64_t>(c->fuel);
+  c->fuel = 0;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -2254,7 +2385,30 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
   for (const FunctionBody& body : cm.module.code) out.code_bytes += body.code_size;
   std::vector<Scan> scans;
   scans.reserve(funcs.size());
-  for (const CompiledFunc& f : funcs) scans.push_back(scan(f, metered, cm.module));
+  for (std::size_t i = 0; i < funcs.size(); ++i) scans.push_back(scan(funcs[i], metered, cm.module, i));
+  if (const char* stats = std::getenv("SPRAWLING_JIT_STATS"); stats != nullptr && std::string_view(stats) == "2") {
+    // How close the module's compiled functions come to the compile budget.
+    CompileFacts top;
+    for (const Scan& sc : scans) {
+      if (!sc.reason.empty()) continue;
+      top.code_bytes = std::max(top.code_bytes, sc.facts.code_bytes);
+      top.nesting = std::max(top.nesting, sc.facts.nesting);
+      top.branch_targets = std::max(top.branch_targets, sc.facts.branch_targets);
+      top.table_entries = std::max(top.table_entries, sc.facts.table_entries);
+      top.locals = std::max(top.locals, sc.facts.locals);
+      top.signature = std::max(top.signature, sc.facts.signature);
+      top.frame_slots = std::max(top.frame_slots, sc.facts.frame_slots);
+      top.slots_by_nesting = std::max(top.slots_by_nesting, sc.facts.slots_by_nesting);
+    }
+    std::fprintf(stderr,
+                 "sprawl jit: largest compiled function figures (compile budget): wasm code bytes %zu (%zu), nesting "
+                 "depth %u (%u), branch targets %zu (%zu), counting every br_table entry %zu (%zu), locals %zu (%zu), parameters and results %zu (%zu), frame "
+                 "slots %zu (%zu), frame slots * nesting depth %zu (%zu)\n",
+                 top.code_bytes, kCompileBudget.code_bytes, top.nesting, kCompileBudget.nesting, top.branch_targets,
+                 kCompileBudget.branch_targets, top.table_entries, kCompileBudget.table_entries, top.locals, kCompileBudget.locals, top.signature,
+                 kCompileBudget.signature, top.frame_slots, kCompileBudget.frame_slots, top.slots_by_nesting,
+                 kCompileBudget.slots_by_nesting);
+  }
   Emitted e;
   e.context = std::make_unique<llvm::LLVMContext>();
   e.mod = std::make_unique<llvm::Module>("wasm", *e.context);
@@ -2270,8 +2424,16 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
     me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *e.mod);
     me.fns[i]->setDSOLocal(true);  // called directly (PC-relative), never through a PLT stub
   }
-  for (std::size_t i = 0; i < funcs.size(); ++i)
-    if (me.fns[i] != nullptr) FunctionEmitter(me, static_cast<u32>(i), scans[i]).emit();
+  for (std::size_t i = 0; i < funcs.size(); ++i) {
+    if (me.fns[i] == nullptr) continue;
+    // A job's deadline, between functions: its run ends there (nothing of this is kept).
+    if (past_job_deadline()) {
+      out.error = "compilation stopped at the job's deadline";
+      out.stopped_at_deadline = true;
+      return std::nullopt;
+    }
+    FunctionEmitter(me, static_cast<u32>(i), scans[i]).emit();
+  }
 
   std::string verify;
   llvm::raw_string_ostream vs(verify);
@@ -2352,6 +2514,7 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
       [code, state](llvm::orc::ThreadSafeModule tsm,
                     const llvm::orc::MaterializationResponsibility&) -> llvm::Expected<llvm::orc::ThreadSafeModule> {
         const std::lock_guard lock(state->optimize_mutex);
+        give_up_if_past_job_deadline();
         const auto t = std::chrono::steady_clock::now();
         tsm.withModuleDo([&](llvm::Module& m) {
           optimize(m, *state->tm);
@@ -2364,6 +2527,11 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
           }
         });
         code->seconds_opt += seconds_since(t);
+        // The job's deadline, between functions (give_up_if_past_job_deadline); a run that
+        // compiled something and returns past its deadline ends with DeadlineExceeded too
+        // (Store::call).
+        if (job_deadline != nullptr) job_deadline->compiled = true;
+        give_up_if_past_job_deadline();
         return tsm;
       });
 
@@ -2426,7 +2594,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   const bool metered = code.metered;
   auto t0 = std::chrono::steady_clock::now();
   const FunctionCode funcs = cm.all_code(metered);
-  const Scan sc = scan(funcs[defined], metered, cm.module);
+  const Scan sc = scan(funcs[defined], metered, cm.module, defined);
   if (!sc.reason.empty()) {
     code.reasons[defined] = sc.reason;
     return;
@@ -2531,6 +2699,7 @@ std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Imp
   if (std::getenv("SPRAWLING_JIT_STATS") != nullptr) {
     std::fprintf(stderr, "sprawl jit: whole module: IR %.3f s, optimizing %.3f s, code generation %.3f s\n",
                  scratch.seconds_ir, seconds_opt, seconds_since(t0));
+    ModuleCode::print_over_budget(scratch.reasons);
   }
   ObjectImage image;
   image.reasons = std::move(scratch.reasons);
@@ -2578,6 +2747,12 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   impl->lljit = std::move(*lljit);
   out->impl = std::move(impl);
   return out;
+}
+
+JobDeadline* set_job_deadline(JobDeadline* deadline) {
+  JobDeadline* outer = job_deadline;
+  job_deadline = deadline;
+  return outer;
 }
 
 std::expected<TargetId, std::string> host_target() {

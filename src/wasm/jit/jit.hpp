@@ -7,6 +7,7 @@
 #include "wasm/runtime/store_impl.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +61,24 @@ inline constexpr std::uint32_t kLocated = 0x100;
 // status as the function's. So a chain of tail calls between tiers never nests native frames.
 inline constexpr std::uint32_t kTailPending = 0x200;
 
+// The deadline of the job whose thread compiles (Tier::Compile: the module's IR, emitted when a
+// store first needs it, and each function, compiled on its first call). Store::call sets it
+// around a run with a deadline (set_job_deadline); compiling checks it between functions and
+// records in `passed` that it ran past it, and the run then ends with DeadlineExceeded; so does
+// a run that compiled something (`compiled`) and returns past its deadline.
+struct JobDeadline {
+  std::chrono::steady_clock::time_point at;
+  bool passed = false;
+  bool compiled = false;
+  // The innermost machine code running for the run (jit::enter), whose counter a compilation
+  // past the deadline hands back to the store's reserve: its next fuel check then refuels,
+  // which finds the deadline past (DeadlineExceeded), with the fuel consumed exact.
+  Ctx* ctx = nullptr;
+  [[nodiscard]] bool overrun() const {
+    return passed || (compiled && std::chrono::steady_clock::now() >= at);
+  }
+};
+
 // The compiled code of one module variant (metered or not): an entry per defined function,
 // null where the function stays interpreted. Entries are published once, read with acquire.
 class ModuleCode {
@@ -83,6 +102,7 @@ class ModuleCode {
   std::size_t tier_up_requested = 0;  // functions queued for compilation
   std::size_t tier_up_too_large = 0;  // of which stayed interpreted for their size
   std::string error;                 // LLVM's message when the module could not be compiled at all
+  bool stopped_at_deadline = false;  // emitting the IR stopped at the job's deadline (not kept)
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
   // Compile cost: the wasm code bytes, seconds emitting IR for every function and setting up the
   // stubs, then (functions compile lazily, on their first call) how many were compiled and the
@@ -109,6 +129,7 @@ class ModuleCode {
                    "IR %.3f s, optimizing %.3f s, code generation %.3f s%s%s\n",
                    tier_up_requested, entries.size(), compiled, materialized_bytes, tier_up_too_large, seconds_ir,
                    seconds_opt, seconds_codegen, error.empty() ? "" : "; error: ", error.c_str());
+      print_over_budget(reasons);
       return;
     }
     if (impl == nullptr || !error.empty()) return;
@@ -121,12 +142,21 @@ class ModuleCode {
                    "bytes); IR %.3f s, optimizing %.3f s\n",
                    compiled, entries.size(), materialized, materialized_bytes, code_bytes, seconds_ir, seconds_opt);
     }
-    // SPRAWLING_JIT_STATS=2: also each function that stays interpreted, and why (tests check
-    // that none of a script's functions falls back for a given reason).
-    if (std::string_view(std::getenv("SPRAWLING_JIT_STATS")) != "2") return;
-    for (std::size_t i = 0; i < reasons.size(); ++i)
-      if (!reasons[i].empty())
-        std::fprintf(stderr, "sprawl jit: defined function %zu stays interpreted: %s\n", i, reasons[i].c_str());
+    print_over_budget(reasons);
+  }
+
+ public:
+  // SPRAWLING_JIT_STATS: each function the compile budget keeps interpreted, with its reason
+  // (compiler.cpp, CompileBudget); SPRAWLING_JIT_STATS=2: each function that stays interpreted,
+  // whatever the reason (tests check that none of a script's functions falls back for a given
+  // one). Also for the whole-module path (compile_object).
+  static void print_over_budget(const std::vector<std::string>& why) {
+    const char* stats = std::getenv("SPRAWLING_JIT_STATS");
+    const bool every = stats != nullptr && std::string_view(stats) == "2";
+    for (std::size_t i = 0; i < why.size(); ++i) {
+      if (why[i].empty() || (!every && why[i].find("over the compile budget") == std::string::npos)) continue;
+      std::fprintf(stderr, "sprawl jit: defined function %zu stays interpreted: %s\n", i, why[i].c_str());
+    }
   }
 };
 

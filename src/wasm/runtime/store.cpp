@@ -434,6 +434,32 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   put_args(base);
   ExecOutcome out;
   const int variant = s.metered ? kMetered : kUnmetered;
+#if SPRAWLING_WITH_JIT
+  // Compilation this run triggers (Tier::Compile: the module's IR, each function on its first
+  // call) checks the run's deadline between functions; a run it found past ends DeadlineExceeded.
+  struct DeadlineWatch {
+    Store::Impl& store;
+    jit::JobDeadline deadline;
+    jit::JobDeadline* outer = nullptr;
+    jit::JobDeadline* outer_in_store = nullptr;
+    bool set = false;
+    ~DeadlineWatch() {
+      if (!set) return;
+      jit::set_job_deadline(outer);
+      store.job_deadline = outer_in_store;
+    }
+  } watch{s, {}};
+  if (s.tier == Tier::Compile && s.budget.deadline) {
+    watch.deadline.at = *s.budget.deadline;
+    watch.outer = jit::set_job_deadline(&watch.deadline);
+    watch.outer_in_store = s.job_deadline;
+    s.job_deadline = &watch.deadline;
+    watch.set = true;
+  }
+  const auto compiled_past_deadline = [&] { return watch.set && watch.deadline.overrun(); };
+#else
+  const auto compiled_past_deadline = [] { return false; };
+#endif
   ++s.active_runs;
   // Auto without a code cache and without tier-up has nothing to find: the interpreter's path exactly.
   if (s.tier == Tier::Compile || (s.tier == Tier::Auto && (s.code_cache || s.tier_up))) s.ensure_jit_code(variant);
@@ -463,6 +489,13 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
       out.host_message = ": tag " + std::to_string(e->tag->index) + " [" + types + "]";
     }
     s.pending_exception = 0;
+  }
+  if (compiled_past_deadline() && out.trap != TrapKind::DeadlineExceeded) {
+    // Compiling ran past the deadline: whatever the guest did after it is not its outcome.
+    Trap t;
+    t.kind = TrapKind::DeadlineExceeded;
+    t.message = std::string(trap_message(t.kind));
+    return std::unexpected(std::move(t));
   }
   if (out.trap != TrapKind::None) return std::unexpected(make_trap(out, variant));
   take_results(base);

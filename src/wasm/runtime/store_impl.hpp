@@ -39,6 +39,7 @@ struct ResourceAccount {
 // The compiled tier (wasm/jit/, built with SPRAWLING_WITH_JIT): a compiled function's entry.
 namespace jit {
 struct Ctx;
+struct JobDeadline;
 using Entry = std::uint32_t (*)(Ctx*, std::uint64_t*);
 class ModuleCode;
 // One defined function's machine code in a module variant: `entry` is null while the function
@@ -343,6 +344,8 @@ struct Store::Impl {
   std::uint64_t reserve = 0;
   std::uint64_t total = 0;  // everything handed out or reserved since set_budget
   bool out_of_fuel = false;  // a check found the budget spent since set_budget
+  // A run on Tier::Compile with a deadline: what the compilation it triggers checks (Store::call).
+  jit::JobDeadline* job_deadline = nullptr;
 
   // Exception handling: the exception objects, and the one leaving a run uncaught (a run ends
   // with TrapKind::UncaughtException; whoever ran it rethrows it, or reports it as a trap).

@@ -1,0 +1,212 @@
+// Hostile modules for the compiled tier: shapes that make LLVM's time and memory grow faster than
+// linearly (deep nesting, a huge br_table, a huge signature, many locals live across nested
+// loops) end within their deadline with the guest's own outcome, on the compile tier (where the
+// compile budget keeps such functions interpreted), on auto, and from a code cache filled ahead
+// of time; and a job whose compilation runs past its deadline ends there, DeadlineExceeded
+// (docs/compiled-tier.md, "The compile budget").
+#include "hostile/hostile_support.hpp"
+#include "hostile/wasm_writer.hpp"
+
+#include <sprawling/runtime/wasm_sandbox.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sprawling::hostile {
+namespace {
+
+using runtime::ExecutionTier;
+using runtime::SandboxExit;
+using runtime::Success;
+using runtime::WasmSandbox;
+namespace ww = test::wasm_writer;
+using namespace std::chrono_literals;
+
+void export_start(ww::Module& m, std::uint32_t func_index) {
+  m.exports.push_back(ww::Export{"_start", 0, func_index});
+  m.exports.push_back(ww::Export{"memory", 2, 0});
+}
+
+// A module whose _start is one function of `code` (with `locals` i32 locals; local 0 is 0, so
+// every `if` on it is skipped and every `br_if` on it falls through).
+std::vector<std::uint8_t> one_function(const ww::Bytes& code, std::uint32_t locals = 1) {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  ww::Function f{.type_index = m.add_type({}), .locals = {}, .code = code};
+  if (locals > 0) f.locals.emplace_back(locals, ww::type::i32);
+  m.functions.push_back(std::move(f));
+  export_start(m, 0);
+  return m.build();
+}
+
+// `depth` loops, each holding an `if` on local 0: 8 bytes a level.
+ww::Bytes nested_loops_and_ifs(std::size_t depth) {
+  ww::Bytes code;
+  for (std::size_t i = 0; i < depth; ++i) code.insert(code.end(), {0x03, 0x40, 0x20, 0x00, 0x04, 0x40});
+  for (std::size_t i = 0; i < depth; ++i) code.insert(code.end(), {0x0b, 0x0b});
+  return code;
+}
+
+// The shapes of the compiled tier's hostile modules, each at a size LLVM took seconds and hundreds
+// of MiB for without the compile budget (release build, one core): 28.8 s and 921 MB for the first.
+std::vector<std::uint8_t> nested_loops_and_ifs_module() { return one_function(nested_loops_and_ifs(30'000)); }
+
+std::vector<std::uint8_t> nested_branching_blocks_module() {
+  // 300,000 blocks, each left by a br_if from inside it.
+  ww::Bytes code;
+  constexpr std::size_t kDepth = 300'000;
+  for (std::size_t i = 0; i < kDepth; ++i) code.insert(code.end(), {0x02, 0x40});
+  for (std::size_t i = 0; i < kDepth; ++i) code.insert(code.end(), {0x20, 0x00, 0x0d, 0x00, 0x0b});
+  return one_function(code);
+}
+
+std::vector<std::uint8_t> million_target_br_table_module() {
+  // Eight blocks and a br_table of 1,000,000 entries over them.
+  ww::Bytes code;
+  constexpr std::uint32_t kTargets = 1'000'000;
+  for (int i = 0; i < 8; ++i) code.insert(code.end(), {0x02, 0x40});
+  code.insert(code.end(), {0x20, 0x00, 0x0e});
+  ww::uleb(code, kTargets);
+  for (std::uint32_t i = 0; i < kTargets; ++i) code.push_back(static_cast<std::uint8_t>(i % 8));
+  code.push_back(0x00);
+  code.insert(code.end(), 8, 0x0b);
+  return one_function(code);
+}
+
+std::vector<std::uint8_t> huge_signature_module() {
+  // $f takes 10,000 i32s and returns them; _start passes 0..9999 and drops the results.
+  constexpr std::uint32_t kValues = 10'000;
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const ww::Bytes values(kValues, ww::type::i32);
+  ww::Function f{.type_index = m.add_type({.params = values, .results = values}), .locals = {}, .code = {}};
+  for (std::uint32_t i = 0; i < kValues; ++i) ww::op_index(f.code, 0x20, i);
+  m.functions.push_back(std::move(f));
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  for (std::uint32_t i = 0; i < kValues; ++i) ww::i32_const(start.code, static_cast<std::int32_t>(i));
+  ww::op_index(start.code, 0x10, 0);
+  start.code.insert(start.code.end(), kValues, 0x1a);
+  m.functions.push_back(std::move(start));
+  export_start(m, 1);
+  return m.build();
+}
+
+std::vector<std::uint8_t> locals_across_nested_loops_module() {
+  // 4,000 locals, each incremented inside 1,000 nested loops that branch back when local 0 < 0.
+  constexpr std::uint32_t kLocals = 4000;
+  constexpr std::size_t kLoops = 1000;
+  ww::Bytes code;
+  for (std::size_t i = 0; i < kLoops; ++i) code.insert(code.end(), {0x03, 0x40});
+  for (std::uint32_t i = 0; i < kLocals; ++i) {
+    ww::op_index(code, 0x20, i);
+    code.insert(code.end(), {0x41, 0x01, 0x6a});
+    ww::op_index(code, 0x21, i);
+  }
+  for (std::size_t i = 0; i < kLoops; ++i) code.insert(code.end(), {0x20, 0x00, 0x41, 0x00, 0x48, 0x0d, 0x00, 0x0b});
+  return one_function(code, kLocals);
+}
+
+struct Shape {
+  const char* name;
+  std::function<std::vector<std::uint8_t>()> build;
+};
+
+const std::vector<Shape>& shapes() {
+  static const std::vector<Shape> all{
+      {"30,000 nested loops and ifs", nested_loops_and_ifs_module},
+      {"300,000 nested blocks left by br_if", nested_branching_blocks_module},
+      {"a br_table of 1,000,000 targets", million_target_br_table_module},
+      {"a signature of 20,000 values", huge_signature_module},
+      {"4,000 locals across 1,000 nested loops", locals_across_nested_loops_module},
+  };
+  return all;
+}
+
+class CompileBudget : public ::testing::TestWithParam<ExecutionTier> {
+ protected:
+  void SetUp() override {
+    if (!runtime::wasm_sandbox_has_compiled_tier()) GTEST_SKIP() << "no compiled tier in this build";
+  }
+  [[nodiscard]] static runtime::SandboxConfig config(std::chrono::nanoseconds timeout) {
+    runtime::SandboxConfig c;
+    c.tier = GetParam();
+    c.timeout = timeout;
+    return c;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Tiers, CompileBudget, ::testing::Values(ExecutionTier::Compile, ExecutionTier::Auto),
+                         [](const ::testing::TestParamInfo<ExecutionTier>& info) {
+                           return info.param == ExecutionTier::Compile ? std::string("compile") : std::string("auto");
+                         });
+
+TEST_P(CompileBudget, HostileShapesEndWithinTheirDeadlineWithTheGuestsOutcome) {
+  for (const Shape& shape : shapes()) {
+    SCOPED_TRACE(shape.name);
+    Scratch dir;
+    const auto wasm = dir.write("shape.wasm", shape.build());
+    WasmSandbox sandbox(config(10s));
+    // The deadline the job was given is the bound: the module's bytes, its translation and the
+    // interpreter's run are all that remain of it.
+    Bounds bounds(10.0, 256 * kMiB);
+    auto outcome = sandbox.run(job(wasm, 100'000'000));
+    ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+    EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+    bounds.check();
+  }
+}
+
+// Filled ahead of time (`sprawl compile`): the functions over the budget are left out of the entry,
+// and a run from it (auto and compile) still ends with the guest's outcome.
+TEST_P(CompileBudget, APrecompiledModuleLeavesFunctionsOverTheBudgetInterpreted) {
+  Scratch dir;
+  const auto wasm = dir.write("nested.wasm", nested_loops_and_ifs_module());
+  const auto cache = dir.path() / "cache";
+  runtime::SandboxConfig c = config(10s);
+  c.code_cache_dir = cache;
+  Bounds bounds(10.0, 256 * kMiB);
+  auto report = runtime::precompile_module(wasm, c, /*metered=*/true, /*unmetered=*/false);
+  ASSERT_TRUE(report.has_value()) << report.error().to_string();
+  ASSERT_EQ(report->size(), 1U);
+  EXPECT_EQ((*report)[0].functions, 1U);
+  EXPECT_EQ((*report)[0].compiled, 0U);
+  WasmSandbox sandbox(c);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  bounds.check();
+}
+
+// Forty functions within the budget (1,900 nested loops and ifs each, about 0.1-0.2 s of LLVM
+// each), each called once: compiling them all takes seconds; a job given 300 ms ends
+// DeadlineExceeded soon after it (compile), or runs them interpreted well within it (auto).
+TEST_P(CompileBudget, AJobWhoseCompilationPassesItsDeadlineEndsThere) {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const std::uint32_t type = m.add_type({});
+  constexpr std::uint32_t kFunctions = 40;
+  for (std::uint32_t i = 0; i < kFunctions; ++i)
+    m.functions.push_back(ww::Function{.type_index = type, .locals = {{1, ww::type::i32}}, .code = nested_loops_and_ifs(1900)});
+  ww::Function start{.type_index = type, .locals = {}, .code = {}};
+  for (std::uint32_t i = 0; i < kFunctions; ++i) ww::op_index(start.code, 0x10, i);
+  m.functions.push_back(std::move(start));
+  export_start(m, kFunctions);
+  Scratch dir;
+  const auto wasm = dir.write("many.wasm", m.build());
+  WasmSandbox sandbox(config(300ms));
+  Bounds bounds(10.0, 512 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 100'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  if (GetParam() == ExecutionTier::Compile) {
+    EXPECT_EQ(trap_message(*outcome), "deadline exceeded");
+  } else {
+    EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  }
+  bounds.check();
+}
+
+}  // namespace
+}  // namespace sprawling::hostile

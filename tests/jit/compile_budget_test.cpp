@@ -1,0 +1,149 @@
+// The compile budget (compiler.cpp, CompileBudget; docs/compiled-tier.md, "The compile budget"): a
+// function whose shape would make LLVM's time or memory grow faster than linearly stays
+// interpreted, with a reason naming the limit and the figure, and the module still gives the
+// interpreter's results and fuel. Honest modules (the bench workloads, the example guests) keep
+// every function compiled.
+#include "jit/tier_fixture.hpp"
+#include "wasm/jit/jit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace sprawling::wasm {
+namespace {
+
+using jit_testing::compile_wat;
+using jit_testing::Outcome;
+using jit_testing::run;
+
+// $deep(x): `depth` loops, each holding an `if` on x that adds 1 to $acc and holds the next level;
+// returns $acc (depth when x is not 0). Flat text: folded text of that depth is refused.
+std::string nested_loops_and_ifs(std::size_t depth) {
+  std::string wat = "(module\n(func $deep (param i32) (result i32) (local $acc i32)\n";
+  for (std::size_t i = 0; i < depth; ++i)
+    wat += "loop\nlocal.get 0\nif\nlocal.get $acc\ni32.const 1\ni32.add\nlocal.set $acc\n";
+  for (std::size_t i = 0; i < depth; ++i) wat += "end\nend\n";
+  wat += "local.get $acc)\n";
+  wat += "(func (export \"outer\") (param i32) (result i32) (i32.add (call $deep (local.get 0)) (i32.const 7))))\n";
+  return wat;
+}
+
+// Why each defined function stays interpreted, in both variants (the same in each).
+std::vector<std::string> reasons(const CompiledModule& module) {
+  const jit::ModuleCode& unmetered = module.impl().jit(kUnmetered);
+  const jit::ModuleCode& metered = module.impl().jit(kMetered);
+  EXPECT_EQ(unmetered.error, "");
+  EXPECT_EQ(metered.error, "");
+  EXPECT_EQ(unmetered.reasons, metered.reasons);
+  return metered.reasons;
+}
+
+TEST(CompileBudget, AFunctionNestedPastTheBudgetStaysInterpretedWithItsReasonAndRunsAsInTheInterpreter) {
+  const auto module = compile_wat(nested_loops_and_ifs(2500));
+  ASSERT_NE(module, nullptr);
+  const std::vector<std::string> why = reasons(*module);
+  ASSERT_EQ(why.size(), 2U);
+  EXPECT_EQ(why[0], "nesting depth 2500 over the compile budget's 2000");
+  EXPECT_EQ(why[1], "");  // its caller is compiled
+  for (const std::int32_t x : {0, 1}) {
+    for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
+      const Outcome want = run(module, Tier::Interpret, "outer", {Value::i32(x)}, fuel);
+      EXPECT_EQ(want.results, std::vector{Value::i32(x == 0 ? 7 : 2507)});
+      EXPECT_EQ(run(module, Tier::Compile, "outer", {Value::i32(x)}, fuel), want) << x;
+    }
+  }
+  // Under its fuel: the budget runs out at the same point on both tiers.
+  const Outcome want = run(module, Tier::Interpret, "outer", {Value::i32(1)}, 3000);
+  EXPECT_EQ(run(module, Tier::Compile, "outer", {Value::i32(1)}, 3000), want);
+}
+
+TEST(CompileBudget, TheSameShapeWithinTheBudgetIsCompiled) {
+  const auto module = compile_wat(nested_loops_and_ifs(500));
+  ASSERT_NE(module, nullptr);
+  for (const std::string& r : reasons(*module)) EXPECT_EQ(r, "");
+  const Outcome want = run(module, Tier::Interpret, "outer", {Value::i32(1)}, 1u << 20);
+  EXPECT_EQ(want.results, std::vector{Value::i32(507)});
+  EXPECT_EQ(run(module, Tier::Compile, "outer", {Value::i32(1)}, 1u << 20), want);
+}
+
+TEST(CompileBudget, EachLimitNamesItsFigure) {
+  struct Shape {
+    std::string wat;
+    std::string reason;
+  };
+  std::vector<Shape> shapes;
+  {
+    // br_table of 250,001 entries (plus its default) to one label.
+    std::string wat = "(module (func (export \"f\") (param i32) (result i32) (block $a (br_table";
+    for (int i = 0; i <= 250'000; ++i) wat += " $a";
+    wat += " $a (local.get 0))) (i32.const 1)))";
+    shapes.push_back({wat, "branch targets counting every br_table entry 250002 over the compile budget's 250000"});
+  }
+  {
+    // 30,001 blocks, each left by a br_if just inside its end: 30,001 distinct targets.
+    std::string wat = "(module (func (export \"f\") (param i32) (result i32)\n";
+    for (int i = 0; i <= 30'000; ++i) wat += "block\n";
+    for (int i = 0; i <= 30'000; ++i) wat += "local.get 0\nbr_if 0\nend\n";
+    wat += "(i32.const 1)))";
+    shapes.push_back({wat, "branch targets 30001 over the compile budget's 30000"});
+  }
+  {
+    // 1,001 parameters.
+    std::string wat = "(module (func (export \"f\") (param";
+    for (int i = 0; i < 1001; ++i) wat += " i32";
+    wat += ") (result i32) (local.get 1000)))";
+    shapes.push_back({wat, "parameters and results 1002 over the compile budget's 1000"});
+  }
+  {
+    // 1,000 locals, all changed inside 600 nested loops that branch back: 1,003 frame slots (with
+    // the parameter and two operands).
+    std::string wat = "(module (func (export \"f\") (param i32) (result i32) (local";
+    for (int i = 0; i < 1000; ++i) wat += " i32";
+    wat += ")\n";
+    for (int i = 0; i < 600; ++i) wat += "loop\n";
+    for (int i = 1; i <= 1000; ++i) {
+      const std::string n = std::to_string(i);
+      wat += "(local.set " + n + " (i32.add (local.get " + n + ") (i32.const 1)))\n";
+    }
+    for (int i = 0; i < 600; ++i) wat += "(br_if 0 (i32.lt_s (local.get 0) (i32.const 0)))\nend\n";
+    wat += "(local.get 1000)))";
+    shapes.push_back({wat, "frame slots * nesting depth (1003 * 600) 601800 over the compile budget's 500000"});
+  }
+  for (const Shape& shape : shapes) {
+    const auto module = compile_wat(shape.wat);
+    ASSERT_NE(module, nullptr) << shape.reason;
+    const std::vector<std::string> why = reasons(*module);
+    ASSERT_EQ(why.size(), 1U);
+    EXPECT_EQ(why[0], shape.reason);
+    const Outcome want = run(module, Tier::Interpret, "f", {Value::i32(0)}, 1u << 24);
+    EXPECT_EQ(run(module, Tier::Compile, "f", {Value::i32(0)}, 1u << 24), want) << shape.reason;
+  }
+}
+
+// Honest modules stay whole: no function of the bench workloads or the example guests is over
+// the budget (so the budget costs them nothing).
+TEST(CompileBudget, BenchWorkloadsAndExamplesAreCompiledWhole) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(SPRAWLING_TIER_DIFF_DIR))
+    if (e.path().extension() == ".wasm") files.push_back(e.path());
+  for (const char* name : {"wordcount.wasm", "greedy.wasm"})
+    files.push_back(std::filesystem::path(SPRAWLING_EXAMPLES_WASM_DIR) / name);
+  ASSERT_GE(files.size(), 15U);
+  for (const auto& path : files) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    auto module = compile(bytes);
+    ASSERT_TRUE(module.has_value()) << path;
+    const jit::ModuleCode& code = (*module)->impl().jit(kMetered);
+    for (std::size_t i = 0; i < code.reasons.size(); ++i)
+      EXPECT_EQ(code.reasons[i].find("compile budget"), std::string::npos) << path << " function " << i << ": "
+                                                                          << code.reasons[i];
+  }
+}
+
+}  // namespace
+}  // namespace sprawling::wasm
