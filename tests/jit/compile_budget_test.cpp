@@ -107,7 +107,11 @@ TEST(CompileBudget, EachLimitNamesItsFigure) {
     for (int i = 0; i < 600; ++i) wat += "loop\n";
     for (int i = 1; i <= 1000; ++i) {
       const std::string n = std::to_string(i);
-      wat += "(local.set " + n + " (i32.add (local.get " + n + ") (i32.const 1)))\n";
+      wat += "(local.set ";
+      wat += n;
+      wat += " (i32.add (local.get ";
+      wat += n;
+      wat += ") (i32.const 1)))\n";
     }
     for (int i = 0; i < 600; ++i) wat += "(br_if 0 (i32.lt_s (local.get 0) (i32.const 0)))\nend\n";
     wat += "(local.get 1000)))";
