@@ -818,5 +818,40 @@ TEST(CompilerTailCalls, CachedAndTieredUpCodeAgreeWithTheInterpreter) {
   jit::tier_up_set_calls(20000);
 }
 
+// Calls through references and tail calls count their arguments in slots (a v128 takes two), and
+// return_call_indirect reads a table64 index whole: a v128 passed by call_ref and return_call_ref,
+// and a 64-bit index of 2^32 + 1, which must trap as out of bounds rather than call element 1.
+constexpr std::string_view kWideArgs = R"((module
+  (type $vv (func (param i32 v128 i32) (result i32)))
+  (func $sum (type $vv)
+    (i32.add (i32.add (local.get 0) (local.get 2))
+      (i32.add (i32x4.extract_lane 0 (local.get 1)) (i32x4.extract_lane 3 (local.get 1)))))
+  (elem declare func $sum)
+  (func (export "call_ref") (param i32) (result i32)
+    (call_ref $vv (local.get 0) (i32x4.splat (i32.const 10)) (i32.const 3) (ref.func $sum)))
+  (func (export "tail_ref") (param i32) (result i32)
+    (return_call_ref $vv (local.get 0) (i32x4.splat (i32.const 20)) (i32.const 5) (ref.func $sum)))
+  (table $t i64 2 funcref)
+  (elem (table $t) (i64.const 0) func $sum $sum)
+  (func (export "tail_indirect64") (param i64) (result i32)
+    (return_call_indirect $t (type $vv) (i32.const 1) (i32x4.splat (i32.const 2)) (i32.const 4) (local.get 0)))
+))";
+
+TEST(CompilerTypedRefs, WideArgumentsAndTable64IndexesAgreeWithTheInterpreter) {
+  auto module = compile_wat(kWideArgs);
+  ASSERT_NE(module, nullptr);
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
+  }
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
+    EXPECT_EQ(tiers_agree(module, "call_ref", Value::i32(1), fuel).results.at(0).bits, 24u);
+    EXPECT_EQ(tiers_agree(module, "tail_ref", Value::i32(1), fuel).results.at(0).bits, 46u);
+    EXPECT_EQ(tiers_agree(module, "tail_indirect64", Value::i64(1), fuel).results.at(0).bits, 9u);
+    EXPECT_EQ(tiers_agree(module, "tail_indirect64", Value::i64((std::uint64_t{1} << 32) + 1), fuel).trap,
+              TrapKind::UndefinedElement);
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

@@ -1211,7 +1211,7 @@ class FunctionEmitter {
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
     trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
-    store_args(base, static_cast<u32>(ft.params.size()));
+    store_args(base, value_slots(ft.params));  // slots: a v128 takes two
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
     auto* known = new_block("cref_known");
@@ -1240,7 +1240,7 @@ class FunctionEmitter {
     helper_status(st);
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
-    after_call(base, static_cast<u32>(ft.results.size()), post);
+    after_call(base, value_slots(ft.results), post);
   }
 
   // ---- tail calls: the interpreter's do_tail_call. The callee takes over this frame: its
@@ -1292,7 +1292,7 @@ class FunctionEmitter {
   }
   void emit_return_call(u32 funcidx, u32 base) {
     const Module& m = me_.cm.module;
-    const auto np = static_cast<u32>(m.func_type(funcidx).params.size());
+    const u32 np = value_slots(m.func_type(funcidx).params);  // slots: a v128 takes two
     auto* slow = new_block("tail_slow");
     llvm::Value* callee_code = nullptr;
     if (funcidx >= m.imported_funcs) {
@@ -1324,18 +1324,19 @@ class FunctionEmitter {
                               tail_helper_fn(), {ctxp_, load_func(funcidx), nfp, fp_}));
   }
   void emit_return_call_indirect(u32 type, u32 table, u32 idx_slot, u32 base) {
-    const auto np = static_cast<u32>(me_.cm.module.types[type].params.size());
+    const u32 np = value_slots(me_.cm.module.types[type].params);
     store_args(base, np);
     store_fuel();
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     tail_helper(b_.CreateCall(me_.helper("sprawling_jit_return_call_indirect", t_.i32,
-                                         {t_.ptr, t_.i32, t_.i32, t_.i32, t_.ptr, t_.ptr}),
-                              {ctxp_, u32c(type), u32c(table), get(idx_slot, VT::I32), nfp, fp_}));
+                                         {t_.ptr, t_.i32, t_.i32, t_.i64, t_.ptr, t_.ptr}),
+                              // u64: an i32 index zero-extended, a table64 one whole (as call_indirect)
+                              {ctxp_, u32c(type), u32c(table), slot(idx_slot), nfp, fp_}));
   }
   // return_call_ref: the null trap here, then as return_call with the FuncInst the reference is
   // (inline when it is this instance's, resolved in this store, with a published entry).
   void emit_return_call_ref(u32 type, u32 ref_slot, u32 base) {
-    const auto np = static_cast<u32>(me_.cm.module.types[type].params.size());
+    const u32 np = value_slots(me_.cm.module.types[type].params);
     llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
     trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
     auto* slow = new_block("tail_slow");

@@ -303,13 +303,13 @@ std::uint32_t sprawling_jit_return_call(Ctx* c, FuncInst* callee, std::uint64_t*
 }
 
 std::uint32_t sprawling_jit_return_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
-                                                 std::uint32_t element, std::uint64_t* nfp, std::uint64_t* fp) {
+                                                 std::uint64_t element, std::uint64_t* nfp, std::uint64_t* fp) {
   InstanceImpl& inst = *c->inst;
   TableInst* t = inst.tables[table_index];
   if (element >= t->elements.size()) return static_cast<std::uint32_t>(TrapKind::UndefinedElement);
   auto* callee = reinterpret_cast<FuncInst*>(t->elements[element]);
   if (callee == nullptr) {
-    c->out->element_index = element;
+    c->out->element_index = static_cast<std::uint32_t>(element);
     return static_cast<std::uint32_t>(TrapKind::UninitializedElement);
   }
   const FuncType* want = inst.types[type_index];

@@ -25,7 +25,7 @@ std::uint32_t sprawling_jit_memory_grow(Ctx* c, std::uint32_t delta);
 // and is not run: kTailPending with Ctx::tail_callee set, or a trap of those checks.
 std::uint32_t sprawling_jit_return_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp, std::uint64_t* fp);
 std::uint32_t sprawling_jit_return_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
-                                                 std::uint32_t element, std::uint64_t* nfp, std::uint64_t* fp);
+                                                 std::uint64_t element, std::uint64_t* nfp, std::uint64_t* fp);
 // A callee called natively at nfp returned kTailPending: runs Ctx::tail_callee there (and what it
 // tail-calls) to its end, as the call's callee; 0 or a located trap.
 std::uint32_t sprawling_jit_tail_resume(Ctx* c, std::uint64_t* nfp);
