@@ -1202,19 +1202,16 @@ class FunctionEmitter {
     b_.SetInsertPoint(join);
     after_call(base, value_slots(ft.results), post);
   }
-
-  // call_ref: a null reference traps here; then the FuncInst the reference is is called as
-  // call_indirect's element: natively when it is this instance's, resolved in this store and
-  // tiered with a published entry, else through sprawling_jit_call (the interpreter's do_call).
-  void emit_call_ref(u32 type, u32 ref_slot, u32 base, u32 post) {
-    const FuncType& ft = me_.cm.module.types[type];
-    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
-    llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
-    trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
-    store_args(base, value_slots(ft.params));  // slots: a v128 takes two
-    auto* join = new_block("returned");
-    auto* slow = new_block("call_slow");
-    auto* known = new_block("cref_known");
+  // A function reference's callee as call_ref and return_call_ref may call natively: this
+  // instance's, resolved in this store, with a slot; else a branch to `slow`. In the block it
+  // continues in: the slot's published entry (null while interpreted), frame size and entry charge.
+  struct KnownCallee {
+    llvm::Value* entry;
+    llvm::Value* frame_slots;
+    llvm::Value* cost;
+  };
+  KnownCallee known_callee(llvm::Value* fi, llvm::BasicBlock* slow, const char* name) {
+    auto* known = new_block(name);
     const int variant = me_.metered ? kMetered : kUnmetered;
     llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
     llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
@@ -1233,6 +1230,25 @@ class FunctionEmitter {
         b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
     llvm::Value* cost = b_.getInt64(0);
     if (me_.metered) cost = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry_fuel)));
+    return {entry, frame_slots, cost};
+  }
+
+
+  // call_ref: a null reference traps here; then the FuncInst the reference is is called as
+  // call_indirect's element: natively when it is this instance's, resolved in this store and
+  // tiered with a published entry, else through sprawling_jit_call (the interpreter's do_call).
+  void emit_call_ref(u32 type, u32 ref_slot, u32 base, u32 post) {
+    const FuncType& ft = me_.cm.module.types[type];
+    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
+    llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
+    trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
+    store_args(base, value_slots(ft.params));  // slots: a v128 takes two
+    auto* join = new_block("returned");
+    auto* slow = new_block("call_slow");
+    const KnownCallee k = known_callee(fi, slow, "cref_known");
+    llvm::Value* entry = k.entry;
+    llvm::Value* frame_slots = k.frame_slots;
+    llvm::Value* cost = k.cost;
     native_call(entry, frame_slots, cost, base, nfp, slow, join);
     b_.SetInsertPoint(slow);
     store_fuel();
@@ -1340,25 +1356,10 @@ class FunctionEmitter {
     llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
     trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
     auto* slow = new_block("tail_slow");
-    auto* known = new_block("tref_known");
-    const int variant = me_.metered ? kMetered : kUnmetered;
-    llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
-    llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
-    llvm::Value* resolved = b_.CreateLoad(
-        t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry) + variant * sizeof(void*)));
-    llvm::Value* jslot =
-        b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, jit) + variant * sizeof(void*)));
-    llvm::Value* bad =
-        b_.CreateOr(b_.CreateICmpNE(inst, self), b_.CreateOr(b_.CreateIsNull(resolved), b_.CreateIsNull(jslot)));
-    b_.CreateCondBr(bad, slow, known, cold_);
-    b_.SetInsertPoint(known);
-    auto* entry =
-        b_.CreateAlignedLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, jslot, offsetof(jit::Slot, entry)), llvm::Align(8));
-    entry->setAtomic(llvm::AtomicOrdering::Acquire);
-    llvm::Value* frame_slots = b_.CreateZExt(
-        b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
-    llvm::Value* cost = b_.getInt64(0);
-    if (me_.metered) cost = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry_fuel)));
+    const KnownCallee k = known_callee(fi, slow, "tref_known");
+    llvm::Value* entry = k.entry;
+    llvm::Value* frame_slots = k.frame_slots;
+    llvm::Value* cost = k.cost;
     tail_jump(entry, frame_slots, cost, base, np, slow);
     b_.SetInsertPoint(slow);
     store_args(base, np);

@@ -43,6 +43,31 @@ char* compute_native_limit() noexcept {
 
 std::uint32_t run_pending(Ctx* c, std::uint64_t* fp);
 
+// Runs `callee` interpreted in a nested run whose frame is at fp and whose frame record is `fr`
+// (with entry_made, its entry was made already: a pending tail callee), then hands back the
+// counter and, on a trap, what locates it.
+std::uint32_t run_interpreted(Ctx* c, Store::Impl& s, FuncInst* callee, std::uint64_t* fp, Frame* fr,
+                              bool entry_made) {
+  s.entry_fp = fp;
+  s.entry_frame = fr;
+  s.counter = c->fuel;
+  if (entry_made) s.entry_made = true;
+  ExecOutcome o;
+  if (c->metered) {
+    execute<true>(s, callee, o);
+  } else {
+    execute<false>(s, callee, o);
+  }
+  c->fuel = s.counter;
+  if (o.trap == TrapKind::None) return 0;
+  c->out->host_message = std::move(o.host_message);
+  c->out->exit_code = o.exit_code;
+  c->out->element_index = o.element_index;
+  c->loc_fn = o.func;
+  c->loc_ip = o.ip;
+  return static_cast<std::uint32_t>(o.trap) | kLocated;
+}
+
 // The caller's side of a call to a wasm function that is not entered directly as machine code:
 // the interpreter's do_call checks, then the callee runs in a nested interpreter run (which may
 // itself enter the callee's machine code).
@@ -92,23 +117,7 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   }
   // The nested run makes the entry charge itself: the balance is above 1, so its own entry
   // check passes without a refill, exactly as the interpreter's single check did.
-  s.entry_fp = nfp;
-  s.entry_frame = fr + 1;
-  s.counter = c->fuel;
-  ExecOutcome o;
-  if (c->metered) {
-    execute<true>(s, callee, o);
-  } else {
-    execute<false>(s, callee, o);
-  }
-  c->fuel = s.counter;
-  if (o.trap == TrapKind::None) return 0;
-  c->out->host_message = std::move(o.host_message);
-  c->out->exit_code = o.exit_code;
-  c->out->element_index = o.element_index;
-  c->loc_fn = o.func;
-  c->loc_ip = o.ip;
-  return static_cast<std::uint32_t>(o.trap) | kLocated;
+  return run_interpreted(c, s, callee, nfp, fr + 1, false);
 }
 
 // Runs the pending tail callee (Ctx::tail_callee) in the frame at fp, its entry made, to its end,
@@ -140,24 +149,7 @@ std::uint32_t run_pending(Ctx* c, std::uint64_t* fp) {
         return static_cast<std::uint32_t>(r.trap) | kLocated;
       }
     }
-    s.entry_fp = fp;
-    s.entry_frame = reinterpret_cast<Frame*>(c->fr);
-    s.counter = c->fuel;
-    s.entry_made = true;
-    ExecOutcome o;
-    if (c->metered) {
-      execute<true>(s, callee, o);
-    } else {
-      execute<false>(s, callee, o);
-    }
-    c->fuel = s.counter;
-    if (o.trap == TrapKind::None) return 0;
-    c->out->host_message = std::move(o.host_message);
-    c->out->exit_code = o.exit_code;
-    c->out->element_index = o.element_index;
-    c->loc_fn = o.func;
-    c->loc_ip = o.ip;
-    return static_cast<std::uint32_t>(o.trap) | kLocated;
+    return run_interpreted(c, s, callee, fp, reinterpret_cast<Frame*>(c->fr), true);
   }
 }
 
