@@ -692,14 +692,16 @@ class Sandbox:
                         snapshot=job.snapshot, snapshot_init_mounts=job.snapshot_init_mounts,
                         training_args=job.training_args, cancel=cancel)
 
-    async def run_async(self, job: Job) -> Outcome:
+    async def run_async(self, job: Job, *, on_cancelled: Optional[Callable[[Outcome], object]] = None) -> Outcome:
         """Runs a Job on a thread of the event loop's default executor and returns its Outcome
         (or raises SandboxError). Cancelling the awaiting task stops the job at its next deadline
         check (see Cancel); the task then raises asyncio.CancelledError once the job has ended,
-        with the stopped job's Outcome (exit "trap", message "cancelled") as its `outcome`
-        attribute (None when the job ended some other way first)."""
+        and `on_cancelled`, when given, is called first with the stopped job's Outcome (exit
+        "trap", message "cancelled", stats.cancelled True) unless the job ended otherwise first."""
         if not isinstance(job, Job):
             raise TypeError(f"job must be a sprawling.Job, not {type(job).__name__}")
+        if on_cancelled is not None and not callable(on_cancelled):
+            raise TypeError(f"on_cancelled must be callable or None, not {type(on_cancelled).__name__}")
         import asyncio  # here, not at import: asyncio brings logging, whose atexit handler a
         # program that never runs a job asynchronously should not get
 
@@ -708,22 +710,19 @@ class Sandbox:
         future = loop.run_in_executor(None, lambda: self.run_job(job, cancel=cancel))
         try:
             return await asyncio.shield(future)
-        except asyncio.CancelledError as cancelled:
+        except asyncio.CancelledError:
             cancel.cancel()
-            outcome: Optional[Outcome] = None
-            try:
-                # Waiting for the thread keeps the job's end inside the task: nothing keeps
-                # running, unseen, after the task is done.
-                while not future.done():
-                    try:
-                        await asyncio.shield(future)
-                    except asyncio.CancelledError:
-                        continue
-                finished = future.result()
-                outcome = finished if finished.stats.cancelled else None
-            except SandboxError:
-                outcome = None
-            cancelled.outcome = outcome  # type: ignore[attr-defined]
+            # Waiting for the thread keeps the job's end inside the task: nothing keeps running,
+            # unseen, after the task is done.
+            while not future.done():
+                try:
+                    await asyncio.shield(future)
+                except asyncio.CancelledError:
+                    continue
+                except SandboxError:
+                    break
+            if on_cancelled is not None and future.exception() is None and future.result().stats.cancelled:
+                on_cancelled(future.result())
             raise
 
     def map(self, jobs: Iterable[Job], *, max_workers: Optional[int] = None,
