@@ -55,7 +55,7 @@ def test_cancelling_the_task_stops_the_job_and_reports_it():
     assert len(stopped) == 1
     outcome = stopped[0]
     assert outcome.exit.kind == "trap" and outcome.exit.message == "cancelled" and outcome.stats.cancelled
-    assert outcome.stats.wall_time >= 0.2
+    assert outcome.stats.fuel_consumed > 0  # it ran until the cancel stopped it
 
 
 def test_a_deadline_in_an_async_job_is_a_deadline_trap_not_a_cancel():
