@@ -86,6 +86,7 @@ typedef struct sprawling_sandbox sprawling_sandbox;
 typedef struct sprawling_job sprawling_job;
 typedef struct sprawling_outcome sprawling_outcome;
 typedef struct sprawling_error sprawling_error;
+typedef struct sprawling_cancel sprawling_cancel;
 
 /* ---- library ------------------------------------------------------------------------------- */
 
@@ -118,6 +119,9 @@ SPRAWLING_API void sprawling_stop_tier_up(void);
  * is 1, flush its own output and call _exit(), which runs no exit handler or destructor (the
  * `sprawl` CLI does). */
 SPRAWLING_API int sprawling_tier_up_busy(void);
+/* The WebAssembly features a config can turn off, by their `sprawl run -W NAME=y|n` names
+ * ("simd", "tail-call", "exceptions", …; static storage), counting up from 0; NULL past the last. */
+SPRAWLING_API const char* sprawling_feature_name(size_t index);
 
 /* ---- config -------------------------------------------------------------------------------- */
 
@@ -191,6 +195,11 @@ SPRAWLING_API sprawling_status sprawling_config_set_code_cache_dir(sprawling_con
  * removes the least recently used ones. */
 SPRAWLING_API sprawling_status sprawling_config_set_code_cache_max_bytes(sprawling_config* config, uint64_t bytes);
 
+/* Turns the feature `name` (a sprawling_feature_name, as `sprawl run -W NAME=y|n` spells it) on
+ * (non-zero, every feature's default) or off: a module using a feature that is off is refused
+ * (E_INVALID_MODULE naming the feature). SPRAWLING_EINVAL for an unknown name. */
+SPRAWLING_API sprawling_status sprawling_config_set_feature(sprawling_config* config, const char* name, int enabled);
+
 /* Streaming: called with each piece of output as the guest writes it, on the thread running the
  * job, before sprawling_run returns (the outcome still holds the whole capped output). `user` is
  * passed back unchanged and must stay valid as long as a sandbox made from this config exists.
@@ -242,6 +251,28 @@ SPRAWLING_API sprawling_status sprawling_job_set_fuel(sprawling_job* job, uint64
  * first `init_mounts` mounts (default 0) are all the initialisation sees, read-only; the job must
  * have at least that many mounts when it runs (E_INVALID_JOB otherwise). 0: start cold. */
 SPRAWLING_API sprawling_status sprawling_job_set_snapshot(sprawling_job* job, int enabled, size_t init_mounts);
+/* Appends one argument (after argv[0]) of the snapshot's training job: when this job builds a
+ * snapshot (not when it loads one), a job with these arguments runs from it at once, output
+ * discarded, and the code it calls is kept in the snapshot (docs/snapshots.md). No arguments (the
+ * default): no training job. Never changes what a job runs or sees. */
+SPRAWLING_API sprawling_status sprawling_job_add_training_arg(sprawling_job* job, const char* arg, size_t len);
+/* Lets another thread stop the job: a job holding `cancel` (borrowed: keep it alive until
+ * sprawling_run returns; NULL removes it) ends at its next deadline check once
+ * sprawling_cancel_request was called, as a trap with message "cancelled"
+ * (sprawling_outcome_cancelled says 1). Checks happen on entry and every 65,536 fuel units while
+ * fuel is metered (the default); a job run with fuel metering off cannot be stopped this way. */
+SPRAWLING_API sprawling_status sprawling_job_set_cancel(sprawling_job* job, sprawling_cancel* cancel);
+
+/* ---- cancel -------------------------------------------------------------------------------- */
+
+/* A cancel flag, not set. One flag may be held by several jobs. */
+SPRAWLING_API sprawling_status sprawling_cancel_new(sprawling_cancel** out);
+SPRAWLING_API void sprawling_cancel_free(sprawling_cancel* cancel);
+/* Sets the flag (from any thread, at any time; repeatable): the jobs holding it stop at their
+ * next check, and a job started later with it stops on entry. */
+SPRAWLING_API void sprawling_cancel_request(sprawling_cancel* cancel);
+/* 1 once sprawling_cancel_request was called on it, else 0. */
+SPRAWLING_API int sprawling_cancel_requested(const sprawling_cancel* cancel);
 
 /* ---- run ----------------------------------------------------------------------------------- */
 
@@ -250,6 +281,17 @@ SPRAWLING_API sprawling_status sprawling_job_set_snapshot(sprawling_job* job, in
  * SPRAWLING_ENOMEM neither is set. `error` may be NULL when the caller does not want the detail. */
 SPRAWLING_API sprawling_status sprawling_run(sprawling_sandbox* sandbox, const sprawling_job* job,
                                              sprawling_outcome** outcome, sprawling_error** error);
+
+/* Compiles the module file `path` ahead of time into the config's code cache folder (as
+ * `sprawl compile`), for the fuel-metered variant (`metered` non-zero), the unmetered one, or
+ * both; later runs with SPRAWLING_TIER_AUTO or _COMPILE and that folder start on the machine code.
+ * On SPRAWLING_OK, *functions and *compiled (either may be NULL) are the defined functions and how
+ * many of them have machine code, summed over the variants written. SPRAWLING_ERROR with *error:
+ * the module is invalid (E_INVALID_MODULE), no compiled tier (E_TOOL_UNAVAILABLE), no code cache
+ * folder set or a failed write (E_INVALID_JOB, E_SANDBOX_HOST). */
+SPRAWLING_API sprawling_status sprawling_precompile(const sprawling_config* config, const char* path, int metered,
+                                                    int unmetered, size_t* functions, size_t* compiled,
+                                                    sprawling_error** error);
 
 /* ---- outcome ------------------------------------------------------------------------------- */
 /* Accessors given a NULL outcome (or error) return 0, NULL or SPRAWLING_EXIT_SUCCESS. */
@@ -273,6 +315,8 @@ SPRAWLING_API int sprawling_outcome_stderr_truncated(const sprawling_outcome* ou
 SPRAWLING_API uint64_t sprawling_outcome_disk_write_bytes(const sprawling_outcome* outcome);
 /* 1 when the job started from a snapshot (its fuel consumed then excludes the initialisation). */
 SPRAWLING_API int sprawling_outcome_from_snapshot(const sprawling_outcome* outcome);
+/* 1 when the job was stopped by its sprawling_cancel (the exit is then a trap "cancelled"). */
+SPRAWLING_API int sprawling_outcome_cancelled(const sprawling_outcome* outcome);
 
 /* ---- error --------------------------------------------------------------------------------- */
 

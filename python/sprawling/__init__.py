@@ -23,14 +23,18 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Protocol, Union
 
 __all__ = [
+    "Cancel",
     "Exit",
+    "Job",
     "Mount",
     "Outcome",
+    "Precompiled",
     "Sandbox",
     "SandboxError",
     "Stats",
     "compiled_tier_available",
     "engine_available",
+    "features",
     "python",
     "stop_tier_up",
     "tier_up_busy",
@@ -94,8 +98,9 @@ class Exit:
 @dataclass(frozen=True)
 class Stats:
     """Measurements of the run: fuel consumed (exact), wall time in seconds, peak linear memory,
-    whether an output cap cut the output, bytes charged to the disk write quota, and whether the
-    job started from a snapshot (fuel consumed then excludes the initialisation)."""
+    whether an output cap cut the output, bytes charged to the disk write quota, whether the
+    job started from a snapshot (fuel consumed then excludes the initialisation), and whether a
+    Cancel stopped it (the exit is then a trap with message "cancelled")."""
 
     fuel_consumed: int
     wall_time: float
@@ -104,6 +109,7 @@ class Stats:
     stderr_truncated: bool
     disk_write_bytes: int = 0
     from_snapshot: bool = False
+    cancelled: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,16 @@ def _load() -> ctypes.CDLL:
         "sprawling_tier_name": (cp, [i]),
         "sprawling_stop_tier_up": (None, []),
         "sprawling_tier_up_busy": (i, []),
+        "sprawling_feature_name": (cp, [sz]),
+        "sprawling_config_set_feature": (st, [h, cp, i]),
+        "sprawling_job_add_training_arg": (st, [h, cp, sz]),
+        "sprawling_job_set_cancel": (st, [h, h]),
+        "sprawling_cancel_new": (st, [ctypes.POINTER(h)]),
+        "sprawling_cancel_free": (None, [h]),
+        "sprawling_cancel_request": (None, [h]),
+        "sprawling_cancel_requested": (i, [h]),
+        "sprawling_precompile": (st, [h, cp, i, i, ctypes.POINTER(sz), ctypes.POINTER(sz), ctypes.POINTER(h)]),
+        "sprawling_outcome_cancelled": (i, [h]),
         "sprawling_config_new": (st, [ctypes.POINTER(h)]),
         "sprawling_config_free": (None, [h]),
         "sprawling_config_set_max_memory_bytes": (st, [h, u64]),
@@ -247,6 +263,16 @@ def _list_tiers() -> dict[str, int]:
 _TIERS = _list_tiers()
 
 
+def _list_features() -> tuple[str, ...]:
+    found: list[str] = []
+    while (name := _lib.sprawling_feature_name(len(found))) is not None:
+        found.append(name.decode())
+    return tuple(found)
+
+
+_FEATURES = _list_features()
+
+
 def _check(status: int, what: str) -> None:
     if status == _OK:
         return
@@ -274,6 +300,12 @@ def compiled_tier_available() -> bool:
 def tiers() -> tuple[str, ...]:
     """The execution tiers this library knows, e.g. ("interpret", "compile")."""
     return tuple(_TIERS)
+
+
+def features() -> tuple[str, ...]:
+    """The WebAssembly features Sandbox(features=…) can turn off, by their `sprawl run -W` names
+    ("simd", "tail-call", "exceptions", "function-references", "gc", …); all on by default."""
+    return _FEATURES
 
 
 def stop_tier_up() -> None:
@@ -375,6 +407,71 @@ def _bytes_like(name: str, value: object) -> bytes:
 # ---- sandbox ------------------------------------------------------------------------------
 
 
+class Cancel:
+    """A flag that stops jobs from another thread: pass it to run(…, cancel=) (or hold it in a
+    Job); once cancel() is called, the jobs holding it end at their next deadline check (on entry,
+    then every 65,536 fuel units) with exit kind "trap", message "cancelled" and
+    Stats.cancelled. Needs fuel metering (Sandbox(meter_fuel=True), the default)."""
+
+    def __init__(self) -> None:
+        self._handle = _Handle()
+        _check(_lib.sprawling_cancel_new(ctypes.byref(self._handle)), "sprawling_cancel_new")
+
+    def cancel(self) -> None:
+        """Sets the flag (any thread, any time, repeatable)."""
+        _lib.sprawling_cancel_request(self._handle)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once cancel() was called."""
+        return bool(_lib.sprawling_cancel_requested(self._handle))
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle and _lib is not None:
+            _lib.sprawling_cancel_free(handle)
+            self._handle = _Handle()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job, as Sandbox.run's arguments in a value: for run_job, run_async, map and
+    sprawling.ray. `name` labels it in errors (default: argv[0] or the module's file name);
+    `idempotent` False tells sprawling.ray not to run it again on another worker when the worker
+    running it dies (it raises instead)."""
+
+    wasm: Union[str, os.PathLike, bytes]
+    argv: Optional[Sequence[str]] = None
+    env: Optional[Union[Mapping[str, str], Sequence[tuple[str, str]]]] = None
+    stdin: bytes = b""
+    mounts: Sequence[Mount] = ()
+    fuel: Optional[int] = None
+    snapshot: bool = True
+    snapshot_init_mounts: int = 0
+    training_args: Sequence[str] = ()
+    name: Optional[str] = None
+    idempotent: bool = True
+
+    def label(self) -> str:
+        """What names the job in messages."""
+        if self.name is not None:
+            return self.name
+        if self.argv:
+            return " ".join(self.argv)
+        if isinstance(self.wasm, (str, os.PathLike)):
+            return os.path.basename(os.fsdecode(self.wasm))
+        return "module bytes"
+
+
+@dataclass(frozen=True)
+class Precompiled:
+    """What Sandbox.precompile wrote: defined functions and how many got machine code (summed
+    over the fuel variants written)."""
+
+    functions: int
+    compiled: int
+
+
 class Sandbox:
     """A sandbox configuration; run() runs one job under it. Safe to share between threads: each
     run gets its own engine sandbox, so runs from several threads proceed in parallel.
@@ -407,6 +504,9 @@ class Sandbox:
                        entries are removed
     snapshot_dir       a folder where start-up snapshots are also kept between processes
                        (created 0700; None: the process's in-memory cache only)
+    features           {name: bool} turning WebAssembly features on or off, by `sprawl run -W`'s
+                       names (sprawling.features() lists them; all on by default); a module using
+                       one that is off is refused with E_INVALID_MODULE naming it
     on_stdout, on_stderr   called with each piece of output (bytes) as the guest writes it, on
                        the thread running the job; an exception it raises is raised by run()
                        once the job has ended (the outcome still holds the whole output)
@@ -423,7 +523,8 @@ class Sandbox:
                  code_cache_dir: Optional[Union[str, os.PathLike]] = None,
                  code_cache_max_bytes: Optional[int] = None,
                  on_stdout: Optional[Callable[[bytes], object]] = None,
-                 on_stderr: Optional[Callable[[bytes], object]] = None) -> None:
+                 on_stderr: Optional[Callable[[bytes], object]] = None,
+                 features: Optional[Mapping[str, bool]] = None) -> None:
         # Checked in full before anything is allocated, so a bad argument leaks nothing. Each
         # integer setting is sprawling_config_set_<name>; None keeps the library's default.
         u64_settings = {
@@ -460,6 +561,14 @@ class Sandbox:
                 raise ValueError(f"timeout is too large: {timeout!r} seconds")
         flags = {"meter_fuel": _flag("meter_fuel", meter_fuel), "deterministic": _flag("deterministic", deterministic),
                  "tier_up": _flag("tier_up", tier_up)}
+        feature_settings: dict[str, bool] = {}
+        if features is not None:
+            if not isinstance(features, Mapping):
+                raise TypeError(f"features must be a mapping of feature name to bool, not {type(features).__name__}")
+            for feature, enabled in features.items():
+                if feature not in _FEATURES:
+                    raise ValueError(f"features: unknown feature {feature!r} (known: {', '.join(_FEATURES)})")
+                feature_settings[feature] = _flag(f"features[{feature!r}]", enabled)
         for name, callback in (("on_stdout", on_stdout), ("on_stderr", on_stderr)):
             if callback is not None and not callable(callback):
                 raise TypeError(f"{name} must be callable (it receives bytes) or None, not {type(callback).__name__}")
@@ -475,6 +584,8 @@ class Sandbox:
             _check(getattr(_lib, "sprawling_config_set_" + name)(self._config, int(value)), name)
         if tier is not None:
             _check(_lib.sprawling_config_set_tier(self._config, _TIERS[tier]), "tier")
+        for feature, enabled in feature_settings.items():
+            _check(_lib.sprawling_config_set_feature(self._config, feature.encode(), int(enabled)), "features")
         if tier_up:
             _stop_tier_up_at_exit()
         if snapshot_path is not None:
@@ -497,6 +608,8 @@ class Sandbox:
             self._settings["snapshot_dir"] = os.fsdecode(snapshot_dir)
         if code_cache_dir is not None:
             self._settings["code_cache_dir"] = os.fsdecode(code_cache_dir)
+        if feature_settings:
+            self._settings["features"] = feature_settings
 
     def __del__(self) -> None:
         config = getattr(self, "_config", None)
@@ -511,7 +624,8 @@ class Sandbox:
     def run(self, wasm: Union[str, os.PathLike, bytes, bytearray, memoryview], *,
             argv: Optional[Sequence[str]] = None, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,
             stdin: Union[bytes, bytearray, memoryview, int, _HasFileno] = b"", mounts: Iterable[Mount] = (),
-            fuel: Optional[int] = None, snapshot: bool = True, snapshot_init_mounts: int = 0) -> Outcome:
+            fuel: Optional[int] = None, snapshot: bool = True, snapshot_init_mounts: int = 0,
+            training_args: Sequence[str] = (), cancel: Optional[Cancel] = None) -> Outcome:
         """Runs the module `wasm` (a path to a .wasm or .wat file, or the module's bytes) and
         returns its Outcome; raises SandboxError when the job cannot run. argv defaults to
         [the file's name] ("module" for bytes); fuel None means no budget (set one, or a timeout,
@@ -519,7 +633,11 @@ class Sandbox:
         (a pipe, a file, a socket) that the guest reads on demand, borrowed for the run (data a
         Python file object has already buffered is not seen). snapshot: a module exporting
         `wizer.initialize` may start from a snapshot of its initialised instance; the first
-        `snapshot_init_mounts` mounts are all the initialisation sees."""
+        `snapshot_init_mounts` mounts are all the initialisation sees; `training_args` (Python's
+        arguments after argv[0]) run once from a snapshot being built, so that the code they call
+        is kept in it. cancel: a Cancel that stops the job from another thread."""
+        if cancel is not None and not isinstance(cancel, Cancel):
+            raise TypeError(f"cancel must be a sprawling.Cancel or None, not {type(cancel).__name__}")
         job = _Job()
         try:
             if isinstance(wasm, (bytes, bytearray, memoryview)):
@@ -538,7 +656,9 @@ class Sandbox:
                 raise TypeError(f"wasm must be a path (str or os.PathLike) or the module's bytes, "
                                 f"not {type(wasm).__name__}")
             job.fill(argv=argv if argv is not None else [default_name], env=env, stdin=stdin, mounts=mounts, fuel=fuel,
-                     snapshot=snapshot, snapshot_init_mounts=snapshot_init_mounts)
+                     snapshot=snapshot, snapshot_init_mounts=snapshot_init_mounts, training_args=training_args)
+            if cancel is not None:
+                _check(_lib.sprawling_job_set_cancel(job.handle, cancel._handle), "cancel")
             return self._run(job)
         finally:
             job.free()
@@ -564,9 +684,97 @@ class Sandbox:
             raise sink_error
         return result
 
+    def run_job(self, job: Job, *, cancel: Optional[Cancel] = None) -> Outcome:
+        """Runs a Job (see run)."""
+        if not isinstance(job, Job):
+            raise TypeError(f"job must be a sprawling.Job, not {type(job).__name__}")
+        return self.run(job.wasm, argv=job.argv, env=job.env, stdin=job.stdin, mounts=job.mounts, fuel=job.fuel,
+                        snapshot=job.snapshot, snapshot_init_mounts=job.snapshot_init_mounts,
+                        training_args=job.training_args, cancel=cancel)
+
+    async def run_async(self, job: Job, *, on_cancelled: Optional[Callable[[Outcome], object]] = None) -> Outcome:
+        """Runs a Job on a thread of the event loop's default executor and returns its Outcome
+        (or raises SandboxError). Cancelling the awaiting task stops the job at its next deadline
+        check (see Cancel); the task then raises asyncio.CancelledError once the job has ended,
+        and `on_cancelled`, when given, is called first with the stopped job's Outcome (exit
+        "trap", message "cancelled", stats.cancelled True) unless the job ended otherwise first."""
+        if not isinstance(job, Job):
+            raise TypeError(f"job must be a sprawling.Job, not {type(job).__name__}")
+        if on_cancelled is not None and not callable(on_cancelled):
+            raise TypeError(f"on_cancelled must be callable or None, not {type(on_cancelled).__name__}")
+        import asyncio  # here, not at import: asyncio brings logging, whose atexit handler a
+        # program that never runs a job asynchronously should not get
+
+        cancel = Cancel()
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(None, lambda: self.run_job(job, cancel=cancel))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            cancel.cancel()
+            # Waiting for the thread keeps the job's end inside the task: nothing keeps running,
+            # unseen, after the task is done.
+            while not future.done():
+                try:
+                    await asyncio.shield(future)
+                except asyncio.CancelledError:
+                    continue
+                except SandboxError:
+                    break
+            if on_cancelled is not None and future.exception() is None and future.result().stats.cancelled:
+                on_cancelled(future.result())
+            raise
+
+    def map(self, jobs: Iterable[Job], *, max_workers: Optional[int] = None,
+            return_exceptions: bool = False) -> list[Union[Outcome, SandboxError]]:
+        """Runs the jobs on `max_workers` threads (default: os.cpu_count()) and returns their
+        Outcomes in the jobs' order. A job that cannot run raises its SandboxError (the first in
+        order) once every job has ended, unless return_exceptions puts it in the list instead."""
+        job_list = list(jobs)
+        for k, job in enumerate(job_list):
+            if not isinstance(job, Job):
+                raise TypeError(f"jobs[{k}] must be a sprawling.Job, not {type(job).__name__}")
+        workers = _u64("max_workers", max_workers, allow_none=True)
+        if workers == 0:
+            raise ValueError("max_workers must be at least 1")
+
+        def one(job: Job) -> Union[Outcome, SandboxError]:
+            try:
+                return self.run_job(job)
+            except SandboxError as e:
+                return e
+
+        import concurrent.futures
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+            results = list(pool.map(one, job_list))
+        if not return_exceptions:
+            for result in results:
+                if isinstance(result, SandboxError):
+                    raise result
+        return results
+
+    def precompile(self, wasm: Union[str, os.PathLike], *, metered: bool = True, unmetered: bool = False) -> Precompiled:
+        """Compiles the module file `wasm` ahead of time into this Sandbox's code_cache_dir (as
+        `sprawl compile`), for the fuel-metered variant (jobs under meter_fuel=True), the
+        unmetered one, or both; later runs with tier "auto" or "compile" start on that machine
+        code. Raises SandboxError: E_INVALID_MODULE, E_TOOL_UNAVAILABLE (no compiled tier),
+        E_INVALID_JOB (no code_cache_dir) or E_SANDBOX_HOST."""
+        path = _path("wasm", wasm)
+        if not (_flag("metered", metered) or _flag("unmetered", unmetered)):
+            raise ValueError("precompile: at least one of metered and unmetered must be True")
+        functions, compiled, error = ctypes.c_size_t(0), ctypes.c_size_t(0), _Handle()
+        status = _lib.sprawling_precompile(self._config, path, int(metered), int(unmetered), ctypes.byref(functions),
+                                           ctypes.byref(compiled), ctypes.byref(error))
+        if status == _ERROR:
+            raise _take_error(error)
+        _check(status, "sprawling_precompile")
+        return Precompiled(functions=functions.value, compiled=compiled.value)
+
     def python(self, args: Sequence[str] = (), *, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,
                stdin: Union[bytes, bytearray, memoryview, int, _HasFileno] = b"", mounts: Iterable[Mount] = (),
-               fuel: Optional[int] = None, snapshot: bool = True) -> Outcome:
+               fuel: Optional[int] = None, snapshot: bool = True, training_args: Sequence[str] = (),
+               cancel: Optional[Cancel] = None) -> Outcome:
         """Runs CPython for WASI (the python arm) with `args` as Python's own arguments (e.g.
         ["-c", "print(1)"]), its standard library mounted read-only at /usr/local/lib. The
         interpreter is found as `sprawl python` finds it: SPRAWLING_PYTHON_WASM and
@@ -575,7 +783,9 @@ class Sandbox:
         whose --no-snapshot is snapshot=False): a job of the form -c CMD, -m MOD, SCRIPT or -
         with no PYTHON* variable starts from a snapshot of an initialised interpreter (built by
         the process's first such job, kept in snapshot_dir when the Sandbox has one); any other
-        command line starts cold, as `python` would."""
+        command line starts cold, as `python` would. training_args: Python's arguments for the
+        training job run once when the snapshot is built (e.g. ["-c", "import json"]), whose code
+        is kept in it; cancel: as run's."""
         _flag("snapshot", snapshot)
         if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
             raise TypeError(f"args must be a sequence of str (Python's arguments), not {type(args).__name__}")
@@ -588,7 +798,8 @@ class Sandbox:
         stdlib = Mount(lib, _PYTHON_STDLIB_GUEST, writable=False)
         # The initialisation sees the standard library (the first mount) and nothing else.
         return self.run(wasm, argv=["python", *args], env=pairs, stdin=stdin, mounts=[stdlib, *user_mounts], fuel=fuel,
-                        snapshot=snapshot and _snapshot_can_run(list(args), pairs), snapshot_init_mounts=1)
+                        snapshot=snapshot and _snapshot_can_run(list(args), pairs), snapshot_init_mounts=1,
+                        training_args=training_args, cancel=cancel)
 
 
 class _Job:
@@ -603,7 +814,7 @@ class _Job:
             _lib.sprawling_job_free(self.handle)
             self.handle = _Handle()
 
-    def fill(self, *, argv, env, stdin, mounts, fuel, snapshot, snapshot_init_mounts) -> None:
+    def fill(self, *, argv, env, stdin, mounts, fuel, snapshot, snapshot_init_mounts, training_args=()) -> None:
         if isinstance(argv, (str, bytes)) or not isinstance(argv, Sequence):
             raise TypeError(f"argv must be a sequence of str (argv[0] first), not {type(argv).__name__}")
         for i, arg in enumerate(argv):
@@ -634,6 +845,12 @@ class _Job:
             raise ValueError(f"snapshot_init_mounts ({init_mounts}) is more than the job's mounts ({len(mount_list)}): "
                              "it counts the first mounts the initialisation sees")
         _check(_lib.sprawling_job_set_snapshot(self.handle, int(snapshot), init_mounts), "snapshot")
+
+        if isinstance(training_args, (str, bytes)) or not isinstance(training_args, Sequence):
+            raise TypeError(f"training_args must be a sequence of str, not {type(training_args).__name__}")
+        for i, arg in enumerate(training_args):
+            data = _text(f"training_args[{i}]", arg)
+            _check(_lib.sprawling_job_add_training_arg(self.handle, data, len(data)), "training_args")
 
 
 def _env_pairs(env: object) -> list[tuple[bytes, bytes]]:
@@ -711,7 +928,8 @@ def _read_outcome(outcome: _Handle) -> Outcome:
                   stdout_truncated=bool(_lib.sprawling_outcome_stdout_truncated(outcome)),
                   stderr_truncated=bool(_lib.sprawling_outcome_stderr_truncated(outcome)),
                   disk_write_bytes=_lib.sprawling_outcome_disk_write_bytes(outcome),
-                  from_snapshot=bool(_lib.sprawling_outcome_from_snapshot(outcome)))
+                  from_snapshot=bool(_lib.sprawling_outcome_from_snapshot(outcome)),
+                  cancelled=bool(_lib.sprawling_outcome_cancelled(outcome)))
     return Outcome(exit=exit_, stdout=_read_bytes(_lib.sprawling_outcome_stdout, outcome),
                    stderr=_read_bytes(_lib.sprawling_outcome_stderr, outcome), stats=stats)
 
@@ -756,10 +974,11 @@ def _python_artifact() -> tuple[str, str]:
 
 def python(args: Sequence[str] = (), *, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,
            stdin: Union[bytes, bytearray, memoryview, int, _HasFileno] = b"", mounts: Iterable[Mount] = (),
-           fuel: Optional[int] = None, snapshot: bool = True, sandbox: Optional[Sandbox] = None) -> Outcome:
+           fuel: Optional[int] = None, snapshot: bool = True, sandbox: Optional[Sandbox] = None,
+           training_args: Sequence[str] = ()) -> Outcome:
     """Runs the python arm (CPython for WASI) like `sprawl python ARGS…`; see Sandbox.python.
     `sandbox` gives the limits (default: a Sandbox with the defaults)."""
     if sandbox is not None and not isinstance(sandbox, Sandbox):
         raise TypeError(f"sandbox must be a sprawling.Sandbox or None, not {type(sandbox).__name__}")
     return (sandbox if sandbox is not None else Sandbox()).python(args, env=env, stdin=stdin, mounts=mounts, fuel=fuel,
-                                                                  snapshot=snapshot)
+                                                                  snapshot=snapshot, training_args=training_args)

@@ -8,12 +8,17 @@
 // SandboxConfig lives here; WasmSandbox itself is only constructed in builds with the engine.
 #include <sprawling/runtime/wasm_sandbox.hpp>
 
+#if SPRAWLING_WITH_ENGINE
+#include "wasm/runtime/cancel.hpp"
+#endif
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -47,9 +52,14 @@ struct sprawling_sandbox {
   std::mutex mutex;  // the seam runs one job at a time per instance
 };
 
+struct sprawling_cancel {
+  std::atomic<bool> requested{false};
+};
+
 struct sprawling_job {
   rt::SandboxJob job{.wasm = {}, .argv = {}, .env = {}, .stdin_bytes = {}, .mounts = {},
                      .fuel = rt::Fuel{std::numeric_limits<std::uint64_t>::max()}};
+  sprawling_cancel* cancel = nullptr;  // borrowed
   bool has_module = false;
   bool module_is_bytes = false;
   std::vector<std::uint8_t> module_bytes;
@@ -58,6 +68,7 @@ struct sprawling_job {
 struct sprawling_outcome {
   rt::SandboxOutcome outcome;
   std::string trap_message;  // NUL-terminated copy for the accessor
+  bool cancelled = false;
 };
 
 struct sprawling_error {
@@ -206,6 +217,13 @@ sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, s
   std::expected<rt::SandboxOutcome, rt::AxError> result;
   {
     std::lock_guard lock(sandbox.mutex);
+#if SPRAWLING_WITH_ENGINE
+    // The engine reads the flag on this thread, at its deadline checks (wasm/runtime/cancel.hpp).
+    struct Installed {
+      const std::atomic<bool>* outer;
+      ~Installed() { sprawling::wasm::set_thread_cancel_flag(outer); }
+    } installed{sprawling::wasm::set_thread_cancel_flag(job.cancel != nullptr ? &job.cancel->requested : nullptr)};
+#endif
     result = sandbox.sandbox->run(*to_run);
   }
   if (!result) {
@@ -218,8 +236,16 @@ sprawling_status run_job(sprawling_sandbox& sandbox, const sprawling_job& job, s
     }
     return fail(std::move(e));
   }
-  auto* out = new sprawling_outcome{.outcome = std::move(*result), .trap_message = {}};
-  if (const auto* trap = std::get_if<rt::Trap>(&out->outcome.exit)) out->trap_message = trap->message;
+  auto* out = new sprawling_outcome{.outcome = std::move(*result), .trap_message = {}, .cancelled = false};
+  if (auto* trap = std::get_if<rt::Trap>(&out->outcome.exit)) {
+    // The engine ends a cancelled run as it ends one past its deadline: with the flag set, a
+    // deadline trap is the cancel's (a deadline passed at the same moment is not told apart).
+    if (job.cancel != nullptr && job.cancel->requested.load() && trap->message == "deadline exceeded") {
+      trap->message = "cancelled";
+      out->cancelled = true;
+    }
+    out->trap_message = trap->message;
+  }
   *outcome = out;
   return SPRAWLING_OK;
 }
@@ -292,6 +318,27 @@ int sprawling_tier_up_busy(void) {
 #else
   return 0;
 #endif
+}
+
+// The features a config can turn off, one row each, by their `sprawl run -W` names.
+struct FeatureRow {
+  const char* name;
+  bool rt::SandboxConfig::*field;
+};
+constexpr std::array kFeatures{
+    FeatureRow{"simd", &rt::SandboxConfig::simd},
+    FeatureRow{"tail-call", &rt::SandboxConfig::tail_call},
+    FeatureRow{"exceptions", &rt::SandboxConfig::exceptions},
+    FeatureRow{"function-references", &rt::SandboxConfig::function_references},
+    FeatureRow{"gc", &rt::SandboxConfig::gc},
+    FeatureRow{"extended-const", &rt::SandboxConfig::extended_const},
+    FeatureRow{"relaxed-simd", &rt::SandboxConfig::relaxed_simd},
+    FeatureRow{"multi-memory", &rt::SandboxConfig::multi_memory},
+    FeatureRow{"memory64", &rt::SandboxConfig::memory64},
+};
+
+const char* sprawling_feature_name(size_t index) {
+  return index < kFeatures.size() ? kFeatures[index].name : nullptr;
 }
 
 const char* sprawling_exit_kind_name(sprawling_exit_kind kind) {
@@ -412,6 +459,17 @@ sprawling_status sprawling_config_set_code_cache_dir(sprawling_config* config, c
 sprawling_status sprawling_config_set_code_cache_max_bytes(sprawling_config* config, uint64_t bytes) {
   if (bytes == 0) return SPRAWLING_EINVAL;
   return set_field<&rt::SandboxConfig::code_cache_max_bytes>(config, bytes);
+}
+
+sprawling_status sprawling_config_set_feature(sprawling_config* config, const char* name, int enabled) {
+  if (config == nullptr || name == nullptr) return SPRAWLING_EINVAL;
+  for (const auto& row : kFeatures) {
+    if (std::strcmp(row.name, name) == 0) {
+      config->config.*row.field = enabled != 0;
+      return SPRAWLING_OK;
+    }
+  }
+  return SPRAWLING_EINVAL;
 }
 
 sprawling_status sprawling_config_set_stdout_sink(sprawling_config* config, sprawling_output_sink sink, void* user) {
@@ -537,8 +595,78 @@ sprawling_status sprawling_job_set_fuel(sprawling_job* job, uint64_t fuel) {
 
 sprawling_status sprawling_job_set_snapshot(sprawling_job* job, int enabled, size_t init_mounts) {
   if (job == nullptr) return SPRAWLING_EINVAL;
-  job->job.snapshot = rt::SnapshotPolicy{.enabled = enabled != 0, .init_mounts = init_mounts};
+  job->job.snapshot.enabled = enabled != 0;
+  job->job.snapshot.init_mounts = init_mounts;
   return SPRAWLING_OK;
+}
+
+sprawling_status sprawling_job_add_training_arg(sprawling_job* job, const char* arg, size_t len) {
+  if (job == nullptr || arg == nullptr) return SPRAWLING_EINVAL;
+  return guarded([&] {
+    job->job.snapshot.training_args.emplace_back(arg, len == SPRAWLING_NUL_TERMINATED ? std::strlen(arg) : len);
+    return SPRAWLING_OK;
+  });
+}
+
+sprawling_status sprawling_job_set_cancel(sprawling_job* job, sprawling_cancel* cancel) {
+  if (job == nullptr) return SPRAWLING_EINVAL;
+  job->cancel = cancel;
+  return SPRAWLING_OK;
+}
+
+// ---- cancel ----
+
+sprawling_status sprawling_cancel_new(sprawling_cancel** out) {
+  if (out == nullptr) return SPRAWLING_EINVAL;
+  return guarded([&] {
+    *out = new sprawling_cancel{};
+    return SPRAWLING_OK;
+  });
+}
+
+void sprawling_cancel_free(sprawling_cancel* cancel) { delete cancel; }
+
+void sprawling_cancel_request(sprawling_cancel* cancel) {
+  if (cancel != nullptr) cancel->requested.store(true);
+}
+
+int sprawling_cancel_requested(const sprawling_cancel* cancel) {
+  return cancel != nullptr && cancel->requested.load() ? 1 : 0;
+}
+
+// ---- precompile ----
+
+sprawling_status sprawling_precompile(const sprawling_config* config, const char* path, int metered, int unmetered,
+                                      size_t* functions, size_t* compiled, sprawling_error** error) {
+  if (config == nullptr || path == nullptr || *path == '\0' || (metered == 0 && unmetered == 0)) return SPRAWLING_EINVAL;
+  if (error != nullptr) *error = nullptr;
+  return guarded([&] {
+#if SPRAWLING_WITH_ENGINE
+    auto entries = rt::precompile_module(path, config->config, metered != 0, unmetered != 0);
+    if (!entries) {
+      if (error != nullptr) *error = make_error(std::move(entries.error()));
+      return SPRAWLING_ERROR;
+    }
+    std::size_t total = 0;
+    std::size_t with_code = 0;
+    for (const auto& entry : *entries) {
+      total += entry.functions;
+      with_code += entry.compiled;
+    }
+    if (functions != nullptr) *functions = total;
+    if (compiled != nullptr) *compiled = with_code;
+    return SPRAWLING_OK;
+#else
+    (void)functions;
+    (void)compiled;
+    if (error != nullptr) {
+      *error = make_error(rt::AxError{.code = rt::ErrorCode::ToolUnavailable,
+                                      .message = "this library was built without the engine", .alternative = {},
+                                      .detail = {}});
+    }
+    return SPRAWLING_ERROR;
+#endif
+  });
 }
 
 // ---- run ----
@@ -645,6 +773,10 @@ uint64_t sprawling_outcome_disk_write_bytes(const sprawling_outcome* outcome) {
 int sprawling_outcome_from_snapshot(const sprawling_outcome* outcome) {
   const auto* stats = stats_of(outcome);
   return stats != nullptr && stats->from_snapshot ? 1 : 0;
+}
+
+int sprawling_outcome_cancelled(const sprawling_outcome* outcome) {
+  return outcome != nullptr && outcome->cancelled ? 1 : 0;
 }
 
 // ---- error ----

@@ -814,6 +814,64 @@ static void* work(void* arg) {
   return NULL;
 }
 
+/* Cancels `arg` (a sprawling_cancel*) after 100 ms, from its own thread. */
+static void* cancel_later(void* arg) {
+  const struct timespec pause = {0, 100 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  sprawling_cancel_request((sprawling_cancel*)arg);
+  return NULL;
+}
+
+static void test_cancel(void) {
+  sprawling_cancel* cancel = NULL;
+  CHECK(sprawling_cancel_new(&cancel) == SPRAWLING_OK);
+  CHECK(sprawling_cancel_requested(cancel) == 0);
+  sprawling_sandbox* sandbox = sandbox_with(NULL); /* no deadline: only the cancel stops the loop */
+  sprawling_job* job = NULL;
+  CHECK(sprawling_job_new(&job) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_module_path(job, guest_path) == SPRAWLING_OK);
+  CHECK(sprawling_job_add_arg(job, "guest", SPRAWLING_NUL_TERMINATED) == SPRAWLING_OK);
+  CHECK(sprawling_job_add_arg(job, "loop", SPRAWLING_NUL_TERMINATED) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_cancel(job, cancel) == SPRAWLING_OK);
+  pthread_t canceller;
+  CHECK(pthread_create(&canceller, NULL, cancel_later, cancel) == 0);
+  sprawling_outcome* outcome = NULL;
+  CHECK(sprawling_run(sandbox, job, &outcome, NULL) == SPRAWLING_OK);
+  pthread_join(canceller, NULL);
+  CHECK(sprawling_cancel_requested(cancel) == 1);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_TRAP);
+  CHECK(outcome != NULL && strcmp(sprawling_outcome_trap_message(outcome), "cancelled") == 0);
+  CHECK(sprawling_outcome_cancelled(outcome) == 1);
+  sprawling_outcome_free(outcome);
+  /* Without the cancel the same job holder runs to its fuel's end, not cancelled. */
+  CHECK(sprawling_job_set_cancel(job, NULL) == SPRAWLING_OK);
+  CHECK(sprawling_job_set_fuel(job, 100000) == SPRAWLING_OK);
+  outcome = NULL;
+  CHECK(sprawling_run(sandbox, job, &outcome, NULL) == SPRAWLING_OK);
+  CHECK(outcome != NULL && sprawling_outcome_exit_kind(outcome) == SPRAWLING_EXIT_FUEL_EXHAUSTED);
+  CHECK(sprawling_outcome_cancelled(outcome) == 0);
+  sprawling_outcome_free(outcome);
+  sprawling_job_free(job);
+  sprawling_sandbox_free(sandbox);
+  sprawling_cancel_free(cancel);
+}
+
+static void test_features(void) {
+  size_t count = 0;
+  while (sprawling_feature_name(count) != NULL) ++count;
+  CHECK(count >= 9);
+  CHECK(strcmp(sprawling_feature_name(0), "simd") == 0);
+  sprawling_config* config = NULL;
+  CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+  CHECK(sprawling_config_set_feature(config, "no-such-feature", 0) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_feature(NULL, "simd", 0) == SPRAWLING_EINVAL);
+  const char* tail_call = "(module (memory (export \"memory\") 1) (func $f) (func (export \"_start\") (return_call $f)))";
+  CHECK(runs_under(config, tail_call, "E_INVALID_MODULE") == 1);
+  CHECK(sprawling_config_set_feature(config, "tail-call", 0) == SPRAWLING_OK);
+  CHECK(runs_under(config, tail_call, "E_INVALID_MODULE") == 0);
+  sprawling_config_free(config);
+}
+
 static void test_threads(void) {
   sprawling_sandbox* shared = sandbox_with(NULL);
   pthread_t threads[4];
@@ -853,6 +911,8 @@ int main(int argc, char** argv) {
     test_stdin_fd();
     test_sinks();
     test_threads();
+    test_cancel();
+    test_features();
   }
   if (failures != 0) {
     fprintf(stderr, "capi: %d check(s) failed\n", failures);

@@ -11,7 +11,8 @@ import pytest
 import sprawling
 
 HEADER = pathlib.Path(__file__).resolve().parents[2] / "include" / "sprawling" / "sprawling.h"
-OPAQUE = {"sprawling_config", "sprawling_sandbox", "sprawling_job", "sprawling_outcome", "sprawling_error"}
+OPAQUE = {"sprawling_config", "sprawling_sandbox", "sprawling_job", "sprawling_outcome", "sprawling_error",
+          "sprawling_cancel"}
 ENUMS = {"sprawling_status", "sprawling_exit_kind", "sprawling_tier"}
 
 

@@ -32,3 +32,21 @@ SNAPSHOT_WAT = b"""(module
     (i32.store (i32.const 4) (i32.const 5))
     (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))
 """
+
+# Loops until stopped by its fuel, its deadline or a cancel.
+SPIN_WAT = b'(module (memory (export "memory") 1) (func (export "_start") (loop $l (br $l))))'
+
+# Exits with status 3.
+EXIT3_WAT = b"""(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (call $exit (i32.const 3))))
+"""
+
+# Traps (unreachable).
+TRAP_WAT = b'(module (memory (export "memory") 1) (func (export "_start") unreachable))'
+
+# Uses a tail call (return_call): refused when the feature is off.
+TAIL_CALL_WAT = b"""(module (memory (export "memory") 1)
+  (func $f) (func (export "_start") (return_call $f)))
+"""

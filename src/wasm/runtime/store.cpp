@@ -1,6 +1,7 @@
 // The Store (runtime.hpp): its objects and stacks, fuel and deadline, the tier it runs on, extern
 // accessors, invoke, and the messages of traps.
 #include "wasm/runtime/runtime.hpp"
+#include "wasm/runtime/cancel.hpp"
 
 #include "wasm/interp/interpreter.hpp"
 #include "wasm/runtime/store_impl.hpp"
@@ -11,8 +12,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace sprawling::wasm {
 
@@ -95,6 +98,9 @@ std::optional<Extern> InstanceImpl::find_export(std::string_view name) const {
 namespace {
 constexpr std::uint64_t kUnboundedFuel = std::uint64_t{1} << 62;
 constexpr std::uint64_t kDeadlineChunk = 65536;
+// The calling thread's cancel flag (cancel.hpp): the thread running a job reads it at the same
+// checks as the deadline; another thread sets the flag itself.
+thread_local const std::atomic<bool>* tl_cancel_flag = nullptr;
 }  // namespace
 
 Store::Impl::~Impl() {
@@ -128,15 +134,25 @@ bool Store::Impl::ensure_stack() {
   return true;
 }
 
+const std::atomic<bool>* set_thread_cancel_flag(const std::atomic<bool>* flag) noexcept {
+  return std::exchange(tl_cancel_flag, flag);
+}
+
+bool thread_cancel_requested() noexcept {
+  return tl_cancel_flag != nullptr && tl_cancel_flag->load(std::memory_order_relaxed);
+}
+
 TrapKind Store::Impl::refuel(std::int64_t& counter_io, std::int64_t visible) {
+  const bool chunked = budget.deadline.has_value() || tl_cancel_flag != nullptr;
   for (;;) {
     if (budget.deadline && std::chrono::steady_clock::now() >= *budget.deadline) return TrapKind::DeadlineExceeded;
+    if (thread_cancel_requested()) return TrapKind::DeadlineExceeded;
     if (counter_io - visible > 0) return TrapKind::None;
     if (reserve == 0) {
       out_of_fuel = true;
       return TrapKind::OutOfFuel;
     }
-    const std::uint64_t chunk = budget.deadline ? std::min(reserve, kDeadlineChunk) : reserve;
+    const std::uint64_t chunk = chunked ? std::min(reserve, kDeadlineChunk) : reserve;
     counter_io += static_cast<std::int64_t>(chunk);
     reserve -= chunk;
   }
@@ -241,7 +257,8 @@ void Store::set_budget(ExecutionBudget budget) {
   s.budget = budget;
   s.metered = budget.fuel.has_value() || budget.deadline.has_value();
   s.total = budget.fuel ? std::min(*budget.fuel, kUnboundedFuel) : kUnboundedFuel;
-  const std::uint64_t first = budget.deadline ? std::min(s.total, kDeadlineChunk) : s.total;
+  const bool chunked = budget.deadline.has_value() || tl_cancel_flag != nullptr;
+  const std::uint64_t first = chunked ? std::min(s.total, kDeadlineChunk) : s.total;
   s.counter = static_cast<std::int64_t>(first);
   s.reserve = s.total - first;
   s.out_of_fuel = false;
@@ -466,7 +483,7 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   if (s.metered) {
     // Entry check of the deadline: what ran before this call (instantiation) counts; the
     // interpreter checks again at every fuel refill.
-    if (s.budget.deadline && std::chrono::steady_clock::now() >= *s.budget.deadline) {
+    if ((s.budget.deadline && std::chrono::steady_clock::now() >= *s.budget.deadline) || thread_cancel_requested()) {
       --s.active_runs;
       Trap t;
       t.kind = TrapKind::DeadlineExceeded;
