@@ -1,8 +1,11 @@
 // parse_wast: every command kind, actions and expected values (NaN patterns, references),
 // which modules become Binary and which Text, command lines, and script-level errors.
+#include "wasm/script/script.hpp"
 #include "wasm/text/wast.hpp"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace sprawling::wasm::text {
 namespace {
@@ -123,6 +126,44 @@ TEST(Wast, UntypedNullResultOfThe30Scripts) {
   ASSERT_EQ(s.commands[1].expected.size(), 1u);
   EXPECT_EQ(s.commands[1].expected[0].kind, ExpectedValue::Kind::AnyNullRef);
   EXPECT_FALSE(parse_wast("(invoke \"f\" (ref.null))", "test.wast").has_value());
+}
+
+// An invoke's argument fits a parameter by subtyping: a null's type is its hierarchy's bottom, so
+// (ref.null none) or (ref.null any) goes to a (ref null $struct); a null never goes to a
+// non-nullable parameter, nor a null or an extern reference to another hierarchy.
+TEST(Wast, InvokeArgumentsFitTheirParametersBySubtyping) {
+  const auto s = parse(R"wast(
+(module
+  (type $t (struct (field i32)))
+  (type $f (func))
+  (func (export "is_null") (param (ref null $t)) (result i32) (ref.is_null (local.get 0)))
+  (func (export "func_null") (param (ref null $f)) (result i32) (ref.is_null (local.get 0)))
+  (func (export "non_null") (param (ref $t)) (result i32) (i32.const 0))
+  (func (export "any") (param anyref) (result i32) (ref.is_null (local.get 0)))
+  (func (export "extern") (param (ref extern)) (result i32) (i32.const 2)))
+(assert_return (invoke "is_null" (ref.null none)) (i32.const 1))
+(assert_return (invoke "is_null" (ref.null any)) (i32.const 1))
+(assert_return (invoke "is_null" (ref.null struct)) (i32.const 1))
+(assert_return (invoke "func_null" (ref.null nofunc)) (i32.const 1))
+(assert_return (invoke "func_null" (ref.null func)) (i32.const 1))
+(assert_return (invoke "any" (ref.host 1)) (i32.const 0))
+(assert_return (invoke "extern" (ref.extern 1)) (i32.const 2))
+(assert_return (invoke "is_null" (ref.null func)) (i32.const 1))
+(assert_return (invoke "func_null" (ref.null none)) (i32.const 1))
+(assert_return (invoke "non_null" (ref.null none)) (i32.const 0))
+(assert_return (invoke "is_null" (ref.extern 1)) (i32.const 0))
+(assert_return (invoke "any" (ref.null extern)) (i32.const 1))
+(assert_return (invoke "extern" (ref.null extern)) (i32.const 2))
+)wast");
+  std::ostringstream log;
+  script::RunOptions options;
+  options.text_compiler = text_compiler();
+  const script::Counts counts = script::run_script(s, options, log);
+  EXPECT_EQ(counts.passed, 8u) << log.str();
+  EXPECT_EQ(counts.failed, 6u) << log.str();
+  for (const char* refused : {"is_null\" has the wrong", "func_null\" has the wrong", "non_null\" has the wrong",
+                              "any\" has the wrong", "extern\" has the wrong"})
+    EXPECT_NE(log.str().find(refused), std::string::npos) << refused << '\n' << log.str();
 }
 
 TEST(Wast, ModuleDefinitionsAndInstances) {

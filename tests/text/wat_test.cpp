@@ -97,6 +97,20 @@ TEST(Wat, FoldedAndFlatAreTheSame) {
             wat("(func i32.const 1 if nop else unreachable end)"));
 }
 
+// wabt and wasm-tools accept plain instructions as a folded instruction's operands (wasm-tools
+// prints nothing folded, but hand-written and generated text uses it); they come first, in order.
+TEST(Wat, FoldedInstructionsTakePlainOperands) {
+  EXPECT_EQ(wat("(type $t (struct)) (func (param i32) (result i31ref) (ref.i31 local.get 0))"),
+            wat("(type $t (struct)) (func (param i32) (result i31ref) local.get 0 ref.i31)"));
+  EXPECT_EQ(wat("(func (param i32 i32) (result i32) (i32.sub local.get 0 (i32.const 1) local.get 1 i32.add))"),
+            wat("(func (param i32 i32) (result i32) local.get 0 i32.const 1 local.get 1 i32.add i32.sub)"));
+  EXPECT_EQ(wat("(func (result i32) (i32.add block (result i32) i32.const 1 end (i32.const 2)))"),
+            wat("(func (result i32) block (result i32) i32.const 1 end i32.const 2 i32.add)"));
+  // A plain block inside still needs its `end`, and `end` cannot close the folded form.
+  EXPECT_FALSE(wat_to_binary("(func (result i32) (i32.add block (result i32) i32.const 1 (i32.const 2)))"));
+  EXPECT_FALSE(wat_to_binary("(func (drop i32.const 1 end))"));
+}
+
 TEST(Wat, ImplicitTypesGoAfterExplicitOnesInTextualOrder) {
   // func.wast: $f adds () -> f64 after the explicit (param i32), $g reuses the later explicit type.
   const Module m = decoded(

@@ -4,6 +4,7 @@
 #include "wasm/runtime/linker.hpp"
 
 #include "wasm/binary/decoder.hpp"
+#include "wasm/runtime/store_impl.hpp"  // a function's defining module (invoke arguments)
 #include "wasm/script/expectations.hpp"
 
 #include <algorithm>
@@ -362,11 +363,25 @@ class Runner {
       problem = "wrong argument count for \"" + a.field + "\"";
       return std::nullopt;
     }
+    // The types its parameter types' indices name: those of the module that defines it (an
+    // export may be another instance's function re-exported; a host function names none).
+    const std::span<const FuncType> types =
+        (*f)->instance && (*f)->instance->module ? std::span<const FuncType>((*f)->instance->module->types)
+                                                 : std::span<const FuncType>{};
     for (std::size_t i = 0; i < a.args.size(); ++i) {
-      // A reference argument fits a parameter of its hierarchy (ref.extern for a (ref extern)).
+      // An argument fits when its type matches the parameter's (subtyping included, concrete
+      // parameter types looked up in the defining module). A null's type is the bottom of its
+      // hierarchy (as the reference interpreter types it), so (ref.null none) or (ref.null any)
+      // fits any nullable parameter of any's hierarchy, a (ref null $struct) included; any other
+      // reference argument is not null, so it also fits a non-nullable parameter.
       const ValType p = ft.params[i];
       const ValType v = a.args[i].type;
-      const bool fits = p.is_ref() && v.is_ref() ? heap_top(p.heap()) == heap_top(v.heap()) : p == v;
+      bool fits = p == v;
+      if (p.is_ref() && v.is_ref()) {
+        const bool is_null = a.args[i].bits == 0;
+        fits = is_null ? p.nullable() && heap_top(p.heap(), types) == heap_top(v.heap())
+                       : matches(v.as_nullable(false), std::span<const FuncType>{}, p, types);
+      }
       if (!fits) {
         problem = "argument " + std::to_string(i) + " of \"" + a.field + "\" has the wrong type";
         return std::nullopt;

@@ -1135,9 +1135,9 @@ class FieldParser {
       return {};
     }
     if (auto r = immediates(e, in); !r) return r;
-    while (c_.at(TokenKind::LParen)) {
-      if (auto r = folded(e); !r) return r;
-    }
+    // The operands: folded instructions, and (as wabt and wasm-tools accept, e.g.
+    // `(ref.i31 local.get 1)`) plain ones too, all emitted in order before the instruction.
+    if (auto r = instrs(e); !r) return r;
     if (auto r = expect_rparen(); !r) return r;
     e.instrs.push_back(in);
     return {};
