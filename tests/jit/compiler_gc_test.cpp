@@ -263,24 +263,29 @@ TEST(CompilerGc, EveryInstructionAgreesWithTheInterpreterAtEveryBudget) {
 // ---- roots. $churn allocates about 8 MiB of garbage (1 MiB a collection at least), so every
 // call collects several times, inside machine code (the allocation helper called from $churn's
 // compiled loop). Each export keeps references of one kind across it and reads them back: a
-// freed object would be a null-reference trap (its handle's generation no longer matches).
+// freed object would be a null-reference trap (its handle's generation no longer matches). The
+// references come from calls to $mk, whose result slot the next call's frame ($churn's)
+// overwrites, so that only the compiled frame itself (its SSA values, and what it stores to its
+// slots before a call) still holds them.
 constexpr std::string_view kRoots = R"((module
   (type $box (struct (field $v (mut i32))))
   (type $pair (struct (field $a (mut (ref null $box))) (field $b (mut (ref null $box)))))
   (type $bytes (array (mut i8)))
   (func $churn
-    (local $i i32)
+    (local $i i32) (local $t anyref) (local $u anyref)
     (loop $l
-      (drop (array.new_default $bytes (i32.const 4096)))
-      (drop (struct.new $box (local.get $i)))
+      (local.set $t (array.new_default $bytes (i32.const 4096)))
+      (local.set $u (struct.new $box (local.get $i)))
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $l (i32.lt_u (local.get $i) (i32.const 2000)))))
-  ;; Locals, and a reference kept only in a register or spill slot across allocation helpers in
-  ;; this same function's loop.
+  (func $mk (param $v i32) (result (ref $box)) (struct.new $box (local.get $v)))
+  (func $mkpair (param $v i32) (result (ref $pair))
+    (struct.new $pair (call $mk (local.get $v)) (call $mk (i32.const 5))))
+  ;; Locals, kept across $churn and then across allocation helpers in this function's own loop.
   (func (export "local") (param $n i32) (result i32)
     (local $x (ref null $box)) (local $y (ref null $box)) (local $i i32)
-    (local.set $x (struct.new $box (local.get $n)))
-    (local.set $y (struct.new $box (i32.add (local.get $n) (i32.const 1))))
+    (local.set $x (call $mk (local.get $n)))
+    (local.set $y (call $mk (i32.add (local.get $n) (i32.const 1))))
     (call $churn)
     (loop $l
       (drop (array.new_default $bytes (i32.const 4096)))
@@ -290,26 +295,25 @@ constexpr std::string_view kRoots = R"((module
   (func $add (param $a (ref $box)) (param $unit i32) (param $b (ref $box)) (result i32)
     (i32.add (struct.get $box $v (local.get $a)) (struct.get $box $v (local.get $b))))
   (func $churn_i32 (result i32) (call $churn) (i32.const 0))
-  ;; Operand stack: the first argument is pushed (a new struct) before the second, whose
-  ;; evaluation collects; the third is made after.
+  ;; Operand stack: the first argument is on the stack while the second's evaluation collects.
   (func (export "operand") (param $n i32) (result i32)
-    (call $add (struct.new $box (local.get $n)) (call $churn_i32) (struct.new $box (i32.const 1000))))
+    (call $add (call $mk (local.get $n)) (call $churn_i32) (call $mk (i32.const 1000))))
   ;; A field: the boxes are reachable only through the pair, which only this frame holds.
   (func (export "field") (param $n i32) (result i32)
     (local $p (ref null $pair))
-    (local.set $p (struct.new $pair (struct.new $box (local.get $n)) (struct.new $box (i32.const 5))))
+    (local.set $p (call $mkpair (local.get $n)))
     (call $churn)
     (i32.add (struct.get $box $v (struct.get $pair $a (local.get $p)))
              (struct.get $box $v (struct.get $pair $b (local.get $p)))))
   ;; Nested: the outer frame's box survives the inner call, whose own box survives its churn.
   (func $inner (param $n i32) (result i32)
     (local $x (ref null $box))
-    (local.set $x (struct.new $box (i32.mul (local.get $n) (i32.const 2))))
+    (local.set $x (call $mk (i32.mul (local.get $n) (i32.const 2))))
     (call $churn)
     (struct.get $box $v (local.get $x)))
   (func (export "nested") (param $n i32) (result i32)
     (local $x (ref null $box))
-    (local.set $x (struct.new $box (local.get $n)))
+    (local.set $x (call $mk (local.get $n)))
     (i32.add (call $inner (local.get $n)) (struct.get $box $v (local.get $x))))
 ))";
 

@@ -2191,12 +2191,11 @@ class FunctionEmitter {
   // interpreter's handler on this frame's slots: the operand slots are stored to fp first, the
   // result slots reloaded after, the counter passed through the context (array ops charge per
   // element). Roots: a helper that allocates may collect; the collection scans the value stack
-  // up to fp + frame_slots (the stored operands) and the native stack from the helper up to the
-  // outermost jit::enter, conservatively, with the callee-saved registers spilled first
-  // (roots.cpp). Every other reference this function still needs is an SSA value live across the
-  // call, so LLVM keeps it in a callee-saved register or a spill slot of this frame: both scanned.
-  // References are only compared, stored and passed on here (never decoded into pointers), so no
-  // derived value stands in for a live handle across a call.
+  // up to fp + frame_slots, where gc_spill_frame stored every slot first (and store_args before
+  // a call in a GC module), and the native stack from the helper up to the outermost jit::enter,
+  // conservatively, with the callee-saved registers spilled first (roots.cpp), where LLVM keeps
+  // each SSA value live across the call. References are only compared, stored and passed on here
+  // (never decoded into pointers), so no derived value stands in for a live handle.
   // Slots [0, upto) to fp before a call that may collect (an allocation, a call in a GC module).
   // The slots hold what the interpreter's frame holds at this point, so the collection reads the
   // same value stack on both tiers and keeps the same objects: a reference left in a slot no
