@@ -38,6 +38,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <initializer_list>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -122,6 +123,7 @@ constexpr bool handled(Op o) {
     case OpFamily::FusedBranch: return oi.has_wasm;
     case OpFamily::Numeric: return num_shape(o).has_value();
     case OpFamily::Simd: return true;  // v128 moves inline; lanes inline or the interpreter's lane function
+    case OpFamily::Gc: return true;    // i31, ref.eq, conversions inline; the rest the interpreter's steps in a helper
     default: break;
   }
   switch (o) {
@@ -314,11 +316,6 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
       return fail("the metered code does not start with the entry check");
     first = 1;
   }
-  // Garbage collection: object references must stay where the collector's conservative scan of
-  // the value stack finds them, so no function of a module with GC types or instructions runs
-  // as machine code.
-  if (module.uses_gc)
-    return fail("its module uses garbage collection (GC types or instructions), which only the interpreter runs");
   const u32* code = f.code.data();
   const auto n = static_cast<u32>(f.code.size());
   std::vector<bool> starts(n, false);
@@ -326,8 +323,6 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
     const Instr& in = all[i];
     if (info(in.op).family == OpFamily::Exception || !f.regions.empty())
       return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
-    if (info(in.op).family == OpFamily::Gc)
-      return fail("uses garbage collection (struct, array, i31, casts), which only the interpreter runs");
     if (!handled(in.op))
       return fail("uses " + std::string(info(in.op).name) + ", which the compiled tier does not handle yet");
     starts[in.at] = true;
@@ -1040,6 +1035,9 @@ class FunctionEmitter {
 
   // ---- calls
   void store_args(u32 base, u32 n) {
+    // A GC module: the caller's slots too, so that a collection in the callee reads the frame as
+    // it would read the interpreter's (gc_spill_frame).
+    if (me_.cm.module.uses_gc) gc_spill_frame(base);
     for (u32 i = 0; i < n; ++i) b_.CreateStore(slot(base + i), fp_at(base + i));
   }
   void after_call(u32 base, u32 results, u32 post) {
@@ -1719,6 +1717,9 @@ class FunctionEmitter {
       } else if constexpr (oi.family == OpFamily::Simd) {
         simd<O>(a);
         return true;
+      } else if constexpr (oi.family == OpFamily::Gc) {
+        gc<O>(a, fall);
+        return true;
       } else {
         static_assert(!handled(O), "handled() admits an op FunctionEmitter::emit does not emit");
         trap(TrapKind::Unreachable);  // scan() admits only handled ops
@@ -2181,6 +2182,179 @@ class FunctionEmitter {
       } else {
         static_assert(L == Layout::VConst, "a SIMD layout FunctionEmitter::simd does not emit");
       }
+    }
+  }
+
+  // ---- garbage collection (gc_heap.hpp's reference encoding). i31 ops, ref.eq and the two
+  // conversions are bit operations inline; ref.test, ref.cast and br_on_cast test null inline and
+  // call gc_ref_test otherwise; every other op calls its helper (runtime_calls.cpp), the
+  // interpreter's handler on this frame's slots: the operand slots are stored to fp first, the
+  // result slots reloaded after, the counter passed through the context (array ops charge per
+  // element). Roots: a helper that allocates may collect; the collection scans the value stack
+  // up to fp + frame_slots, where gc_spill_frame stored every slot first (and store_args before
+  // a call in a GC module), and the native stack from the helper up to the outermost jit::enter,
+  // conservatively, with the callee-saved registers spilled first (roots.cpp), where LLVM keeps
+  // each SSA value live across the call. References are only compared, stored and passed on here
+  // (never decoded into pointers), so no derived value stands in for a live handle.
+  // Slots [0, upto) to fp before a call that may collect (an allocation, a call in a GC module).
+  // The slots hold what the interpreter's frame holds at this point, so the collection reads the
+  // same value stack on both tiers and keeps the same objects: a reference left in a slot no
+  // longer read (a local about to be overwritten by the object being made) keeps its object
+  // alive in both, and a guest allocating up to the store's limit is refused at the same
+  // allocation (CompilerGc.AllocatingUpToTheStoreLimitEndsTheSameWay). Without it such a
+  // reference would be dead in SSA and its object freed by the compiled tier only.
+  void gc_spill_frame(u32 upto) {
+    for (u32 i = 0; i < upto; ++i) b_.CreateStore(slot(i), fp_at(i));
+  }
+  void gc_store(u32 s, u32 n) {
+    for (u32 i = 0; i < n; ++i) b_.CreateStore(slot(s + i), fp_at(s + i));
+  }
+  void gc_reload(u32 s, u32 n) {
+    for (u32 i = 0; i < n; ++i) set_slot(s + i, b_.CreateLoad(t_.i64, fp_at(s + i)));
+  }
+  // Calls helper `name` (u32 (Ctx*, u64* fp, u32 imms...)), its status checked, then reloads the
+  // `dst_n` result slots at dst; one that `allocates` (may collect) gets the whole frame first.
+  void gc_call(const char* name, std::initializer_list<u32> imms, u32 dst, u32 dst_n, bool allocates = false) {
+    if (allocates) gc_spill_frame(f_.frame_slots);
+    std::vector<llvm::Type*> params{t_.ptr, t_.ptr};
+    std::vector<llvm::Value*> args{ctxp_, fp_};
+    for (u32 v : imms) {
+      params.push_back(t_.i32);
+      args.push_back(u32c(v));
+    }
+    call_status(name, params, args);
+    gc_reload(dst, dst_n);
+  }
+  // gc_ref_test(v, heap, flags) as an i1: null inline (flags bit 0), the rest in the helper.
+  llvm::Value* gc_test(llvm::Value* v, u32 heap, u32 flags) {
+    auto* nonnull = new_block("ref_nonnull");
+    auto* join = new_block("ref_tested");
+    llvm::BasicBlock* from = b_.GetInsertBlock();
+    b_.CreateCondBr(b_.CreateICmpEQ(v, b_.getInt64(0)), join, nonnull);
+    b_.SetInsertPoint(nonnull);
+    llvm::Value* r = b_.CreateCall(me_.helper("sprawling_jit_ref_test", t_.i32, {t_.ptr, t_.i64, t_.i32, t_.i32}),
+                                   {ctxp_, v, u32c(heap), u32c(flags)});
+    llvm::Value* hit = b_.CreateICmpNE(r, u32c(0));
+    llvm::BasicBlock* tested = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* phi = b_.CreatePHI(t_.i1, 2);
+    phi->addIncoming(b_.getInt1((flags & 1) != 0), from);
+    phi->addIncoming(hit, tested);
+    return phi;
+  }
+  // Slots of a struct's fields or of n array elements in frame-slot layout (a v128 takes two).
+  static u32 field_slots(const FieldType& f) {
+    return f.packed == FieldType::Packed::None && f.type == ValType::V128 ? 2 : 1;
+  }
+  u32 struct_slots(u32 type) const {
+    u32 n = 0;
+    for (const FieldType& f : me_.cm.module.types[type].fields) n += field_slots(f);
+    return n;
+  }
+
+  template <Op O, class A>
+  void gc(const A& a, [[maybe_unused]] unsigned fall) {
+    const Types& t = t_;
+    const u32 top = f_.frame_slots;
+    if constexpr (O == Op::RefEq) {
+      put(a.dst, bool32(b_.CreateICmpEQ(slot(a.a), slot(a.b))), VT::I32);
+    } else if constexpr (O == Op::RefI31) {
+      // (v & 0x7FFFFFFF) << 1 | 1, of the i32 operand.
+      llvm::Value* v = b_.CreateAnd(b_.CreateZExt(i32s(a.a), t.i64), b_.getInt64(0x7FFFFFFF));
+      set_slot(a.dst, b_.CreateOr(b_.CreateShl(v, 1), b_.getInt64(1)));
+    } else if constexpr (O == Op::I31GetS || O == Op::I31GetU) {
+      llvm::Value* r = slot(a.a);
+      trap_if(b_.CreateICmpEQ(r, b_.getInt64(0)), TrapKind::NullI31Reference);
+      llvm::Value* u = b_.CreateAnd(b_.CreateTrunc(b_.CreateLShr(r, 1), t.i32), u32c(0x7FFFFFFF));
+      if constexpr (O == Op::I31GetS) u = b_.CreateAShr(b_.CreateShl(u, 1), 1);  // bit 30 into bit 31
+      put(a.dst, u, VT::I32);
+    } else if constexpr (O == Op::AnyConvertExtern || O == Op::ExternConvertAny) {
+      // Null stays null; anything else flips bit 63 (to_any and to_extern are the same XOR).
+      llvm::Value* r = slot(a.a);
+      llvm::Value* flipped = b_.CreateXor(r, b_.getInt64(gcref::kExternBit));
+      set_slot(a.dst, b_.CreateSelect(b_.CreateICmpEQ(r, b_.getInt64(0)), r, flipped));
+    } else if constexpr (O == Op::RefTest) {
+      put(a.dst, bool32(gc_test(slot(a.ref), a.heap, a.flags)), VT::I32);
+    } else if constexpr (O == Op::RefCast) {
+      llvm::Value* v = slot(a.ref);
+      trap_if(b_.CreateNot(gc_test(v, a.heap, a.flags)), TrapKind::CastFailure);
+      set_slot(a.dst, v);
+    } else if constexpr (O == Op::BrOnCast || O == Op::BrOnCastFail) {
+      llvm::Value* hit = gc_test(slot(a.ref), a.heap, a.flags);
+      cond_branch(O == Op::BrOnCast ? hit : b_.CreateNot(hit), a.off, fall);
+    } else if constexpr (O == Op::StructNew) {
+      gc_store(a.base, struct_slots(a.type));
+      gc_call("sprawling_jit_struct_new", {a.dst, a.type, a.base, top}, a.dst, 1, true);
+    } else if constexpr (O == Op::StructNewDefault) {
+      gc_call("sprawling_jit_struct_new", {a.dst, a.type, kGcNoSlot, top}, a.dst, 1, true);
+    } else if constexpr (O == Op::StructGet || O == Op::StructGetS) {
+      gc_store(a.ref, 1);
+      gc_call("sprawling_jit_struct_get", {a.dst, a.ref, a.offset, a.size, O == Op::StructGetS ? 1u : 0u}, a.dst,
+              a.size == 16 ? 2 : 1);
+    } else if constexpr (O == Op::StructSet) {
+      gc_store(a.ref, 1);
+      gc_store(a.val, a.size == 16 ? 2 : 1);
+      gc_call("sprawling_jit_struct_set", {a.ref, a.val, a.offset, a.size}, 0, 0);
+    } else if constexpr (O == Op::ArrayNew || O == Op::ArrayNewDefault) {
+      u32 init = kGcNoSlot;
+      if constexpr (O == Op::ArrayNew) {
+        init = a.init;
+        gc_store(a.init, field_slots(me_.cm.module.types[a.type].fields[0]));
+      }
+      gc_store(a.n, 1);
+      gc_call("sprawling_jit_array_new", {a.dst, a.type, init, a.n, top}, a.dst, 1, true);
+    } else if constexpr (O == Op::ArrayNewFixed) {
+      gc_store(a.base, a.n * field_slots(me_.cm.module.types[a.type].fields[0]));
+      gc_call("sprawling_jit_array_new_fixed", {a.dst, a.type, a.base, a.n, top}, a.dst, 1, true);
+    } else if constexpr (O == Op::ArrayNewData) {
+      gc_store(a.s, 1);
+      gc_store(a.n, 1);
+      gc_call("sprawling_jit_array_new_data", {a.dst, a.type, a.data, a.s, a.n, top}, a.dst, 1, true);
+    } else if constexpr (O == Op::ArrayNewElem) {
+      gc_store(a.s, 1);
+      gc_store(a.n, 1);
+      gc_call("sprawling_jit_array_new_elem", {a.dst, a.type, a.elem, a.s, a.n, top}, a.dst, 1, true);
+    } else if constexpr (O == Op::ArrayGet || O == Op::ArrayGetS) {
+      gc_store(a.ref, 1);
+      gc_store(a.idx, 1);
+      gc_call("sprawling_jit_array_get", {a.dst, a.ref, a.idx, a.size, O == Op::ArrayGetS ? 1u : 0u}, a.dst,
+              a.size == 16 ? 2 : 1);
+    } else if constexpr (O == Op::ArraySet) {
+      gc_store(a.ref, 1);
+      gc_store(a.idx, 1);
+      gc_store(a.val, a.size == 16 ? 2 : 1);
+      gc_call("sprawling_jit_array_set", {a.ref, a.idx, a.val, a.size}, 0, 0);
+    } else if constexpr (O == Op::ArrayLen) {
+      gc_store(a.a, 1);
+      gc_call("sprawling_jit_array_len", {a.dst, a.a}, a.dst, 1);
+    } else if constexpr (O == Op::ArrayFill) {
+      gc_store(a.ref, 1);
+      gc_store(a.d, 1);
+      gc_store(a.val, a.size == 16 ? 2 : 1);
+      gc_store(a.n, 1);
+      gc_call("sprawling_jit_array_fill", {a.ref, a.d, a.val, a.n, a.size}, 0, 0);
+    } else if constexpr (O == Op::ArrayCopy) {
+      gc_store(a.dref, 1);
+      gc_store(a.d, 1);
+      gc_store(a.sref, 1);
+      gc_store(a.s, 1);
+      gc_store(a.n, 1);
+      gc_call("sprawling_jit_array_copy", {a.dref, a.d, a.sref, a.s, a.n, a.size}, 0, 0);
+    } else if constexpr (O == Op::ArrayInitData) {
+      gc_store(a.ref, 1);
+      gc_store(a.d, 1);
+      gc_store(a.s, 1);
+      gc_store(a.n, 1);
+      gc_call("sprawling_jit_array_init_data", {a.data, a.ref, a.d, a.s, a.n, a.size}, 0, 0);
+    } else if constexpr (O == Op::ArrayInitElem) {
+      gc_store(a.ref, 1);
+      gc_store(a.d, 1);
+      gc_store(a.s, 1);
+      gc_store(a.n, 1);
+      gc_call("sprawling_jit_array_init_elem", {a.elem, a.ref, a.d, a.s, a.n}, 0, 0);
+    } else {
+      static_assert(O == Op::Count_, "a Gc op FunctionEmitter::gc does not emit");
     }
   }
 

@@ -12,6 +12,9 @@
 
 namespace sprawling::wasm::jit {
 
+// A GC helper's "no slot" (struct.new_default, array.new_default).
+inline constexpr std::uint32_t kGcNoSlot = 0xFFFFFFFFu;
+
 extern "C" {
 std::uint32_t sprawling_jit_refuel(Ctx* c, std::int64_t visible);
 std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp);
@@ -55,6 +58,42 @@ std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t s
 std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint64_t d, std::uint32_t s,
                                        std::uint32_t n);
 void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg);
+// Garbage collection (the Gc ops the compiled code does not inline), as the interpreter's
+// handlers, on the frame at fp: operand and result slots are indexes into it (the caller stores
+// the operands there first and reloads the results); frame_slots bounds the value stack a
+// collection scans. Status as above (a refused object is GcHeapLimit).
+std::uint32_t sprawling_jit_ref_test(Ctx* c, std::uint64_t v, std::uint32_t heap, std::uint32_t flags);  // 0 or 1
+std::uint32_t sprawling_jit_struct_new(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
+                                       std::uint32_t base, std::uint32_t frame_slots);  // base kGcNoSlot: default
+std::uint32_t sprawling_jit_struct_get(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref,
+                                       std::uint32_t offset, std::uint32_t size, std::uint32_t sign);
+std::uint32_t sprawling_jit_struct_set(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t val,
+                                       std::uint32_t offset, std::uint32_t size);
+std::uint32_t sprawling_jit_array_new(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
+                                      std::uint32_t init, std::uint32_t n_slot, std::uint32_t frame_slots);  // init kGcNoSlot: default
+std::uint32_t sprawling_jit_array_new_fixed(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
+                                            std::uint32_t base, std::uint32_t n, std::uint32_t frame_slots);
+std::uint32_t sprawling_jit_array_new_data(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
+                                           std::uint32_t data, std::uint32_t s_slot, std::uint32_t n_slot,
+                                           std::uint32_t frame_slots);
+std::uint32_t sprawling_jit_array_new_elem(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
+                                           std::uint32_t elem, std::uint32_t s_slot, std::uint32_t n_slot,
+                                           std::uint32_t frame_slots);
+std::uint32_t sprawling_jit_array_get(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref,
+                                      std::uint32_t idx, std::uint32_t size, std::uint32_t sign);
+std::uint32_t sprawling_jit_array_set(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t idx,
+                                      std::uint32_t val, std::uint32_t size);
+std::uint32_t sprawling_jit_array_len(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref);
+std::uint32_t sprawling_jit_array_fill(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t d_slot,
+                                       std::uint32_t val, std::uint32_t n_slot, std::uint32_t size);
+std::uint32_t sprawling_jit_array_copy(Ctx* c, std::uint64_t* fp, std::uint32_t dref, std::uint32_t d_slot,
+                                       std::uint32_t sref, std::uint32_t s_slot, std::uint32_t n_slot,
+                                       std::uint32_t size);
+std::uint32_t sprawling_jit_array_init_data(Ctx* c, std::uint64_t* fp, std::uint32_t data, std::uint32_t ref,
+                                            std::uint32_t d_slot, std::uint32_t s_slot, std::uint32_t n_slot,
+                                            std::uint32_t size);
+std::uint32_t sprawling_jit_array_init_elem(Ctx* c, std::uint64_t* fp, std::uint32_t elem, std::uint32_t ref,
+                                            std::uint32_t d_slot, std::uint32_t s_slot, std::uint32_t n_slot);
 }
 
 // A numeric helper: result slot bits of `op a b` (b ignored by unary ones); *trap set when it traps.
