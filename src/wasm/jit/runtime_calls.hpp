@@ -55,6 +55,17 @@ std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t s
 std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint64_t d, std::uint32_t s,
                                        std::uint32_t n);
 void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg);
+// Exception handling (docs/compiled-tier.md, "Exceptions"): a throw makes the exception as the
+// interpreter's L_Throw does (tag `tag` of this instance, its values at `values`, the value stack
+// live up to `top`) and leaves it pending in the store (Store::Impl::pending_exception, a root of
+// every collection): the status is UncaughtException, or ExceptionLimit when the store's account
+// refuses the object. throw_ref pends `exn`, or NullExceptionReference for a null one.
+std::uint32_t sprawling_jit_throw(Ctx* c, std::uint32_t tag, const std::uint64_t* values, const std::uint64_t* top);
+std::uint32_t sprawling_jit_throw_ref(Ctx* c, std::uint64_t exn);
+// One catch clause against the pending exception: 0 when `tag` (this instance's tag index, or
+// CatchClause::kAnyTag) does not match it; else its values are copied to `values` (when not
+// null), the exception stops pending, and its handle (the exnref) is returned.
+std::uint64_t sprawling_jit_catch(Ctx* c, std::uint32_t tag, std::uint64_t* values);
 }
 
 // A numeric helper: result slot bits of `op a b` (b ignored by unary ones); *trap set when it traps.
