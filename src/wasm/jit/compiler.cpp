@@ -567,6 +567,9 @@ class FunctionEmitter {
     scratch_ = b_.CreateAlloca(t_.i64);
     for (u32 i = 0; i < f_.num_params; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
     for (u32 i = f_.num_params; i < f_.num_locals; ++i) b_.CreateStore(b_.getInt64(0), slots_[i]);
+    find_exn_locals();
+    for (u32 i = f_.num_params; i < exn_locals_.size(); ++i)
+      if (exn_locals_[i]) b_.CreateStore(b_.getInt64(0), fp_at(i));
     load_fuel();
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     load_memory();
@@ -790,6 +793,7 @@ class FunctionEmitter {
   llvm::Value* slot(u32 s) { return b_.CreateLoad(t_.i64, slots_[s]); }
   void set_slot(u32 s, llvm::Value* v64) {
     b_.CreateStore(v64, slots_[s]);
+    if (s < exn_locals_.size() && exn_locals_[s]) b_.CreateStore(v64, fp_at(s));  // find_exn_locals
     std::erase_if(bounds_, [s](const Bound& k) { return k.slot == s; });
   }
   llvm::Type* ty(VT v) {
@@ -1070,6 +1074,27 @@ class FunctionEmitter {
     } else {
       static_assert(!handled(O), "handled() admits a MultiMemory op emit_other_memory does not emit");
     }
+  }
+
+  // Exnref locals live in the frame too, as the interpreter keeps them: each write is stored
+  // through to its slot at fp (zeroed at entry). The heap's collections read the value stack
+  // (every frame up to the allocating one) and compiled frames' registers and stack
+  // conservatively; a local LLVM found dead would otherwise free an exception the interpreter
+  // keeps until the local is written again, and a store cap would be reached on one tier only.
+  std::vector<bool> exn_locals_;  // by slot: the local (or parameter) is an exnref
+  void find_exn_locals() {
+    const Module& m = me_.cm.module;
+    std::vector<ValType> types(m.func_type(m.imported_funcs + defined_).params);
+    const std::vector<ValType>& declared = m.code[defined_].locals;
+    types.insert(types.end(), declared.begin(), declared.end());
+    std::vector<bool> mark;
+    bool any = false;
+    for (const ValType t : types) {
+      const bool exn = t.is_ref() && (t.heap_byte() == ValType::kExn || t.heap_byte() == ValType::kNoExn);
+      any = any || exn;
+      for (u32 k = 0; k < value_slots(t); ++k) mark.push_back(exn);
+    }
+    if (any && mark.size() <= f_.num_locals) exn_locals_ = std::move(mark);
   }
 
   // ---- exception handling: a throw (sprawling_jit_throw*) leaves the exception pending in the
