@@ -1152,7 +1152,7 @@ class FunctionEmitter {
   }
   // The dispatch block for an exception leaving the instruction at `word` (null: no clause sees
   // it, the status leaves the function). Entered with the exception pending, located, and the
-  // counter in the context; shared by every instruction with the same clauses.
+  // counter in the context; shared by every instruction of the same innermost region.
   llvm::BasicBlock* dispatch_for(u32 word) {
     u32 innermost = kNone;
     const std::vector<u32> clauses = clauses_at(word, innermost);
