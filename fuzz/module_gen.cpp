@@ -153,6 +153,12 @@ class Generator {
     elem.offset64 = table_is64_;
     for (std::uint32_t i = 0; i < nfuncs; ++i) elem.funcs.push_back(i);
     module_.elems.push_back(elem);
+    if (options_.exceptions) {
+      // Tag 0 carries nothing, tag 1 an i32; a catch_ref of tag 1 lands in a (result i32 exnref)
+      // block. Types added after the functions': their indexes stay as they were.
+      module_.tags = {module_.add_type(ww::FuncType{}), module_.add_type(ww::FuncType{{ww::type::i32}, {}})};
+      caught_ref_type_ = module_.add_type(ww::FuncType{{}, {ww::type::i32, kExnRef}});
+    }
     module_.globals = {constant_global(ww::type::i32), constant_global(ww::type::i32), constant_global(ww::type::i64),
                        constant_global(ww::type::f64)};
     Bytes data;
@@ -325,6 +331,10 @@ class Generator {
       simd_statement(code, depth);
       return;
     }
+    if (options_.exceptions && in_.below(6) == 0) {
+      exception_statement(code, depth);
+      return;
+    }
     switch (in_.below(14)) {
       case 0:
       case 1: {  // local.set
@@ -456,6 +466,119 @@ class Generator {
         code.push_back(0x40);
         ww::uleb(code, mem);
         code.push_back(0x1a);
+        return;
+      }
+    }
+  }
+
+  // Exception handling (GenOptions::exceptions): throws, try_table with each clause kind,
+  // throw_ref of a caught exnref, legacy try/catch/catch_all/rethrow/delegate. A caught i32 goes
+  // to global 0, so what was caught shows in the state the run leaves.
+  static constexpr std::uint8_t kExnRef = 0x69;
+  void try_table_clause(Bytes& code, std::uint8_t kind, std::uint32_t tag, std::uint32_t label) {
+    code.push_back(kind);  // 0 catch, 1 catch_ref, 2 catch_all, 3 catch_all_ref
+    if (kind < 2) ww::uleb(code, tag);
+    ww::uleb(code, label);
+  }
+  void exception_statement(Bytes& code, int depth) {
+    switch (in_.below(6)) {
+      case 0: {  // throw (one in three: it leaves the function unless something catches it)
+        if (in_.below(3) != 0) return;
+        if (in_.below(2) == 0) {
+          ww::op_index(code, 0x08, 0);
+        } else {
+          expr(code, ww::type::i32, depth + 1);
+          ww::op_index(code, 0x08, 1);
+        }
+        return;
+      }
+      case 1: {  // try_table catching tag 1 (catch or catch_ref) into a block whose i32 goes to global 0
+        const bool ref = in_.below(2) == 0;
+        code.push_back(0x02);
+        if (ref) {
+          ww::sleb(code, caught_ref_type_);
+        } else {
+          code.push_back(ww::type::i32);
+        }
+        code.push_back(0x1f);
+        code.push_back(0x40);
+        ww::uleb(code, 1);
+        try_table_clause(code, ref ? 1 : 0, 1, 0);
+        statements(code, depth + 1);
+        code.push_back(0x0b);
+        ww::i32_const(code, static_cast<std::int32_t>(in_.below(100)));  // not thrown: this value
+        if (ref) {
+          code.push_back(0xd0);  // ref.null exn
+          code.push_back(kExnRef);
+        }
+        code.push_back(0x0b);
+        if (ref) {
+          code.push_back(0xd1);  // ref.is_null: 0 when caught
+          code.push_back(0x6a);  // i32.add
+        }
+        ww::op_index(code, 0x24, 0);
+        return;
+      }
+      case 2: {  // try_table with catch (tag 0) and/or catch_all to the end of a block
+        code.push_back(0x02);
+        code.push_back(0x40);
+        code.push_back(0x1f);
+        code.push_back(0x40);
+        const std::uint32_t which = 1 + in_.below(3);  // bit 0: catch tag 0; bit 1: catch_all
+        ww::uleb(code, (which & 1) + (which >> 1));
+        if ((which & 1) != 0) try_table_clause(code, 0, 0, 0);
+        if ((which & 2) != 0) try_table_clause(code, 2, 0, 0);
+        statements(code, depth + 1);
+        code.push_back(0x0b);
+        code.push_back(0x0b);
+        return;
+      }
+      case 3: {  // catch_all_ref, then throw_ref of what was caught (br_on_null skips it otherwise)
+        code.push_back(0x02);
+        code.push_back(0x40);
+        code.push_back(0x02);
+        code.push_back(kExnRef);
+        code.push_back(0x1f);
+        code.push_back(0x40);
+        ww::uleb(code, 1);
+        try_table_clause(code, 3, 0, 0);
+        statements(code, depth + 1);
+        code.push_back(0x0b);
+        code.push_back(0xd0);  // ref.null exn
+        code.push_back(kExnRef);
+        code.push_back(0x0b);
+        ww::op_index(code, 0xd5, 0);  // br_on_null 0
+        code.push_back(0x0a);         // throw_ref
+        code.push_back(0x0b);
+        return;
+      }
+      case 4: {  // legacy try: catch tag 1 (its i32 to global 0), catch tag 0, catch_all, rethrow
+        code.push_back(0x06);
+        code.push_back(0x40);
+        statements(code, depth + 1);
+        if (in_.below(2) == 0) {
+          ww::op_index(code, 0x07, 1);
+          ww::op_index(code, 0x24, 0);
+          statements(code, depth + 1);
+          if (in_.below(4) == 0) ww::op_index(code, 0x09, 0);  // rethrow 0
+        }
+        if (in_.below(2) == 0) {
+          ww::op_index(code, 0x07, 0);
+          statements(code, depth + 1);
+        }
+        if (in_.below(2) == 0) {
+          code.push_back(0x19);  // catch_all
+          statements(code, depth + 1);
+          if (in_.below(4) == 0) ww::op_index(code, 0x09, 0);
+        }
+        code.push_back(0x0b);
+        return;
+      }
+      default: {  // legacy try … delegate 0 (to the handlers around the enclosing block)
+        code.push_back(0x06);
+        code.push_back(0x40);
+        statements(code, depth + 1);
+        ww::op_index(code, 0x18, 0);
         return;
       }
     }
@@ -968,6 +1091,7 @@ class Generator {
   std::uint32_t counter_base_ = 0;
   std::uint32_t loop_depth_ = 0;
   std::uint32_t nan_scratch_ = 0;  // canonical_nan_pairs: f32 a, f32 b, f64 a, f64 b from here
+  std::uint32_t caught_ref_type_ = 0;  // [] -> [i32 exnref]: the block a catch_ref of tag 1 lands in
   ww::Bytes results_;
 };
 

@@ -1,6 +1,6 @@
 // The fuzz module generator: turns arbitrary input bytes into a *valid* WebAssembly module
 // (typed expression trees, bounded loops, calls, call_indirect, tail calls, memory and bulk ops,
-// fixed-width SIMD), so the
+// fixed-width SIMD, exception handling), so the
 // run and differential targets reach execution instead of stopping at the validator.
 #pragma once
 
@@ -40,6 +40,12 @@ struct GenOptions {
   // slot k). The tiers target turns both off: such functions stay interpreted.
   bool multi_memory = true;
   bool memory64 = true;
+  // Exception handling (WebAssembly 3.0 and the legacy form): two tags (one with no values, one
+  // with an i32), `throw` of either, `try_table` with catch, catch_ref, catch_all and
+  // catch_all_ref clauses (a caught i32 goes to global 0), `throw_ref` of a caught exnref, and the
+  // legacy try/catch/catch_all/rethrow/delegate. Off by default (the other targets' corpora and
+  // wasm-interp predate it); the tiers target turns it on.
+  bool exceptions = false;
 };
 
 struct GeneratedModule {

@@ -126,6 +126,7 @@ struct Module {
   std::optional<Limits> memory;
   std::vector<Limits> more_memories;  // memories 1, 2, … after `memory` (multi-memory)
   std::vector<Global> globals;
+  std::vector<std::uint32_t> tags;  // exception handling: each tag's type index (no results)
   std::vector<Export> exports;
   std::optional<std::uint32_t> start;
   std::vector<ElemSegment> elems;
@@ -192,6 +193,15 @@ struct Module {
       limits(b, *memory);
       for (const Limits& m : more_memories) limits(b, m);
       section(5, b);
+    }
+    if (!tags.empty()) {  // the tag section (id 13) lies between the memory and global sections
+      Bytes b;
+      uleb(b, tags.size());
+      for (std::uint32_t t : tags) {
+        b.push_back(0x00);  // attribute: exception
+        uleb(b, t);
+      }
+      section(13, b);
     }
     if (!globals.empty()) {
       Bytes b;

@@ -86,6 +86,19 @@ inline Outcome run(const std::shared_ptr<const CompiledModule>& module, Tier tie
   return outcome_of(store, store.invoke(std::get<FuncInst*>(*e), args));
 }
 
+// Dead code that keeps the function it is put in interpreted, for tests of mixed tiers: blocks
+// nested past the compile budget's nesting depth (2000), each one branched out of, behind a
+// condition that is always false. Every tier runs it as a skipped `if`.
+// Flat instructions (the text format bounds folded nesting).
+inline std::string kept_interpreted() {
+  const std::string never = "ref.null func ref.is_null i32.eqz ";
+  std::string s = "\n" + never + "if\n";
+  for (int i = 0; i < 2001; ++i) s += "block " + never + "br_if 0\n";
+  for (int i = 0; i < 2001; ++i) s += "end ";
+  s += "end\n";
+  return s;
+}
+
 // Runs `name`(arg) under both tiers and expects one Outcome; returns the interpreter's.
 inline Outcome tiers_agree(const std::shared_ptr<const CompiledModule>& module, std::string_view name, Value arg,
                            std::optional<std::uint64_t> fuel) {

@@ -46,6 +46,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 namespace sprawling::wasm {
 
@@ -174,6 +175,8 @@ constexpr bool handled(Op o) {
     case Op::RefAsNonNull:
     case Op::BrOnNull:
     case Op::BrOnNonNull: return true;
+    case Op::Throw:
+    case Op::ThrowRef: return true;
     default: return false;
   }
 }
@@ -321,8 +324,6 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
   std::vector<bool> starts(n, false);
   for (std::size_t i = first; i < all.size(); ++i) {
     const Instr& in = all[i];
-    if (info(in.op).family == OpFamily::Exception || !f.regions.empty())
-      return fail("uses exception handling (throw, throw_ref, try_table, legacy try), which only the interpreter runs");
     if (!handled(in.op))
       return fail("uses " + std::string(info(in.op).name) + ", which the compiled tier does not handle yet");
     starts[in.at] = true;
@@ -331,6 +332,29 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
   }
   for (u32 t : s.targets)
     if (t >= n || !starts[t]) return fail("a branch into the middle of an instruction");
+  // Exception handling: a catch lands at its clause's target (find_handler), which the emitter
+  // makes a block of its own, so it must start an instruction too; and a region covers whole
+  // instructions (an exception leaving a call is caught by the regions around the call's word).
+  for (const CatchClause& c : f.clauses)
+    if (c.target >= n || !starts[c.target]) return fail("a catch target in the middle of an instruction");
+  for (const HandlerRegion& r : f.regions)
+    if (r.begin > r.end || r.end > n || (r.begin < n && !starts[r.begin]) || (r.end < n && !starts[r.end]) ||
+        r.first_clause + std::size_t{r.clause_count} > f.clauses.size())
+      return fail("a handler region that does not cover whole instructions");
+  {
+    // Nested or disjoint (structured blocks): the emitter's sweep keeps the open ones as a stack.
+    std::vector<std::pair<u32, u32>> spans;
+    for (const HandlerRegion& r : f.regions) spans.emplace_back(r.begin, r.end);
+    std::ranges::sort(spans, [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first < y.first : x.second > y.second;
+    });
+    std::vector<u32> ends;
+    for (const auto& [begin, end] : spans) {
+      while (!ends.empty() && ends.back() <= begin) ends.pop_back();
+      if (!ends.empty() && end > ends.back()) return fail("handler regions that overlap without nesting");
+      ends.push_back(end);
+    }
+  }
   // Another memory's access is MemAt, a plain scalar load or store of the bytes it checked, then
   // MemRestore, with no branch into it: the emitter addresses the access from MemAt's pointer.
   for (std::size_t i = 0; i < s.instrs.size(); ++i) {
@@ -538,6 +562,9 @@ class FunctionEmitter {
     scratch_ = b_.CreateAlloca(t_.i64);
     for (u32 i = 0; i < f_.num_params; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
     for (u32 i = f_.num_params; i < f_.num_locals; ++i) b_.CreateStore(b_.getInt64(0), slots_[i]);
+    find_exn_locals();
+    for (u32 i = f_.num_params; i < exn_locals_.size(); ++i)
+      if (exn_locals_[i]) b_.CreateStore(b_.getInt64(0), fp_at(i));
     load_fuel();
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     load_memory();
@@ -580,6 +607,7 @@ class FunctionEmitter {
     }
 
     for (u32 tw : scan_.targets) block_at(tw);
+    for (const CatchClause& c : f_.clauses) block_at(c.target);  // where handlers land (dispatch)
     if (osr_ != 0) emit_osr_entry();
     bool open = true;  // the current block can fall into the next instruction
     for (const Instr& in : scan_.instrs) {
@@ -624,6 +652,15 @@ class FunctionEmitter {
   llvm::BasicBlock* unwind_bb_ = nullptr;
   llvm::PHINode* unwind_status_ = nullptr;
   std::unordered_map<u32, llvm::BasicBlock*> blocks_;
+  // Exception handling: the dispatch block of the current call instruction when a handler region
+  // covers it (null otherwise); the regions open at the instruction dispatch_for was last asked
+  // about (a sweep in ascending words: indexes into f_.regions, innermost last), the regions in
+  // the order the sweep opens them, and each dispatch made so far, by its innermost region.
+  llvm::BasicBlock* exn_dispatch_ = nullptr;
+  std::vector<u32> open_regions_;
+  std::vector<u32> regions_by_begin_;
+  std::size_t next_region_ = 0;
+  std::unordered_map<u32, llvm::BasicBlock*> dispatches_;
   u32 w_ = 0;  // the current instruction's first word
   u32 osr_ = 0;
   struct CallChecks {
@@ -751,6 +788,7 @@ class FunctionEmitter {
   llvm::Value* slot(u32 s) { return b_.CreateLoad(t_.i64, slots_[s]); }
   void set_slot(u32 s, llvm::Value* v64) {
     b_.CreateStore(v64, slots_[s]);
+    if (s < exn_locals_.size() && exn_locals_[s]) b_.CreateStore(v64, fp_at(s));  // find_exn_locals
     std::erase_if(bounds_, [s](const Bound& k) { return k.slot == s; });
   }
   llvm::Type* ty(VT v) {
@@ -1033,6 +1071,140 @@ class FunctionEmitter {
     }
   }
 
+  // Exnref locals live in the frame too, as the interpreter keeps them: each write is stored
+  // through to its slot at fp (zeroed at entry). The heap's collections read the value stack
+  // (every frame up to the allocating one) and compiled frames' registers and stack
+  // conservatively; a local LLVM found dead would otherwise free an exception the interpreter
+  // keeps until the local is written again, and a store cap would be reached on one tier only.
+  std::vector<bool> exn_locals_;  // by slot: the local (or parameter) is an exnref
+  void find_exn_locals() {
+    const Module& m = me_.cm.module;
+    std::vector<ValType> types(m.func_type(m.imported_funcs + defined_).params);
+    const std::vector<ValType>& declared = m.code[defined_].locals;
+    types.insert(types.end(), declared.begin(), declared.end());
+    std::vector<bool> mark;
+    bool any = false;
+    for (const ValType t : types) {
+      const bool exn = t.is_ref() && (t.heap_byte() == ValType::kExn || t.heap_byte() == ValType::kNoExn);
+      any = any || exn;
+      for (u32 k = 0; k < value_slots(t); ++k) mark.push_back(exn);
+    }
+    if (any && mark.size() <= f_.num_locals) exn_locals_ = std::move(mark);
+  }
+
+  // ---- exception handling: a throw (sprawling_jit_throw*) leaves the exception pending in the
+  // store and returns the status UncaughtException; so does a call whose callee let one out
+  // (located at its throw, the counter stored). Inside a handler region, that status goes to the
+  // region's dispatch block, which tests the clauses in find_handler's order (unwind.cpp) and
+  // continues at the first that takes it, its values and exnref in the clause's slots; with no
+  // clause taking it (or outside every region) the function returns the status, and whoever
+  // called it goes on unwinding (a compiled caller's own dispatch, or the interpreter's JIT_ENTER).
+  // The clauses that see an exception leaving the instruction at `word`, in the order
+  // find_handler tests them (regions innermost first, delegates skipping to their target), with
+  // the innermost region around it (kNone: none). Asked in ascending words: regions are nested or
+  // disjoint (scan), so the ones around `word` are a stack, innermost first in f_.regions (a
+  // region closes before the one around it) as find_handler meets them.
+  static constexpr u32 kNone = ~u32{0};
+  std::vector<u32> clauses_at(u32 word, u32& innermost) {
+    if (regions_by_begin_.empty() && !f_.regions.empty()) {
+      regions_by_begin_.resize(f_.regions.size());
+      for (u32 i = 0; i < regions_by_begin_.size(); ++i) regions_by_begin_[i] = i;
+      std::ranges::sort(regions_by_begin_, [&](u32 a, u32 b) {
+        const HandlerRegion& x = f_.regions[a];
+        const HandlerRegion& y = f_.regions[b];
+        // The outer one first; of two over the same words, the one closed later (find_handler's
+        // order puts the one closed first inside).
+        if (x.begin != y.begin) return x.begin < y.begin;
+        return x.end != y.end ? x.end > y.end : a > b;
+      });
+    }
+    while (!open_regions_.empty() && f_.regions[open_regions_.back()].end <= word) open_regions_.pop_back();
+    for (; next_region_ < regions_by_begin_.size() && f_.regions[regions_by_begin_[next_region_]].begin <= word;
+         ++next_region_) {
+      if (f_.regions[regions_by_begin_[next_region_]].end > word) open_regions_.push_back(regions_by_begin_[next_region_]);
+    }
+    std::vector<u32> out;
+    innermost = open_regions_.empty() ? kNone : open_regions_.back();
+    if (innermost != kNone && dispatches_.contains(innermost)) return out;  // known: the caller has it
+    u32 skip_to = HandlerRegion::kNotDelegate;
+    for (auto at = open_regions_.rbegin(); at != open_regions_.rend(); ++at) {
+      const HandlerRegion& r = f_.regions[*at];
+      if (skip_to != HandlerRegion::kNotDelegate) {
+        if (r.id != skip_to) continue;
+        skip_to = HandlerRegion::kNotDelegate;
+      }
+      if (r.delegate_to == HandlerRegion::kToCaller) break;
+      if (r.delegate_to != HandlerRegion::kNotDelegate) {
+        skip_to = r.delegate_to;
+        continue;
+      }
+      for (u32 k = 0; k < r.clause_count; ++k) {
+        out.push_back(r.first_clause + k);
+        if (f_.clauses[r.first_clause + k].tag == CatchClause::kAnyTag) return out;  // takes every exception
+      }
+    }
+    return out;
+  }
+  // The dispatch block for an exception leaving the instruction at `word` (null: no clause sees
+  // it, the status leaves the function). Entered with the exception pending, located, and the
+  // counter in the context; shared by every instruction of the same innermost region.
+  llvm::BasicBlock* dispatch_for(u32 word) {
+    u32 innermost = kNone;
+    const std::vector<u32> clauses = clauses_at(word, innermost);
+    if (innermost == kNone) return nullptr;
+    if (auto it = dispatches_.find(innermost); it != dispatches_.end()) return it->second;
+    if (clauses.empty()) {
+      dispatches_.emplace(innermost, nullptr);
+      return nullptr;
+    }
+    llvm::IRBuilderBase::InsertPointGuard g(b_);
+    auto* bb = new_block("exn_dispatch");
+    dispatches_.emplace(innermost, bb);
+    b_.SetInsertPoint(bb);
+    load_fuel();
+    const Module& m = me_.cm.module;
+    llvm::FunctionCallee catch_fn = me_.helper("sprawling_jit_catch", t_.i64, {t_.ptr, t_.i32, t_.ptr});
+    for (u32 k : clauses) {
+      const CatchClause& c = f_.clauses[k];
+      const u32 n = c.tag == CatchClause::kAnyTag ? 0 : value_slots(m.types[m.tags[c.tag]].params);
+      llvm::Value* values =
+          c.values != CatchClause::kNoSlot ? fp_at(c.values) : llvm::ConstantPointerNull::get(t_.ptr);
+      llvm::Value* exn = b_.CreateCall(catch_fn, {ctxp_, u32c(c.tag), values});
+      auto* caught = new_block("caught");
+      auto* next = new_block("not_caught");
+      b_.CreateCondBr(b_.CreateICmpNE(exn, b_.getInt64(0)), caught, next);
+      b_.SetInsertPoint(caught);
+      if (c.values != CatchClause::kNoSlot)
+        for (u32 i = 0; i < n; ++i) set_slot(c.values + i, b_.CreateLoad(t_.i64, fp_at(c.values + i)));
+      if (c.exn != CatchClause::kNoSlot) set_slot(c.exn, exn);
+      b_.CreateBr(block_at(c.target));
+      b_.SetInsertPoint(next);
+    }
+    // No clause of this function takes it: the status leaves (the counter is in the context).
+    unwind_status_->addIncoming(u32c(static_cast<u32>(TrapKind::UncaughtException)), b_.GetInsertBlock());
+    b_.CreateBr(unwind_bb_);
+    return bb;
+  }
+  // A throw's status: UncaughtException (the exception pending) to this instruction's handlers,
+  // located here, or out of the function; any other status is a trap here.
+  void throw_status(llvm::Value* st) {
+    llvm::BasicBlock* dispatch = dispatch_for(w_);
+    if (dispatch == nullptr) {
+      trap_loc_->addIncoming(location(st), b_.GetInsertBlock());
+      b_.CreateBr(trap_bb_);
+      return;
+    }
+    auto* thrown = new_block("thrown");
+    trap_loc_->addIncoming(location(st), b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpEQ(st, u32c(static_cast<u32>(TrapKind::UncaughtException))), thrown, trap_bb_);
+    b_.SetInsertPoint(thrown);
+    // Located as the trap exit locates (an exception nobody catches is reported at its throw).
+    ctx_store(load_func(me_.cm.module.imported_funcs + defined_), offsetof(Ctx, loc_fn));
+    ctx_store(llvm::ConstantPointerNull::get(t_.ptr), offsetof(Ctx, loc_ip));
+    ctx_store(u32c(w_), offsetof(Ctx, loc_word));
+    b_.CreateBr(dispatch);
+  }
+
   // ---- calls
   void store_args(u32 base, u32 n) {
     // A GC module: the caller's slots too, so that a collection in the callee reads the frame as
@@ -1050,7 +1222,17 @@ class FunctionEmitter {
   void helper_status(llvm::Value* st) {
     auto* cont = new_block("call_ok");
     llvm::Value* loc = location(st);
-    b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), status_bb_, cont, cold_);
+    if (exn_dispatch_ != nullptr) {
+      // A call inside a handler region: an exception the callee let out (located there, pending
+      // in the store) goes to this call's handlers.
+      auto* failed = new_block("call_failed");
+      b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), failed, cont, cold_);
+      b_.SetInsertPoint(failed);
+      const u32 exn = static_cast<u32>(TrapKind::UncaughtException) | kLocated;
+      b_.CreateCondBr(b_.CreateICmpEQ(st, u32c(exn)), exn_dispatch_, status_bb_);
+    } else {
+      b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), status_bb_, cont, cold_);
+    }
     status_loc_->addIncoming(loc, b_.GetInsertBlock());
     b_.SetInsertPoint(cont);
   }
@@ -1083,7 +1265,17 @@ class FunctionEmitter {
     auto* pending = new_block("tail_pending");
     b_.CreateCondBr(b_.CreateICmpNE(st, u32c(0)), nonzero, join, cold_);
     b_.SetInsertPoint(nonzero);
-    b_.CreateCondBr(b_.CreateICmpEQ(st, u32c(kTailPending)), pending, unwind_bb_);
+    if (exn_dispatch_ != nullptr) {
+      // Inside a handler region: the callee's uncaught exception (located and its counter stored
+      // by the callee) goes to this call's handlers.
+      auto* failed = new_block("call_failed");
+      b_.CreateCondBr(b_.CreateICmpEQ(st, u32c(kTailPending)), pending, failed);
+      b_.SetInsertPoint(failed);
+      b_.CreateCondBr(b_.CreateICmpEQ(st, u32c(static_cast<u32>(TrapKind::UncaughtException))), exn_dispatch_,
+                      unwind_bb_);
+    } else {
+      b_.CreateCondBr(b_.CreateICmpEQ(st, u32c(kTailPending)), pending, unwind_bb_);
+    }
     unwind_status_->addIncoming(st, b_.GetInsertBlock());
     b_.SetInsertPoint(pending);
     llvm::Value* rst = b_.CreateCall(me_.helper("sprawling_jit_tail_resume", t_.i32, {t_.ptr, t_.ptr}), {ctxp_, nfp});
@@ -1525,6 +1717,7 @@ class FunctionEmitter {
   // One instruction; false when control does not fall through to the next.
   bool instr(const Instr& in) {
     w_ = in.at;
+    exn_dispatch_ = in.op == Op::Call || in.op == Op::CallIndirect || in.op == Op::CallRef ? dispatch_for(w_) : nullptr;
     return visit_instruction(in.op, code_ + w_, [&]<Op O>(const auto& args) { return emit<O>(args); });
   }
 
@@ -1661,6 +1854,19 @@ class FunctionEmitter {
         return false;
       } else if constexpr (O == Op::ReturnCallRef) {
         emit_return_call_ref(a.type, a.ref, a.base);
+        return false;
+      } else if constexpr (O == Op::Throw) {
+        const Module& m = me_.cm.module;
+        const u32 n = value_slots(m.types[m.tags[a.tag]].params);  // slots: a v128 takes two
+        store_args(a.base, n);
+        store_fuel();
+        throw_status(b_.CreateCall(
+            me_.helper("sprawling_jit_throw", t.i32, {t.ptr, t.i32, t.ptr, t.ptr}),
+            {ctxp_, u32c(a.tag), fp_at(a.base), b_.CreateConstInBoundsGEP1_64(t.i64, fp_, f_.frame_slots)}));
+        return false;
+      } else if constexpr (O == Op::ThrowRef) {
+        store_fuel();
+        throw_status(b_.CreateCall(me_.helper("sprawling_jit_throw_ref", t.i32, {t.ptr, t.i64}), {ctxp_, slot(a.exn)}));
         return false;
       } else if constexpr (O == Op::MemoryFill) {
         call_status("sprawling_jit_memory_fill", {t.ptr, t.i32, t.i32, t.i32},

@@ -478,6 +478,36 @@ void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg) {
   c->inst->elements[seg].clear();
 }
 
+// As the interpreter's L_Throw and L_ThrowRef: the exception made (or taken) here is pending in
+// the store until a handler takes it (sprawling_jit_catch) or it leaves the run.
+std::uint32_t sprawling_jit_throw(Ctx* c, std::uint32_t tag, const std::uint64_t* values, const std::uint64_t* top) {
+  Store::Impl& s = *c->store;
+  const std::uint64_t exn = s.new_exception(c->inst->tags[tag], values, top);
+  if (exn == 0) return static_cast<std::uint32_t>(TrapKind::ExceptionLimit);
+  s.pending_exception = exn;
+  return static_cast<std::uint32_t>(TrapKind::UncaughtException);
+}
+
+std::uint32_t sprawling_jit_throw_ref(Ctx* c, std::uint64_t exn) {
+  Store::Impl& s = *c->store;
+  if (s.gc.exception(exn) == nullptr) return static_cast<std::uint32_t>(TrapKind::NullExceptionReference);
+  s.pending_exception = exn;
+  return static_cast<std::uint32_t>(TrapKind::UncaughtException);
+}
+
+// find_handler's test of one clause (unwind.cpp): the tag of this instance's index against the
+// exception's, then its values into the clause's slots.
+std::uint64_t sprawling_jit_catch(Ctx* c, std::uint32_t tag, std::uint64_t* values) {
+  Store::Impl& s = *c->store;
+  const std::uint64_t exn = s.pending_exception;
+  const GcObject* obj = s.gc.exception(exn);
+  if (obj == nullptr) return 0;
+  if (tag != CatchClause::kAnyTag && c->inst->tags[tag] != obj->tag) return 0;
+  if (values != nullptr) std::ranges::copy(obj->values(), values);
+  s.pending_exception = 0;
+  return exn;
+}
+
 }  // extern "C"
 
 // ---- garbage collection: the interpreter's Gc handlers (interpreter.cpp, "garbage collection"),
@@ -870,7 +900,10 @@ struct NumTable {
                {"sprawling_jit_array_fill", reinterpret_cast<void*>(&sprawling_jit_array_fill)},
                {"sprawling_jit_array_copy", reinterpret_cast<void*>(&sprawling_jit_array_copy)},
                {"sprawling_jit_array_init_data", reinterpret_cast<void*>(&sprawling_jit_array_init_data)},
-               {"sprawling_jit_array_init_elem", reinterpret_cast<void*>(&sprawling_jit_array_init_elem)}};
+               {"sprawling_jit_array_init_elem", reinterpret_cast<void*>(&sprawling_jit_array_init_elem)},
+               {"sprawling_jit_throw", reinterpret_cast<void*>(&sprawling_jit_throw)},
+               {"sprawling_jit_throw_ref", reinterpret_cast<void*>(&sprawling_jit_throw_ref)},
+               {"sprawling_jit_catch", reinterpret_cast<void*>(&sprawling_jit_catch)}};
     std::size_t k = 0;
     for (std::size_t i = 0; i < kOpCount; ++i)
       if (helpers[i] != nullptr) symbols.push_back({names[k++], reinterpret_cast<void*>(helpers[i])});

@@ -94,6 +94,17 @@ std::uint32_t sprawling_jit_array_init_data(Ctx* c, std::uint64_t* fp, std::uint
                                             std::uint32_t size);
 std::uint32_t sprawling_jit_array_init_elem(Ctx* c, std::uint64_t* fp, std::uint32_t elem, std::uint32_t ref,
                                             std::uint32_t d_slot, std::uint32_t s_slot, std::uint32_t n_slot);
+// Exception handling (docs/compiled-tier.md, "Exceptions"): a throw makes the exception as the
+// interpreter's L_Throw does (tag `tag` of this instance, its values at `values`, the value stack
+// live up to `top`) and leaves it pending in the store (Store::Impl::pending_exception, a root of
+// every collection): the status is UncaughtException, or ExceptionLimit when the store's account
+// refuses the object. throw_ref pends `exn`, or NullExceptionReference for a null one.
+std::uint32_t sprawling_jit_throw(Ctx* c, std::uint32_t tag, const std::uint64_t* values, const std::uint64_t* top);
+std::uint32_t sprawling_jit_throw_ref(Ctx* c, std::uint64_t exn);
+// One catch clause against the pending exception: 0 when `tag` (this instance's tag index, or
+// CatchClause::kAnyTag) does not match it; else its values are copied to `values` (when not
+// null), the exception stops pending, and its handle (the exnref) is returned.
+std::uint64_t sprawling_jit_catch(Ctx* c, std::uint32_t tag, std::uint64_t* values);
 }
 
 // A numeric helper: result slot bits of `op a b` (b ignored by unary ones); *trap set when it traps.
