@@ -6,6 +6,8 @@
 
 #include "wasm/runtime/store_impl.hpp"
 
+#include <malloc.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -198,17 +200,36 @@ bool tier_up_busy();
 // linearly with a function's size; SPRAWLING_JIT_TIER_UP_MAX_BYTES overrides, 0: no bound).
 std::size_t tier_up_max_bytes();
 
+// The bytes malloc has handed out and not had back, every thread's (mallinfo2: arenas and
+// mmapped chunks). LLVM allocates through malloc (operator new), so growth across a compile is
+// what it holds; freed memory that stays resident in malloc's pools does not count, as it would
+// in the resident set. It walks malloc's free lists: a call costs microseconds, more with a
+// fragmented heap, so compiling measures it between functions, not per allocation.
+inline std::uint64_t heap_bytes_in_use() noexcept {
+  const struct mallinfo2 mi = ::mallinfo2();
+  return static_cast<std::uint64_t>(mi.uordblks) + static_cast<std::uint64_t>(mi.hblkhd);
+}
+
 // A whole module variant compiled ahead of time (compile_object): the code cache's payload.
+// The functions are compiled in partitions (consecutive functions, a bounded amount of wasm code
+// each, the same whatever the thread count), one object each; calls between partitions are linked
+// when the objects are loaded.
 struct ObjectImage {
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
-  std::vector<std::uint8_t> object;  // ELF relocatable object, helpers referenced by name
+  std::vector<std::vector<std::uint8_t>> objects;  // ELF relocatable objects, helpers referenced by name
+  // What the compile cost (not in the payload): wall and CPU seconds (all its threads), the
+  // threads, and the most the process's heap grew by at a check (CompileOptions::memory_limit).
+  double wall_seconds = 0;
+  double cpu_seconds = 0;
+  unsigned threads = 0;
+  std::uint64_t peak_heap_growth = 0;
 };
 using ObjectResult = std::expected<ObjectImage, std::string>;
 // An image as read from the code cache: the object stays in the entry's bytes (a 21 MB object
 // for CPython: copying it twice cost more than linking it).
 struct ObjectView {
   std::vector<std::string> reasons;
-  std::span<const std::uint8_t> object;
+  std::vector<std::span<const std::uint8_t>> objects;
 };
 
 // The target machine code is generated for.
