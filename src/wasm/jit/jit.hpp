@@ -188,6 +188,20 @@ bool tier_up_wait_idle(unsigned timeout_ms);
 // For tests and measurements: the interpreted calls after which a function is compiled, for code
 // made after this (replaces SPRAWLING_JIT_TIER_UP_CALLS; at least 1).
 void tier_up_set_calls(std::int32_t calls);
+// Threads that may compile at once, for jobs queued after this (replaces
+// SPRAWLING_JIT_TIER_UP_THREADS; 1 to 256; default 1). Two jobs of one module variant never
+// compile at once.
+void tier_up_set_threads(unsigned threads);
+// The heap tier-up's compiles may hold, process-wide (replaces SPRAWLING_JIT_TIER_UP_MEMORY;
+// default 1 GiB): each compile is charged the heap's growth across it for as long as its code
+// lives; a hot function found with the charges at or over the cap stays interpreted, its reason
+// naming the cap.
+void tier_up_set_memory_cap(std::uint64_t bytes);
+// For tests and measurements: the most compiles that ran at once, the threads started so far,
+// and the bytes charged to live code.
+unsigned tier_up_peak_threads();
+std::size_t tier_up_threads_started();
+std::uint64_t tier_up_memory_held();
 // Ends tier-up for the rest of the process: drops the queue, cancels the compilation in flight
 // at its next phase and joins the thread (later requests are refused; what was published stays).
 // Runs at exit too (atexit), but a process should call it before exit (wasm::stop_tier_up):
