@@ -235,10 +235,10 @@ int compile_command(std::span<const std::string_view> args) {
       for (const auto& e : *written) {
         const double kb = static_cast<double>(e.wasm_code_bytes) / 1000.0;
         std::printf(
-            "%s: %s code: %s (%zu bytes): %zu of %zu functions, %.1f KB of wasm code in %.2f s on %u threads, "
+            "%s: %s code: %s (%zu bytes): %zu of %zu functions, %.1f KB of wasm code in %.2f s on %u thread%s, "
             "%.2f s CPU (%.1f KB/s of CPU), heap grew by at most %.1f MiB\n",
             std::string(module).c_str(), e.metered ? "metered" : "unmetered", e.file.c_str(), e.entry_bytes,
-            e.compiled, e.functions, kb, e.wall_seconds, e.threads, e.cpu_seconds,
+            e.compiled, e.functions, kb, e.wall_seconds, e.threads, e.threads == 1 ? "" : "s", e.cpu_seconds,
             e.cpu_seconds > 0 ? kb / e.cpu_seconds : 0.0,
             static_cast<double>(e.peak_heap_growth) / static_cast<double>(1 << 20));
         std::fflush(stdout);

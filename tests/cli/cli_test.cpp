@@ -263,10 +263,11 @@ TEST(Cli, CompileStopsAtItsLimitsAndWritesNothing) {
         std::vector<std::string>{"compile", "-W", "fuel=1", ok}}) {
     EXPECT_EQ(sprawl(args, {}, false, env).status, 128) << args[1];
   }
-  // Within the defaults, on two threads: written, with what it cost.
+  // Within the limits: written, with what it cost (one partition: one thread, whatever --jobs).
   auto r = sprawl({"compile", "--jobs", "2", "--compile-timeout", "10m", "--compile-memory", "4G", ok}, {}, false, env);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "on 2 threads")) << r.out;
+  EXPECT_TRUE(contains(r.out, "1 of 1 functions")) << r.out;
+  EXPECT_TRUE(contains(r.out, " on 1 thread, ")) << r.out;
   EXPECT_EQ(entries(), 2U);
   auto help = sprawl({"compile", "--help"});
   for (const char* word : {"--compile-timeout DURATION", "--compile-memory BYTES", "-j, --jobs N",
