@@ -585,7 +585,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
 
 std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(const std::filesystem::path& wasm,
                                                                      const SandboxConfig& config, bool metered,
-                                                                     bool unmetered) {
+                                                                     bool unmetered, const PrecompileOptions& options) {
   if (!wasm::compiled_tier_available()) {
     return std::unexpected(AxError{.code = ErrorCode::ToolUnavailable,
                                    .message = wasm::compiled_tier_unavailable_reason() + ": nothing to compile",
@@ -600,9 +600,14 @@ std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(const st
   const std::shared_ptr<const wasm::CompiledModule>& compiled = loaded->module;
   engine::FileCodeCache cache(config.code_cache_dir, config.code_cache_max_bytes);
   std::vector<PrecompiledEntry> out;
+  wasm::CompileOptions compile;
+  compile.time_limit = options.time_limit;
+  compile.memory_limit = options.memory_limit;
+  compile.jobs = options.jobs;
+  compile.progress = options.progress;
   for (const bool m : {false, true}) {
     if (!(m ? metered : unmetered)) continue;
-    auto report = wasm::precompile(*compiled, m, cache);
+    auto report = wasm::precompile(*compiled, m, cache, compile);
     if (!report) return std::unexpected(engine::host_error(report.error(), {{"path", wasm.string()}}));
     out.push_back(PrecompiledEntry{.metered = m,
                                    .file = config.code_cache_dir / report->entry,
@@ -610,7 +615,10 @@ std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(const st
                                    .compiled = report->compiled,
                                    .wasm_code_bytes = report->wasm_code_bytes,
                                    .entry_bytes = report->entry_bytes,
-                                   .cpu_seconds = report->cpu_seconds});
+                                   .cpu_seconds = report->cpu_seconds,
+                                   .wall_seconds = report->wall_seconds,
+                                   .threads = report->threads,
+                                   .peak_heap_growth = report->peak_heap_growth});
   }
   return out;
 }

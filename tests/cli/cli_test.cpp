@@ -224,6 +224,57 @@ TEST(Cli, CompileFillsTheCodeCacheThatRunStartsFrom) {
   EXPECT_EQ(sprawl({"compile"}, {}, false, env).status, 128);
 }
 
+// `sprawl compile` under limits it passes at once: exit status 126, the limit and the function
+// named, no entry written; the limits' spellings; a thread count is a whole number from 1.
+TEST(Cli, CompileStopsAtItsLimitsAndWritesNothing) {
+  if (!runtime::wasm_sandbox_has_compiled_tier()) GTEST_SKIP() << "no compiled tier in this build";
+  TempDir dir;
+  const auto ok = dir.write("ok.wat", test::kOkGuest).string();
+  const auto code = dir.path() / "code";
+  const std::vector<std::string> env{"SPRAWLING_CACHE_DIR=" + code.string()};
+  const auto entries = [&] {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(code, ec); !ec && it != std::filesystem::end(it); it.increment(ec))
+      ++n;
+    return n;
+  };
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"compile", "--compile-timeout", "1ns", ok},
+        std::vector<std::string>{"compile", "--compile-timeout=1ns", "--jobs", "2", ok},
+        std::vector<std::string>{"compile", "-W", "compile-timeout=1ns,jobs=1", ok}}) {
+    auto r = sprawl(args, {}, false, env);
+    EXPECT_EQ(r.status, 126) << r.err;
+    EXPECT_TRUE(contains(r.err, "stopped past the compile time limit of 1e-09 s while translating function ")) << r.err;
+    EXPECT_EQ(entries(), 0U);
+  }
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"compile", "--compile-memory", "1", ok},
+                                               std::vector<std::string>{"compile", "-Wcompile-memory=1", "-j", "2", ok}}) {
+    auto r = sprawl(args, {}, false, env);
+    EXPECT_EQ(r.status, 126) << r.err;
+    EXPECT_TRUE(contains(r.err, "stopped past the compile memory limit of 1 bytes")) << r.err;
+    EXPECT_TRUE(contains(r.err, " function ")) << r.err;
+    EXPECT_EQ(entries(), 0U);
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"compile", "--jobs", "0", ok}, std::vector<std::string>{"compile", "-j", "x", ok},
+        std::vector<std::string>{"compile", "--compile-timeout", "soon", ok},
+        std::vector<std::string>{"compile", "--compile-memory", "lots", ok},
+        std::vector<std::string>{"compile", "-W", "fuel=1", ok}}) {
+    EXPECT_EQ(sprawl(args, {}, false, env).status, 128) << args[1];
+  }
+  // Within the limits: written, with what it cost (one partition: one thread, whatever --jobs).
+  auto r = sprawl({"compile", "--jobs", "2", "--compile-timeout", "10m", "--compile-memory", "4G", ok}, {}, false, env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "1 of 1 functions")) << r.out;
+  EXPECT_TRUE(contains(r.out, " on 1 thread, ")) << r.out;
+  EXPECT_EQ(entries(), 2U);
+  auto help = sprawl({"compile", "--help"});
+  for (const char* word : {"--compile-timeout DURATION", "--compile-memory BYTES", "-j, --jobs N",
+                           "-W compile-timeout=DURATION,compile-memory=BYTES,jobs=N", "default 10m plus 2m per MB", "default 4G"})
+    EXPECT_TRUE(contains(help.out, word)) << word;
+}
+
 // A run that compiles nothing never loads the compiled tier's plugin, nor libLLVM with it (the
 // dynamic loader's own trace says what it mapped); a run that needs it names every place it
 // looked when the plugin is not there, and auto then interprets (docs/compiled-tier.md, "Linkage").

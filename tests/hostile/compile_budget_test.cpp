@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -206,6 +207,59 @@ TEST_P(CompileBudget, AJobWhoseCompilationPassesItsDeadlineEndsThere) {
     EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
   }
   bounds.check();
+}
+
+
+// Forty functions within the budget but costly for LLVM (1,900 nested loops and ifs each), compiled
+// ahead of time under limits it passes at once: the compile stops cleanly, the error names the
+// limit and the function, and the cache folder holds nothing, not even a temporary file.
+TEST(CompileLimits, AnAheadOfTimeCompilePastALimitStopsNamingItAndWritesNothing) {
+  if (!runtime::wasm_sandbox_has_compiled_tier()) GTEST_SKIP() << "no compiled tier in this build";
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const std::uint32_t type = m.add_type({});
+  constexpr std::uint32_t kFunctions = 40;
+  for (std::uint32_t i = 0; i < kFunctions; ++i)
+    m.functions.push_back(ww::Function{.type_index = type, .locals = {{1, ww::type::i32}}, .code = nested_loops_and_ifs(1900)});
+  ww::Function start{.type_index = type, .locals = {}, .code = {}};
+  for (std::uint32_t i = 0; i < kFunctions; ++i) ww::op_index(start.code, 0x10, i);
+  m.functions.push_back(std::move(start));
+  export_start(m, kFunctions);
+  Scratch dir;
+  const auto wasm = dir.write("many.wasm", m.build());
+  runtime::SandboxConfig c;
+  c.code_cache_dir = dir.path() / "cache";
+  const auto files = [&] {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(c.code_cache_dir, ec);
+         !ec && it != std::filesystem::end(it); it.increment(ec))
+      if (it->is_regular_file()) ++n;
+    return n;
+  };
+  struct Limit {
+    const char* says;
+    runtime::PrecompileOptions options;
+  };
+  runtime::PrecompileOptions timed;
+  timed.time_limit = std::chrono::nanoseconds(1);
+  runtime::PrecompileOptions small;
+  small.memory_limit = 1;
+  for (const Limit& limit : {Limit{"stopped past the compile time limit of 1e-09 s while ", timed},
+                             Limit{"stopped past the compile memory limit of 1 bytes (the heap had grown by ", small}}) {
+    for (const unsigned jobs : {1U, 2U}) {
+      runtime::PrecompileOptions options = limit.options;
+      options.jobs = jobs;
+      Bounds bounds(10.0, 512 * kMiB);
+      auto report = runtime::precompile_module(wasm, c, /*metered=*/true, /*unmetered=*/true, options);
+      ASSERT_FALSE(report.has_value());
+      EXPECT_EQ(report.error().code, runtime::ErrorCode::SandboxHost);
+      EXPECT_NE(report.error().message.find(limit.says), std::string::npos) << report.error().to_string();
+      EXPECT_NE(report.error().message.find(" function "), std::string::npos) << report.error().to_string();
+      EXPECT_EQ(files(), 0U);
+      bounds.check();
+    }
+  }
 }
 
 }  // namespace

@@ -188,7 +188,7 @@ TEST_F(CodeCacheTest, TruncatedEntryIsRecompiled) {
 // differs, so it is never run.
 void plant_foreign_entry(const fs::path& dir, const PrecompileReport& r, const jit::CacheKeyParts& parts) {
   auto module = compile_wat(kModule);
-  auto image = jit::compile_object(module->impl(), false);
+  auto image = jit::compile_object(module->impl(), false, CompileOptions{});
   ASSERT_TRUE(image.has_value());
   const jit::CacheKey key = jit::make_key(parts, jit::digest_hex(module->module().bytes), false);
   const auto entry = jit::encode_entry(key, jit::encode_image(*image));

@@ -4,6 +4,7 @@
 // interpreter's results and fuel. Honest modules (the bench workloads, the example guests) keep
 // every function compiled.
 #include "jit/tier_fixture.hpp"
+#include "sandbox/engine_code_cache.hpp"
 #include "wasm/jit/jit.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <unistd.h>
 
 namespace sprawling::wasm {
 namespace {
@@ -146,6 +148,140 @@ TEST(CompileBudget, BenchWorkloadsAndExamplesAreCompiledWhole) {
     for (std::size_t i = 0; i < code.reasons.size(); ++i)
       EXPECT_EQ(code.reasons[i].find("compile budget"), std::string::npos) << path << " function " << i << ": "
                                                                           << code.reasons[i];
+  }
+}
+
+
+// ---- limits of an ahead-of-time compile (CompileOptions) and its threads
+
+// A chain of `n` functions, each adding `adds` constants to its argument one at a time, then
+// calling the one before it and adding its index (so calls cross partitions), the first dividing
+// 1,000,000 by x (x = 0 traps at the chain's bottom); "top" calls the last one.
+std::string call_chain(std::size_t n, std::size_t adds = 0) {
+  std::string wat = "(module\n(func $f0 (param i32) (result i32) (i32.div_s (i32.const 1000000) (local.get 0)))\n";
+  for (std::size_t i = 1; i < n; ++i) {
+    wat += "(func $f" + std::to_string(i) + " (param i32) (result i32)\n";
+    for (std::size_t k = 0; k < adds; ++k)
+      wat += "(local.set 0 (i32.add (local.get 0) (i32.const " + std::to_string((i * 31 + k) % 100) + ")))\n";
+    wat += "(i32.add (call $f" + std::to_string(i - 1) + " (local.get 0)) (i32.const " + std::to_string(i) + ")))\n";
+  }
+  wat += "(func (export \"top\") (param i32) (result i32) (call $f" + std::to_string(n - 1) + " (local.get 0))))\n";
+  return wat;
+}
+
+class CompileLimits : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("sprawl-compile-limits-test-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    cache_ = std::make_shared<runtime::engine::FileCodeCache>(dir_, std::uint64_t{256} << 20);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  // What the cache folder holds (no entry, no temporary file after a stopped compile).
+  [[nodiscard]] std::size_t files() const {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir_, ec); !ec && it != std::filesystem::end(it);
+         it.increment(ec))
+      if (it->is_regular_file()) ++n;
+    return n;
+  }
+  std::filesystem::path dir_;
+  std::shared_ptr<runtime::engine::FileCodeCache> cache_;
+};
+
+TEST_F(CompileLimits, PastTheTimeLimitTheCompileStopsNamingTheLimitAndTheFunctionAndWritesNothing) {
+  const auto module = compile_wat(call_chain(40));
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.time_limit = std::chrono::nanoseconds(1);  // past at the first check
+  for (const unsigned jobs : {1U, 2U}) {
+    options.jobs = jobs;
+    auto report = precompile(*module, false, *cache_, options);
+    ASSERT_FALSE(report.has_value());
+    EXPECT_NE(report.error().find("stopped past the compile time limit of 1e-09 s while translating function 0"),
+              std::string::npos)
+        << report.error();
+    EXPECT_EQ(files(), 0U);
+  }
+}
+
+TEST_F(CompileLimits, PastTheMemoryLimitTheCompileStopsNamingTheLimitAndTheFunctionAndWritesNothing) {
+  const auto module = compile_wat(call_chain(40));
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.memory_limit = 1;  // the first partition's IR alone is more
+  for (const unsigned jobs : {1U, 2U}) {
+    options.jobs = jobs;
+    auto report = precompile(*module, true, *cache_, options);
+    ASSERT_FALSE(report.has_value());
+    const std::string& why = report.error();
+    EXPECT_NE(why.find("stopped past the compile memory limit of 1 bytes (the heap had grown by "), std::string::npos)
+        << why;
+    EXPECT_NE(why.find(") while "), std::string::npos) << why;
+    EXPECT_NE(why.find(" function "), std::string::npos) << why;
+    EXPECT_EQ(files(), 0U);
+  }
+}
+
+TEST_F(CompileLimits, WithinTheLimitsTheCompileReportsWhatItUsed) {
+  const auto module = compile_wat(call_chain(40));
+  ASSERT_NE(module, nullptr);
+  std::size_t calls = 0;
+  std::size_t last = 0;
+  CompileOptions options;
+  options.jobs = 1;
+  options.progress = [&](std::size_t done, std::size_t total) {
+    ++calls;
+    EXPECT_GT(done, last);
+    EXPECT_EQ(total, 41U);
+    last = done;
+  };
+  auto report = precompile(*module, false, *cache_, options);
+  ASSERT_TRUE(report.has_value()) << report.error();
+  EXPECT_EQ(report->compiled, 41U);
+  EXPECT_EQ(report->threads, 1U);
+  EXPECT_GT(report->peak_heap_growth, 0U);
+  EXPECT_GT(report->cpu_seconds, 0.0);
+  EXPECT_GE(calls, 1U);
+  EXPECT_EQ(last, 41U);
+  EXPECT_EQ(files(), 1U);
+}
+
+// Partitions depend on the module only: the objects compiled on one thread and on two are the
+// same bytes, and the module runs from them (calls between partitions linked) as interpreted.
+TEST_F(CompileLimits, CompilingOnSeveralThreadsGivesTheSameObjectsAndResultsAsOne) {
+  const std::string wat = call_chain(80, 70);  // about 40 KB of wasm code: two partitions
+  const auto module = compile_wat(wat);
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.jobs = 1;
+  auto serial = jit::compile_object(module->impl(), false, options);
+  ASSERT_TRUE(serial.has_value()) << serial.error();
+  EXPECT_EQ(serial->threads, 1U);
+  EXPECT_GE(serial->objects.size(), 2U);
+  options.jobs = 2;
+  auto parallel = jit::compile_object(module->impl(), false, options);
+  ASSERT_TRUE(parallel.has_value()) << parallel.error();
+  EXPECT_EQ(parallel->threads, 2U);
+  EXPECT_EQ(parallel->reasons, serial->reasons);
+  EXPECT_TRUE(parallel->objects == serial->objects);
+  for (const bool metered : {false, true}) {
+    auto report = precompile(*module, metered, *cache_, options);
+    ASSERT_TRUE(report.has_value()) << report.error();
+    EXPECT_EQ(report->compiled, 81U);
+    EXPECT_EQ(report->threads, 2U);
+    const std::optional<std::uint64_t> fuel = metered ? std::optional<std::uint64_t>{1U << 24} : std::nullopt;
+    for (const std::int32_t x : {0, 3}) {
+      const Outcome want = run(compile_wat(wat), Tier::Interpret, "top", {Value::i32(x)}, fuel);
+      const auto fresh = compile_wat(wat);
+      const Outcome got = run(fresh, Tier::Auto, "top", {Value::i32(x)}, fuel, {}, cache_);
+      EXPECT_EQ(want, got) << "x " << x << " metered " << metered;
+      EXPECT_TRUE(fresh->impl().jit_for(metered ? kMetered : kUnmetered, Tier::Auto, cache_.get())->from_cache);
+    }
   }
 }
 

@@ -408,5 +408,52 @@ TEST_F(TierUp, AMeteredBudgetRunsOutInReplacedCodeWhereTheInterpreterStops) {
   }
 }
 
+
+// The process-wide cap on what tier-up's compiles hold: once the compiles of live code hold it,
+// hot functions stay interpreted with a reason naming it, and keep the interpreter's outcomes.
+TEST_F(TierUp, HotFunctionsPastTheMemoryCapStayInterpreted) {
+  jit::tier_up_set_memory_cap(1);  // one compile's JIT alone holds more
+  same("sum", {i32(3 * kCalls)}, std::nullopt);  // sq turns hot: compiled unless the cap is held already
+  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+  EXPECT_GE(jit::tier_up_memory_held(), 1U);
+  for (int i = 0; i < 2 * kCalls; ++i) same("load", {i32(static_cast<std::uint32_t>(i) * 4)}, std::nullopt);
+  for (int i = 0; i < 2 * kCalls; ++i) same("host", {i32(static_cast<std::uint32_t>(i))}, std::nullopt);
+  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+  jit::tier_up_set_memory_cap(std::uint64_t{1} << 30);
+  const jit::ModuleCode* code = tier_up_code_of(*module_, kUnmetered);
+  ASSERT_NE(code, nullptr);
+  for (const std::uint32_t f : {kLoad, kHost}) {
+    EXPECT_FALSE(has_machine_code(*module_, kUnmetered, f)) << f;
+    EXPECT_NE(code->reasons[f].find("at or over the tier-up memory cap of 1 bytes"), std::string::npos)
+        << f << ": " << code->reasons[f];
+  }
+  same("load", {i32(8)}, std::nullopt);
+  same("host", {i32(7)}, std::nullopt);
+}
+
+// Tier-up never compiles on more threads than asked: one by default, then three; jobs of several
+// modules, each compiled with the interpreter's outcomes.
+TEST_F(TierUp, NeverMoreCompileThreadsThanAsked) {
+  const auto make_hot = [this](std::size_t modules) {
+    std::vector<std::shared_ptr<const CompiledModule>> kept;
+    for (std::size_t k = 0; k < modules; ++k) {
+      kept.push_back(jit_testing::compile_wat(kWat));
+      module_ = kept.back();
+      same("sum", {i32(3 * kCalls)}, std::nullopt);
+    }
+    EXPECT_TRUE(jit::tier_up_wait_idle(120'000));
+    for (const auto& m : kept) EXPECT_TRUE(has_machine_code(*m, kUnmetered, kSq));
+  };
+  make_hot(3);
+  EXPECT_EQ(jit::tier_up_peak_threads(), 1U);
+  EXPECT_EQ(jit::tier_up_threads_started(), 1U);
+  jit::tier_up_set_threads(3);
+  make_hot(6);
+  jit::tier_up_set_threads(1);
+  EXPECT_LE(jit::tier_up_peak_threads(), 3U);
+  EXPECT_GE(jit::tier_up_threads_started(), 1U);
+  EXPECT_LE(jit::tier_up_threads_started(), 3U);
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

@@ -132,15 +132,32 @@ struct PrecompiledEntry {
   std::size_t compiled = 0;          // of which have machine code
   std::size_t wasm_code_bytes = 0;   // the function bodies' bytes
   std::size_t entry_bytes = 0;
-  double cpu_seconds = 0;            // compiling, this thread
+  double cpu_seconds = 0;            // compiling, every compiling thread
+  double wall_seconds = 0;           // compiling
+  unsigned threads = 0;              // threads that compiled
+  std::uint64_t peak_heap_growth = 0;  // the most the heap grew by while compiling (at a check)
+};
+// How precompile_module may spend time, memory and cores. Past a limit the compile stops between
+// two functions with E_SANDBOX_HOST naming the limit and the function, and writes no entry.
+struct PrecompileOptions {
+  // Wall time of one variant's compile (zero: none). Unset: 10 minutes plus 2 minutes per MB of
+  // wasm code, about half of what one core compiles (docs/compiled-tier.md, "Ahead of time").
+  std::optional<std::chrono::nanoseconds> time_limit;
+  // Bytes the process's heap may grow by while compiling one variant (zero: none): 4 GiB.
+  std::uint64_t memory_limit = std::uint64_t{4} << 30;
+  // Compiling threads (0: the cores this process may run on); the machine code is the same.
+  unsigned jobs = 0;
+  // Called as partitions of functions finish: functions done so far, the module's total.
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 // Compiles the whole module `wasm` ahead of time into config.code_cache_dir (`sprawl compile`),
 // for the metered variant, the unmetered one, or both; later runs with ExecutionTier::Auto or
 // Compile start on that machine code. Errors: the module (E_INVALID_MODULE), no compiled tier
-// (E_TOOL_UNAVAILABLE), no cache folder or a failed write (E_INVALID_JOB / E_SANDBOX_HOST).
-[[nodiscard]] std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(const std::filesystem::path& wasm,
-                                                                                    const SandboxConfig& config,
-                                                                                    bool metered, bool unmetered);
+// (E_TOOL_UNAVAILABLE), no cache folder (E_INVALID_JOB), a failed write or a limit of `options`
+// reached (E_SANDBOX_HOST).
+[[nodiscard]] std::expected<std::vector<PrecompiledEntry>, AxError> precompile_module(
+    const std::filesystem::path& wasm, const SandboxConfig& config, bool metered, bool unmetered,
+    const PrecompileOptions& options = {});
 
 class WasmSandbox final : public Sandbox {
  public:

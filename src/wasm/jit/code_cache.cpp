@@ -30,7 +30,7 @@ namespace {
 
 constexpr std::string_view kMagic = "SPRWCODE";
 // 2: SHA-256 for the name and checksum (was LLVM's BLAKE3), names without the plugin's parts.
-constexpr std::uint32_t kFormat = 2;
+constexpr std::uint32_t kFormat = 3;
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 + 32;  // magic, format, key length, payload length, SHA-256
 
 void put32(std::vector<std::uint8_t>& out, std::uint32_t v) {
@@ -98,12 +98,6 @@ std::span<const std::uint8_t> bytes_of(std::string_view s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 }  // namespace
 
 std::string digest_hex(std::span<const std::uint8_t> bytes) { return to_hex(sha256(bytes)); }
@@ -138,7 +132,7 @@ const std::expected<CacheKeyParts, std::string>& host_key_parts() {
     auto target = host_target();
     if (!target) return std::unexpected("the host target: " + target.error());
     p->target = std::move(*target);
-    p->pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size, 25 times it ahead of time), small code model, PIC; whole module, one object";
+    p->pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size, 25 times it ahead of time), small code model, PIC; whole module, an object per partition";
     return p;
   }();
   return parts;
@@ -202,8 +196,11 @@ std::vector<std::uint8_t> encode_image(const ObjectImage& image) {
     put32(out, static_cast<std::uint32_t>(r.size()));
     out.insert(out.end(), r.begin(), r.end());
   }
-  put64(out, image.object.size());
-  out.insert(out.end(), image.object.begin(), image.object.end());
+  put32(out, static_cast<std::uint32_t>(image.objects.size()));
+  for (const std::vector<std::uint8_t>& object : image.objects) {
+    put64(out, object.size());
+    out.insert(out.end(), object.begin(), object.end());
+  }
   return out;
 }
 
@@ -223,8 +220,18 @@ std::expected<ObjectView, std::string> decode_image(std::span<const std::uint8_t
     r.assign(reinterpret_cast<const char*>(payload.data() + at), n);
     at += n;
   }
-  if (payload.size() - at < 8 || get_le(payload, at, 8) != payload.size() - at - 8) return bad();
-  image.object = payload.subspan(at + 8);
+  if (payload.size() - at < 4) return bad();
+  const std::uint64_t objects = get_le(payload, at, 4);
+  at += 4;
+  for (std::uint64_t k = 0; k < objects; ++k) {
+    if (payload.size() - at < 8) return bad();
+    const std::uint64_t n = get_le(payload, at, 8);
+    at += 8;
+    if (payload.size() - at < n) return bad();
+    image.objects.push_back(payload.subspan(at, n));
+    at += n;
+  }
+  if (at != payload.size()) return bad();
   return image;
 }
 
@@ -332,16 +339,18 @@ jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCache
 }
 
 std::expected<PrecompileReport, std::string> precompile(const CompiledModule& module, bool metered,
-                                                        CodeCacheStorage& cache) {
+                                                        CodeCacheStorage& cache, const CompileOptions& options) {
   const CompiledModule::Impl& cm = module.impl();
   const auto& parts = jit::host_key_parts();
   if (!parts) return std::unexpected(parts.error());
   const std::string digest = jit::module_digest(cm);
-  const double t0 = jit::thread_cpu_seconds();
-  auto image = jit::compile_object(cm, metered);
+  auto image = jit::compile_object(cm, metered, options);
   if (!image) return std::unexpected("the compiled tier could not compile the module: " + image.error());
   PrecompileReport report;
-  report.cpu_seconds = jit::thread_cpu_seconds() - t0;
+  report.cpu_seconds = image->cpu_seconds;
+  report.wall_seconds = image->wall_seconds;
+  report.threads = image->threads;
+  report.peak_heap_growth = image->peak_heap_growth;
   report.functions = image->reasons.size();
   report.compiled = static_cast<std::size_t>(std::ranges::count(image->reasons, std::string()));
   for (const FunctionBody& body : cm.module.code) report.wasm_code_bytes += body.code_size;

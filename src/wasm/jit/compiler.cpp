@@ -31,6 +31,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,6 +45,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
@@ -489,6 +492,9 @@ struct ModuleEmitter {
   // read their published entries from; null for the lazy and whole-module paths.
   const ModuleCode* tier_up = nullptr;
   u32 osr_hint = 0;  // tier-up: the function's Slot::loop_hint when its compilation started
+  // A partition of the whole-module path (compile_object): per defined function, whether it has
+  // machine code in another partition; its declaration is made on its first call (callee()).
+  const std::vector<char>* declare_on_use = nullptr;
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
 
@@ -514,6 +520,13 @@ struct ModuleEmitter {
   // A runtime helper by name (runtime_calls.hpp), declared on first use.
   llvm::FunctionCallee helper(const char* name, llvm::Type* ret, llvm::ArrayRef<llvm::Type*> params) {
     return mod.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
+  }
+  // The IR function a call to defined function `d` calls directly, or null (it is interpreted,
+  // or tier-up code, which reads its slot).
+  llvm::Function* callee(u32 d) {
+    if (fns[d] == nullptr && declare_on_use != nullptr && (*declare_on_use)[d] != 0)
+      fns[d] = llvm::Function::Create(t.wasm_fn, llvm::Function::ExternalLinkage, "wasm_f" + std::to_string(d), mod);
+    return fns[d];
   }
   llvm::FunctionCallee num_helper_fn(Op o) {
     if (!num[idx(o)]) {
@@ -1297,7 +1310,7 @@ class FunctionEmitter {
     llvm::Value* callee_code = nullptr;
     if (funcidx >= m.imported_funcs) {
       const u32 d = funcidx - m.imported_funcs;
-      if (me_.fns[d] != nullptr) {
+      if (me_.callee(d) != nullptr) {
         callee_code = me_.fns[d];
       } else if (me_.tier_up != nullptr) {
         // The slot outlives this code (both belong to the module variant's ModuleCode); the
@@ -1503,7 +1516,7 @@ class FunctionEmitter {
     llvm::Value* callee_code = nullptr;
     if (funcidx >= m.imported_funcs) {
       const u32 d = funcidx - m.imported_funcs;
-      if (me_.fns[d] != nullptr) {
+      if (me_.callee(d) != nullptr) {
         callee_code = me_.fns[d];
       } else if (me_.tier_up != nullptr) {
         llvm::Value* slot_addr = b_.CreateIntToPtr(
@@ -3062,30 +3075,280 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   code.entries[defined].entry.store(found->toPtr<Entry>(), std::memory_order_release);
 }
 
-std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Impl& cm, bool metered) {
+namespace {
+
+// ---------------------------------------------------------------- ahead of time, in partitions
+
+// compile_object compiles consecutive functions together, up to this much wasm code (a larger
+// function alone) or this many functions: each partition is an LLVM module of its own, so
+// partitions compile on separate threads, and the IR alive at once is a partition's per thread,
+// not the module's. The partitions depend on the module only, so the objects are the same
+// whatever the thread count. Smaller partitions balance the threads better; each costs a module's
+// set-up and makes calls out of it go through a stub the linker makes.
+constexpr std::size_t kPartitionBytes = 32 * 1024;
+constexpr std::size_t kPartitionFunctions = 512;
+// The heap is measured (mallinfo2, which walks malloc's free lists) at the end of each phase of a
+// partition and every this many functions while emitting IR; the clock at every function.
+constexpr std::size_t kMemoryCheckEvery = 64;
+// The default time limit (CompileOptions::time_limit unset): 10 minutes, plus 2 minutes per MB of
+// wasm code. One core compiles about 15 KB of wasm code per CPU second (bench modules, CPython, a
+// 250 KB module of bench workloads), a MB in about 70 s; 120 s a MB leaves room for a slower or
+// busy machine, and a 100 MB module gets 3.5 hours.
+constexpr std::chrono::nanoseconds kDefaultTimeBase = std::chrono::minutes(10);
+constexpr std::chrono::nanoseconds kDefaultTimePerMB = std::chrono::minutes(2);
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::string describe_function(const Module& m, std::size_t defined) {
+  const std::size_t index = m.imported_funcs + defined;
+  const auto named = m.function_names.find(static_cast<u32>(index));
+  std::string s = "function " + std::to_string(index);
+  if (named != m.function_names.end()) s += " (" + named->second + ")";
+  return s;
+}
+
+std::string describe_seconds(std::chrono::nanoseconds d) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%g s", std::chrono::duration<double>(d).count());
+  return buf;
+}
+
+std::string describe_bytes(std::uint64_t n) {
+  char buf[48];
+  if (n >= (std::uint64_t{1} << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / static_cast<double>(1 << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+// What the threads of one compile_object share: its limits and the first reason to stop.
+class AheadOfTime {
+ public:
+  AheadOfTime(const CompiledModule::Impl& cm, const CompileOptions& options)
+      : cm_(cm), options_(options), start_(std::chrono::steady_clock::now()), base_(heap_bytes_in_use()) {
+    if (options.time_limit) {
+      limit_ = *options.time_limit;
+    } else {
+      std::size_t bytes = 0;
+      for (const FunctionBody& body : cm.module.code) bytes += body.code_size;
+      limit_ = kDefaultTimeBase + kDefaultTimePerMB * static_cast<std::int64_t>(bytes / 1'000'000);
+    }
+    // Zero: no limit; so is a limit beyond a century (steady_clock counts nanoseconds in 64 bits).
+    if (limit_.count() > 0 && limit_ < std::chrono::hours(24 * 365 * 100)) deadline_ = start_ + limit_;
+  }
+
+  // Whether the compile goes on; `defined` is the function about to be compiled or just compiled
+  // (`doing` says which phase), `memory` whether to measure the heap too.
+  bool check(std::size_t defined, const char* doing, bool memory) {
+    if (stopped_.load(std::memory_order_relaxed)) return false;
+    if (std::chrono::steady_clock::now() >= deadline_) {
+      return stop("stopped past the compile time limit of " + describe_seconds(limit_) + " while " +
+                  doing + " " + describe_function(cm_.module, defined));
+    }
+    if (!memory) return true;
+    const std::uint64_t used = heap_bytes_in_use();
+    const std::uint64_t growth = used > base_ ? used - base_ : 0;
+    std::uint64_t peak = peak_.load(std::memory_order_relaxed);
+    while (growth > peak && !peak_.compare_exchange_weak(peak, growth, std::memory_order_relaxed)) {
+    }
+    if (options_.memory_limit != 0 && growth > options_.memory_limit) {
+      return stop("stopped past the compile memory limit of " + describe_bytes(options_.memory_limit) +
+                  " (the heap had grown by " + describe_bytes(growth) + ") while " + doing + " " +
+                  describe_function(cm_.module, defined));
+    }
+    return true;
+  }
+  // Ends the compile for every thread with `why` (the first reason given wins); false.
+  bool stop(std::string why) {
+    const std::lock_guard lock(mutex_);
+    if (!stopped_.exchange(true)) error_ = std::move(why);
+    return false;
+  }
+  [[nodiscard]] bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+  [[nodiscard]] const std::string& error() const { return error_; }  // once the threads are joined
+  [[nodiscard]] std::uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
+  [[nodiscard]] double seconds() const { return seconds_since(start_); }
+  // A partition of `functions` functions is done: tells options.progress, one call at a time.
+  void done(std::size_t functions, std::size_t total) {
+    const std::lock_guard lock(mutex_);
+    done_ += functions;
+    if (options_.progress) options_.progress(done_, total);
+  }
+
+ private:
+  const CompiledModule::Impl& cm_;
+  const CompileOptions& options_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::nanoseconds limit_{0};
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  std::uint64_t base_;
+  std::atomic<std::uint64_t> peak_{0};
+  std::atomic<bool> stopped_{false};
+  std::mutex mutex_;
+  std::string error_;
+  std::size_t done_ = 0;
+};
+
+struct Partition {
+  std::size_t first = 0;  // defined functions [first, end)
+  std::size_t end = 0;
+  std::size_t compilable = 0;  // of which have machine code
+};
+
+// Partitions of every defined function, in order (functions that stay interpreted included, so
+// progress counts them; a partition with no compilable function makes no object).
+std::vector<Partition> partitions_of(const CompiledModule::Impl& cm, const std::vector<Scan>& scans) {
+  std::vector<Partition> parts;
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < scans.size(); ++i) {
+    const std::size_t size = cm.module.code[i].code_size;
+    if (parts.empty() || (parts.back().end > parts.back().first &&
+                          (bytes + size > kPartitionBytes || parts.back().end - parts.back().first >= kPartitionFunctions))) {
+      parts.push_back(Partition{i, i, 0});
+      bytes = 0;
+    }
+    parts.back().end = i + 1;
+    bytes += size;
+    if (scans[i].reason.empty()) ++parts.back().compilable;
+  }
+  return parts;
+}
+
+// The threads compile_object uses: `asked`, or 0 for the cores this process may run on.
+unsigned compile_threads(unsigned asked) {
+  if (asked != 0) return asked;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+  return std::max(1U, std::thread::hardware_concurrency());
+}
+
+// One thread of compile_object: takes the next partition until none is left or the compile
+// stopped; each partition in its own LLVMContext and module, compiled with this thread's target
+// machine into results[p].
+void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std::vector<Scan>& scans,
+                        const std::vector<char>& compilable, const std::vector<Partition>& parts,
+                        std::atomic<std::size_t>& next, llvm::orc::JITTargetMachineBuilder jtmb, AheadOfTime& aot,
+                        std::vector<std::vector<std::uint8_t>>& results, std::atomic<double>& cpu) {
+  const double cpu0 = thread_cpu_seconds();
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) {
+    aot.stop("LLVM: " + error_text(tm.takeError()));
+    return;
+  }
+  const FunctionCode funcs = cm.all_code(metered);
+  for (;;) {
+    const std::size_t p = next.fetch_add(1);
+    if (p >= parts.size() || aot.stopped()) break;
+    const Partition& part = parts[p];
+    if (part.compilable == 0) {
+      aot.done(part.end - part.first, scans.size());
+      continue;
+    }
+    llvm::LLVMContext context;
+    llvm::Module mod("wasm_p" + std::to_string(p), context);
+    mod.setDataLayout((*tm)->createDataLayout());
+    mod.setTargetTriple((*tm)->getTargetTriple().str());
+    ModuleEmitter me(cm, funcs, metered, context, mod);
+    me.fns.assign(funcs.size(), nullptr);
+    me.declare_on_use = &compilable;  // functions of other partitions: declared when called
+    std::size_t last = part.first;
+    for (std::size_t i = part.first; i < part.end; ++i) {
+      if (compilable[i] == 0) continue;
+      me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), mod);
+      me.fns[i]->setDSOLocal(true);  // called directly (PC-relative) inside the partition
+      last = i;
+    }
+    std::size_t emitted = 0;
+    for (std::size_t i = part.first; i < part.end; ++i) {
+      if (compilable[i] == 0) continue;
+      if (!aot.check(i, "emitting the IR of", emitted++ % kMemoryCheckEvery == 0)) break;
+      FunctionEmitter(me, static_cast<u32>(i), scans[i]).emit();
+    }
+    if (aot.stopped()) break;
+    std::string verify;
+    llvm::raw_string_ostream vs(verify);
+    if (llvm::verifyModule(mod, &vs)) {
+      aot.stop("the compiled tier generated invalid IR: " + verify);
+      break;
+    }
+    if (!aot.check(last, "emitting the IR of", true)) break;
+    optimize(mod, **tm, false, kAheadOfTimeFactor);
+    if (!aot.check(last, "optimizing the partition ending with", true)) break;
+    llvm::orc::SimpleCompiler compiler(**tm);
+    auto object = compiler(mod);
+    if (!object) {
+      aot.stop("LLVM: " + error_text(object.takeError()));
+      break;
+    }
+    results[p].assign((*object)->getBufferStart(), (*object)->getBufferEnd());
+    if (!aot.check(last, "generating the code of the partition ending with", true)) break;
+    aot.done(part.end - part.first, scans.size());
+  }
+  cpu.fetch_add(thread_cpu_seconds() - cpu0, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Impl& cm, bool metered,
+                                                       const CompileOptions& options) {
+  const double cpu0 = thread_cpu_seconds();
+  AheadOfTime aot(cm, options);
   const std::size_t nfuncs = cm.module.code.size();
   auto jtmb = host_target_builder();
   if (!jtmb) return std::unexpected(error_text(jtmb.takeError()));
-  auto tm = jtmb->createTargetMachine();
-  if (!tm) return std::unexpected(error_text(tm.takeError()));
-  ModuleCode scratch(nfuncs);  // collects the reasons and the emission's error
-  std::optional<Emitted> emitted = emit_module(cm, metered, (*tm)->createDataLayout(), (*tm)->getTargetTriple(), scratch);
-  if (!emitted) return std::unexpected(scratch.error);
-  auto t0 = std::chrono::steady_clock::now();
-  optimize(*emitted->mod, **tm, false, kAheadOfTimeFactor);
-  const double seconds_opt = seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
-  llvm::orc::SimpleCompiler compiler(**tm);
-  auto object = compiler(*emitted->mod);
-  if (!object) return std::unexpected(error_text(object.takeError()));
-  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr) {
-    std::fprintf(stderr, "sprawl jit: whole module: IR %.3f s, optimizing %.3f s, code generation %.3f s\n",
-                 scratch.seconds_ir, seconds_opt, seconds_since(t0));
-    ModuleCode::print_over_budget(scratch.reasons);
+  // Every function translated to internal code and scanned (the compile budget) first, here:
+  // which functions get machine code is known before any partition calls another.
+  const FunctionCode funcs = cm.all_code(metered);
+  std::vector<Scan> scans;
+  scans.reserve(nfuncs);
+  std::vector<char> compilable(nfuncs, 0);
+  for (std::size_t i = 0; i < nfuncs; ++i) {
+    if (!aot.check(i, "translating", i % kMemoryCheckEvery == 0)) return std::unexpected(aot.error());
+    scans.push_back(scan(funcs[i], metered, cm.module, i));
+    compilable[i] = scans.back().reason.empty() ? 1 : 0;
   }
+  const double seconds_ir = aot.seconds();
+  const double cpu_scans = thread_cpu_seconds() - cpu0;
+  const std::vector<Partition> parts = partitions_of(cm, scans);
+  const unsigned threads =
+      static_cast<unsigned>(std::min<std::size_t>(compile_threads(options.jobs), std::max<std::size_t>(1, parts.size())));
+  std::vector<std::vector<std::uint8_t>> results(parts.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<double> cpu{0};
+  {
+    std::vector<std::thread> helpers;
+    for (unsigned k = 1; k < threads; ++k) {
+      helpers.emplace_back(compile_partitions, std::cref(cm), metered, std::cref(scans), std::cref(compilable),
+                           std::cref(parts), std::ref(next), *jtmb, std::ref(aot), std::ref(results), std::ref(cpu));
+    }
+    compile_partitions(cm, metered, scans, compilable, parts, next, *jtmb, aot, results, cpu);
+    for (std::thread& t : helpers) t.join();
+  }
+  if (aot.stopped()) return std::unexpected(aot.error());
   ObjectImage image;
-  image.reasons = std::move(scratch.reasons);
-  image.object.assign((*object)->getBufferStart(), (*object)->getBufferEnd());
+  image.reasons.resize(nfuncs);
+  for (std::size_t i = 0; i < nfuncs; ++i) image.reasons[i] = std::move(scans[i].reason);
+  for (std::vector<std::uint8_t>& object : results) {
+    if (!object.empty()) image.objects.push_back(std::move(object));
+  }
+  image.wall_seconds = aot.seconds();
+  image.cpu_seconds = cpu_scans + cpu.load();  // every thread's compile_partitions, and the scans
+  image.threads = threads;
+  image.peak_heap_growth = aot.peak();
+  if (std::getenv("SPRAWLING_JIT_STATS") != nullptr) {
+    std::fprintf(stderr,
+                 "sprawl jit: whole module: %zu partitions on %u threads; translating and scanning %.3f s, all %.3f s "
+                 "(%.3f s CPU), heap growth at most %s\n",
+                 parts.size(), threads, seconds_ir, image.wall_seconds, image.cpu_seconds,
+                 describe_bytes(image.peak_heap_growth).c_str());
+    ModuleCode::print_over_budget(image.reasons);
+  }
   return image;
 }
 
@@ -3112,16 +3375,18 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   // alignment" otherwise; where the object starts in the entry depends on the key's length):
   // publish_entries below links the object (JITLink copies its sections into code memory)
   // before this returns, and nothing reads the buffer after that.
-  const llvm::StringRef bytes(reinterpret_cast<const char*>(image.object.data()), image.object.size());
-  constexpr std::uintptr_t kObjectAlign = 16;
-  auto buffer = reinterpret_cast<std::uintptr_t>(bytes.data()) % kObjectAlign == 0
-                    ? llvm::MemoryBuffer::getMemBuffer(bytes, "sprawling-code-cache", /*RequiresNullTerminator=*/false)
-                    : llvm::MemoryBuffer::getMemBufferCopy(bytes, "sprawling-code-cache");
-  if (auto e = (*lljit)->addObjectFile(std::move(buffer))) {
-    out->error = error_text(std::move(e));
-    return out;
+  for (const std::span<const std::uint8_t> object : image.objects) {
+    const llvm::StringRef bytes(reinterpret_cast<const char*>(object.data()), object.size());
+    constexpr std::uintptr_t kObjectAlign = 16;
+    auto buffer = reinterpret_cast<std::uintptr_t>(bytes.data()) % kObjectAlign == 0
+                      ? llvm::MemoryBuffer::getMemBuffer(bytes, "sprawling-code-cache", /*RequiresNullTerminator=*/false)
+                      : llvm::MemoryBuffer::getMemBufferCopy(bytes, "sprawling-code-cache");
+    if (auto e = (*lljit)->addObjectFile(std::move(buffer))) {
+      out->error = error_text(std::move(e));
+      return out;
+    }
   }
-  publish_entries(**lljit, *out);  // the first lookup links the whole object
+  publish_entries(**lljit, *out);  // the first lookup links every object
   // A failed link may leave the object unlinked in the JIT: it goes with it, before the bytes do.
   if (!out->error.empty()) return out;
   out->seconds_codegen = seconds_since(t0);

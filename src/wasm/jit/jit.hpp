@@ -6,6 +6,8 @@
 
 #include "wasm/runtime/store_impl.hpp"
 
+#include <malloc.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -186,6 +188,20 @@ bool tier_up_wait_idle(unsigned timeout_ms);
 // For tests and measurements: the interpreted calls after which a function is compiled, for code
 // made after this (replaces SPRAWLING_JIT_TIER_UP_CALLS; at least 1).
 void tier_up_set_calls(std::int32_t calls);
+// Threads that may compile at once, for jobs queued after this (replaces
+// SPRAWLING_JIT_TIER_UP_THREADS; 1 to 256; default 1). Two jobs of one module variant never
+// compile at once.
+void tier_up_set_threads(unsigned threads);
+// The heap tier-up's compiles may hold, process-wide (replaces SPRAWLING_JIT_TIER_UP_MEMORY;
+// default 1 GiB): each compile is charged the heap's growth across it for as long as its code
+// lives; a hot function found with the charges at or over the cap stays interpreted, its reason
+// naming the cap.
+void tier_up_set_memory_cap(std::uint64_t bytes);
+// For tests and measurements: the most compiles that ran at once, the threads started so far,
+// and the bytes charged to live code.
+unsigned tier_up_peak_threads();
+std::size_t tier_up_threads_started();
+std::uint64_t tier_up_memory_held();
 // Ends tier-up for the rest of the process: drops the queue, cancels the compilation in flight
 // at its next phase and joins the thread (later requests are refused; what was published stays).
 // Runs at exit too (atexit), but a process should call it before exit (wasm::stop_tier_up):
@@ -198,17 +214,36 @@ bool tier_up_busy();
 // linearly with a function's size; SPRAWLING_JIT_TIER_UP_MAX_BYTES overrides, 0: no bound).
 std::size_t tier_up_max_bytes();
 
+// The bytes malloc has handed out and not had back, every thread's (mallinfo2: arenas and
+// mmapped chunks). LLVM allocates through malloc (operator new), so growth across a compile is
+// what it holds; freed memory that stays resident in malloc's pools does not count, as it would
+// in the resident set. It walks malloc's free lists: a call costs microseconds, more with a
+// fragmented heap, so compiling measures it between functions, not per allocation.
+inline std::uint64_t heap_bytes_in_use() noexcept {
+  const struct mallinfo2 mi = ::mallinfo2();
+  return static_cast<std::uint64_t>(mi.uordblks) + static_cast<std::uint64_t>(mi.hblkhd);
+}
+
 // A whole module variant compiled ahead of time (compile_object): the code cache's payload.
+// The functions are compiled in partitions (consecutive functions, a bounded amount of wasm code
+// each, the same whatever the thread count), one object each; calls between partitions are linked
+// when the objects are loaded.
 struct ObjectImage {
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
-  std::vector<std::uint8_t> object;  // ELF relocatable object, helpers referenced by name
+  std::vector<std::vector<std::uint8_t>> objects;  // ELF relocatable objects, helpers referenced by name
+  // What the compile cost (not in the payload): wall and CPU seconds (all its threads), the
+  // threads, and the most the process's heap grew by at a check (CompileOptions::memory_limit).
+  double wall_seconds = 0;
+  double cpu_seconds = 0;
+  unsigned threads = 0;
+  std::uint64_t peak_heap_growth = 0;
 };
 using ObjectResult = std::expected<ObjectImage, std::string>;
 // An image as read from the code cache: the object stays in the entry's bytes (a 21 MB object
 // for CPython: copying it twice cost more than linking it).
 struct ObjectView {
   std::vector<std::string> reasons;
-  std::span<const std::uint8_t> object;
+  std::vector<std::span<const std::uint8_t>> objects;
 };
 
 // The target machine code is generated for.

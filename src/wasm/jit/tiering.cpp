@@ -14,8 +14,10 @@
 #include <mutex>
 #include <memory>
 #include <string>
+#include <limits>
 #include <thread>
-
+#include <unordered_set>
+#include <vector>
 namespace sprawling::wasm::jit {
 
 namespace {
@@ -39,7 +41,15 @@ constexpr std::size_t kDefaultBytesPerThreshold = 512;
 // Requests waiting at most: past it a request is dropped and counted again later, so a burst of
 // hot functions cannot grow memory without bound while one compiles.
 constexpr std::size_t kQueueBound = 256;
-
+// Threads compiling at once (SPRAWLING_JIT_TIER_UP_THREADS or tier_up_set_threads): one, so a
+// job's own threads keep their cores; two jobs of one module variant never compile at once
+// (their code shares one JIT), whatever the count.
+constexpr unsigned kDefaultThreads = 1;
+// The heap tier-up's compiles may hold, process-wide (SPRAWLING_JIT_TIER_UP_MEMORY or
+// tier_up_set_memory_cap): each compile is charged the heap's growth across it (its code, its
+// JIT's state, and what other threads allocate meanwhile), for as long as the code it compiled
+// into lives; at or past the cap, hot functions stay interpreted.
+constexpr std::uint64_t kDefaultMemoryCap = std::uint64_t{1} << 30;
 // A numeric knob from the environment: the default when unset, empty or not a number (said once).
 std::uint64_t env_count(const char* name, std::uint64_t fallback, std::uint64_t max) {
   const char* v = std::getenv(name);
@@ -84,7 +94,19 @@ struct Job {
   std::weak_ptr<const CompiledModule> module;
   std::weak_ptr<ModuleCode> code;
   std::uint32_t defined = 0;
+  const ModuleCode* key = nullptr;  // the code it compiles into: one job per code at a time
 };
+
+std::atomic<unsigned>& threads_setting() {
+  static std::atomic<unsigned> threads{static_cast<unsigned>(
+      std::max<std::uint64_t>(1, env_count("SPRAWLING_JIT_TIER_UP_THREADS", kDefaultThreads, 256)))};
+  return threads;
+}
+std::atomic<std::uint64_t>& memory_cap_setting() {
+  static std::atomic<std::uint64_t> cap{
+      env_count("SPRAWLING_JIT_TIER_UP_MEMORY", kDefaultMemoryCap, std::numeric_limits<std::uint64_t>::max())};
+  return cap;
+}
 
 // The tier-up thread. Never destroyed (a static's destructor could run while the thread waits
 // on its members); the process's exit stops and joins it (stop()) before LLVM's own static
@@ -99,21 +121,50 @@ class Worker {
   bool push(Job job) {
     std::unique_lock lock(mutex_);
     if (stopping_ || queue_.size() >= kQueueBound) return false;
-    if (!thread_.joinable()) start_locked();
     queue_.push_back(std::move(job));
+    // A thread more while jobs wait for one, up to the threads asked for.
+    if (threads_.size() < std::min<std::size_t>(threads_setting().load(std::memory_order_relaxed),
+                                                static_cast<std::size_t>(running_) + queue_.size()))
+      start_locked();
     lock.unlock();
-    wake_.notify_one();
+    wake_.notify_all();
     return true;
   }
 
   bool busy() {
     const std::lock_guard lock(mutex_);
-    return busy_ || !queue_.empty();
+    return running_ != 0 || !queue_.empty();
   }
 
   bool wait_idle(unsigned timeout_ms) {
     std::unique_lock lock(mutex_);
-    return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return queue_.empty() && !busy_; });
+    return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                          [this] { return queue_.empty() && running_ == 0; });
+  }
+
+  unsigned peak_running() {
+    const std::lock_guard lock(mutex_);
+    return peak_running_;
+  }
+
+  std::size_t threads() {
+    const std::lock_guard lock(mutex_);
+    return threads_.size();
+  }
+
+  // The heap the compiles of live code hold (the charges of code gone are dropped).
+  std::uint64_t held() {
+    const std::lock_guard lock(charges_mutex_);
+    std::erase_if(charges_, [](const Charge& c) { return c.code.expired(); });
+    std::uint64_t sum = 0;
+    for (const Charge& c : charges_) sum += c.bytes;
+    return sum;
+  }
+
+  void charge(const std::shared_ptr<ModuleCode>& code, std::uint64_t bytes) {
+    if (bytes == 0) return;
+    const std::lock_guard lock(charges_mutex_);
+    charges_.push_back(Charge{code, bytes});
   }
 
   // tier_up_stop, and atexit: drops what is queued, cancels the job in flight at its next phase,
@@ -127,7 +178,9 @@ class Worker {
     w.queue_.clear();
     lock.unlock();
     w.wake_.notify_all();
-    if (w.thread_.joinable()) w.thread_.join();
+    // Threads start only under the mutex and never once stopping_ is set: the list is final here.
+    for (std::thread& t : w.threads_)
+      if (t.joinable()) t.join();
   }
 
  private:
@@ -138,29 +191,38 @@ class Worker {
       at_exit_ = true;
       std::atexit(&Worker::stop);
     }
-    thread_ = std::thread([this] { loop(); });
+    threads_.emplace_back([this] { loop(); });
+  }
+
+  // The first queued job whose code no other thread compiles into, or end().
+  std::deque<Job>::iterator runnable_locked() {
+    return std::ranges::find_if(queue_, [this](const Job& j) { return !in_flight_.contains(j.key); });
   }
 
   void loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      wake_.wait(lock, [this] { return stopping_ || runnable_locked() != queue_.end(); });
       if (stopping_) break;
-      Job job = std::move(queue_.front());
-      queue_.pop_front();
-      busy_ = true;
+      const auto it = runnable_locked();
+      Job job = std::move(*it);
+      queue_.erase(it);
+      in_flight_.insert(job.key);
+      ++running_;
+      peak_running_ = std::max(peak_running_, running_);
       lock.unlock();
       run(job, cancel_);
       lock.lock();
-      busy_ = false;
+      --running_;
+      in_flight_.erase(job.key);
+      wake_.notify_all();  // a job of the same code may be runnable now
       // Again after every job, since a compilation may have made function-local statics LLVM
       // creates on first use: exit runs handlers and such destructors in reverse order of
       // registration, so stop() runs before theirs (a job in flight at exit may still make one
       // after it: processes call tier_up_stop before exit, as the CLI does).
       std::atexit(&Worker::stop);
-      if (queue_.empty()) idle_.notify_all();
+      if (queue_.empty() && running_ == 0) idle_.notify_all();
     }
-    busy_ = false;
     idle_.notify_all();
   }
 
@@ -185,15 +247,35 @@ class Worker {
       code->reasons[job.defined] = "the compiled tier's plugin is unavailable: " + p.error;
       return;
     }
+    // The process-wide cap on what tier-up's compiles hold.
+    const std::uint64_t cap = memory_cap_setting().load(std::memory_order_relaxed);
+    if (const std::uint64_t held = get().held(); held >= cap) {
+      code->reasons[job.defined] = "tier-up's compiles hold " + std::to_string(held) +
+                                   " bytes, at or over the tier-up memory cap of " + std::to_string(cap) +
+                                   " bytes (SPRAWLING_JIT_TIER_UP_MEMORY)";
+      return;
+    }
+    const std::uint64_t before = heap_bytes_in_use();
     compile_function(cm, *code, job.defined, cancel);
+    const std::uint64_t after = heap_bytes_in_use();
+    get().charge(code, after > before ? after - before : 0);
   }
+
+  struct Charge {
+    std::weak_ptr<ModuleCode> code;
+    std::uint64_t bytes = 0;
+  };
 
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable idle_;
   std::deque<Job> queue_;
-  std::thread thread_;
-  bool busy_ = false;
+  std::vector<std::thread> threads_;
+  std::unordered_set<const ModuleCode*> in_flight_;
+  unsigned running_ = 0;
+  unsigned peak_running_ = 0;
+  std::mutex charges_mutex_;
+  std::vector<Charge> charges_;
   bool stopping_ = false;
   bool at_exit_ = false;
   std::atomic<bool> cancel_{false};
@@ -233,12 +315,32 @@ void tier_up_hot(FuncInst& f, int variant) {
   // Only a slot of the tier-up code asks (whole-module slots practically never count down to 0;
   // what has no entry there stays interpreted).
   if (!code || defined >= code->entries.size() || &code->entries[defined] != slot) return;
-  if (!Worker::get().push(Job{inst.compiled_module, code, defined}))
+  if (!Worker::get().push(Job{inst.compiled_module, code, defined, code.get()}))
     slot->countdown.store(countdown_for(threshold(), cm.module.code[defined].code_size), std::memory_order_relaxed);
 }
 
 void tier_up_set_calls(std::int32_t calls) {
   calls_setting().store(std::clamp<std::int32_t>(calls, 1, INT32_MAX - 1), std::memory_order_relaxed);
+}
+
+void tier_up_set_threads(unsigned threads) {
+  threads_setting().store(std::clamp(threads, 1U, 256U), std::memory_order_relaxed);
+}
+
+void tier_up_set_memory_cap(std::uint64_t bytes) {
+  memory_cap_setting().store(bytes, std::memory_order_relaxed);
+}
+
+unsigned tier_up_peak_threads() {
+  return Worker::get().peak_running();
+}
+
+std::size_t tier_up_threads_started() {
+  return Worker::get().threads();
+}
+
+std::uint64_t tier_up_memory_held() {
+  return Worker::get().held();
 }
 
 void tier_up_stop() {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -245,13 +246,37 @@ struct PrecompileReport {
   std::size_t compiled = 0;          // of which have machine code (the rest stay interpreted)
   std::size_t wasm_code_bytes = 0;   // the code section's function bodies
   std::size_t entry_bytes = 0;       // what was written
-  double cpu_seconds = 0;            // this thread's CPU time, IR to object
+  double cpu_seconds = 0;            // CPU time of the compiling threads, IR to objects
+  double wall_seconds = 0;           // wall time, IR to objects
+  unsigned threads = 0;              // threads that compiled
+  std::uint64_t peak_heap_growth = 0;  // the most the heap grew by while compiling (at a check)
 };
+// How an ahead-of-time compile (precompile, `sprawl compile`) may spend time, memory and cores.
+// Past a limit the compile stops between two functions (a function in flight finishes; the compile
+// budget bounds what one function costs), returns an error naming the limit and the function, and
+// writes nothing.
+struct CompileOptions {
+  // Wall time from the start of the compile (zero: none). Unset: 10 minutes plus 2 minutes per MB
+  // of wasm code, about half of what one core compiles (docs/compiled-tier.md, "Ahead of time").
+  std::optional<std::chrono::nanoseconds> time_limit;
+  // Bytes the process's heap may grow by while compiling (zero: none; malloc's bytes in use, all threads:
+  // LLVM's IR, its code generation and the objects made so far, and the module's internal code).
+  std::uint64_t memory_limit = std::uint64_t{4} << 30;
+  // Threads compiling partitions of the module at once (0: the cores this process may use). The
+  // machine code is the same whatever the count.
+  unsigned jobs = 0;
+  // Called after each partition of functions is compiled, with the functions compiled (or left
+  // interpreted) so far and the module's total, from whichever thread compiled it (one call at a
+  // time).
+  std::function<void(std::size_t done, std::size_t total)> progress;
+};
+
 // Compiles every function of `module` (variant: metered or not) to machine code ahead of time and
 // writes it to `cache`, where stores on Tier::Compile or Tier::Auto with that cache find it. The
-// error says what failed (no compiled tier in this build, LLVM, the storage).
+// error says what failed (no compiled tier in this build, LLVM, a limit of `options`, the storage).
 [[nodiscard]] std::expected<PrecompileReport, std::string> precompile(const CompiledModule& module, bool metered,
-                                                                      CodeCacheStorage& cache);
+                                                                      CodeCacheStorage& cache,
+                                                                      const CompileOptions& options = {});
 
 struct InstantiationError {
   enum class Kind : std::uint8_t {

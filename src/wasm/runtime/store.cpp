@@ -206,7 +206,8 @@ bool Store::set_tier(Tier tier) noexcept {
 }
 
 #if !SPRAWLING_WITH_JIT
-std::expected<PrecompileReport, std::string> precompile(const CompiledModule&, bool, CodeCacheStorage&) {
+std::expected<PrecompileReport, std::string> precompile(const CompiledModule&, bool, CodeCacheStorage&,
+                                                        const CompileOptions&) {
   return std::unexpected(std::string("this build has no compiled tier (built with SPRAWLING_WITH_JIT=OFF)"));
 }
 #endif
