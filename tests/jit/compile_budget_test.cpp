@@ -1,4 +1,4 @@
-// The compile budget (compiler.cpp, CompileBudget; docs/compiled-tier.md, "The compile budget"): a
+// The compile budget (scan.cpp, CompileBudget; docs/compiled-tier.md, "The compile budget"): a
 // function whose shape would make LLVM's time or memory grow faster than linearly stays
 // interpreted, with a reason naming the limit and the figure, and the module still gives the
 // interpreter's results and fuel. Honest modules (the bench workloads, the example guests) keep

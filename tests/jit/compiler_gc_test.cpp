@@ -1,4 +1,4 @@
-// The compiled tier's garbage collection (src/wasm/jit/compiler.cpp, the GC helpers of
+// The compiled tier's garbage collection (src/wasm/jit/emitter.cpp, the GC helpers of
 // runtime_calls.cpp): every Gc-family instruction compiles, compiled code gives the interpreter's
 // results, traps (kind, function, offset) and fuel at every budget, metered and unmetered; the
 // collector finds every reference a compiled frame holds (a local, the operand stack, a field of

@@ -1,4 +1,4 @@
-// The compiled tier's SIMD code (src/wasm/jit/compiler.cpp, the SIMD helpers of runtime_calls.cpp):
+// The compiled tier's SIMD code (src/wasm/jit/emitter.cpp, the SIMD helpers of runtime_calls.cpp):
 // every fixed-width and relaxed SIMD instruction compiles, and compiled code gives the interpreter's
 // results (v128 bits, NaN lanes included), traps (kind, function, offset) and fuel, metered and
 // unmetered.

@@ -1,4 +1,4 @@
-// The compiled tier's compiler (src/wasm/jit/compiler.cpp): which functions it compiles, and that
+// The compiled tier's compiler (src/wasm/jit/scan.cpp, emitter.cpp, compiler.cpp): which functions it compiles, and that
 // compiled code gives the interpreter's results, traps and exact fuel, metered and unmetered.
 #include "jit/tier_fixture.hpp"
 #include "sandbox/engine_code_cache.hpp"

@@ -19,7 +19,7 @@ struct PluginTable {
 };
 
 // What the plugin's code calls in the engine. The plugin links no engine code: these are the
-// engine functions compiler.cpp uses that are not inline in a header (the plugin defines them as
+// engine functions the compiler uses that are not inline in a header (the plugin defines them as
 // forwarders to this table, plugin_entry.cpp), so an engine built as a static library, a
 // program or libsprawling.so (which exports only the C API) all serve it the same way. A new
 // one: a slot here, its address in loader.cpp's services(), a forwarder in plugin_entry.cpp (the

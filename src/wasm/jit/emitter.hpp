@@ -1,0 +1,92 @@
+// The compiled tier's second pass (private to the jit): LLVM IR for the functions scan() passed.
+// A ModuleEmitter holds what the functions of one IR module share (types, helper declarations,
+// the IR function of every defined function compiled into it); emit_function writes one body.
+#pragma once
+
+#include "wasm/jit/scan.hpp"
+
+#include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace sprawling::wasm::jit {
+
+struct Types {
+  llvm::Type* i1;
+  llvm::Type* i8;
+  llvm::Type* i16;
+  llvm::Type* i32;
+  llvm::Type* i64;
+  llvm::Type* f32;
+  llvm::Type* f64;
+  llvm::PointerType* ptr;
+  llvm::FunctionType* wasm_fn;
+};
+
+struct ModuleEmitter {
+  const CompiledModule::Impl& cm;
+  FunctionCode funcs;
+  bool metered;
+  llvm::LLVMContext& ctx;
+  llvm::Module& mod;
+  Types t;
+  std::vector<llvm::Function*> fns;  // per defined function: its IR function, null if interpreted
+  // Tier-up (compile_function): the code whose slots calls to functions outside this IR module
+  // read their published entries from; null for the lazy and whole-module paths.
+  const ModuleCode* tier_up = nullptr;
+  u32 osr_hint = 0;  // tier-up: the function's Slot::loop_hint when its compilation started
+  // A partition of the whole-module path (compile_object): per defined function, whether it has
+  // machine code in another partition; its declaration is made on its first call (callee()).
+  const std::vector<char>* declare_on_use = nullptr;
+  llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
+  std::array<llvm::FunctionCallee, kOpCount> num{};
+
+  ModuleEmitter(const CompiledModule::Impl& m, FunctionCode f, bool met, llvm::LLVMContext& c,
+                llvm::Module& md)
+      : cm(m), funcs(f), metered(met), ctx(c), mod(md) {
+    t.i1 = llvm::Type::getInt1Ty(ctx);
+    t.i8 = llvm::Type::getInt8Ty(ctx);
+    t.i16 = llvm::Type::getInt16Ty(ctx);
+    t.i32 = llvm::Type::getInt32Ty(ctx);
+    t.i64 = llvm::Type::getInt64Ty(ctx);
+    t.f32 = llvm::Type::getFloatTy(ctx);
+    t.f64 = llvm::Type::getDoubleTy(ctx);
+    t.ptr = llvm::PointerType::get(ctx, 0);
+    t.wasm_fn = llvm::FunctionType::get(t.i32, {t.ptr, t.ptr}, false);
+    refuel = mod.getOrInsertFunction("sprawling_jit_refuel", llvm::FunctionType::get(t.i32, {t.ptr, t.i64}, false));
+    call = mod.getOrInsertFunction("sprawling_jit_call", llvm::FunctionType::get(t.i32, {t.ptr, t.ptr, t.ptr}, false));
+    call_indirect = mod.getOrInsertFunction("sprawling_jit_call_indirect",
+                                            llvm::FunctionType::get(t.i32, {t.ptr, t.i32, t.i32, t.i64, t.ptr}, false));
+    memory_grow =
+        mod.getOrInsertFunction("sprawling_jit_memory_grow", llvm::FunctionType::get(t.i32, {t.ptr, t.i32}, false));
+  }
+  // A runtime helper by name (runtime_calls.hpp), declared on first use.
+  llvm::FunctionCallee helper(const char* name, llvm::Type* ret, llvm::ArrayRef<llvm::Type*> params) {
+    return mod.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
+  }
+  // The IR function a call to defined function `d` calls directly, or null (it is interpreted,
+  // or tier-up code, which reads its slot).
+  llvm::Function* callee(u32 d) {
+    if (fns[d] == nullptr && declare_on_use != nullptr && (*declare_on_use)[d] != 0)
+      fns[d] = llvm::Function::Create(t.wasm_fn, llvm::Function::ExternalLinkage, "wasm_f" + std::to_string(d), mod);
+    return fns[d];
+  }
+  llvm::FunctionCallee num_helper_fn(Op o) {
+    if (!num[idx(o)]) {
+      num[idx(o)] = mod.getOrInsertFunction("sprawling_jit_num_" + std::to_string(idx(o)),
+                                            llvm::FunctionType::get(t.i64, {t.i64, t.i64, t.ptr}, false));
+    }
+    return num[idx(o)];
+  }
+};
+
+// Emits defined function `defined` (its IR function is me.fns[defined]) from its scan. Returns
+// 1 + the loop header where the function takes on-stack replacement requests, or 0.
+u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc);
+
+}  // namespace sprawling::wasm::jit
