@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,12 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+// The sanitizer runtime's count of the bytes its allocator has handed out (GCC ships no header
+// declaring it).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+#endif
 
 namespace sprawling::wasm::jit {
 
@@ -149,7 +156,7 @@ class ModuleCode {
 
  public:
   // SPRAWLING_JIT_STATS: each function the compile budget keeps interpreted, with its reason
-  // (compiler.cpp, CompileBudget); SPRAWLING_JIT_STATS=2: each function that stays interpreted,
+  // (scan.cpp, CompileBudget); SPRAWLING_JIT_STATS=2: each function that stays interpreted,
   // whatever the reason (tests check that none of a script's functions falls back for a given
   // one). Also for the whole-module path (compile_object).
   static void print_over_budget(const std::vector<std::string>& why) {
@@ -219,9 +226,15 @@ std::size_t tier_up_max_bytes();
 // what it holds; freed memory that stays resident in malloc's pools does not count, as it would
 // in the resident set. It walks malloc's free lists: a call costs microseconds, more with a
 // fragmented heap, so compiling measures it between functions, not per allocation.
+// Under AddressSanitizer or ThreadSanitizer the sanitizer's allocator replaces malloc's, which
+// mallinfo2 would report as empty: the sanitizer's own count stands in for it there.
 inline std::uint64_t heap_bytes_in_use() noexcept {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return __sanitizer_get_current_allocated_bytes();
+#else
   const struct mallinfo2 mi = ::mallinfo2();
   return static_cast<std::uint64_t>(mi.uordblks) + static_cast<std::uint64_t>(mi.hblkhd);
+#endif
 }
 
 // A whole module variant compiled ahead of time (compile_object): the code cache's payload.
