@@ -12,7 +12,7 @@ from wat_modules import DENIED_WAT, EXIT3_WAT, OK_WAT, SPIN_WAT, TRAP_WAT
 
 SKIP = "Ray is not installed (pip install 'sprawling[ray]'): the sprawling.ray tests skip"
 ray = pytest.importorskip("ray", reason=SKIP)
-if not hasattr(ray, "init"):  # a folder named ray (Ray's own /tmp/ray) in the working directory
+if not hasattr(ray, "init"):  # a folder named ray (such as the session folder Ray leaves behind) in the working directory
     pytest.skip(SKIP, allow_module_level=True)
 import sprawling.ray as sray  # noqa: E402
 
