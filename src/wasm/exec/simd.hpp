@@ -12,10 +12,13 @@
 // The two header paths live in differently named inline namespaces so both can be linked into one test.
 //
 // NaN results (the spec allows any canonical or, given a non-canonical NaN operand, arithmetic NaN):
-// every floating-point operator that may produce a NaN (add sub mul div sqrt min max ceil floor trunc
-// nearest demote promote) returns the positive canonical NaN (f32 0x7FC00000, f64 0x7FF8000000000000)
-// in that lane, whatever the operands' payloads and on every path and machine. abs, neg, pmin, pmax,
-// splat, lanes, loads and stores are bit operations or selections and keep a NaN's bits exactly.
+// every arithmetic operator that may produce a NaN (add sub mul div sqrt min max ceil floor trunc
+// nearest) returns the positive canonical NaN (f32 0x7FC00000, f64 0x7FF8000000000000) in that
+// lane, whatever the operands' payloads and on every path and machine. demote and promote convert
+// each lane as their scalar forms f32.demote_f64 and f64.promote_f32 do (a C++ conversion: the NaN
+// quieted, its payload's high bits kept), as Wasmtime and V8 do on x86-64, so a NaN's payload read
+// back by integer code gives the same answer on every engine. abs, neg, pmin, pmax, splat, lanes,
+// loads and stores are bit operations or selections and keep a NaN's bits exactly.
 //
 // Scalar operands and results travel as the slot's bit pattern: i32 and f32 as std::uint32_t, i64 and f64
 // as std::uint64_t (so a signalling NaN is never touched by an x87 or a float conversion). Lane
@@ -772,13 +775,11 @@ SPRAWLING_SIMD_ROUND(f64x2_nearest, double, std::nearbyint)
 }
 [[nodiscard]] inline V128 f32x4_demote_f64x2_zero(V128 a) noexcept {
   const auto x = impl::lanes<double>(a);
-  return impl::of(impl::Lanes<float>{impl::canon_scalar(static_cast<float>(x[0])),
-                                     impl::canon_scalar(static_cast<float>(x[1])), 0.0F, 0.0F});
+  return impl::of(impl::Lanes<float>{static_cast<float>(x[0]), static_cast<float>(x[1]), 0.0F, 0.0F});
 }
 [[nodiscard]] inline V128 f64x2_promote_low_f32x4(V128 a) noexcept {
   const auto x = impl::lanes<float>(a);
-  return impl::of(impl::Lanes<double>{impl::canon_scalar(static_cast<double>(x[0])),
-                                      impl::canon_scalar(static_cast<double>(x[1]))});
+  return impl::of(impl::Lanes<double>{static_cast<double>(x[0]), static_cast<double>(x[1])});
 }
 
 }  // inline namespace x86 / portable

@@ -1674,12 +1674,12 @@ class FunctionEmitter {
       if (n == "demote_f64x2_zero") {
         auto* f32x2 = llvm::FixedVectorType::get(t_.f32, 2);
         llvm::Value* r = b_.CreateFPTrunc(b_.CreateBitCast(a2, lanes_of("f64x2").vt), f32x2);
-        const Lanes two{f32x2, i32x2, 32, true};
-        return with_zero_high(canon(two, r));
+        // A NaN lane is converted as f32.demote_f64 converts it (quieted, payload's high bits kept).
+        return with_zero_high(b_.CreateBitCast(r, i32x2));
       }
       if (n == "promote_low_f32x4") {
         llvm::Value* low = b_.CreateShuffleVector(b_.CreateBitCast(a2, lanes_of("f32x4").vt), llvm::ArrayRef<int>{0, 1});
-        return canon(l, b_.CreateFPExt(low, l.vt));
+        return b_.CreateBitCast(b_.CreateFPExt(low, l.vt), l.ivt);  // as f64.promote_f32: payload kept
       }
       return nullptr;
     }
