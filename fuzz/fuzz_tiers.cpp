@@ -122,14 +122,16 @@ std::uint64_t fnv1a(const std::uint8_t* data, std::size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   sprawling::wasm::set_code_verification(true);  // every translation is checked (internal_verify.hpp)
   // Every function runs compiled (this target insists on it): SIMD (NaN lanes are canonical in
-  // both tiers), tail calls, second memories, memory64, table64 and exception handling included.
+  // both tiers), tail calls, second memories, memory64, table64, exception handling, typed
+  // function references and GC included.
   const fuzz::GenOptions options{.deterministic_only = false,
                                  .canonical_nan_pairs = true,
                                  .tail_calls = true,
                                  .simd = true,
                                  .multi_memory = true,
                                  .memory64 = true,
-                                 .exceptions = true};
+                                 .exceptions = true,
+                                 .gc = true};
   auto input = fuzz::module_of_input(std::span<const std::uint8_t>(data, size), options, "tiers");
   if (!input) return 0;
   const bool is_module = input->as_is;

@@ -159,6 +159,13 @@ class Generator {
       module_.tags = {module_.add_type(ww::FuncType{}), module_.add_type(ww::FuncType{{ww::type::i32}, {}})};
       caught_ref_type_ = module_.add_type(ww::FuncType{{}, {ww::type::i32, kExnRef}});
     }
+    if (options_.gc) {
+      // After the other types, like the tags': (struct (mut i32) (mut i64)), (array (mut i32)),
+      // (array (mut i8)).
+      struct_type_ = module_.add_type(ww::FuncType{.params = {}, .results = {}, .composite = {0x5f, 0x02, ww::type::i32, 0x01, ww::type::i64, 0x01}});
+      array_i32_type_ = module_.add_type(ww::FuncType{.params = {}, .results = {}, .composite = {0x5e, ww::type::i32, 0x01}});
+      array_i8_type_ = module_.add_type(ww::FuncType{.params = {}, .results = {}, .composite = {0x5e, 0x78, 0x01}});
+    }
     module_.globals = {constant_global(ww::type::i32), constant_global(ww::type::i32), constant_global(ww::type::i64),
                        constant_global(ww::type::f64)};
     Bytes data;
@@ -221,6 +228,12 @@ class Generator {
     if (options_.simd) {
       f.locals.emplace_back(kLocalsPerType, ww::type::v128);
       for (std::uint32_t i = 0; i < kLocalsPerType; ++i) locals_.push_back(ww::type::v128);
+    }
+    if (options_.gc) {
+      for (const std::uint8_t t : kRefLocalTypes) {
+        f.locals.emplace_back(kLocalsPerType, t);
+        for (std::uint32_t i = 0; i < kLocalsPerType; ++i) locals_.push_back(t);
+      }
     }
     counter_base_ = static_cast<std::uint32_t>(locals_.size());
     f.locals.emplace_back(kMaxLoopDepth, ww::type::i32);  // loop counters, never touched by local.set
@@ -333,6 +346,10 @@ class Generator {
     }
     if (options_.exceptions && in_.below(6) == 0) {
       exception_statement(code, depth);
+      return;
+    }
+    if (options_.gc && in_.below(5) == 0) {
+      gc_statement(code, depth);
       return;
     }
     switch (in_.below(14)) {
@@ -584,6 +601,290 @@ class Generator {
     }
   }
 
+  // ---- typed function references and GC (GenOptions::gc)
+  // The reference locals every function has (nullable, so they start null): structref, arrayref,
+  // eqref, funcref. Concrete operations reach them through casts, which fail (and trap) when a
+  // local holds another type, or pass a null through (`ref.cast null`) to trap at the access.
+  static constexpr std::uint8_t kStructRef = 0x6b, kArrayRef = 0x6a, kEqRef = 0x6d, kFuncRef = 0x70, kI31 = 0x6c;
+  static constexpr std::array<std::uint8_t, 4> kRefLocalTypes{kStructRef, kArrayRef, kEqRef, kFuncRef};
+  static void gc_op(Bytes& code, std::uint32_t sub) {
+    code.push_back(0xfb);
+    ww::uleb(code, sub);
+  }
+  // local.get of a reference local of type t (every function has some).
+  void ref_local_get(Bytes& code, std::uint8_t t) {
+    std::uint32_t l = 0;
+    bool found = false;
+    local_of(t, l, found);
+    ww::op_index(code, 0x20, l);
+  }
+  void ref_local_set(Bytes& code, std::uint8_t t) {
+    std::uint32_t l = 0;
+    bool found = false;
+    local_of(t, l, found);
+    ww::op_index(code, 0x21, l);
+  }
+  // An array length: mostly small, sometimes any i32 (a huge one reaches the store's limit).
+  void array_length(Bytes& code, int depth) {
+    if (in_.below(6) == 0) {
+      expr(code, ww::type::i32, depth + 1);
+    } else {
+      ww::i32_const(code, static_cast<std::int32_t>(in_.below(12)));
+    }
+  }
+  // An index into an array: mostly small (in or just past its length), sometimes any i32.
+  void array_index(Bytes& code, int depth) {
+    if (in_.below(5) == 0) {
+      expr(code, ww::type::i32, depth + 1);
+    } else {
+      ww::i32_const(code, static_cast<std::int32_t>(in_.below(14)));
+    }
+  }
+  // A (ref null $struct): a new one, the structref local cast to it, or null.
+  void struct_ref(Bytes& code, int depth) {
+    switch (in_.below(6)) {
+      case 0:
+        expr(code, ww::type::i32, depth + 1);
+        expr(code, ww::type::i64, depth + 1);
+        gc_op(code, 0x00);  // struct.new
+        ww::uleb(code, struct_type_);
+        return;
+      case 1:
+        gc_op(code, 0x01);  // struct.new_default
+        ww::uleb(code, struct_type_);
+        return;
+      case 2:
+        code.push_back(0xd0);  // ref.null $struct
+        ww::sleb(code, struct_type_);
+        return;
+      default:
+        ref_local_get(code, in_.below(3) == 0 ? kEqRef : kStructRef);
+        gc_op(code, 0x17);  // ref.cast null $struct
+        ww::sleb(code, struct_type_);
+        return;
+    }
+  }
+  // A (ref null $array) of either array type (`i8`: the packed one): new (array.new,
+  // array.new_default, array.new_fixed), or the arrayref local cast to it.
+  void array_ref(Bytes& code, int depth, bool i8) {
+    const std::uint32_t type = i8 ? array_i8_type_ : array_i32_type_;
+    switch (in_.below(6)) {
+      case 0:
+        expr(code, ww::type::i32, depth + 1);
+        array_length(code, depth);
+        gc_op(code, 0x06);  // array.new
+        ww::uleb(code, type);
+        return;
+      case 1:
+        array_length(code, depth);
+        gc_op(code, 0x07);  // array.new_default
+        ww::uleb(code, type);
+        return;
+      case 2: {
+        const std::uint32_t n = in_.below(5);
+        for (std::uint32_t i = 0; i < n; ++i) expr(code, ww::type::i32, depth + 1);
+        gc_op(code, 0x08);  // array.new_fixed
+        ww::uleb(code, type);
+        ww::uleb(code, n);
+        return;
+      }
+      default:
+        ref_local_get(code, in_.below(3) == 0 ? kEqRef : kArrayRef);
+        gc_op(code, 0x17);  // ref.cast null $array
+        ww::sleb(code, type);
+        return;
+    }
+  }
+  // An eqref: a reference local (structref and arrayref are eqrefs), a new object, or an i31.
+  void eq_ref(Bytes& code, int depth) {
+    switch (in_.below(5)) {
+      case 0: ref_local_get(code, kStructRef); return;
+      case 1: ref_local_get(code, kArrayRef); return;
+      case 2: expr(code, ww::type::i32, depth + 1); gc_op(code, 0x1c); return;  // ref.i31
+      case 3: struct_ref(code, depth); return;
+      default: ref_local_get(code, kEqRef); return;
+    }
+  }
+  // A function of type index `type` by reference: ref.func of one, or the funcref local cast to
+  // the type (null or another function's type traps at the cast or the call).
+  void func_ref(Bytes& code, std::uint32_t f) {
+    if (in_.below(3) == 0) {
+      ref_local_get(code, kFuncRef);
+      gc_op(code, 0x17);  // ref.cast null $type
+      ww::sleb(code, func_types_[f]);
+    } else {
+      ww::op_index(code, 0xd2, f);  // ref.func
+    }
+  }
+
+  void gc_statement(Bytes& code, int depth) {
+    switch (in_.below(9)) {
+      case 0: struct_ref(code, depth); ref_local_set(code, kStructRef); return;
+      case 1: array_ref(code, depth, in_.below(2) == 0); ref_local_set(code, kArrayRef); return;
+      case 2: eq_ref(code, depth); ref_local_set(code, kEqRef); return;
+      case 3: {  // funcref local: a function, or null
+        if (in_.below(4) == 0) {
+          code.push_back(0xd0);
+          code.push_back(kFuncRef);
+        } else {
+          ww::op_index(code, 0xd2, in_.below(static_cast<std::uint32_t>(func_types_.size())));
+        }
+        ref_local_set(code, kFuncRef);
+        return;
+      }
+      case 4: {  // struct.set of either field
+        struct_ref(code, depth);
+        const bool wide = in_.below(2) == 0;
+        expr(code, wide ? ww::type::i64 : ww::type::i32, depth + 1);
+        gc_op(code, 0x05);
+        ww::uleb(code, struct_type_);
+        ww::uleb(code, wide ? 1 : 0);
+        return;
+      }
+      case 5: {  // array.set
+        const bool i8 = in_.below(2) == 0;
+        array_ref(code, depth, i8);
+        array_index(code, depth);
+        expr(code, ww::type::i32, depth + 1);
+        gc_op(code, 0x0e);
+        ww::uleb(code, i8 ? array_i8_type_ : array_i32_type_);
+        return;
+      }
+      case 6: {  // array.fill
+        const bool i8 = in_.below(2) == 0;
+        array_ref(code, depth, i8);
+        array_index(code, depth);
+        expr(code, ww::type::i32, depth + 1);
+        array_length(code, depth);
+        gc_op(code, 0x10);
+        ww::uleb(code, i8 ? array_i8_type_ : array_i32_type_);
+        return;
+      }
+      case 7: {  // array.copy between arrays of one type (sometimes the same array: overlap)
+        const bool i8 = in_.below(2) == 0;
+        const std::uint32_t type = i8 ? array_i8_type_ : array_i32_type_;
+        array_ref(code, depth, i8);
+        array_index(code, depth);
+        array_ref(code, depth, i8);
+        array_index(code, depth);
+        array_length(code, depth);
+        gc_op(code, 0x11);
+        ww::uleb(code, type);
+        ww::uleb(code, type);
+        return;
+      }
+      default: {  // br_on_non_null: a non-null eqref leaves the block (dropped after it)
+        code.push_back(0x02);
+        code.push_back(kEqRef);
+        eq_ref(code, depth);
+        ww::op_index(code, 0xd6, 0);  // br_on_non_null 0
+        statements(code, depth + 1);
+        code.push_back(0xd0);
+        code.push_back(kEqRef);
+        code.push_back(0x0b);
+        code.push_back(0x1a);  // drop
+        return;
+      }
+    }
+  }
+
+  // An i32 (or, from the struct's second field, an i64) read through GC and typed references.
+  void gc_expr(Bytes& code, std::uint8_t t, int depth) {
+    if (t == ww::type::i64) {
+      struct_ref(code, depth);
+      gc_op(code, 0x02);  // struct.get $struct 1
+      ww::uleb(code, struct_type_);
+      ww::uleb(code, 1);
+      return;
+    }
+    switch (in_.below(10)) {
+      case 0:
+        struct_ref(code, depth);
+        gc_op(code, 0x02);  // struct.get $struct 0
+        ww::uleb(code, struct_type_);
+        ww::uleb(code, 0);
+        return;
+      case 1: {  // array.get (i32), array.get_s or array.get_u (packed i8)
+        const bool i8 = in_.below(2) == 0;
+        array_ref(code, depth, i8);
+        array_index(code, depth);
+        gc_op(code, i8 ? 0x0c + in_.below(2) : 0x0b);
+        ww::uleb(code, i8 ? array_i8_type_ : array_i32_type_);
+        return;
+      }
+      case 2:
+        if (in_.below(2) == 0) {
+          ref_local_get(code, kArrayRef);
+        } else {
+          array_ref(code, depth, in_.below(2) == 0);
+        }
+        gc_op(code, 0x0f);  // array.len
+        return;
+      case 3: {  // i31.get_s or _u of a new i31, or of the eqref local cast to i31
+        if (in_.below(2) == 0) {
+          expr(code, ww::type::i32, depth + 1);
+          gc_op(code, 0x1c);  // ref.i31
+        } else {
+          ref_local_get(code, kEqRef);
+          gc_op(code, 0x17);  // ref.cast null i31
+          code.push_back(kI31);
+        }
+        gc_op(code, 0x1d + in_.below(2));
+        return;
+      }
+      case 4: {  // ref.test or ref.cast (then ref.is_null) of an eqref against a concrete or abstract type
+        eq_ref(code, depth);
+        static constexpr std::array<std::uint8_t, 4> kAbstract{kStructRef, kArrayRef, kI31, kEqRef};
+        const bool cast = in_.below(3) == 0;
+        gc_op(code, (cast ? 0x16 : 0x14) + in_.below(2));  // non-null or null
+        switch (in_.below(5)) {
+          case 0: ww::sleb(code, struct_type_); break;
+          case 1: ww::sleb(code, array_i32_type_); break;
+          case 2: ww::sleb(code, array_i8_type_); break;
+          default: code.push_back(kAbstract[in_.below(4)]); break;
+        }
+        if (cast) code.push_back(0xd1);  // ref.is_null
+        return;
+      }
+      case 5:  // ref.eq
+        eq_ref(code, depth);
+        eq_ref(code, depth);
+        code.push_back(0xd3);
+        return;
+      case 6:  // ref.is_null of a reference local, or ref.as_non_null (traps on null) of one
+        ref_local_get(code, kRefLocalTypes[in_.below(4)]);
+        if (in_.below(3) == 0) code.push_back(0xd4);
+        code.push_back(0xd1);
+        return;
+      case 7: {  // br_on_null: a null struct leaves the block with the value below it
+        code.push_back(0x02);
+        code.push_back(ww::type::i32);
+        expr(code, ww::type::i32, depth + 1);
+        struct_ref(code, depth);
+        ww::op_index(code, 0xd5, 0);  // br_on_null 0: (ref $struct) left when not null
+        gc_op(code, 0x02);
+        ww::uleb(code, struct_type_);
+        ww::uleb(code, 0);
+        code.push_back(0x6a);  // i32.add
+        code.push_back(0x0b);
+        return;
+      }
+      default: {  // call_ref of a function returning one i32
+        for (std::uint32_t f = 0; f < func_types_.size(); ++f) {
+          const auto& ft = module_.types[func_types_[f]];
+          if (ft.results.size() == 1 && ft.results[0] == ww::type::i32 && in_.below(2) == 0) {
+            call_args(code, func_types_[f], depth);
+            func_ref(code, f);
+            ww::op_index(code, 0x14, func_types_[f]);  // call_ref
+            return;
+          }
+        }
+        i32_expr(code, depth);
+        return;
+      }
+    }
+  }
+
   // return_call f, or return_call_indirect through the table (whatever the slot holds: a
   // mismatch traps), to a function whose results are this one's; false when there is none.
   // Recursion through tail calls runs in constant frame space, so fuel is what stops it.
@@ -709,6 +1010,10 @@ class Generator {
     }
     if (options_.simd && in_.below(6) == 0) {
       v128_to_scalar(code, t, depth);
+      return;
+    }
+    if (options_.gc && (t == ww::type::i32 || t == ww::type::i64) && in_.below(4) == 0) {
+      gc_expr(code, t, depth);
       return;
     }
     switch (t) {
@@ -1091,6 +1396,7 @@ class Generator {
   std::uint32_t counter_base_ = 0;
   std::uint32_t loop_depth_ = 0;
   std::uint32_t nan_scratch_ = 0;  // canonical_nan_pairs: f32 a, f32 b, f64 a, f64 b from here
+  std::uint32_t struct_type_ = 0, array_i32_type_ = 0, array_i8_type_ = 0;  // GenOptions::gc's types
   std::uint32_t caught_ref_type_ = 0;  // [] -> [i32 exnref]: the block a catch_ref of tag 1 lands in
   ww::Bytes results_;
 };

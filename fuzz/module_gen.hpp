@@ -1,6 +1,6 @@
 // The fuzz module generator: turns arbitrary input bytes into a *valid* WebAssembly module
 // (typed expression trees, bounded loops, calls, call_indirect, tail calls, memory and bulk ops,
-// fixed-width SIMD, exception handling), so the
+// fixed-width SIMD, exception handling, typed function references and GC), so the
 // run and differential targets reach execution instead of stopping at the validator.
 #pragma once
 
@@ -21,23 +21,21 @@ struct GenOptions {
   // every other NaN stays as computed and is compared bit for bit, also through reinterprets,
   // float stores and copysign, which this mode keeps.
   bool canonical_nan_pairs = false;
-  // Tail calls (return_call, return_call_indirect). The tiers target turns them off: a function
-  // containing one stays interpreted, and that target insists every function runs compiled.
+  // Tail calls (return_call, return_call_indirect).
   bool tail_calls = true;
   // Fixed-width SIMD: v128 locals, constants, splats, lane extracts and replaces, shuffles, the
   // lane operators, v128 loads and stores (plain, splat, extend, zero, lane), each tree of them
   // ending in a scalar (extract_lane, any_true, all_true, bitmask), so exports keep scalar types.
   // Under deterministic_only no operator producing float lanes (their NaN payloads may differ
   // between engines) and no float splat or replace (a float expression's NaN payload would
-  // reach integer lanes). The tiers target turns SIMD off: the compiled tier leaves a function
-  // with v128 to the interpreter. Relaxed SIMD is never generated.
+  // reach integer lanes). Relaxed SIMD is never generated.
   bool simd = true;
   // Multiple memories and memory64 (WebAssembly 3.0): with multi_memory a second memory, which
   // loads, stores and memory.* address by index; with memory64 as well, that memory is sometimes
   // 64-bit (i64 addresses, offsets past 2^32, addresses near 2^64 that must trap, not wrap).
   // Memory 0 stays i32. With memory64 the table is sometimes 64-bit (table64: call_indirect and
   // return_call_indirect take i64 indexes, some of them 2^32 + k, which must trap, not reach
-  // slot k). The tiers target turns both off: such functions stay interpreted.
+  // slot k).
   bool multi_memory = true;
   bool memory64 = true;
   // Exception handling (WebAssembly 3.0 and the legacy form): two tags (one with no values, one
@@ -46,6 +44,15 @@ struct GenOptions {
   // legacy try/catch/catch_all/rethrow/delegate. Off by default (the other targets' corpora and
   // wasm-interp predate it); the tiers target turns it on.
   bool exceptions = false;
+  // Typed function references and GC (WebAssembly 3.0): a struct type (mutable i32 and i64
+  // fields) and two array types (mutable i32, mutable packed i8); locals of structref, arrayref,
+  // eqref and funcref; struct.new/new_default/get/set, array.new/new_default/new_fixed/get
+  // (plain, _s, _u)/set/len/fill/copy, ref.i31 and i31.get_s/_u, ref.test and ref.cast (null and
+  // non-null, concrete and abstract targets, so casts fail and trap), ref.eq, ref.is_null,
+  // ref.as_non_null, br_on_null and br_on_non_null, ref.func and call_ref (directly, or through
+  // a funcref local cast to the callee's type). Off by default (wasm-interp has none of it); the
+  // tiers target turns it on.
+  bool gc = false;
 };
 
 struct GeneratedModule {

@@ -74,6 +74,9 @@ inline void simd(Bytes& code, std::uint32_t sub) {  // 0xFD-prefixed (SIMD)
 struct FuncType {
   Bytes params;
   Bytes results;
+  // A struct or array type instead (GC): its composite type's bytes as written in the type
+  // section (0x5F fields…, or 0x5E field); params and results are then unused.
+  Bytes composite = {};
 };
 
 struct Import {
@@ -135,7 +138,7 @@ struct Module {
 
   std::uint32_t add_type(FuncType t) {
     for (std::uint32_t i = 0; i < types.size(); ++i) {
-      if (types[i].params == t.params && types[i].results == t.results) return i;
+      if (types[i].composite == t.composite && types[i].params == t.params && types[i].results == t.results) return i;
     }
     types.push_back(std::move(t));
     return static_cast<std::uint32_t>(types.size() - 1);
@@ -157,6 +160,10 @@ struct Module {
       Bytes b;
       uleb(b, types.size());
       for (const auto& t : types) {
+        if (!t.composite.empty()) {
+          append(b, t.composite);
+          continue;
+        }
         b.push_back(0x60);
         uleb(b, t.params.size());
         append(b, t.params);
