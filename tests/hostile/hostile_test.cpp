@@ -940,6 +940,80 @@ TEST_P(Hostile, KeepingGcObjectsAliveStopsAtTheStoreCap) {
     expect_store_cap_trap(wasm, 10'000'000'000, "GC objects exceed the store's resource limit");
 }
 
+// Ten million tail calls between two functions, alternating return_call, return_call_indirect
+// and return_call_ref, never return to a caller: they run in constant frame space (native stack
+// included, on the compiled tier), so the chain ends with its result, not call-stack exhaustion.
+TEST_P(Hostile, TenMillionTailCallsRunInConstantStack) {
+  Scratch dir;
+  const auto wasm = dir.write("tail.wat", guest(R"(
+  (memory (export "memory") 1)
+  (type $step (func (param i32 i64) (result i64)))
+  (table 2 funcref)
+  (elem (i32.const 0) $even $odd)
+  (elem declare func $odd)
+  (func $even (type $step) (param $n i32) (param $acc i64) (result i64)
+    (if (result i64) (i32.eqz (local.get $n)) (then (local.get $acc))
+      (else
+        (if (result i64) (i32.and (local.get $n) (i32.const 2))
+          (then (return_call_indirect (type $step)
+                  (i32.sub (local.get $n) (i32.const 1)) (i64.add (local.get $acc) (i64.const 3)) (i32.const 1)))
+          (else (return_call_ref $step
+                  (i32.sub (local.get $n) (i32.const 1)) (i64.add (local.get $acc) (i64.const 3)) (ref.func $odd)))))))
+  (func $odd (type $step) (param $n i32) (param $acc i64) (result i64)
+    (if (result i64) (i32.eqz (local.get $n)) (then (local.get $acc))
+      (else (return_call $even (i32.sub (local.get $n) (i32.const 1)) (i64.add (local.get $acc) (i64.const 1))))))
+  (func (export "_start") (call $report (i32.wrap_i64 (call $even (i32.const 10000000) (i64.const 0)))))
+)"));
+  WasmSandbox sandbox(config());
+  Bounds bounds(60.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 1'000'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  // 5,000,000 steps of $even (+3) and 5,000,000 of $odd (+1).
+  EXPECT_EQ(words(outcome->stdout_bytes), (std::vector<std::uint32_t>{20'000'000u}));
+  bounds.check();
+}
+
+// An exception thrown 1,000 frames below its handler, 2,000 times: each throw unwinds every frame
+// between (on the compiled tier, machine-code frames), the handler counts it, and the frames'
+// own handlers on the way (a catch_all that rethrows, at every tenth frame) run too.
+TEST_P(Hostile, ExceptionsThrownThroughAThousandFramesAreCaughtWhereTheyShouldBe) {
+  Scratch dir;
+  const auto wasm = dir.write("unwind.wat", guest(R"(
+  (memory (export "memory") 1)
+  (tag $e (param i32))
+  (global $passed (mut i32) (i32.const 0))
+  (func $down (param $n i32) (result i32)
+    (if (i32.eqz (local.get $n)) (then (throw $e (i32.const 7))))
+    (if (result i32) (i32.eqz (i32.rem_u (local.get $n) (i32.const 10)))
+      (then
+        (block $h (result exnref)
+          (try_table (catch_all_ref $h)
+            (drop (call $down (i32.sub (local.get $n) (i32.const 1)))))
+          (unreachable))
+        (global.set $passed (i32.add (global.get $passed) (i32.const 1)))
+        (throw_ref))
+      (else (i32.add (call $down (i32.sub (local.get $n) (i32.const 1))) (i32.const 1)))))
+  (func (export "_start") (local $i i32) (local $caught i32)
+    (loop $next
+      (block $h (result i32)
+        (try_table (catch $e $h) (drop (call $down (i32.const 1000))))
+        (unreachable))
+      (local.set $caught (i32.add (local.get $caught)))
+      (br_if $next (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (i32.const 2000))))
+    (call $report (local.get $caught))
+    (call $report (global.get $passed)))
+)"));
+  WasmSandbox sandbox(config());
+  Bounds bounds(60.0, 64 * kMiB);
+  auto outcome = sandbox.run(job(wasm, 10'000'000'000));
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+  // Each caught exception carries 7; 100 rethrowing frames (n = 1000, 990, …, 10) per throw.
+  EXPECT_EQ(words(outcome->stdout_bytes), (std::vector<std::uint32_t>{2000u * 7u, 2000u * 100u}));
+  bounds.check();
+}
+
 // 5,000 try_tables inside each other, a throw in the innermost caught by the outermost (and
 // by each level on the way out, rethrown): translation and unwinding stay linear.
 TEST_P(Hostile, DeeplyNestedTryTables) {
