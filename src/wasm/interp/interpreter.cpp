@@ -806,32 +806,23 @@ L_BrOnNonNull:
 
   // ---- garbage collection (gc_heap.hpp): references in the any hierarchy are 0, an i31, an
   // externalized host reference or an object handle; objects live in the store's GcHeap. A
-  // new object may collect: its roots are the value stack up to this frame's end.
+  // new object may collect: its roots are the value stack up to this frame's end. The struct and
+  // array operations are gc_ops.hpp's, shared with the compiled tier: a handler fetches the
+  // operands and turns the returned trap kind into its trap.
 #define GC_TOP (fp + func->frame_slots)
-#define GC_OBJ(o_, ref_, null_trap_)                        \
-  GcObject* o_ = S->gc.get(ref_);                           \
-  if (o_ == nullptr) [[unlikely]] TRAP(null_trap_);
-  // Reads `size` bytes at p into dst (two slots for 16), sign-extending 1/2-byte values when asked.
-#define GC_READ(dst_slot_, p_, size_, sign_)                                              \
-  do {                                                                                    \
-    u64* d_ = fp + (dst_slot_);                                                           \
-    switch (size_) {                                                                      \
-      case 1: d_[0] = (sign_) ? static_cast<u32>(static_cast<i32>(static_cast<std::int8_t>(*(p_)))) : *(p_); break; \
-      case 2: {                                                                           \
-        std::uint16_t v_;                                                                 \
-        std::memcpy(&v_, (p_), 2);                                                        \
-        d_[0] = (sign_) ? static_cast<u32>(static_cast<i32>(static_cast<std::int16_t>(v_))) : v_; \
-        break;                                                                            \
-      }                                                                                   \
-      case 4: {                                                                           \
-        u32 v_;                                                                           \
-        std::memcpy(&v_, (p_), 4);                                                        \
-        d_[0] = v_;                                                                       \
-        break;                                                                            \
-      }                                                                                   \
-      case 8: std::memcpy(d_, (p_), 8); break;                                           \
-      default: std::memcpy(d_, (p_), 16); break;                                         \
-    }                                                                                     \
+#define GC_TRY(op_)                                                      \
+  do {                                                                   \
+    if (const TrapKind k_ = (op_); k_ != TrapKind::None) [[unlikely]]    \
+      TRAP(k_);                                                          \
+  } while (0)
+  // A bulk operation (its first two arguments the store and the fuel, GcFuel): the counter is
+  // copied in and the balance back, so that `fuel` never has its address taken.
+#define GC_CHARGED(op_, ...)                                             \
+  do {                                                                   \
+    GcFuel f_{fuel, Metered};                                            \
+    const TrapKind k_ = op_(*S, f_, __VA_ARGS__);                        \
+    fuel = f_.balance;                                                   \
+    if (k_ != TrapKind::None) [[unlikely]] TRAP(k_);                     \
   } while (0)
 L_RefEq:
   SLOT(layout::Binary::dst) = SLOT(layout::Binary::a) == SLOT(layout::Binary::b) ? 1u : 0u;
@@ -889,169 +880,94 @@ L_StructNewDefault: {
   SLOT(L::dst) = h;
   NEXT(L::kWords);
 }
-#define STRUCT_GET(Label, sign)                                                          \
-  L_##Label : {                                                                          \
-    using L = layout::StructGet;                                                         \
-    GC_OBJ(o, SLOT(L::ref), TrapKind::NullStructReference);                              \
-    GC_READ(ip[L::dst], o->at(ip[L::offset]), ip[L::size], sign);                        \
-    NEXT(L::kWords);                                                                     \
+#define STRUCT_GET(Label, sign)                                                                      \
+  L_##Label : {                                                                                      \
+    using L = layout::StructGet;                                                                     \
+    GC_TRY(gc_struct_get(S->gc, SLOT(L::ref), ip[L::offset], ip[L::size], sign, fp + ip[L::dst]));   \
+    NEXT(L::kWords);                                                                                 \
   }
 STRUCT_GET(StructGet, false)
 STRUCT_GET(StructGetS, true)
 #undef STRUCT_GET
 L_StructSet: {
   using L = layout::StructSet;
-  GC_OBJ(o, SLOT(L::ref), TrapKind::NullStructReference);
-  std::memcpy(o->at(ip[L::offset]), fp + ip[L::val], ip[L::size]);
+  GC_TRY(gc_struct_set(S->gc, SLOT(L::ref), ip[L::offset], ip[L::size], fp + ip[L::val]));
   NEXT(L::kWords);
 }
-  // array.new / array.new_default: the element count is charged, then the object made.
-#define ARRAY_NEW(Label, with_init)                                                      \
-  L_##Label : {                                                                          \
-    using L = layout::Label;                                                             \
-    const FuncType* t = inst->types[ip[L::type]];                                        \
-    const u64 n = static_cast<u32>(SLOT(L::n));                                          \
-    const u32 size = element_bytes(t->fields[0]);                                        \
-    CHARGE_UNITS(n);                                                                     \
-    const u64 h = S->new_gc_object(t, static_cast<u32>(n), n * size, GC_TOP);            \
-    if (h == 0) [[unlikely]] TRAP(TrapKind::GcHeapLimit);                                \
-    if constexpr (with_init) {                                                           \
-      GcObject* o = S->gc.get(h);                                                        \
-      const u64* v = fp + ip[layout::ArrayNew::init];                                    \
-      for (u64 k = 0; k < n; ++k) std::memcpy(o->at(k * size), v, size);                 \
-    }                                                                                    \
-    SLOT(L::dst) = h;                                                                    \
-    NEXT(L::kWords);                                                                     \
-  }
-ARRAY_NEW(ArrayNew, true)
-ARRAY_NEW(ArrayNewDefault, false)
-#undef ARRAY_NEW
+L_ArrayNew: {
+  using L = layout::ArrayNew;
+  GC_CHARGED(gc_array_new, inst->types[ip[L::type]], static_cast<u32>(SLOT(L::n)), fp + ip[L::init], GC_TOP,
+             fp + ip[L::dst]);
+  NEXT(L::kWords);
+}
+L_ArrayNewDefault: {
+  using L = layout::ArrayNewDefault;
+  GC_CHARGED(gc_array_new, inst->types[ip[L::type]], static_cast<u32>(SLOT(L::n)), nullptr, GC_TOP, fp + ip[L::dst]);
+  NEXT(L::kWords);
+}
 L_ArrayNewFixed: {
   using L = layout::ArrayNewFixed;
-  const FuncType* t = inst->types[ip[L::type]];
-  const u32 n = ip[L::n];
-  const u32 size = element_bytes(t->fields[0]);
-  const u64 h = S->new_gc_object(t, n, u64{n} * size, GC_TOP);
+  const u64 h = gc_array_new_fixed(*S, inst->types[ip[L::type]], ip[L::n], fp + ip[L::base], GC_TOP);
   if (h == 0) [[unlikely]] TRAP(TrapKind::GcHeapLimit);
-  GcObject* o = S->gc.get(h);
-  const u64* v = fp + ip[L::base];
-  for (u32 k = 0; k < n; ++k) {
-    std::memcpy(o->at(u64{k} * size), v, size);
-    v += size == 16 ? 2 : 1;
-  }
   SLOT(L::dst) = h;
   NEXT(L::kWords);
 }
 L_ArrayNewData: {
   using L = layout::ArrayNewData;
-  const FuncType* t = inst->types[ip[L::type]];
-  const u64 s = static_cast<u32>(SLOT(L::s));
-  const u64 n = static_cast<u32>(SLOT(L::n));
-  const u32 size = element_bytes(t->fields[0]);
-  const std::span<const std::uint8_t> seg = inst->datas[ip[L::data]];
-  if (s > seg.size() || n * size > seg.size() - s) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);
-  CHARGE_UNITS(n);
-  const u64 h = S->new_gc_object(t, static_cast<u32>(n), n * size, GC_TOP);
-  if (h == 0) [[unlikely]] TRAP(TrapKind::GcHeapLimit);
-  if (n != 0) std::memcpy(S->gc.get(h)->at(0), seg.data() + s, n * size);
-  SLOT(L::dst) = h;
+  GC_CHARGED(gc_array_new_data, inst->types[ip[L::type]], inst->datas[ip[L::data]], static_cast<u32>(SLOT(L::s)),
+             static_cast<u32>(SLOT(L::n)), GC_TOP, fp + ip[L::dst]);
   NEXT(L::kWords);
 }
 L_ArrayNewElem: {
   using L = layout::ArrayNewElem;
-  const FuncType* t = inst->types[ip[L::type]];
-  const u64 s = static_cast<u32>(SLOT(L::s));
-  const u64 n = static_cast<u32>(SLOT(L::n));
-  const std::vector<u64>& seg = inst->elements[ip[L::elem]];
-  if (s > seg.size() || n > seg.size() - s) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
-  CHARGE_UNITS(n);
-  const u64 h = S->new_gc_object(t, static_cast<u32>(n), n * 8, GC_TOP);
-  if (h == 0) [[unlikely]] TRAP(TrapKind::GcHeapLimit);
-  if (n != 0) std::memcpy(S->gc.get(h)->at(0), seg.data() + s, n * 8);
-  SLOT(L::dst) = h;
+  GC_CHARGED(gc_array_new_elem, inst->types[ip[L::type]], inst->elements[ip[L::elem]], static_cast<u32>(SLOT(L::s)),
+             static_cast<u32>(SLOT(L::n)), GC_TOP, fp + ip[L::dst]);
   NEXT(L::kWords);
 }
-#define ARRAY_GET(Label, sign)                                                           \
-  L_##Label : {                                                                          \
-    using L = layout::ArrayGet;                                                          \
-    GC_OBJ(o, SLOT(L::ref), TrapKind::NullArrayReference);                               \
-    const u64 i = static_cast<u32>(SLOT(L::idx));                                        \
-    if (i >= o->length) [[unlikely]] TRAP(TrapKind::OutOfBoundsArrayAccess);             \
-    GC_READ(ip[L::dst], o->at(i * ip[L::size]), ip[L::size], sign);                      \
-    NEXT(L::kWords);                                                                     \
+#define ARRAY_GET(Label, sign)                                                                                  \
+  L_##Label : {                                                                                                 \
+    using L = layout::ArrayGet;                                                                                 \
+    GC_TRY(gc_array_get(S->gc, SLOT(L::ref), static_cast<u32>(SLOT(L::idx)), ip[L::size], sign, fp + ip[L::dst])); \
+    NEXT(L::kWords);                                                                                            \
   }
 ARRAY_GET(ArrayGet, false)
 ARRAY_GET(ArrayGetS, true)
 #undef ARRAY_GET
 L_ArraySet: {
   using L = layout::ArraySet;
-  GC_OBJ(o, SLOT(L::ref), TrapKind::NullArrayReference);
-  const u64 i = static_cast<u32>(SLOT(L::idx));
-  if (i >= o->length) [[unlikely]] TRAP(TrapKind::OutOfBoundsArrayAccess);
-  std::memcpy(o->at(i * ip[L::size]), fp + ip[L::val], ip[L::size]);
+  GC_TRY(gc_array_set(S->gc, SLOT(L::ref), static_cast<u32>(SLOT(L::idx)), ip[L::size], fp + ip[L::val]));
   NEXT(L::kWords);
 }
-L_ArrayLen: {
-  GC_OBJ(o, SLOT(layout::Unary::a), TrapKind::NullArrayReference);
-  SLOT(layout::Unary::dst) = o->length;
+L_ArrayLen:
+  GC_TRY(gc_array_len(S->gc, SLOT(layout::Unary::a), fp + ip[layout::Unary::dst]));
   NEXT(layout::Unary::kWords);
-}
 L_ArrayFill: {
   using L = layout::ArrayFill;
-  GC_OBJ(o, SLOT(L::ref), TrapKind::NullArrayReference);
-  const u64 d = static_cast<u32>(SLOT(L::d));
-  const u64 n = static_cast<u32>(SLOT(L::n));
-  if (d > o->length || n > o->length - d) [[unlikely]] TRAP(TrapKind::OutOfBoundsArrayAccess);
-  CHARGE_UNITS(n);
-  const u32 size = ip[L::size];
-  const u64* v = fp + ip[L::val];
-  for (u64 k = 0; k < n; ++k) std::memcpy(o->at((d + k) * size), v, size);
+  GC_CHARGED(gc_array_fill, SLOT(L::ref), static_cast<u32>(SLOT(L::d)), fp + ip[L::val], static_cast<u32>(SLOT(L::n)),
+             ip[L::size]);
   NEXT(L::kWords);
 }
 L_ArrayCopy: {
   using L = layout::ArrayCopy;
-  GC_OBJ(dst, SLOT(L::dref), TrapKind::NullArrayReference);
-  GC_OBJ(src, SLOT(L::sref), TrapKind::NullArrayReference);
-  const u64 d = static_cast<u32>(SLOT(L::d));
-  const u64 s = static_cast<u32>(SLOT(L::s));
-  const u64 n = static_cast<u32>(SLOT(L::n));
-  if (d > dst->length || n > dst->length - d || s > src->length || n > src->length - s) [[unlikely]]
-    TRAP(TrapKind::OutOfBoundsArrayAccess);
-  CHARGE_UNITS(n);
-  const u32 size = ip[L::size];
-  if (n != 0) std::memmove(dst->at(d * size), src->at(s * size), n * size);
+  GC_CHARGED(gc_array_copy, SLOT(L::dref), static_cast<u32>(SLOT(L::d)), SLOT(L::sref), static_cast<u32>(SLOT(L::s)),
+             static_cast<u32>(SLOT(L::n)), ip[L::size]);
   NEXT(L::kWords);
 }
 L_ArrayInitData: {
   using L = layout::ArrayInitData;
-  GC_OBJ(o, SLOT(L::ref), TrapKind::NullArrayReference);
-  const u64 d = static_cast<u32>(SLOT(L::d));
-  const u64 s = static_cast<u32>(SLOT(L::s));
-  const u64 n = static_cast<u32>(SLOT(L::n));
-  const u32 size = ip[L::size];
-  if (d > o->length || n > o->length - d) [[unlikely]] TRAP(TrapKind::OutOfBoundsArrayAccess);
-  const std::span<const std::uint8_t> seg = inst->datas[ip[L::data]];
-  if (s > seg.size() || n * size > seg.size() - s) [[unlikely]] TRAP(TrapKind::OutOfBoundsMemoryAccess);
-  CHARGE_UNITS(n);
-  if (n != 0) std::memcpy(o->at(d * size), seg.data() + s, n * size);
+  GC_CHARGED(gc_array_init_data, SLOT(L::ref), static_cast<u32>(SLOT(L::d)), inst->datas[ip[L::data]],
+             static_cast<u32>(SLOT(L::s)), static_cast<u32>(SLOT(L::n)), ip[L::size]);
   NEXT(L::kWords);
 }
 L_ArrayInitElem: {
   using L = layout::ArrayInitElem;
-  GC_OBJ(o, SLOT(L::ref), TrapKind::NullArrayReference);
-  const u64 d = static_cast<u32>(SLOT(L::d));
-  const u64 s = static_cast<u32>(SLOT(L::s));
-  const u64 n = static_cast<u32>(SLOT(L::n));
-  if (d > o->length || n > o->length - d) [[unlikely]] TRAP(TrapKind::OutOfBoundsArrayAccess);
-  const std::vector<u64>& seg = inst->elements[ip[L::elem]];
-  if (s > seg.size() || n > seg.size() - s) [[unlikely]] TRAP(TrapKind::OutOfBoundsTableAccess);
-  CHARGE_UNITS(n);
-  if (n != 0) std::memcpy(o->at(d * 8), seg.data() + s, n * 8);
+  GC_CHARGED(gc_array_init_elem, SLOT(L::ref), static_cast<u32>(SLOT(L::d)), inst->elements[ip[L::elem]],
+             static_cast<u32>(SLOT(L::s)), static_cast<u32>(SLOT(L::n)));
   NEXT(L::kWords);
 }
 #undef GC_TOP
-#undef GC_OBJ
-#undef GC_READ
+#undef GC_TRY
+#undef GC_CHARGED
 
   // Loads and stores, in their three address modes (internal_ops.def's VMEM): EA_* is the
   // effective address u64(u32 address) + offset.

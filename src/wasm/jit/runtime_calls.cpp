@@ -510,41 +510,30 @@ std::uint64_t sprawling_jit_catch(Ctx* c, std::uint32_t tag, std::uint64_t* valu
 
 }  // extern "C"
 
-// ---- garbage collection: the interpreter's Gc handlers (interpreter.cpp, "garbage collection"),
-// step for step, on the compiled frame's slots at fp (the caller stores the operand slots there
-// and reloads the result slots). A new object may collect: its roots are the value stack up to
-// fp + frame_slots (this frame's stored operands included) and, through Store::Impl::heap_roots,
-// the native stack, where compiled frames keep every other live reference.
+// ---- garbage collection: the struct and array operations are gc_ops.hpp's, the functions the
+// interpreter's Gc handlers call; a helper fetches the operands from the compiled frame's slots
+// at fp (the caller stores the operand slots there and reloads the result slots) and returns the
+// trap kind as its status. A new object may collect: its roots are the value stack up to
+// fp + frame_slots (this frame's stored operands included) and, through
+// Store::Impl::heap_roots, the native stack, where compiled frames keep every other live
+// reference.
 namespace {
 
 constexpr auto kGcHeapLimit = static_cast<std::uint32_t>(TrapKind::GcHeapLimit);
-constexpr auto kOobArray = static_cast<std::uint32_t>(TrapKind::OutOfBoundsArrayAccess);
-constexpr auto kNullStruct = static_cast<std::uint32_t>(TrapKind::NullStructReference);
-constexpr auto kNullArray = static_cast<std::uint32_t>(TrapKind::NullArrayReference);
 
-// GC_READ: `size` bytes at p into fp[dst] (two slots for 16), 1- and 2-byte values sign-extended
-// when asked.
-void gc_read(std::uint64_t* d, const std::uint8_t* p, std::uint32_t size, bool sign) {
-  switch (size) {
-    case 1:
-      d[0] = sign ? static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(*p))) : *p;
-      break;
-    case 2: {
-      std::uint16_t v;
-      std::memcpy(&v, p, 2);
-      d[0] = sign ? static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int16_t>(v))) : v;
-      break;
-    }
-    case 4: {
-      std::uint32_t v;
-      std::memcpy(&v, p, 4);
-      d[0] = v;
-      break;
-    }
-    case 8: std::memcpy(d, p, 8); break;
-    default: std::memcpy(d, p, 16); break;
-  }
+std::uint32_t as_status(TrapKind k) { return static_cast<std::uint32_t>(k); }
+
+// Runs a bulk operation `op(GcFuel&)` on the context's counter, copied in and back out.
+template <class Op>
+std::uint32_t charged(Ctx* c, Op op) {
+  GcFuel fuel{c->fuel, c->metered};
+  const TrapKind k = op(fuel);
+  c->fuel = fuel.balance;
+  return as_status(k);
 }
+
+// An i32 operand (an index or a count) from its slot.
+std::uint32_t u32_at(const std::uint64_t* fp, std::uint32_t slot) { return static_cast<std::uint32_t>(fp[slot]); }
 
 }  // namespace
 
@@ -565,51 +554,27 @@ std::uint32_t sprawling_jit_struct_new(Ctx* c, std::uint64_t* fp, std::uint32_t 
 
 std::uint32_t sprawling_jit_struct_get(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref,
                                        std::uint32_t offset, std::uint32_t size, std::uint32_t sign) {
-  const GcObject* o = c->store->gc.get(fp[ref]);
-  if (o == nullptr) return kNullStruct;
-  gc_read(fp + dst, o->at(offset), size, sign != 0);
-  return 0;
+  return as_status(gc_struct_get(c->store->gc, fp[ref], offset, size, sign != 0, fp + dst));
 }
 
 std::uint32_t sprawling_jit_struct_set(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t val,
                                        std::uint32_t offset, std::uint32_t size) {
-  GcObject* o = c->store->gc.get(fp[ref]);
-  if (o == nullptr) return kNullStruct;
-  std::memcpy(o->at(offset), fp + val, size);
-  return 0;
+  return as_status(gc_struct_set(c->store->gc, fp[ref], offset, size, fp + val));
 }
 
-// array.new (init: its slot) and array.new_default (init kGcNoSlot): the count charged, then the
-// object made and filled.
+// array.new (init: its slot) and array.new_default (init kGcNoSlot).
 std::uint32_t sprawling_jit_array_new(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                       std::uint32_t init, std::uint32_t n_slot, std::uint32_t frame_slots) {
-  const FuncType* t = c->inst->types[type];
-  const std::uint64_t n = static_cast<std::uint32_t>(fp[n_slot]);
-  const std::uint32_t size = element_bytes(t->fields[0]);
-  if (const std::uint32_t k = charge_units(c, n)) return k;
-  const std::uint64_t h = c->store->new_gc_object(t, static_cast<std::uint32_t>(n), n * size, fp + frame_slots);
-  if (h == 0) return kGcHeapLimit;
-  if (init != kGcNoSlot) {
-    GcObject* o = c->store->gc.get(h);
-    const std::uint64_t* v = fp + init;
-    for (std::uint64_t k = 0; k < n; ++k) std::memcpy(o->at(k * size), v, size);
-  }
-  fp[dst] = h;
-  return 0;
+  return charged(c, [&](GcFuel& fuel) {
+    return gc_array_new(*c->store, fuel, c->inst->types[type], u32_at(fp, n_slot),
+                        init == kGcNoSlot ? nullptr : fp + init, fp + frame_slots, fp + dst);
+  });
 }
 
 std::uint32_t sprawling_jit_array_new_fixed(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                             std::uint32_t base, std::uint32_t n, std::uint32_t frame_slots) {
-  const FuncType* t = c->inst->types[type];
-  const std::uint32_t size = element_bytes(t->fields[0]);
-  const std::uint64_t h = c->store->new_gc_object(t, n, std::uint64_t{n} * size, fp + frame_slots);
+  const std::uint64_t h = gc_array_new_fixed(*c->store, c->inst->types[type], n, fp + base, fp + frame_slots);
   if (h == 0) return kGcHeapLimit;
-  GcObject* o = c->store->gc.get(h);
-  const std::uint64_t* v = fp + base;
-  for (std::uint32_t k = 0; k < n; ++k) {
-    std::memcpy(o->at(std::uint64_t{k} * size), v, size);
-    v += size == 16 ? 2 : 1;
-  }
   fp[dst] = h;
   return 0;
 }
@@ -617,121 +582,66 @@ std::uint32_t sprawling_jit_array_new_fixed(Ctx* c, std::uint64_t* fp, std::uint
 std::uint32_t sprawling_jit_array_new_data(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                            std::uint32_t data, std::uint32_t s_slot, std::uint32_t n_slot,
                                            std::uint32_t frame_slots) {
-  const FuncType* t = c->inst->types[type];
-  const std::uint64_t s = static_cast<std::uint32_t>(fp[s_slot]);
-  const std::uint64_t n = static_cast<std::uint32_t>(fp[n_slot]);
-  const std::uint32_t size = element_bytes(t->fields[0]);
-  const std::span<const std::uint8_t> seg = c->inst->datas[data];
-  if (s > seg.size() || n * size > seg.size() - s) return kOobMemory;
-  if (const std::uint32_t k = charge_units(c, n)) return k;
-  const std::uint64_t h = c->store->new_gc_object(t, static_cast<std::uint32_t>(n), n * size, fp + frame_slots);
-  if (h == 0) return kGcHeapLimit;
-  if (n != 0) std::memcpy(c->store->gc.get(h)->at(0), seg.data() + s, n * size);
-  fp[dst] = h;
-  return 0;
+  return charged(c, [&](GcFuel& fuel) {
+    return gc_array_new_data(*c->store, fuel, c->inst->types[type], c->inst->datas[data], u32_at(fp, s_slot),
+                             u32_at(fp, n_slot), fp + frame_slots, fp + dst);
+  });
 }
 
 std::uint32_t sprawling_jit_array_new_elem(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                            std::uint32_t elem, std::uint32_t s_slot, std::uint32_t n_slot,
                                            std::uint32_t frame_slots) {
-  const FuncType* t = c->inst->types[type];
-  const std::uint64_t s = static_cast<std::uint32_t>(fp[s_slot]);
-  const std::uint64_t n = static_cast<std::uint32_t>(fp[n_slot]);
-  const std::vector<std::uint64_t>& seg = c->inst->elements[elem];
-  if (s > seg.size() || n > seg.size() - s) return kOobTable;
-  if (const std::uint32_t k = charge_units(c, n)) return k;
-  const std::uint64_t h = c->store->new_gc_object(t, static_cast<std::uint32_t>(n), n * 8, fp + frame_slots);
-  if (h == 0) return kGcHeapLimit;
-  if (n != 0) std::memcpy(c->store->gc.get(h)->at(0), seg.data() + s, n * 8);
-  fp[dst] = h;
-  return 0;
+  return charged(c, [&](GcFuel& fuel) {
+    return gc_array_new_elem(*c->store, fuel, c->inst->types[type], c->inst->elements[elem], u32_at(fp, s_slot),
+                             u32_at(fp, n_slot), fp + frame_slots, fp + dst);
+  });
 }
 
 std::uint32_t sprawling_jit_array_get(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref,
                                       std::uint32_t idx, std::uint32_t size, std::uint32_t sign) {
-  const GcObject* o = c->store->gc.get(fp[ref]);
-  if (o == nullptr) return kNullArray;
-  const std::uint64_t i = static_cast<std::uint32_t>(fp[idx]);
-  if (i >= o->length) return kOobArray;
-  gc_read(fp + dst, o->at(i * size), size, sign != 0);
-  return 0;
+  return as_status(gc_array_get(c->store->gc, fp[ref], u32_at(fp, idx), size, sign != 0, fp + dst));
 }
 
 std::uint32_t sprawling_jit_array_set(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t idx,
                                       std::uint32_t val, std::uint32_t size) {
-  GcObject* o = c->store->gc.get(fp[ref]);
-  if (o == nullptr) return kNullArray;
-  const std::uint64_t i = static_cast<std::uint32_t>(fp[idx]);
-  if (i >= o->length) return kOobArray;
-  std::memcpy(o->at(i * size), fp + val, size);
-  return 0;
+  return as_status(gc_array_set(c->store->gc, fp[ref], u32_at(fp, idx), size, fp + val));
 }
 
 std::uint32_t sprawling_jit_array_len(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref) {
-  const GcObject* o = c->store->gc.get(fp[ref]);
-  if (o == nullptr) return kNullArray;
-  fp[dst] = o->length;
-  return 0;
+  return as_status(gc_array_len(c->store->gc, fp[ref], fp + dst));
 }
 
 std::uint32_t sprawling_jit_array_fill(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t d_slot,
                                        std::uint32_t val, std::uint32_t n_slot, std::uint32_t size) {
-  GcObject* o = c->store->gc.get(fp[ref]);
-  if (o == nullptr) return kNullArray;
-  const std::uint64_t d = static_cast<std::uint32_t>(fp[d_slot]);
-  const std::uint64_t n = static_cast<std::uint32_t>(fp[n_slot]);
-  if (d > o->length || n > o->length - d) return kOobArray;
-  if (const std::uint32_t k = charge_units(c, n)) return k;
-  const std::uint64_t* v = fp + val;
-  for (std::uint64_t k = 0; k < n; ++k) std::memcpy(o->at((d + k) * size), v, size);
-  return 0;
+  return charged(c, [&](GcFuel& fuel) {
+    return gc_array_fill(*c->store, fuel, fp[ref], u32_at(fp, d_slot), fp + val, u32_at(fp, n_slot), size);
+  });
 }
 
 std::uint32_t sprawling_jit_array_copy(Ctx* c, std::uint64_t* fp, std::uint32_t dref, std::uint32_t d_slot,
                                        std::uint32_t sref, std::uint32_t s_slot, std::uint32_t n_slot,
                                        std::uint32_t size) {
-  GcObject* dst = c->store->gc.get(fp[dref]);
-  if (dst == nullptr) return kNullArray;
-  const GcObject* src = c->store->gc.get(fp[sref]);
-  if (src == nullptr) return kNullArray;
-  const std::uint64_t d = static_cast<std::uint32_t>(fp[d_slot]);
-  const std::uint64_t s = static_cast<std::uint32_t>(fp[s_slot]);
-  const std::uint64_t n = static_cast<std::uint32_t>(fp[n_slot]);
-  if (d > dst->length || n > dst->length - d || s > src->length || n > src->length - s) return kOobArray;
-  if (const std::uint32_t k = charge_units(c, n)) return k;
-  if (n != 0) std::memmove(dst->at(d * size), src->at(s * size), n * size);
-  return 0;
+  return charged(c, [&](GcFuel& fuel) {
+    return gc_array_copy(*c->store, fuel, fp[dref], u32_at(fp, d_slot), fp[sref], u32_at(fp, s_slot),
+                         u32_at(fp, n_slot), size);
+  });
 }
 
 std::uint32_t sprawling_jit_array_init_data(Ctx* c, std::uint64_t* fp, std::uint32_t data, std::uint32_t ref,
                                             std::uint32_t d_slot, std::uint32_t s_slot, std::uint32_t n_slot,
                                             std::uint32_t size) {
-  GcObject* o = c->store->gc.get(fp[ref]);
-  if (o == nullptr) return kNullArray;
-  const std::uint64_t d = static_cast<std::uint32_t>(fp[d_slot]);
-  const std::uint64_t s = static_cast<std::uint32_t>(fp[s_slot]);
-  const std::uint64_t n = static_cast<std::uint32_t>(fp[n_slot]);
-  if (d > o->length || n > o->length - d) return kOobArray;
-  const std::span<const std::uint8_t> seg = c->inst->datas[data];
-  if (s > seg.size() || n * size > seg.size() - s) return kOobMemory;
-  if (const std::uint32_t k = charge_units(c, n)) return k;
-  if (n != 0) std::memcpy(o->at(d * size), seg.data() + s, n * size);
-  return 0;
+  return charged(c, [&](GcFuel& fuel) {
+    return gc_array_init_data(*c->store, fuel, fp[ref], u32_at(fp, d_slot), c->inst->datas[data], u32_at(fp, s_slot),
+                              u32_at(fp, n_slot), size);
+  });
 }
 
 std::uint32_t sprawling_jit_array_init_elem(Ctx* c, std::uint64_t* fp, std::uint32_t elem, std::uint32_t ref,
                                             std::uint32_t d_slot, std::uint32_t s_slot, std::uint32_t n_slot) {
-  GcObject* o = c->store->gc.get(fp[ref]);
-  if (o == nullptr) return kNullArray;
-  const std::uint64_t d = static_cast<std::uint32_t>(fp[d_slot]);
-  const std::uint64_t s = static_cast<std::uint32_t>(fp[s_slot]);
-  const std::uint64_t n = static_cast<std::uint32_t>(fp[n_slot]);
-  if (d > o->length || n > o->length - d) return kOobArray;
-  const std::vector<std::uint64_t>& seg = c->inst->elements[elem];
-  if (s > seg.size() || n > seg.size() - s) return kOobTable;
-  if (const std::uint32_t k = charge_units(c, n)) return k;
-  if (n != 0) std::memcpy(o->at(d * 8), seg.data() + s, n * 8);
-  return 0;
+  return charged(c, [&](GcFuel& fuel) {
+    return gc_array_init_elem(*c->store, fuel, fp[ref], u32_at(fp, d_slot), c->inst->elements[elem],
+                              u32_at(fp, s_slot), u32_at(fp, n_slot));
+  });
 }
 
 }  // extern "C"

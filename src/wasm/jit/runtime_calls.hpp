@@ -58,10 +58,11 @@ std::uint32_t sprawling_jit_table_copy(Ctx* c, std::uint32_t dt, std::uint32_t s
 std::uint32_t sprawling_jit_table_init(Ctx* c, std::uint32_t seg, std::uint32_t t, std::uint64_t d, std::uint32_t s,
                                        std::uint32_t n);
 void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg);
-// Garbage collection (the Gc ops the compiled code does not inline), as the interpreter's
-// handlers, on the frame at fp: operand and result slots are indexes into it (the caller stores
-// the operands there first and reloads the results); frame_slots bounds the value stack a
-// collection scans. Status as above (a refused object is GcHeapLimit).
+// Garbage collection (the Gc ops the compiled code does not inline): each calls the gc_ops.hpp
+// operation the interpreter's handler calls, on the frame at fp: operand and result slots are
+// indexes into it (the caller stores the operands there first and reloads the results);
+// frame_slots bounds the value stack a collection scans. Status as above (a refused object is
+// GcHeapLimit).
 std::uint32_t sprawling_jit_ref_test(Ctx* c, std::uint64_t v, std::uint32_t heap, std::uint32_t flags);  // 0 or 1
 std::uint32_t sprawling_jit_struct_new(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                        std::uint32_t base, std::uint32_t frame_slots);  // base kGcNoSlot: default

@@ -71,7 +71,7 @@ constexpr bool handled(Op o) {
     case OpFamily::FusedBranch: return oi.has_wasm;
     case OpFamily::Numeric: return num_shape(o).has_value();
     case OpFamily::Simd: return true;  // v128 moves inline; lanes inline or the interpreter's lane function
-    case OpFamily::Gc: return true;    // i31, ref.eq, conversions inline; the rest the interpreter's steps in a helper
+    case OpFamily::Gc: return true;    // i31, ref.eq, conversions inline; the rest gc_ops.hpp's operations in a helper
     default: break;
   }
   switch (o) {

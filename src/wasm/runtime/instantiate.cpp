@@ -84,23 +84,26 @@ std::uint64_t eval_extended(const ConstExpr& e, const InstanceImpl& inst, ConstE
       case K::ArrayNewDefault:
       case K::ArrayNewFixed: {
         const FuncType* t = inst.types[s.value];
-        const FieldType& f = t->fields[0];
-        const std::uint32_t size = element_bytes(f);
-        const std::size_t width = size == 16 ? 2 : 1;
-        std::uint64_t n = s.value2;
+        const std::size_t width = element_bytes(t->fields[0]) == 16 ? 2 : 1;
+        auto n = static_cast<std::uint32_t>(s.value2);
         if (s.kind != K::ArrayNewFixed) {
           n = static_cast<std::uint32_t>(stack.back());
           stack.pop_back();
         }
         const std::size_t words = s.kind == K::ArrayNewDefault ? 0 : s.kind == K::ArrayNew ? width : width * n;
         const auto r = extra();
-        const std::uint64_t h = made(gc->store.new_gc_object(
-            t, static_cast<std::uint32_t>(n), n * size, gc->store.entry_fp != nullptr ? gc->store.entry_fp : gc->store.stack, r));
-        if (h != 0 && words != 0) {
-          GcObject* o = gc->store.gc.get(h);
-          const std::uint64_t* v = stack.data() + stack.size() - words;
-          for (std::uint64_t k = 0; k < n; ++k) std::memcpy(o->at(k * size), s.kind == K::ArrayNew ? v : v + k * width, size);
+        const std::uint64_t* top = gc->store.entry_fp != nullptr ? gc->store.entry_fp : gc->store.stack;
+        const std::uint64_t* v = stack.data() + stack.size() - words;
+        // The instructions' own operations (gc_ops.hpp), without fuel: refused is the only failure.
+        std::uint64_t h = 0;
+        if (s.kind == K::ArrayNewFixed) {
+          h = gc_array_new_fixed(gc->store, t, n, v, top, r);
+        } else {
+          GcFuel unmetered{0, false};
+          const std::uint64_t* init = s.kind == K::ArrayNew ? v : nullptr;
+          if (gc_array_new(gc->store, unmetered, t, n, init, top, &h, r) != TrapKind::None) h = 0;
         }
+        h = made(h);
         stack.resize(stack.size() - words);
         stack.push_back(h);
         continue;
