@@ -79,7 +79,9 @@ std::vector<std::uint8_t> million_target_br_table_module() {
 }
 
 std::vector<std::uint8_t> huge_signature_module() {
-  // $f takes 10,000 i32s and returns them; _start passes 0..9999 and drops the results.
+  // $f takes 10,000 i32s and returns them; _start passes 0..9999 and drops the results. Both are
+  // over the budget: $f by its signature, _start by its 10,000 frame slots (the operand stack
+  // holding the arguments), whose promotion to SSA values LLVM does in time quadratic in them.
   constexpr std::uint32_t kValues = 10'000;
   ww::Module m;
   m.memory = ww::Limits{1, 1};
@@ -111,9 +113,103 @@ std::vector<std::uint8_t> locals_across_nested_loops_module() {
   return one_function(code, kLocals);
 }
 
+// 1,000,000 functions of (i32) -> i32 adding one; _start calls the first and the last. Every
+// one is within the budget: what grows is the module, not a function. On the compile tier the
+// lazy path gives IR to the first 10,000 only (its module budget), so the last one is interpreted.
+std::vector<std::uint8_t> many_small_functions_module() {
+  constexpr std::uint32_t kFunctions = 1'000'000;
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const std::uint32_t inc = m.add_type({.params = {ww::type::i32}, .results = {ww::type::i32}});
+  m.functions.assign(kFunctions, ww::Function{.type_index = inc, .locals = {}, .code = {0x20, 0x00, 0x41, 0x01, 0x6a}});
+  ww::Function start{.type_index = m.add_type({}), .locals = {}, .code = {}};
+  ww::i32_const(start.code, 0);
+  ww::op_index(start.code, 0x10, 0);
+  ww::op_index(start.code, 0x10, kFunctions - 1);
+  start.code.push_back(0x1a);
+  m.functions.push_back(std::move(start));
+  export_start(m, kFunctions);
+  return m.build();
+}
+
+// One body of 10 MiB: i32.const 1, drop, nop, 2.6 million times.
+std::vector<std::uint8_t> ten_mebibyte_body_module() {
+  constexpr std::size_t kGroups = (std::size_t{10} << 20) / 4;
+  ww::Bytes code;
+  code.reserve(kGroups * 4);
+  for (std::size_t i = 0; i < kGroups; ++i) code.insert(code.end(), {0x41, 0x01, 0x1a, 0x01});
+  return one_function(code);
+}
+
+// 50,000 i32 locals, every seventh copied into its mirror image.
+std::vector<std::uint8_t> fifty_thousand_locals_module() {
+  constexpr std::uint32_t kLocals = 50'000;
+  ww::Bytes code;
+  for (std::uint32_t i = 0; i < kLocals; i += 7) {
+    ww::op_index(code, 0x20, i);
+    ww::op_index(code, 0x21, kLocals - 1 - i);
+  }
+  return one_function(code, kLocals);
+}
+
+// 200,000 v128 instructions in one straight-line body (within the code size budget: 5 bytes each),
+// i32x4.add and i32x4.mul in turn on a v128 local.
+std::vector<std::uint8_t> huge_simd_module() {
+  constexpr std::size_t kOps = 200'000;
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  ww::Function f{.type_index = m.add_type({}), .locals = {{1, ww::type::i32}, {2, ww::type::v128}}, .code = {}};
+  ww::op_index(f.code, 0x20, 1);
+  for (std::size_t i = 0; i < kOps; ++i) {
+    ww::op_index(f.code, 0x20, 2);
+    ww::simd(f.code, i % 2 == 0 ? 0xae : 0xb5);  // i32x4.add, i32x4.mul
+  }
+  ww::op_index(f.code, 0x21, 1);
+  m.functions.push_back(std::move(f));
+  export_start(m, 0);
+  return m.build();
+}
+
+// 50,000 times struct.new, struct.get and array.new, array.len in one straight-line body (1 MB,
+// within the code size budget), each object dropped at once: 100,000 allocations.
+std::vector<std::uint8_t> huge_gc_module() {
+  constexpr std::size_t kGroups = 50'000;
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const std::uint32_t start_type = m.add_type({});
+  const auto s = static_cast<std::uint32_t>(m.types.size());
+  m.composite_types.push_back({0x5f, 0x01, ww::type::i32, 0x01});  // (struct (field (mut i32)))
+  m.composite_types.push_back({0x5e, ww::type::i32, 0x01});        // (array (mut i32))
+  const std::uint32_t a = s + 1;
+  ww::Function f{.type_index = start_type, .locals = {{1, ww::type::i32}}, .code = {}};
+  for (std::size_t i = 0; i < kGroups; ++i) {
+    ww::i32_const(f.code, 7);
+    ww::gc(f.code, 0x00, s);  // struct.new
+    ww::gc(f.code, 0x02, s);  // struct.get s 0
+    f.code.push_back(0x00);
+    f.code.push_back(0x1a);
+    ww::i32_const(f.code, 0);
+    ww::i32_const(f.code, 8);
+    ww::gc(f.code, 0x06, a);  // array.new
+    ww::gc(f.code, 0x0f);     // array.len
+    f.code.push_back(0x1a);
+  }
+  m.functions.push_back(std::move(f));
+  export_start(m, 0);
+  return m.build();
+}
+
 struct Shape {
   const char* name;
   std::function<std::vector<std::uint8_t>()> build;
+  // Every function over the compile budget: an ahead-of-time compile leaves them all out. The
+  // million small functions are all within it (the module budget is the lazy path's alone), and
+  // the ahead-of-time compile of them all is linear but long, bounded by its own limits.
+  bool all_over_the_budget = true;
+  // The peak resident growth a run may cause. The million functions: about 200 MiB is the module
+  // itself (decoded, with the interpreter's state of every function), and on the compile tier the
+  // lazy path's IR of the first 10,000 of them (kLazyModuleBudget, about 18 KB each) comes on top.
+  std::uint64_t max_growth = 256 * kMiB;
 };
 
 const std::vector<Shape>& shapes() {
@@ -123,8 +219,30 @@ const std::vector<Shape>& shapes() {
       {"a br_table of 1,000,000 targets", million_target_br_table_module},
       {"a signature of 20,000 values", huge_signature_module},
       {"4,000 locals across 1,000 nested loops", locals_across_nested_loops_module},
+      {"one body of 10 MiB", ten_mebibyte_body_module},
+      {"50,000 locals", fifty_thousand_locals_module},
+      {"200,000 v128 instructions", huge_simd_module},
+      {"50,000 struct.new/get and array.new/len", huge_gc_module},
+      // Last: the heap its run leaves to malloc would hide the resident growth of a shape after it.
+      {"1,000,000 small functions", many_small_functions_module, false, 512 * kMiB},
   };
   return all;
+}
+
+// Forty functions within the budget but costly for LLVM (1,900 nested loops and ifs each, about
+// 0.1-0.2 s of LLVM each), each called once by _start.
+std::vector<std::uint8_t> costly_functions_module() {
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const std::uint32_t type = m.add_type({});
+  constexpr std::uint32_t kFunctions = 40;
+  for (std::uint32_t i = 0; i < kFunctions; ++i)
+    m.functions.push_back(ww::Function{.type_index = type, .locals = {{1, ww::type::i32}}, .code = nested_loops_and_ifs(1900)});
+  ww::Function start{.type_index = type, .locals = {}, .code = {}};
+  for (std::uint32_t i = 0; i < kFunctions; ++i) ww::op_index(start.code, 0x10, i);
+  m.functions.push_back(std::move(start));
+  export_start(m, kFunctions);
+  return m.build();
 }
 
 class CompileBudget : public ::testing::TestWithParam<ExecutionTier> {
@@ -152,7 +270,7 @@ TEST_P(CompileBudget, HostileShapesEndWithinTheirDeadlineWithTheGuestsOutcome) {
     WasmSandbox sandbox(config(10s));
     // The deadline the job was given is the bound: the module's bytes, its translation and the
     // interpreter's run are all that remain of it.
-    Bounds bounds(10.0, 256 * kMiB);
+    Bounds bounds(10.0, shape.max_growth);
     auto outcome = sandbox.run(job(wasm, 100'000'000));
     ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
     EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
@@ -181,22 +299,37 @@ TEST_P(CompileBudget, APrecompiledModuleLeavesFunctionsOverTheBudgetInterpreted)
   bounds.check();
 }
 
-// Forty functions within the budget (1,900 nested loops and ifs each, about 0.1-0.2 s of LLVM
-// each), each called once: compiling them all takes seconds; a job given 300 ms ends
-// DeadlineExceeded soon after it (compile), or runs them interpreted well within it (auto).
+// The shapes whose functions are all over the budget, compiled ahead of time (`sprawl compile`):
+// nothing is compiled, within the bounds, and a run from the cache entry ends with the guest's
+// outcome within them too.
+TEST_P(CompileBudget, HostileShapesCompiledAheadOfTimeStayInterpretedWithinTheirBounds) {
+  for (const Shape& shape : shapes()) {
+    if (!shape.all_over_the_budget) continue;
+    SCOPED_TRACE(shape.name);
+    Scratch dir;
+    const auto wasm = dir.write("shape.wasm", shape.build());
+    runtime::SandboxConfig c = config(10s);
+    c.code_cache_dir = dir.path() / "cache";
+    Bounds bounds(10.0, 256 * kMiB);
+    auto report = runtime::precompile_module(wasm, c, /*metered=*/true, /*unmetered=*/false);
+    ASSERT_TRUE(report.has_value()) << report.error().to_string();
+    ASSERT_EQ(report->size(), 1U);
+    EXPECT_GE((*report)[0].functions, 1U);
+    EXPECT_EQ((*report)[0].compiled, 0U);
+    WasmSandbox sandbox(c);
+    auto outcome = sandbox.run(job(wasm, 100'000'000));
+    ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+    EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+    bounds.check();
+  }
+}
+
+// Forty costly functions (costly_functions_module), each called once: compiling them all takes
+// seconds; a job given 300 ms ends DeadlineExceeded soon after it (compile), or runs them
+// interpreted well within it (auto).
 TEST_P(CompileBudget, AJobWhoseCompilationPassesItsDeadlineEndsThere) {
-  ww::Module m;
-  m.memory = ww::Limits{1, 1};
-  const std::uint32_t type = m.add_type({});
-  constexpr std::uint32_t kFunctions = 40;
-  for (std::uint32_t i = 0; i < kFunctions; ++i)
-    m.functions.push_back(ww::Function{.type_index = type, .locals = {{1, ww::type::i32}}, .code = nested_loops_and_ifs(1900)});
-  ww::Function start{.type_index = type, .locals = {}, .code = {}};
-  for (std::uint32_t i = 0; i < kFunctions; ++i) ww::op_index(start.code, 0x10, i);
-  m.functions.push_back(std::move(start));
-  export_start(m, kFunctions);
   Scratch dir;
-  const auto wasm = dir.write("many.wasm", m.build());
+  const auto wasm = dir.write("many.wasm", costly_functions_module());
   WasmSandbox sandbox(config(300ms));
   Bounds bounds(10.0, 512 * kMiB);
   auto outcome = sandbox.run(job(wasm, 100'000'000));
@@ -209,24 +342,13 @@ TEST_P(CompileBudget, AJobWhoseCompilationPassesItsDeadlineEndsThere) {
   bounds.check();
 }
 
-
-// Forty functions within the budget but costly for LLVM (1,900 nested loops and ifs each), compiled
-// ahead of time under limits it passes at once: the compile stops cleanly, the error names the
-// limit and the function, and the cache folder holds nothing, not even a temporary file.
+// Forty costly functions (costly_functions_module) compiled ahead of time under limits it passes at
+// once: the compile stops cleanly, the error names the limit and the function, and the cache
+// folder holds nothing, not even a temporary file.
 TEST(CompileLimits, AnAheadOfTimeCompilePastALimitStopsNamingItAndWritesNothing) {
   if (!runtime::wasm_sandbox_has_compiled_tier()) GTEST_SKIP() << "no compiled tier in this build";
-  ww::Module m;
-  m.memory = ww::Limits{1, 1};
-  const std::uint32_t type = m.add_type({});
-  constexpr std::uint32_t kFunctions = 40;
-  for (std::uint32_t i = 0; i < kFunctions; ++i)
-    m.functions.push_back(ww::Function{.type_index = type, .locals = {{1, ww::type::i32}}, .code = nested_loops_and_ifs(1900)});
-  ww::Function start{.type_index = type, .locals = {}, .code = {}};
-  for (std::uint32_t i = 0; i < kFunctions; ++i) ww::op_index(start.code, 0x10, i);
-  m.functions.push_back(std::move(start));
-  export_start(m, kFunctions);
   Scratch dir;
-  const auto wasm = dir.write("many.wasm", m.build());
+  const auto wasm = dir.write("many.wasm", costly_functions_module());
   runtime::SandboxConfig c;
   c.code_cache_dir = dir.path() / "cache";
   const auto files = [&] {

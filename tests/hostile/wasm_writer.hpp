@@ -71,6 +71,15 @@ inline void simd(Bytes& code, std::uint32_t sub) {  // 0xFD-prefixed (SIMD)
   uleb(code, sub);
 }
 
+inline void gc(Bytes& code, std::uint32_t sub) {  // 0xFB-prefixed (GC), no immediates
+  code.push_back(0xfb);
+  uleb(code, sub);
+}
+inline void gc(Bytes& code, std::uint32_t sub, std::uint32_t type_index) {  // 0xFB-prefixed with a type index
+  gc(code, sub);
+  uleb(code, type_index);
+}
+
 struct FuncType {
   Bytes params;
   Bytes results;
@@ -123,6 +132,9 @@ struct DataSegment {  // active on memory 0 at an i32.const offset, or passive
 
 struct Module {
   std::vector<FuncType> types;
+  // GC struct (0x5f …) and array (0x5e …) types, written as is after `types`: the k-th one's type
+  // index is types.size() + k, so add every function type first.
+  std::vector<Bytes> composite_types;
   std::vector<Import> imports;
   std::vector<Function> functions;
   std::optional<Limits> table;  // funcref
@@ -156,9 +168,9 @@ struct Module {
       uleb(b, l.min);
       if (l.max) uleb(b, *l.max);
     };
-    if (!types.empty()) {
+    if (!types.empty() || !composite_types.empty()) {
       Bytes b;
-      uleb(b, types.size());
+      uleb(b, types.size() + composite_types.size());
       for (const auto& t : types) {
         if (!t.composite.empty()) {
           append(b, t.composite);
@@ -170,6 +182,7 @@ struct Module {
         uleb(b, t.results.size());
         append(b, t.results);
       }
+      for (const Bytes& t : composite_types) append(b, t);
       section(1, b);
     }
     if (!imports.empty()) {

@@ -119,6 +119,28 @@ TEST(CompileBudget, EachLimitNamesItsFigure) {
     wat += "(local.get 1000)))";
     shapes.push_back({wat, "frame slots * nesting depth (1003 * 600) 601800 over the compile budget's 500000"});
   }
+  {
+    // 4,001 constants on the operand stack: 4,002 frame slots (with the parameter).
+    std::string wat = "(module (func (export \"f\") (param i32) (result i32)\n";
+    for (int i = 0; i <= 4000; ++i) wat += "i32.const 1\n";
+    for (int i = 0; i <= 4000; ++i) wat += "drop\n";
+    wat += "(i32.const 1)))";
+    shapes.push_back({wat, "frame slots 4002 over the compile budget's 4000"});
+  }
+  {
+    // 10,001 i32x4.add on a v128 local.
+    std::string wat = "(module (func (export \"f\") (param i32) (result i32) (local v128)\n";
+    for (int i = 0; i <= 10'000; ++i) wat += "(local.set 1 (i32x4.add (local.get 1) (local.get 1)))\n";
+    wat += "(i32.const 1)))";
+    shapes.push_back({wat, "v128 instructions 10001 over the compile budget's 10000"});
+  }
+  {
+    // 1,001 struct.new, each dropped.
+    std::string wat = "(module (type $s (struct (field i32))) (func (export \"f\") (param i32) (result i32)\n";
+    for (int i = 0; i <= 1000; ++i) wat += "(drop (struct.new $s (i32.const 1)))\n";
+    wat += "(i32.const 1)))";
+    shapes.push_back({wat, "GC instructions 1001 over the compile budget's 1000"});
+  }
   for (const Shape& shape : shapes) {
     const auto module = compile_wat(shape.wat);
     ASSERT_NE(module, nullptr) << shape.reason;

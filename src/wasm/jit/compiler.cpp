@@ -252,7 +252,7 @@ llvm::Expected<llvm::orc::JITTargetMachineBuilder> host_target_builder() {
 }
 
 // The IR of every compilable function of a variant in one module (`wasm_f<defined index>`);
-// out->reasons says why the others stay interpreted. Shared by the lazy and the whole-module paths.
+// out->reasons says why the others stay interpreted. The lazy path's.
 struct Emitted {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> mod;
@@ -260,11 +260,28 @@ struct Emitted {
 std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered, const llvm::DataLayout& layout,
                                    const llvm::Triple& triple, ModuleCode& out) {
   const auto t0 = std::chrono::steady_clock::now();
-  const FunctionCode funcs = cm.all_code(metered);  // translates every function not yet translated
+  const FunctionCode funcs = cm.all_code(metered);  // each function translated when first read
   for (const FunctionBody& body : cm.module.code) out.code_bytes += body.code_size;
+  // The module as a whole (kLazyModuleBudget): the functions up to the first that does not fit
+  // get IR; from that one on none is translated or scanned here, and each keeps a short reason
+  // (a string without a heap block: a million of them cost nothing more), the first the whole one.
   std::vector<Scan> scans;
-  scans.reserve(funcs.size());
-  for (std::size_t i = 0; i < funcs.size(); ++i) scans.push_back(scan(funcs[i], metered, cm.module, i));
+  std::size_t taken = 0;
+  std::size_t taken_bytes = 0;
+  for (std::size_t i = 0; i < funcs.size(); ++i) {
+    const std::size_t bytes = cm.module.code[i].code_size;
+    if (taken >= kLazyModuleBudget.functions || taken_bytes + bytes > kLazyModuleBudget.code_bytes) {
+      out.reasons[i] = "past the lazy compile's module budget of " + std::to_string(kLazyModuleBudget.functions) +
+                       " functions and " + std::to_string(kLazyModuleBudget.code_bytes) + " wasm code bytes (" +
+                       std::to_string(taken) + " functions, " + std::to_string(taken_bytes) + " bytes before it)";
+      for (std::size_t j = i + 1; j < funcs.size(); ++j) out.reasons[j] = "module budget";
+      break;
+    }
+    scans.push_back(scan(funcs[i], metered, cm.module, i));
+    if (!scans.back().reason.empty()) continue;
+    ++taken;
+    taken_bytes += bytes;
+  }
   if (const char* stats = std::getenv("SPRAWLING_JIT_STATS"); stats != nullptr && std::string_view(stats) == "2") {
     // How close the module's compiled functions come to the compile budget.
     CompileFacts top;
@@ -278,15 +295,18 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
       top.signature = std::max(top.signature, sc.facts.signature);
       top.frame_slots = std::max(top.frame_slots, sc.facts.frame_slots);
       top.slots_by_nesting = std::max(top.slots_by_nesting, sc.facts.slots_by_nesting);
+      top.simd_ops = std::max(top.simd_ops, sc.facts.simd_ops);
+      top.gc_ops = std::max(top.gc_ops, sc.facts.gc_ops);
     }
     std::fprintf(stderr,
                  "sprawl jit: largest compiled function figures (compile budget): wasm code bytes %zu (%zu), nesting "
                  "depth %u (%u), branch targets %zu (%zu), counting every br_table entry %zu (%zu), locals %zu (%zu), parameters and results %zu (%zu), frame "
-                 "slots %zu (%zu), frame slots * nesting depth %zu (%zu)\n",
+                 "slots %zu (%zu), frame slots * nesting depth %zu (%zu), v128 instructions %zu (%zu), GC instructions %zu (%zu)\n",
                  top.code_bytes, kCompileBudget.code_bytes, top.nesting, kCompileBudget.nesting, top.branch_targets,
                  kCompileBudget.branch_targets, top.table_entries, kCompileBudget.table_entries, top.locals, kCompileBudget.locals, top.signature,
                  kCompileBudget.signature, top.frame_slots, kCompileBudget.frame_slots, top.slots_by_nesting,
-                 kCompileBudget.slots_by_nesting);
+                 kCompileBudget.slots_by_nesting, top.simd_ops, kCompileBudget.simd_ops, top.gc_ops,
+                 kCompileBudget.gc_ops);
   }
   Emitted e;
   e.context = std::make_unique<llvm::LLVMContext>();
@@ -295,7 +315,7 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
   e.mod->setTargetTriple(triple.str());
   ModuleEmitter me(cm, funcs, metered, *e.context, *e.mod);
   me.fns.assign(funcs.size(), nullptr);
-  for (std::size_t i = 0; i < funcs.size(); ++i) {
+  for (std::size_t i = 0; i < scans.size(); ++i) {
     if (!scans[i].reason.empty()) {
       out.reasons[i] = scans[i].reason;
       continue;
@@ -303,7 +323,7 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
     me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *e.mod);
     me.fns[i]->setDSOLocal(true);  // called directly (PC-relative), never through a PLT stub
   }
-  for (std::size_t i = 0; i < funcs.size(); ++i) {
+  for (std::size_t i = 0; i < scans.size(); ++i) {
     if (me.fns[i] == nullptr) continue;
     // A job's deadline, between functions: its run ends there (nothing of this is kept).
     if (past_job_deadline()) {

@@ -90,9 +90,15 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
     if (!handled(in.op))
       return fail("uses " + std::string(info(in.op).name) + ", which the compiled tier does not handle yet");
     starts[in.at] = true;
+    facts.simd_ops += info(in.op).family == OpFamily::Simd ? 1 : 0;
+    facts.gc_ops += info(in.op).family == OpFamily::Gc ? 1 : 0;
     s.instrs.push_back(in);
     for_each_target(in.op, code, in.at, [&](u32 t) { s.targets.push_back(t); });
   }
+  if (budget && facts.simd_ops > kCompileBudget.simd_ops)
+    return fail(over_budget("v128 instructions", facts.simd_ops, kCompileBudget.simd_ops));
+  if (budget && facts.gc_ops > kCompileBudget.gc_ops)
+    return fail(over_budget("GC instructions", facts.gc_ops, kCompileBudget.gc_ops));
   for (u32 t : s.targets)
     if (t >= n || !starts[t]) return fail("a branch into the middle of an instruction");
   // Exception handling: a catch lands at its clause's target (find_handler), which the emitter

@@ -176,16 +176,30 @@ struct CompileFacts {
   std::size_t signature = 0;       // parameters + results
   std::size_t frame_slots = 0;     // locals, parameters and the deepest operand stack
   std::size_t slots_by_nesting = 0;  // frame_slots × nesting: the phis a slot changed inside every span may need
+  std::size_t simd_ops = 0;          // v128 instructions: each is several IR instructions per wasm byte
+  std::size_t gc_ops = 0;            // GC instructions: each a helper call with the frame spilled around it
 };
 using CompileBudget = CompileFacts;  // the limits, one per fact
 inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20,
                                               .nesting = 2000,
                                               .branch_targets = 30'000,
                                               .table_entries = 250'000,
-                                              .locals = 10'000,
+                                              .locals = 4000,
                                               .signature = 1000,
-                                              .frame_slots = 10'000,
-                                              .slots_by_nesting = 500'000};
+                                              .frame_slots = 4000,
+                                              .slots_by_nesting = 500'000,
+                                              .simd_ops = 10'000,
+                                              .gc_ops = 1000};
+
+// The lazy path (`--tier compile` without a cache entry) emits the IR of every compilable function
+// of the module up front, about 13 KB of memory and 0.2 ms each even for a function of a few
+// bytes, so it takes only the first functions (by index) within this many and this much code;
+// the rest stay interpreted with a reason. CPython (8,131 functions, 3.4 MB of code) fits whole.
+struct LazyModuleBudget {
+  std::size_t functions = 0;
+  std::size_t code_bytes = 0;
+};
+inline constexpr LazyModuleBudget kLazyModuleBudget{.functions = 10'000, .code_bytes = std::size_t{8} << 20};
 
 // Pass 1: the instructions of a function (after the metered entry check), or why it cannot be
 // compiled.
