@@ -177,10 +177,8 @@ std::vector<std::uint8_t> huge_gc_module() {
   ww::Module m;
   m.memory = ww::Limits{1, 1};
   const std::uint32_t start_type = m.add_type({});
-  const auto s = static_cast<std::uint32_t>(m.types.size());
-  m.composite_types.push_back({0x5f, 0x01, ww::type::i32, 0x01});  // (struct (field (mut i32)))
-  m.composite_types.push_back({0x5e, ww::type::i32, 0x01});        // (array (mut i32))
-  const std::uint32_t a = s + 1;
+  const std::uint32_t s = m.add_type({.params = {}, .results = {}, .composite = {0x5f, 0x01, ww::type::i32, 0x01}});  // (struct (field (mut i32)))
+  const std::uint32_t a = m.add_type({.params = {}, .results = {}, .composite = {0x5e, ww::type::i32, 0x01}});  // (array (mut i32))
   ww::Function f{.type_index = start_type, .locals = {{1, ww::type::i32}}, .code = {}};
   for (std::size_t i = 0; i < kGroups; ++i) {
     ww::i32_const(f.code, 7);

@@ -131,10 +131,7 @@ struct DataSegment {  // active on memory 0 at an i32.const offset, or passive
 };
 
 struct Module {
-  std::vector<FuncType> types;
-  // GC struct (0x5f …) and array (0x5e …) types, written as is after `types`: the k-th one's type
-  // index is types.size() + k, so add every function type first.
-  std::vector<Bytes> composite_types;
+  std::vector<FuncType> types;  // function types, and GC struct and array types (FuncType::composite)
   std::vector<Import> imports;
   std::vector<Function> functions;
   std::optional<Limits> table;  // funcref
@@ -168,9 +165,9 @@ struct Module {
       uleb(b, l.min);
       if (l.max) uleb(b, *l.max);
     };
-    if (!types.empty() || !composite_types.empty()) {
+    if (!types.empty()) {
       Bytes b;
-      uleb(b, types.size() + composite_types.size());
+      uleb(b, types.size());
       for (const auto& t : types) {
         if (!t.composite.empty()) {
           append(b, t.composite);
@@ -182,7 +179,6 @@ struct Module {
         uleb(b, t.results.size());
         append(b, t.results);
       }
-      for (const Bytes& t : composite_types) append(b, t);
       section(1, b);
     }
     if (!imports.empty()) {
