@@ -607,22 +607,21 @@ class Generator {
   // local holds another type, or pass a null through (`ref.cast null`) to trap at the access.
   static constexpr std::uint8_t kStructRef = 0x6b, kArrayRef = 0x6a, kEqRef = 0x6d, kFuncRef = 0x70, kI31 = 0x6c;
   static constexpr std::array<std::uint8_t, 4> kRefLocalTypes{kStructRef, kArrayRef, kEqRef, kFuncRef};
-  static void gc_op(Bytes& code, std::uint32_t sub) {
-    code.push_back(0xfb);
-    ww::uleb(code, sub);
-  }
-  // local.get of a reference local of type t (every function has some).
-  void ref_local_get(Bytes& code, std::uint8_t t) {
+  // local.get (0x20) or local.set (0x21) of a reference local of type t (every function has some).
+  void ref_local(Bytes& code, std::uint8_t op, std::uint8_t t) {
     std::uint32_t l = 0;
     bool found = false;
     local_of(t, l, found);
-    ww::op_index(code, 0x20, l);
+    ww::op_index(code, op, l);
   }
-  void ref_local_set(Bytes& code, std::uint8_t t) {
-    std::uint32_t l = 0;
-    bool found = false;
-    local_of(t, l, found);
-    ww::op_index(code, 0x21, l);
+  void ref_local_get(Bytes& code, std::uint8_t t) { ref_local(code, 0x20, t); }
+  void ref_local_set(Bytes& code, std::uint8_t t) { ref_local(code, 0x21, t); }
+  // A reference local of type t cast to concrete type `type` (ref.cast null: a null passes, to
+  // trap at the access; another type traps at the cast).
+  void cast_local(Bytes& code, std::uint8_t t, std::uint32_t type) {
+    ref_local_get(code, t);
+    ww::gc(code, 0x17);
+    ww::sleb(code, type);
   }
   // An array length: mostly small, sometimes any i32 (a huge one reaches the store's limit).
   void array_length(Bytes& code, int depth) {
@@ -646,21 +645,17 @@ class Generator {
       case 0:
         expr(code, ww::type::i32, depth + 1);
         expr(code, ww::type::i64, depth + 1);
-        gc_op(code, 0x00);  // struct.new
-        ww::uleb(code, struct_type_);
+        ww::gc(code, 0x00, struct_type_);  // struct.new
         return;
       case 1:
-        gc_op(code, 0x01);  // struct.new_default
-        ww::uleb(code, struct_type_);
+        ww::gc(code, 0x01, struct_type_);  // struct.new_default
         return;
       case 2:
         code.push_back(0xd0);  // ref.null $struct
         ww::sleb(code, struct_type_);
         return;
       default:
-        ref_local_get(code, in_.below(3) == 0 ? kEqRef : kStructRef);
-        gc_op(code, 0x17);  // ref.cast null $struct
-        ww::sleb(code, struct_type_);
+        cast_local(code, in_.below(3) == 0 ? kEqRef : kStructRef, struct_type_);
         return;
     }
   }
@@ -672,26 +667,21 @@ class Generator {
       case 0:
         expr(code, ww::type::i32, depth + 1);
         array_length(code, depth);
-        gc_op(code, 0x06);  // array.new
-        ww::uleb(code, type);
+        ww::gc(code, 0x06, type);  // array.new
         return;
       case 1:
         array_length(code, depth);
-        gc_op(code, 0x07);  // array.new_default
-        ww::uleb(code, type);
+        ww::gc(code, 0x07, type);  // array.new_default
         return;
       case 2: {
         const std::uint32_t n = in_.below(5);
         for (std::uint32_t i = 0; i < n; ++i) expr(code, ww::type::i32, depth + 1);
-        gc_op(code, 0x08);  // array.new_fixed
-        ww::uleb(code, type);
+        ww::gc(code, 0x08, type);  // array.new_fixed
         ww::uleb(code, n);
         return;
       }
       default:
-        ref_local_get(code, in_.below(3) == 0 ? kEqRef : kArrayRef);
-        gc_op(code, 0x17);  // ref.cast null $array
-        ww::sleb(code, type);
+        cast_local(code, in_.below(3) == 0 ? kEqRef : kArrayRef, type);
         return;
     }
   }
@@ -700,7 +690,7 @@ class Generator {
     switch (in_.below(5)) {
       case 0: ref_local_get(code, kStructRef); return;
       case 1: ref_local_get(code, kArrayRef); return;
-      case 2: expr(code, ww::type::i32, depth + 1); gc_op(code, 0x1c); return;  // ref.i31
+      case 2: expr(code, ww::type::i32, depth + 1); ww::gc(code, 0x1c); return;  // ref.i31
       case 3: struct_ref(code, depth); return;
       default: ref_local_get(code, kEqRef); return;
     }
@@ -709,9 +699,7 @@ class Generator {
   // the type (null or another function's type traps at the cast or the call).
   void func_ref(Bytes& code, std::uint32_t f) {
     if (in_.below(3) == 0) {
-      ref_local_get(code, kFuncRef);
-      gc_op(code, 0x17);  // ref.cast null $type
-      ww::sleb(code, func_types_[f]);
+      cast_local(code, kFuncRef, func_types_[f]);
     } else {
       ww::op_index(code, 0xd2, f);  // ref.func
     }
@@ -736,8 +724,7 @@ class Generator {
         struct_ref(code, depth);
         const bool wide = in_.below(2) == 0;
         expr(code, wide ? ww::type::i64 : ww::type::i32, depth + 1);
-        gc_op(code, 0x05);
-        ww::uleb(code, struct_type_);
+        ww::gc(code, 0x05, struct_type_);
         ww::uleb(code, wide ? 1 : 0);
         return;
       }
@@ -746,8 +733,7 @@ class Generator {
         array_ref(code, depth, i8);
         array_index(code, depth);
         expr(code, ww::type::i32, depth + 1);
-        gc_op(code, 0x0e);
-        ww::uleb(code, i8 ? array_i8_type_ : array_i32_type_);
+        ww::gc(code, 0x0e, i8 ? array_i8_type_ : array_i32_type_);
         return;
       }
       case 6: {  // array.fill
@@ -756,8 +742,7 @@ class Generator {
         array_index(code, depth);
         expr(code, ww::type::i32, depth + 1);
         array_length(code, depth);
-        gc_op(code, 0x10);
-        ww::uleb(code, i8 ? array_i8_type_ : array_i32_type_);
+        ww::gc(code, 0x10, i8 ? array_i8_type_ : array_i32_type_);
         return;
       }
       case 7: {  // array.copy between arrays of one type (sometimes the same array: overlap)
@@ -768,8 +753,7 @@ class Generator {
         array_ref(code, depth, i8);
         array_index(code, depth);
         array_length(code, depth);
-        gc_op(code, 0x11);
-        ww::uleb(code, type);
+        ww::gc(code, 0x11, type);
         ww::uleb(code, type);
         return;
       }
@@ -792,24 +776,21 @@ class Generator {
   void gc_expr(Bytes& code, std::uint8_t t, int depth) {
     if (t == ww::type::i64) {
       struct_ref(code, depth);
-      gc_op(code, 0x02);  // struct.get $struct 1
-      ww::uleb(code, struct_type_);
+      ww::gc(code, 0x02, struct_type_);  // struct.get $struct 1
       ww::uleb(code, 1);
       return;
     }
     switch (in_.below(10)) {
       case 0:
         struct_ref(code, depth);
-        gc_op(code, 0x02);  // struct.get $struct 0
-        ww::uleb(code, struct_type_);
+        ww::gc(code, 0x02, struct_type_);  // struct.get $struct 0
         ww::uleb(code, 0);
         return;
       case 1: {  // array.get (i32), array.get_s or array.get_u (packed i8)
         const bool i8 = in_.below(2) == 0;
         array_ref(code, depth, i8);
         array_index(code, depth);
-        gc_op(code, i8 ? 0x0c + in_.below(2) : 0x0b);
-        ww::uleb(code, i8 ? array_i8_type_ : array_i32_type_);
+        ww::gc(code, i8 ? 0x0c + in_.below(2) : 0x0b, i8 ? array_i8_type_ : array_i32_type_);
         return;
       }
       case 2:
@@ -818,25 +799,25 @@ class Generator {
         } else {
           array_ref(code, depth, in_.below(2) == 0);
         }
-        gc_op(code, 0x0f);  // array.len
+        ww::gc(code, 0x0f);  // array.len
         return;
       case 3: {  // i31.get_s or _u of a new i31, or of the eqref local cast to i31
         if (in_.below(2) == 0) {
           expr(code, ww::type::i32, depth + 1);
-          gc_op(code, 0x1c);  // ref.i31
+          ww::gc(code, 0x1c);  // ref.i31
         } else {
           ref_local_get(code, kEqRef);
-          gc_op(code, 0x17);  // ref.cast null i31
+          ww::gc(code, 0x17);  // ref.cast null i31
           code.push_back(kI31);
         }
-        gc_op(code, 0x1d + in_.below(2));
+        ww::gc(code, 0x1d + in_.below(2));
         return;
       }
       case 4: {  // ref.test or ref.cast (then ref.is_null) of an eqref against a concrete or abstract type
         eq_ref(code, depth);
         static constexpr std::array<std::uint8_t, 4> kAbstract{kStructRef, kArrayRef, kI31, kEqRef};
         const bool cast = in_.below(3) == 0;
-        gc_op(code, (cast ? 0x16 : 0x14) + in_.below(2));  // non-null or null
+        ww::gc(code, (cast ? 0x16 : 0x14) + in_.below(2));  // non-null or null
         switch (in_.below(5)) {
           case 0: ww::sleb(code, struct_type_); break;
           case 1: ww::sleb(code, array_i32_type_); break;
@@ -862,8 +843,7 @@ class Generator {
         expr(code, ww::type::i32, depth + 1);
         struct_ref(code, depth);
         ww::op_index(code, 0xd5, 0);  // br_on_null 0: (ref $struct) left when not null
-        gc_op(code, 0x02);
-        ww::uleb(code, struct_type_);
+        ww::gc(code, 0x02, struct_type_);
         ww::uleb(code, 0);
         code.push_back(0x6a);  // i32.add
         code.push_back(0x0b);

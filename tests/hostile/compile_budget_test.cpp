@@ -245,6 +245,30 @@ std::vector<std::uint8_t> costly_functions_module() {
 
 class CompileBudget : public ::testing::TestWithParam<ExecutionTier> {
  protected:
+  // Compiles `module` ahead of time into a cache in `dir` (metered): within a 10 s deadline and
+  // 256 MiB, nothing may be compiled, and a run from that entry must end with the guest's
+  // success. The functions the compile saw (0 when a check failed).
+  static std::size_t precompile_none_then_run(Scratch& dir, const std::vector<std::uint8_t>& module) {
+    const auto wasm = dir.write("module.wasm", module);
+    runtime::SandboxConfig c = config(10s);
+    c.code_cache_dir = dir.path() / "cache";
+    Bounds bounds(10.0, 256 * kMiB);
+    auto report = runtime::precompile_module(wasm, c, /*metered=*/true, /*unmetered=*/false);
+    EXPECT_TRUE(report.has_value()) << report.error().to_string();
+    if (!report.has_value() || report->size() != 1U) {
+      ADD_FAILURE() << "expected one cache entry";
+      return 0;
+    }
+    EXPECT_EQ((*report)[0].compiled, 0U);
+    WasmSandbox sandbox(c);
+    auto outcome = sandbox.run(job(wasm, 100'000'000));
+    EXPECT_TRUE(outcome.has_value()) << outcome.error().to_string();
+    if (outcome.has_value()) {
+      EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
+    }
+    bounds.check();
+    return (*report)[0].functions;
+  }
   void SetUp() override {
     if (!runtime::wasm_sandbox_has_compiled_tier()) GTEST_SKIP() << "no compiled tier in this build";
   }
@@ -280,21 +304,7 @@ TEST_P(CompileBudget, HostileShapesEndWithinTheirDeadlineWithTheGuestsOutcome) {
 // and a run from it (auto and compile) still ends with the guest's outcome.
 TEST_P(CompileBudget, APrecompiledModuleLeavesFunctionsOverTheBudgetInterpreted) {
   Scratch dir;
-  const auto wasm = dir.write("nested.wasm", nested_loops_and_ifs_module());
-  const auto cache = dir.path() / "cache";
-  runtime::SandboxConfig c = config(10s);
-  c.code_cache_dir = cache;
-  Bounds bounds(10.0, 256 * kMiB);
-  auto report = runtime::precompile_module(wasm, c, /*metered=*/true, /*unmetered=*/false);
-  ASSERT_TRUE(report.has_value()) << report.error().to_string();
-  ASSERT_EQ(report->size(), 1U);
-  EXPECT_EQ((*report)[0].functions, 1U);
-  EXPECT_EQ((*report)[0].compiled, 0U);
-  WasmSandbox sandbox(c);
-  auto outcome = sandbox.run(job(wasm, 100'000'000));
-  ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
-  EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
-  bounds.check();
+  EXPECT_EQ(precompile_none_then_run(dir, nested_loops_and_ifs_module()), 1U);
 }
 
 // The shapes whose functions are all over the budget, compiled ahead of time (`sprawl compile`):
@@ -305,20 +315,7 @@ TEST_P(CompileBudget, HostileShapesCompiledAheadOfTimeStayInterpretedWithinTheir
     if (!shape.all_over_the_budget) continue;
     SCOPED_TRACE(shape.name);
     Scratch dir;
-    const auto wasm = dir.write("shape.wasm", shape.build());
-    runtime::SandboxConfig c = config(10s);
-    c.code_cache_dir = dir.path() / "cache";
-    Bounds bounds(10.0, 256 * kMiB);
-    auto report = runtime::precompile_module(wasm, c, /*metered=*/true, /*unmetered=*/false);
-    ASSERT_TRUE(report.has_value()) << report.error().to_string();
-    ASSERT_EQ(report->size(), 1U);
-    EXPECT_GE((*report)[0].functions, 1U);
-    EXPECT_EQ((*report)[0].compiled, 0U);
-    WasmSandbox sandbox(c);
-    auto outcome = sandbox.run(job(wasm, 100'000'000));
-    ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
-    EXPECT_EQ(outcome->exit, SandboxExit{Success{}}) << trap_message(*outcome);
-    bounds.check();
+    EXPECT_GE(precompile_none_then_run(dir, shape.build()), 1U);
   }
 }
 
