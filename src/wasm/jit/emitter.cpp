@@ -903,11 +903,43 @@ class FunctionEmitter {
     after_call(base, nr, post);
   }
 
-  // call_indirect: the table element, its type (pointer-equal canonical types only), its
-  // instance (this one) and its published entry are tested inline, then the callee is called
-  // natively; anything else (a trap, another instance, a host function, a structurally equal
-  // type of another module, an interpreted callee, a callee not yet resolved in this store)
-  // takes sprawling_jit_call_indirect, which does what the interpreter does.
+  // call_indirect's and return_call_indirect's callee: the table element, its type (pointer-equal
+  // canonical types only), its instance (this one) and its published entry are tested inline;
+  // anything else (a trap, another instance, a host function, a structurally equal type of
+  // another module, an interpreted callee, a callee not yet resolved in this store) branches to
+  // `slow`, whose helper does what the interpreter does. In the block it continues in: as
+  // known_callee's. Null when the table's layout is not known here (always the helper).
+  struct KnownCallee {
+    llvm::Value* entry;
+    llvm::Value* frame_slots;
+    llvm::Value* cost;
+  };
+  std::optional<KnownCallee> table_callee(u32 type, u32 table, llvm::Value* element, llvm::BasicBlock* slow) {
+    if (!table_layout_known()) return std::nullopt;
+    auto* found = new_block("icall_found");
+    auto* typed = new_block("icall_typed");
+    llvm::Value* tables = invariant(ctx_load(t_.ptr, offsetof(Ctx, tables)));
+    llvm::Value* t = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, tables, table)));
+    llvm::Value* elems = b_.CreateConstInBoundsGEP1_64(t_.i8, t, table_elements_offset());
+    llvm::Value* begin = b_.CreateLoad(t_.ptr, elems);
+    llvm::Value* end = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, elems, 1));
+    llvm::Value* count =
+        b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(end, t_.i64), b_.CreatePtrToInt(begin, t_.i64)), 3);
+    b_.CreateCondBr(b_.CreateICmpULT(element, count), found, slow);
+    b_.SetInsertPoint(found);
+    llvm::Value* fi = b_.CreateLoad(t_.ptr, b_.CreateInBoundsGEP(t_.i64, begin, element));
+    auto* non_null = new_block("icall_element");
+    b_.CreateCondBr(b_.CreateIsNull(fi), slow, non_null, cold_);
+    b_.SetInsertPoint(non_null);
+    llvm::Value* types = invariant(ctx_load(t_.ptr, offsetof(Ctx, types)));
+    llvm::Value* want = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, types, type)));
+    llvm::Value* have = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, type)));
+    b_.CreateCondBr(b_.CreateICmpNE(have, want), slow, typed, cold_);
+    b_.SetInsertPoint(typed);
+    return known_callee(fi, slow, "icall_known");
+  }
+  // call_indirect: the callee called natively when table_callee's checks pass, else through
+  // sprawling_jit_call_indirect.
   void emit_call_indirect(u32 type, u32 table, u32 idx_slot, u32 base, u32 post) {
     const FuncType& ft = me_.cm.module.types[type];
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
@@ -915,46 +947,8 @@ class FunctionEmitter {
     store_args(base, value_slots(ft.params));
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
-    if (table_layout_known()) {
-      const int variant = me_.metered ? kMetered : kUnmetered;
-      auto* found = new_block("icall_found");
-      auto* typed = new_block("icall_typed");
-      llvm::Value* tables = invariant(ctx_load(t_.ptr, offsetof(Ctx, tables)));
-      llvm::Value* t = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, tables, table)));
-      llvm::Value* elems = b_.CreateConstInBoundsGEP1_64(t_.i8, t, table_elements_offset());
-      llvm::Value* begin = b_.CreateLoad(t_.ptr, elems);
-      llvm::Value* end = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, elems, 1));
-      llvm::Value* count =
-          b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(end, t_.i64), b_.CreatePtrToInt(begin, t_.i64)), 3);
-      llvm::Value* i64 = element;
-      b_.CreateCondBr(b_.CreateICmpULT(i64, count), found, slow);
-      b_.SetInsertPoint(found);
-      llvm::Value* fi = b_.CreateLoad(t_.ptr, b_.CreateInBoundsGEP(t_.i64, begin, i64));
-      auto* non_null = new_block("icall_element");
-      b_.CreateCondBr(b_.CreateIsNull(fi), slow, non_null, cold_);
-      b_.SetInsertPoint(non_null);
-      llvm::Value* types = invariant(ctx_load(t_.ptr, offsetof(Ctx, types)));
-      llvm::Value* want = invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, types, type)));
-      llvm::Value* have = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, type)));
-      llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
-      llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
-      // Resolved in this store (frame_slots and entry_fuel are filled by then), and tiered.
-      llvm::Value* resolved = b_.CreateLoad(
-          t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry) + variant * sizeof(void*)));
-      llvm::Value* slot = b_.CreateLoad(
-          t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, jit) + variant * sizeof(void*)));
-      llvm::Value* bad = b_.CreateOr(b_.CreateOr(b_.CreateICmpNE(have, want), b_.CreateICmpNE(inst, self)),
-                                     b_.CreateOr(b_.CreateIsNull(resolved), b_.CreateIsNull(slot)));
-      b_.CreateCondBr(bad, slow, typed, cold_);
-      b_.SetInsertPoint(typed);
-      auto* entry = b_.CreateAlignedLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, slot, offsetof(jit::Slot, entry)),
-                                         llvm::Align(8));
-      entry->setAtomic(llvm::AtomicOrdering::Acquire);
-      llvm::Value* frame_slots = b_.CreateZExt(
-          b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
-      llvm::Value* cost = b_.getInt64(0);
-      if (me_.metered) cost = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry_fuel)));
-      native_call(entry, frame_slots, cost, base, nfp, slow, join);
+    if (const std::optional<KnownCallee> k = table_callee(type, table, element, slow)) {
+      native_call(k->entry, k->frame_slots, k->cost, base, nfp, slow, join);
     } else {
       b_.CreateBr(slow);
     }
@@ -969,11 +963,6 @@ class FunctionEmitter {
   // A function reference's callee as call_ref and return_call_ref may call natively: this
   // instance's, resolved in this store, with a slot; else a branch to `slow`. In the block it
   // continues in: the slot's published entry (null while interpreted), frame size and entry charge.
-  struct KnownCallee {
-    llvm::Value* entry;
-    llvm::Value* frame_slots;
-    llvm::Value* cost;
-  };
   KnownCallee known_callee(llvm::Value* fi, llvm::BasicBlock* slow, const char* name) {
     auto* known = new_block(name);
     const int variant = me_.metered ? kMetered : kUnmetered;
@@ -1105,13 +1094,20 @@ class FunctionEmitter {
   }
   void emit_return_call_indirect(u32 type, u32 table, u32 idx_slot, u32 base) {
     const u32 np = value_slots(me_.cm.module.types[type].params);
+    llvm::Value* element = slot(idx_slot);  // u64: an i32 index zero-extended, a table64 one whole
+    auto* slow = new_block("tail_slow");
+    if (const std::optional<KnownCallee> k = table_callee(type, table, element, slow)) {
+      tail_jump(k->entry, k->frame_slots, k->cost, base, np, slow);
+    } else {
+      b_.CreateBr(slow);
+    }
+    b_.SetInsertPoint(slow);
     store_args(base, np);
     store_fuel();
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     tail_helper(b_.CreateCall(me_.helper("sprawling_jit_return_call_indirect", t_.i32,
                                          {t_.ptr, t_.i32, t_.i32, t_.i64, t_.ptr, t_.ptr}),
-                              // u64: an i32 index zero-extended, a table64 one whole (as call_indirect)
-                              {ctxp_, u32c(type), u32c(table), slot(idx_slot), nfp, fp_}));
+                              {ctxp_, u32c(type), u32c(table), element, nfp, fp_}));
   }
   // return_call_ref: the null trap here, then as return_call with the FuncInst the reference is
   // (inline when it is this instance's, resolved in this store, with a published entry).
