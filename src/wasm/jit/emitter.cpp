@@ -1963,7 +1963,10 @@ class FunctionEmitter {
 
   // ---- garbage collection (gc_heap.hpp's reference encoding). i31 ops, ref.eq and the two
   // conversions are bit operations inline; ref.test, ref.cast and br_on_cast test null inline and
-  // call gc_ref_test otherwise; every other op calls its helper (runtime_calls.cpp), the
+  // call gc_ref_test otherwise; struct.get/set, array.get/set and array.len resolve the handle
+  // inline through the heap's handle table (gc_object, as GcHeap::get) and read or write the
+  // field in place, with gc_ops.hpp's traps in its order; every other op calls its helper
+  // (runtime_calls.cpp), the
   // interpreter's handler on this frame's slots: the operand slots are stored to fp first, the
   // result slots reloaded after, the counter passed through the context (array ops charge per
   // element). Roots: a helper that allocates may collect; the collection scans the value stack
@@ -1987,6 +1990,63 @@ class FunctionEmitter {
   }
   void gc_reload(u32 s, u32 n) {
     for (u32 i = 0; i < n; ++i) set_slot(s + i, b_.CreateLoad(t_.i64, fp_at(s + i)));
+  }
+  // The GcObject* a handle names, as GcHeap::get: an object handle (not null, an i31 or a host
+  // reference) whose slot is in the table, holds an object and carries its generation; anything
+  // else traps with `null_trap` (a struct's or an array's null reference), as gc_ops.hpp does.
+  llvm::Value* gc_object(llvm::Value* h, TrapKind null_trap) {
+    llvm::Value* not_object =
+        b_.CreateOr(b_.CreateICmpEQ(h, b_.getInt64(0)), b_.CreateICmpNE(b_.CreateAnd(h, b_.getInt64(gcref::kExternBit | 1)),
+                                                                        b_.getInt64(0)));
+    llvm::Value* index = b_.CreateSub(b_.CreateLShr(b_.CreateAnd(h, b_.getInt64(0xFFFFFFFFu)), 1), b_.getInt64(1));
+    llvm::Value* table = invariant(ctx_load(t_.ptr, offsetof(Ctx, gc_handles)));
+    llvm::Value* base = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, table, offsetof(GcHeap::HandleTable, base)));
+    llvm::Value* size = b_.CreateLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, table, offsetof(GcHeap::HandleTable, size)));
+    trap_if(b_.CreateOr(not_object, b_.CreateICmpUGE(index, size)), null_trap);
+    llvm::Value* entry = b_.CreateGEP(t_.i8, base, b_.CreateMul(index, b_.getInt64(sizeof(GcHeap::Slot))));
+    llvm::Value* object = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, entry, offsetof(GcHeap::Slot, object)));
+    llvm::Value* generation =
+        b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, entry, offsetof(GcHeap::Slot, generation)));
+    trap_if(b_.CreateOr(b_.CreateICmpNE(generation, b_.CreateTrunc(b_.CreateLShr(h, 32), t_.i32)), b_.CreateIsNull(object)),
+            null_trap);
+    return object;
+  }
+  // Byte `offset` of an object's data (after its GcObject header).
+  llvm::Value* gc_data(llvm::Value* object, llvm::Value* offset) {
+    return b_.CreateGEP(t_.i8, b_.CreateConstInBoundsGEP1_64(t_.i8, object, sizeof(GcObject)), offset);
+  }
+  // gc_read: a field or element of `size` bytes at p into slots dst (two for 16).
+  void gc_load(u32 dst, llvm::Value* p, u32 size, bool sign) {
+    if (size == 16) {
+      set_slot(dst, b_.CreateAlignedLoad(t_.i64, p, llvm::Align(1)));
+      set_slot(dst + 1, b_.CreateAlignedLoad(t_.i64, b_.CreateConstInBoundsGEP1_64(t_.i8, p, 8), llvm::Align(1)));
+      return;
+    }
+    if (size == 8) {
+      set_slot(dst, b_.CreateAlignedLoad(t_.i64, p, llvm::Align(1)));
+      return;
+    }
+    llvm::Value* v = b_.CreateAlignedLoad(b_.getIntNTy(size * 8), p, llvm::Align(1));
+    if (size < 4) v = sign ? b_.CreateSExt(v, t_.i32) : b_.CreateZExt(v, t_.i32);
+    set_slot(dst, b_.CreateZExt(v, t_.i64));
+  }
+  // The low `size` bytes of slots val (two for 16) to p.
+  void gc_write(llvm::Value* p, u32 val, u32 size) {
+    if (size == 16) {
+      b_.CreateAlignedStore(slot(val), p, llvm::Align(1));
+      b_.CreateAlignedStore(slot(val + 1), b_.CreateConstInBoundsGEP1_64(t_.i8, p, 8), llvm::Align(1));
+      return;
+    }
+    b_.CreateAlignedStore(b_.CreateTrunc(slot(val), b_.getIntNTy(size * 8)), p, llvm::Align(1));
+  }
+  // An array's element `idx_slot` (an i32, zero-extended in its slot): its address, after the
+  // bounds check against the array's length.
+  llvm::Value* gc_element(llvm::Value* object, u32 idx_slot, u32 size) {
+    llvm::Value* i = b_.CreateAnd(slot(idx_slot), b_.getInt64(0xFFFFFFFFu));
+    llvm::Value* length = b_.CreateZExt(
+        b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, object, offsetof(GcObject, length))), t_.i64);
+    trap_if(b_.CreateICmpUGE(i, length), TrapKind::OutOfBoundsArrayAccess);
+    return gc_data(object, b_.CreateMul(i, b_.getInt64(size)));
   }
   // Calls helper `name` (u32 (Ctx*, u64* fp, u32 imms...)), its status checked, then reloads the
   // `dst_n` result slots at dst; one that `allocates` (may collect) gets the whole frame first.
@@ -2065,13 +2125,11 @@ class FunctionEmitter {
     } else if constexpr (O == Op::StructNewDefault) {
       gc_call("sprawling_jit_struct_new", {a.dst, a.type, kGcNoSlot, top}, a.dst, 1, true);
     } else if constexpr (O == Op::StructGet || O == Op::StructGetS) {
-      gc_store(a.ref, 1);
-      gc_call("sprawling_jit_struct_get", {a.dst, a.ref, a.offset, a.size, O == Op::StructGetS ? 1u : 0u}, a.dst,
-              a.size == 16 ? 2 : 1);
+      llvm::Value* o = gc_object(slot(a.ref), TrapKind::NullStructReference);
+      gc_load(a.dst, gc_data(o, b_.getInt64(a.offset)), a.size, O == Op::StructGetS);
     } else if constexpr (O == Op::StructSet) {
-      gc_store(a.ref, 1);
-      gc_store(a.val, a.size == 16 ? 2 : 1);
-      gc_call("sprawling_jit_struct_set", {a.ref, a.val, a.offset, a.size}, 0, 0);
+      llvm::Value* o = gc_object(slot(a.ref), TrapKind::NullStructReference);
+      gc_write(gc_data(o, b_.getInt64(a.offset)), a.val, a.size);
     } else if constexpr (O == Op::ArrayNew || O == Op::ArrayNewDefault) {
       u32 init = kGcNoSlot;
       if constexpr (O == Op::ArrayNew) {
@@ -2092,18 +2150,15 @@ class FunctionEmitter {
       gc_store(a.n, 1);
       gc_call("sprawling_jit_array_new_elem", {a.dst, a.type, a.elem, a.s, a.n, top}, a.dst, 1, true);
     } else if constexpr (O == Op::ArrayGet || O == Op::ArrayGetS) {
-      gc_store(a.ref, 1);
-      gc_store(a.idx, 1);
-      gc_call("sprawling_jit_array_get", {a.dst, a.ref, a.idx, a.size, O == Op::ArrayGetS ? 1u : 0u}, a.dst,
-              a.size == 16 ? 2 : 1);
+      llvm::Value* o = gc_object(slot(a.ref), TrapKind::NullArrayReference);
+      gc_load(a.dst, gc_element(o, a.idx, a.size), a.size, O == Op::ArrayGetS);
     } else if constexpr (O == Op::ArraySet) {
-      gc_store(a.ref, 1);
-      gc_store(a.idx, 1);
-      gc_store(a.val, a.size == 16 ? 2 : 1);
-      gc_call("sprawling_jit_array_set", {a.ref, a.idx, a.val, a.size}, 0, 0);
+      llvm::Value* o = gc_object(slot(a.ref), TrapKind::NullArrayReference);
+      gc_write(gc_element(o, a.idx, a.size), a.val, a.size);
     } else if constexpr (O == Op::ArrayLen) {
-      gc_store(a.a, 1);
-      gc_call("sprawling_jit_array_len", {a.dst, a.a}, a.dst, 1);
+      llvm::Value* o = gc_object(slot(a.a), TrapKind::NullArrayReference);
+      set_slot(a.dst, b_.CreateZExt(
+                          b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, o, offsetof(GcObject, length))), t_.i64));
     } else if constexpr (O == Op::ArrayFill) {
       gc_store(a.ref, 1);
       gc_store(a.d, 1);

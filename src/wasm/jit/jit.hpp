@@ -60,6 +60,9 @@ struct Ctx {
   // A tail call machine code does not make itself (kTailPending): the callee, whose entry is made
   // in the returning function's frame (arguments moved to slot 0, locals zeroed, entry charged).
   FuncInst* tail_callee = nullptr;
+  // The store's GC handle table (GcHeap::HandleTable): struct and array accesses resolve a handle
+  // inline, as GcHeap::get does.
+  const GcHeap::HandleTable* gc_handles = nullptr;
 };
 
 // A helper's status: 0, a TrapKind to be located at the calling instruction, or a TrapKind with

@@ -196,6 +196,7 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
   c.native_limit = native_stack_limit();
   c.inst = inst;
   c.store = &store;
+  c.gc_handles = &store.gc.handle_table();
   c.out = &out;
   c.metered = metered;
   c.osr_at = osr_at;
@@ -552,16 +553,6 @@ std::uint32_t sprawling_jit_struct_new(Ctx* c, std::uint64_t* fp, std::uint32_t 
   return 0;
 }
 
-std::uint32_t sprawling_jit_struct_get(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref,
-                                       std::uint32_t offset, std::uint32_t size, std::uint32_t sign) {
-  return as_status(gc_struct_get(c->store->gc, fp[ref], offset, size, sign != 0, fp + dst));
-}
-
-std::uint32_t sprawling_jit_struct_set(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t val,
-                                       std::uint32_t offset, std::uint32_t size) {
-  return as_status(gc_struct_set(c->store->gc, fp[ref], offset, size, fp + val));
-}
-
 // array.new (init: its slot) and array.new_default (init kGcNoSlot).
 std::uint32_t sprawling_jit_array_new(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                       std::uint32_t init, std::uint32_t n_slot, std::uint32_t frame_slots) {
@@ -595,20 +586,6 @@ std::uint32_t sprawling_jit_array_new_elem(Ctx* c, std::uint64_t* fp, std::uint3
     return gc_array_new_elem(*c->store, fuel, c->inst->types[type], c->inst->elements[elem], u32_at(fp, s_slot),
                              u32_at(fp, n_slot), fp + frame_slots, fp + dst);
   });
-}
-
-std::uint32_t sprawling_jit_array_get(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref,
-                                      std::uint32_t idx, std::uint32_t size, std::uint32_t sign) {
-  return as_status(gc_array_get(c->store->gc, fp[ref], u32_at(fp, idx), size, sign != 0, fp + dst));
-}
-
-std::uint32_t sprawling_jit_array_set(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t idx,
-                                      std::uint32_t val, std::uint32_t size) {
-  return as_status(gc_array_set(c->store->gc, fp[ref], u32_at(fp, idx), size, fp + val));
-}
-
-std::uint32_t sprawling_jit_array_len(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref) {
-  return as_status(gc_array_len(c->store->gc, fp[ref], fp + dst));
 }
 
 std::uint32_t sprawling_jit_array_fill(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t d_slot,
@@ -798,15 +775,10 @@ struct NumTable {
                {"sprawling_jit_elem_drop", reinterpret_cast<void*>(&sprawling_jit_elem_drop)},
                {"sprawling_jit_ref_test", reinterpret_cast<void*>(&sprawling_jit_ref_test)},
                {"sprawling_jit_struct_new", reinterpret_cast<void*>(&sprawling_jit_struct_new)},
-               {"sprawling_jit_struct_get", reinterpret_cast<void*>(&sprawling_jit_struct_get)},
-               {"sprawling_jit_struct_set", reinterpret_cast<void*>(&sprawling_jit_struct_set)},
                {"sprawling_jit_array_new", reinterpret_cast<void*>(&sprawling_jit_array_new)},
                {"sprawling_jit_array_new_fixed", reinterpret_cast<void*>(&sprawling_jit_array_new_fixed)},
                {"sprawling_jit_array_new_data", reinterpret_cast<void*>(&sprawling_jit_array_new_data)},
                {"sprawling_jit_array_new_elem", reinterpret_cast<void*>(&sprawling_jit_array_new_elem)},
-               {"sprawling_jit_array_get", reinterpret_cast<void*>(&sprawling_jit_array_get)},
-               {"sprawling_jit_array_set", reinterpret_cast<void*>(&sprawling_jit_array_set)},
-               {"sprawling_jit_array_len", reinterpret_cast<void*>(&sprawling_jit_array_len)},
                {"sprawling_jit_array_fill", reinterpret_cast<void*>(&sprawling_jit_array_fill)},
                {"sprawling_jit_array_copy", reinterpret_cast<void*>(&sprawling_jit_array_copy)},
                {"sprawling_jit_array_init_data", reinterpret_cast<void*>(&sprawling_jit_array_init_data)},

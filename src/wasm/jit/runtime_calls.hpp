@@ -66,10 +66,6 @@ void sprawling_jit_elem_drop(Ctx* c, std::uint32_t seg);
 std::uint32_t sprawling_jit_ref_test(Ctx* c, std::uint64_t v, std::uint32_t heap, std::uint32_t flags);  // 0 or 1
 std::uint32_t sprawling_jit_struct_new(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                        std::uint32_t base, std::uint32_t frame_slots);  // base kGcNoSlot: default
-std::uint32_t sprawling_jit_struct_get(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref,
-                                       std::uint32_t offset, std::uint32_t size, std::uint32_t sign);
-std::uint32_t sprawling_jit_struct_set(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t val,
-                                       std::uint32_t offset, std::uint32_t size);
 std::uint32_t sprawling_jit_array_new(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                       std::uint32_t init, std::uint32_t n_slot, std::uint32_t frame_slots);  // init kGcNoSlot: default
 std::uint32_t sprawling_jit_array_new_fixed(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
@@ -80,11 +76,6 @@ std::uint32_t sprawling_jit_array_new_data(Ctx* c, std::uint64_t* fp, std::uint3
 std::uint32_t sprawling_jit_array_new_elem(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t type,
                                            std::uint32_t elem, std::uint32_t s_slot, std::uint32_t n_slot,
                                            std::uint32_t frame_slots);
-std::uint32_t sprawling_jit_array_get(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref,
-                                      std::uint32_t idx, std::uint32_t size, std::uint32_t sign);
-std::uint32_t sprawling_jit_array_set(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t idx,
-                                      std::uint32_t val, std::uint32_t size);
-std::uint32_t sprawling_jit_array_len(Ctx* c, std::uint64_t* fp, std::uint32_t dst, std::uint32_t ref);
 std::uint32_t sprawling_jit_array_fill(Ctx* c, std::uint64_t* fp, std::uint32_t ref, std::uint32_t d_slot,
                                        std::uint32_t val, std::uint32_t n_slot, std::uint32_t size);
 std::uint32_t sprawling_jit_array_copy(Ctx* c, std::uint64_t* fp, std::uint32_t dref, std::uint32_t d_slot,

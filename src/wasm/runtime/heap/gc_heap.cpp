@@ -1,5 +1,6 @@
-// The store's heap of struct, array and exception objects (gc_heap.hpp): allocation charged to
-// the store's account, and a mark-sweep collection from the roots it is given (roots.cpp).
+// The store's heap of struct, array and exception objects (gc_heap.hpp): size-class chunks and big
+// blocks, their footprint charged to the store's account, and a mark-sweep collection from the
+// roots it is given (roots.cpp).
 #include "wasm/runtime/heap/gc_heap.hpp"
 
 #include "wasm/runtime/heap/exceptions.hpp"
@@ -10,35 +11,96 @@
 
 namespace sprawling::wasm {
 
-std::int64_t GcHeap::index_of(std::uint64_t handle) const noexcept {
-  if (!gcref::is_object(handle)) return -1;
-  const std::uint64_t low = (handle & 0xFFFFFFFFu) >> 1;
-  if (low == 0 || low > objects_.size()) return -1;
-  const GcObject& o = objects_[low - 1];
-  if (!o.live || (o.generation & 0x7FFFFFFFu) != static_cast<std::uint32_t>(handle >> 32)) return -1;
-  return static_cast<std::int64_t>(low - 1);
+namespace {
+
+// A free block of a size class holds no object: its first word links to the next free block.
+GcObject* next_free(const GcObject* o) noexcept {
+  GcObject* next;
+  std::memcpy(&next, o, sizeof next);
+  return next;
+}
+void link_free(GcObject* o, GcObject* next) noexcept {
+  std::memcpy(static_cast<void*>(o), &next, sizeof next);
 }
 
-GcObject* GcHeap::get(std::uint64_t handle) noexcept {
-  const std::int64_t i = index_of(handle);
-  return i < 0 ? nullptr : &objects_[static_cast<std::size_t>(i)];
+std::size_t size_class(std::uint64_t block) noexcept {
+  return static_cast<std::size_t>(block / 16) - 1;
 }
 
-void GcHeap::mark_word(std::uint64_t word, std::vector<std::uint32_t>& work) {
+}  // namespace
+
+GcHeap::~GcHeap() {
+  for (const Chunk& c : chunks_) std::free(c.memory);
+  for (std::uint8_t* m : pool_) std::free(m);
+  for (GcObject* o : big_) std::free(o);
+}
+
+GcObject* GcHeap::reuse(std::uint64_t block) noexcept {
+  const std::size_t cls = size_class(block);
+  if (GcObject* o = free_[cls]; o != nullptr) {
+    free_[cls] = next_free(o);
+    return o;
+  }
+  if (bump_[cls] != 0) {
+    Chunk& c = chunks_[bump_[cls] - 1];
+    if ((std::uint64_t{c.used} + 1) * block <= kChunkBytes) return reinterpret_cast<GcObject*>(c.memory + block * c.used++);
+    bump_[cls] = 0;
+  }
+  if (!pool_.empty()) {
+    chunks_.push_back({pool_.back(), static_cast<std::uint32_t>(block), 1});
+    pool_.pop_back();
+    bump_[cls] = chunks_.size();
+    return reinterpret_cast<GcObject*>(chunks_.back().memory);
+  }
+  return nullptr;
+}
+
+bool GcHeap::may_collect(std::uint64_t bytes) const noexcept {
+  if (bytes > kMaxObjectBytes) return false;
+  const std::uint64_t block = block_bytes(bytes);
+  std::uint64_t need = block;
+  if (block <= kSmallBytes) {
+    const std::size_t cls = size_class(block);
+    if (free_[cls] != nullptr || !pool_.empty()) return false;
+    if (bump_[cls] != 0 && (std::uint64_t{chunks_[bump_[cls] - 1].used} + 1) * block <= kChunkBytes) return false;
+    need = kChunkBytes;
+  }
+  return since_collect_ >= std::max(live_after_collect_, kCollectEvery) || footprint_ + need > charged_bytes_;
+}
+
+bool GcHeap::grow(std::uint64_t more, ResourceAccount& account) noexcept {
+  if (footprint_ + more > charged_bytes_) {
+    if (!account.take(footprint_ + more - charged_bytes_)) return false;
+    charged_bytes_ = footprint_ + more;
+  }
+  return true;
+}
+
+void GcHeap::mark_word(std::uint64_t word, std::vector<GcObject*>& work) {
   // An externref holding an anyref (extern.convert_any) keeps it alive too.
-  const std::int64_t i = index_of(word & ~gcref::kExternBit);
-  if (i < 0 || objects_[static_cast<std::size_t>(i)].marked) return;
-  objects_[static_cast<std::size_t>(i)].marked = true;
-  work.push_back(static_cast<std::uint32_t>(i));
+  GcObject* o = get(word & ~gcref::kExternBit);
+  if (o == nullptr || o->marked) return;
+  o->marked = true;
+  work.push_back(o);
+}
+
+void GcHeap::release(GcObject* o) noexcept {
+  Slot& s = slots_[o->slot];
+  s.object = nullptr;
+  s.generation = (s.generation + 1) & 0x7FFFFFFFu;
+  free_slots_.push_back(o->slot);
+  o->live = false;
+  live_bytes_ -= block_bytes(o->bytes);
+  --live_count_;
 }
 
 void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
   ++collections_;
-  std::vector<std::uint32_t> work;
+  std::vector<GcObject*> work;
   for (const auto& span : roots)
     for (const std::uint64_t w : span) mark_word(w, work);
   while (!work.empty()) {
-    const GcObject& o = objects_[work.back()];
+    const GcObject& o = *work.back();
     work.pop_back();
     if (o.tag != nullptr) {  // an exception: its values, conservatively (no type says which are references)
       for (const std::uint64_t w : o.values()) mark_word(w, work);
@@ -48,29 +110,65 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
     if (t.is_struct()) {
       std::uint64_t at = 0;
       for (const FieldType& f : t.fields) {
-        if (f.packed == FieldType::Packed::None && f.type.is_ref()) mark_word(o.data.get()[at / 8], work);
+        if (f.packed == FieldType::Packed::None && f.type.is_ref()) {
+          std::uint64_t w;
+          std::memcpy(&w, o.at(at), 8);
+          mark_word(w, work);
+        }
         at += f.packed == FieldType::Packed::None && f.type == ValType::V128 ? 16 : 8;
       }
     } else if (t.fields[0].packed == FieldType::Packed::None && t.fields[0].type.is_ref()) {
-      for (std::uint32_t k = 0; k < o.length; ++k) mark_word(o.data.get()[k], work);
+      for (std::uint32_t k = 0; k < o.length; ++k) {
+        std::uint64_t w;
+        std::memcpy(&w, o.at(std::uint64_t{k} * 8), 8);
+        mark_word(w, work);
+      }
     }
   }
-  for (std::uint32_t i = 0; i < objects_.size(); ++i) {
-    GcObject& o = objects_[i];
-    if (!o.live) continue;
-    if (o.marked) {
-      o.marked = false;
+  // Size-class chunks: the unmarked go, the free lists are made again, an emptied chunk is pooled.
+  std::fill(std::begin(free_), std::end(free_), nullptr);
+  std::fill(std::begin(bump_), std::end(bump_), std::size_t{0});
+  std::size_t kept = 0;
+  for (const Chunk& c : chunks_) {
+    std::uint32_t live = 0;
+    GcObject* free = nullptr;
+    GcObject* tail = nullptr;  // the chunk's first free block: the list's last
+    for (std::uint32_t i = 0; i < c.used; ++i) {
+      auto* o = reinterpret_cast<GcObject*>(c.memory + std::uint64_t{c.block} * i);
+      if (o->live && o->marked) {
+        o->marked = false;
+        ++live;
+        continue;
+      }
+      if (o->live) release(o);
+      link_free(o, free);
+      if (free == nullptr) tail = o;
+      free = o;
+    }
+    if (live == 0) {
+      pool_.push_back(c.memory);
       continue;
     }
-    live_bytes_ -= kObjectBytes + o.bytes;
-    o.live = false;
-    ++o.generation;
-    o.tag = nullptr;
-    o.data.reset();
-    o.bytes = 0;
-    --live_count_;
-    free_.push_back(i);
+    const std::size_t cls = size_class(c.block);
+    if (free != nullptr) {  // put in front of the class's list
+      link_free(tail, free_[cls]);
+      free_[cls] = free;
+    }
+    chunks_[kept] = c;
+    if ((std::uint64_t{c.used} + 1) * c.block <= kChunkBytes) bump_[cls] = kept + 1;
+    ++kept;
   }
+  chunks_.resize(kept);
+  std::erase_if(big_, [this](GcObject* o) {
+    if (o->marked) {
+      o->marked = false;
+      return false;
+    }
+    footprint_ -= block_bytes(o->bytes);
+    release(o);
+    std::free(o);
+    return true;
+  });
   since_collect_ = 0;
   live_after_collect_ = live_bytes_;
 }
@@ -79,58 +177,71 @@ std::uint64_t GcHeap::make(const FuncType* type, std::uint32_t length, std::uint
                            std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account) {
   if (bytes > kMaxObjectBytes) return 0;
   bytes = (bytes + 7) & ~std::uint64_t{7};
-  const std::uint64_t need = kObjectBytes + bytes;
-  if (live_bytes_ + need > charged_bytes_) {
-    // The heap would grow: collect first when enough was allocated since the last collection
-    // (at least as much as survived it), or when the account refuses the growth.
+  const std::uint64_t block = block_bytes(bytes);
+  if (free_slots_.empty() && slots_.size() >= 0x7FFFFFFE) return 0;  // handles keep the slot in 31 bits
+  const bool small = block <= kSmallBytes;
+  GcObject* o = small ? reuse(block) : nullptr;
+  if (o == nullptr) {
+    // The heap grows by a chunk or a big block: collect first when enough was allocated since the
+    // last collection (at least as much as survived it), or when the account refuses the growth.
+    const std::uint64_t need = small ? kChunkBytes : block;
     bool collected = false;
     if (since_collect_ >= std::max(live_after_collect_, kCollectEvery)) {
       collect(roots);
       collected = true;
+      if (small) o = reuse(block);
     }
-    if (live_bytes_ + need > charged_bytes_ && !account.take(live_bytes_ + need - charged_bytes_)) {
+    if (o == nullptr && !grow(need, account)) {
       if (collected) return 0;
       collect(roots);
-      if (live_bytes_ + need > charged_bytes_ && !account.take(live_bytes_ + need - charged_bytes_)) return 0;
+      if (small) o = reuse(block);
+      if (o == nullptr && !grow(need, account)) return 0;
     }
-    charged_bytes_ = std::max(charged_bytes_, live_bytes_ + need);
+    if (o == nullptr) {
+      // calloc: a big block's pages stay untouched until written; glibc aligns to 16.
+      void* memory = small ? std::aligned_alloc(16, kChunkBytes) : std::calloc(1, block);
+      if (memory == nullptr) return 0;
+      footprint_ += need;
+      o = static_cast<GcObject*>(memory);
+      if (small) {
+        chunks_.push_back({static_cast<std::uint8_t*>(memory), static_cast<std::uint32_t>(block), 1});
+        bump_[size_class(block)] = chunks_.size();
+      } else {
+        big_.push_back(o);
+      }
+    }
   }
-  std::unique_ptr<std::uint64_t, FreeDeleter> data;
-  if (bytes != 0) {
-    // calloc: large zeroed blocks come from fresh pages, touched only when written.
-    data.reset(static_cast<std::uint64_t*>(std::calloc(bytes / 8, 8)));
-    if (!data) return 0;
-  }
-  std::uint32_t index;
-  if (!free_.empty()) {
-    index = free_.back();
-    free_.pop_back();
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
   } else {
-    if (objects_.size() >= 0x7FFFFFFE) return 0;  // handles keep the index in 31 bits
-    index = static_cast<std::uint32_t>(objects_.size());
-    objects_.emplace_back();
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back({nullptr, 1});
+    table_ = {slots_.data(), slots_.size()};
   }
-  GcObject& o = objects_[index];
-  o.type = type;
-  o.tag = nullptr;
-  o.live = true;
-  o.marked = false;
-  o.length = length;
-  o.bytes = bytes;
-  o.data = std::move(data);
-  live_bytes_ += need;
-  since_collect_ += need;
+  o->type = type;
+  o->tag = nullptr;
+  o->length = length;
+  o->bytes = static_cast<std::uint32_t>(bytes);
+  o->slot = slot;
+  o->marked = false;
+  o->live = true;
+  if (small) std::memset(o->at(0), 0, bytes);
+  slots_[slot].object = o;
+  live_bytes_ += block;
+  since_collect_ += block;
   ++live_count_;
-  return (std::uint64_t{o.generation & 0x7FFFFFFFu} << 32) | ((std::uint64_t{index} + 1) << 1);
+  return (std::uint64_t{slots_[slot].generation} << 32) | ((std::uint64_t{slot} + 1) << 1);
 }
 
 std::uint64_t GcHeap::make_exception(const TagInst* tag, const std::uint64_t* values,
                                      std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account) {
   const std::uint64_t handle = make(nullptr, tag->slots, std::uint64_t{tag->slots} * 8, roots, account);
   if (handle == 0) return 0;
-  GcObject& o = objects_[static_cast<std::size_t>(index_of(handle))];
-  o.tag = tag;
-  if (tag->slots != 0) std::memcpy(o.data.get(), values, std::size_t{tag->slots} * 8);
+  GcObject* o = get(handle);
+  o->tag = tag;
+  if (tag->slots != 0) std::memcpy(o->at(0), values, std::size_t{tag->slots} * 8);
   return handle;
 }
 

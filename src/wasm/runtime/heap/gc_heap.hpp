@@ -9,9 +9,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <deque>
-#include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace sprawling::wasm {
@@ -40,29 +39,29 @@ inline constexpr std::uint64_t kExternBit = std::uint64_t{1} << 63;
 [[nodiscard]] constexpr std::uint64_t to_any(std::uint64_t ext) noexcept { return ext == 0 ? 0 : ext ^ kExternBit; }
 }  // namespace gcref
 
-struct FreeDeleter {
-  void operator()(std::uint64_t* p) const noexcept { std::free(p); }
-};
-
-// A struct, array or exception object. Struct fields take 8 bytes each (16 for v128; packed ones
-// too), in order; array elements their storage size (i8 1, i16 2, i32/f32 4, i64/f64/references
-// 8, v128 16), so array.new_data and array.copy are byte copies. An exception object (`tag` set,
-// `type` null) holds its tag's values in frame-slot layout, `length` words.
-struct GcObject {
-  const FuncType* type = nullptr;  // the canonical struct or array type
-  const TagInst* tag = nullptr;    // an exception object's tag
-  std::uint32_t generation = 1;    // bumped when the object is freed: stale handles stop matching
-  bool live = false;
-  bool marked = false;
-  std::uint32_t length = 0;     // an array's element count
-  std::uint64_t bytes = 0;      // the data's size
-  std::unique_ptr<std::uint64_t, FreeDeleter> data;  // zeroed at allocation
+// A struct, array or exception object: this header, then its data (16-byte aligned) in the same
+// block. Struct fields take 8 bytes each (16 for v128; packed ones too), in order; array elements
+// their storage size (i8 1, i16 2, i32/f32 4, i64/f64/references 8, v128 16), so array.new_data
+// and array.copy are byte copies. An exception object (`tag` set, `type` null) holds its tag's
+// values in frame-slot layout, `length` words. Trivial: the heap writes every field of a block it
+// hands out.
+struct alignas(16) GcObject {
+  const FuncType* type;  // the canonical struct or array type
+  const TagInst* tag;    // an exception object's tag
+  std::uint32_t length;  // an array's element count
+  std::uint32_t bytes;   // the data's size (at most GcHeap::kMaxObjectBytes)
+  std::uint32_t slot;    // its index in the heap's handle table
+  bool marked;
+  bool live;  // a block of a size class's chunk that holds no object has this clear
   [[nodiscard]] std::uint8_t* at(std::uint64_t offset) const noexcept {
-    return reinterpret_cast<std::uint8_t*>(data.get()) + offset;
+    return const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(this + 1)) + offset;
   }
   // An exception object's values.
-  [[nodiscard]] std::span<const std::uint64_t> values() const noexcept { return {data.get(), length}; }
+  [[nodiscard]] std::span<const std::uint64_t> values() const noexcept {
+    return {reinterpret_cast<const std::uint64_t*>(this + 1), length};
+  }
 };
+static_assert(sizeof(GcObject) == 32);
 
 // Byte size of an array element or of a struct field's slot.
 [[nodiscard]] constexpr std::uint32_t element_bytes(const FieldType& f) noexcept {
@@ -80,13 +79,18 @@ struct GcObject {
 }
 
 // The objects of one store, GC objects and exceptions alike. A handle is ((generation &
-// 0x7FFFFFFF) << 32) | ((index + 1) << 1): bit 0 and bit 63 clear, never 0. Objects die only in a
-// collection, which a new object triggers when the heap would otherwise grow: it marks from the
-// roots (the one enumeration of roots.cpp: the value stack and every other place a reference may
-// sit — conservatively: any 64-bit word equal to a live handle keeps its object) and from marked
-// objects (a struct's or array's reference fields precisely, as their types say; an exception's
-// values conservatively), then frees the rest, so a cycle through structs and exceptions is
-// freed like any other garbage. The heap's peak size is charged to the store's account
+// 0x7FFFFFFF) << 32) | ((slot + 1) << 1): bit 0 and bit 63 clear, never 0; its slot in the handle
+// table names the object while the generation matches (a freed slot's generation moves on, so
+// stale handles stop matching). Objects of up to kSmallBytes (header and data) live in chunks of
+// one size class each (16-byte steps), allocated from the class's free list or by bumping its
+// chunk; bigger ones are blocks of their own. Objects die only in a collection, which a new object
+// triggers when the heap would otherwise grow: it marks from the roots (the one enumeration of
+// roots.cpp: the value stack and every other place a reference may sit — conservatively: any
+// 64-bit word equal to a live handle keeps its object) and from marked objects (a struct's or
+// array's reference fields precisely, as their types say; an exception's values conservatively),
+// then frees the rest, so a cycle through structs and exceptions is freed like any other garbage.
+// A chunk left empty goes back to a pool any class takes chunks from. The heap's footprint (its
+// chunks and big objects) at its peak is charged to the store's account
 // (StoreLimits::max_store_bytes): a guest allocating or throwing in a loop reuses a bounded heap;
 // one that keeps too much alive is refused the next object (a trap).
 class GcHeap {
@@ -95,6 +99,27 @@ class GcHeap {
   static constexpr std::uint64_t kObjectBytes = sizeof(GcObject);
   // No single object above this, whatever the account allows (array.new of 2^32 v128s).
   static constexpr std::uint64_t kMaxObjectBytes = std::uint64_t{1} << 30;
+  // Objects up to this (header and data) come from size-class chunks of kChunkBytes.
+  static constexpr std::uint64_t kSmallBytes = 512;
+  static constexpr std::uint64_t kChunkBytes = std::uint64_t{16} << 10;
+
+  // A handle table entry: the object (null while free) and the generation its handles carry.
+  struct Slot {
+    GcObject* object;
+    std::uint32_t generation;
+  };
+  // The table as machine code reads it to resolve a handle inline (the compiled tier's struct and
+  // array accesses, as get does): its base and size, kept current as it grows.
+  struct HandleTable {
+    const Slot* base = nullptr;
+    std::uint64_t size = 0;
+  };
+  static_assert(std::is_standard_layout_v<Slot> && std::is_standard_layout_v<HandleTable>);
+
+  GcHeap() = default;
+  GcHeap(const GcHeap&) = delete;
+  GcHeap& operator=(const GcHeap&) = delete;
+  ~GcHeap();
 
   // A new zeroed object of `type` with `bytes` of data (length: an array's element count); 0
   // when refused (past kMaxObjectBytes, the account even after a collection, or the host's memory).
@@ -102,38 +127,62 @@ class GcHeap {
                                    std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account);
   // Whether making an object of `bytes` may collect first (the heap would grow): only then does
   // make read its roots, so a caller may pass none otherwise.
-  [[nodiscard]] bool may_collect(std::uint64_t bytes) const noexcept {
-    return live_bytes_ + kObjectBytes + ((std::min(bytes, kMaxObjectBytes) + 7) & ~std::uint64_t{7}) > charged_bytes_;
-  }
+  [[nodiscard]] bool may_collect(std::uint64_t bytes) const noexcept;
   // A new exception object of `tag` with `values` (tag->slots words); 0 when refused, as make.
   [[nodiscard]] std::uint64_t make_exception(const TagInst* tag, const std::uint64_t* values,
                                              std::span<const std::span<const std::uint64_t>> roots,
                                              ResourceAccount& account);
   // The object a handle names, or null (null, an i31, a freed object, not a handle).
-  [[nodiscard]] GcObject* get(std::uint64_t handle) noexcept;
+  [[nodiscard]] GcObject* get(std::uint64_t handle) const noexcept {
+    if (!gcref::is_object(handle)) return nullptr;
+    const std::uint64_t index = ((handle & 0xFFFFFFFFu) >> 1) - 1;  // handle 0 is not an object
+    if (index >= table_.size) return nullptr;
+    const Slot& s = table_.base[index];
+    return s.generation == static_cast<std::uint32_t>(handle >> 32) ? s.object : nullptr;
+  }
   // The exception object an exnref names, or null (null, a freed object, not an exception).
   [[nodiscard]] const GcObject* exception(std::uint64_t handle) const noexcept {
-    const std::int64_t i = index_of(handle);
-    return i < 0 || objects_[static_cast<std::size_t>(i)].tag == nullptr ? nullptr
-                                                                         : &objects_[static_cast<std::size_t>(i)];
+    const GcObject* o = get(handle);
+    return o == nullptr || o->tag == nullptr ? nullptr : o;
   }
+  [[nodiscard]] const HandleTable& handle_table() const noexcept { return table_; }
   [[nodiscard]] std::size_t live_objects() const noexcept { return live_count_; }
   [[nodiscard]] std::uint64_t charged_bytes() const noexcept { return charged_bytes_; }
   [[nodiscard]] std::uint64_t collections() const noexcept { return collections_; }
 
  private:
+  // A chunk of one size class: `used` blocks of `block` bytes handed out so far (bump).
+  struct Chunk {
+    std::uint8_t* memory;
+    std::uint32_t block;
+    std::uint32_t used;
+  };
+  static constexpr std::size_t kClasses = kSmallBytes / 16;
+  [[nodiscard]] static std::uint64_t block_bytes(std::uint64_t bytes) noexcept {
+    return (kObjectBytes + bytes + 15) & ~std::uint64_t{15};
+  }
+  // A free block of a class without growing the heap, or null.
+  [[nodiscard]] GcObject* reuse(std::uint64_t block) noexcept;
+  // Charges `more` bytes of footprint (past the peak already charged) to the account.
+  [[nodiscard]] bool grow(std::uint64_t more, ResourceAccount& account) noexcept;
   void collect(std::span<const std::span<const std::uint64_t>> roots);
-  void mark_word(std::uint64_t word, std::vector<std::uint32_t>& work);
-  [[nodiscard]] std::int64_t index_of(std::uint64_t handle) const noexcept;
+  void mark_word(std::uint64_t word, std::vector<GcObject*>& work);
+  void release(GcObject* o) noexcept;
 
-  std::deque<GcObject> objects_;  // a deque: an object stays put while others are made
-  std::vector<std::uint32_t> free_;
+  std::vector<Slot> slots_;
+  HandleTable table_;                     // slots_'s data and size
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<Chunk> chunks_;
+  std::vector<std::uint8_t*> pool_;       // empty chunks, of no class
+  GcObject* free_[kClasses] = {};         // per class: free blocks linked through `type`
+  std::size_t bump_[kClasses] = {};       // per class: 1 + the index in chunks_ of the chunk it bumps
+  std::vector<GcObject*> big_;            // objects above kSmallBytes, each its own block
   std::size_t live_count_ = 0;
-  std::uint64_t live_bytes_ = 0;
-  std::uint64_t charged_bytes_ = 0;
+  std::uint64_t live_bytes_ = 0;          // the blocks of live objects
+  std::uint64_t footprint_ = 0;           // chunks (pooled ones too) and big objects
+  std::uint64_t charged_bytes_ = 0;       // the footprint's peak, taken from the account
   std::uint64_t since_collect_ = 0;
   std::uint64_t live_after_collect_ = 0;
   std::uint64_t collections_ = 0;
 };
-
 }  // namespace sprawling::wasm

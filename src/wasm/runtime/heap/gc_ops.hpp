@@ -4,7 +4,9 @@
 // and their trap kinds, the per-element fuel, the allocation and its roots, segment reads, the
 // overlap-safe copy and packed reads. The interpreter's handlers (interpreter.cpp) and the
 // compiled tier's helpers (runtime_calls.cpp) only fetch the operands from their frame slots and
-// turn a returned trap kind into their own trap.
+// turn a returned trap kind into their own trap. The compiled tier emits the five accesses
+// (struct.get/set, array.get/set, array.len) as machine code instead, the same checks in the same
+// order (emitter.cpp, gc_object).
 //
 // The conventions: operands come as the frame slots carry them (an object handle, i32 indices and
 // counts, a pointer to a value's slots: two for a v128); a function returns TrapKind::None or its

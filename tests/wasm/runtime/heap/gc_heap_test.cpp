@@ -98,6 +98,60 @@ TEST(GcHeap, RefusesPastTheAccountAndPastTheObjectBound) {
   EXPECT_LE(account.used, account.limit);
 }
 
+TEST(GcHeap, SmallObjectsOfEveryClassAndBigOnesKeepTheirBytesAcrossCollections) {
+  // One survivor of each size (16-byte steps up to past the small-object bound, so both the
+  // size-class chunks and the big blocks), written with a pattern, among garbage of every size:
+  // after many collections each survivor still holds its own bytes, zeroes past them, and every
+  // garbage handle names nothing.
+  const FuncType bytes = array_of(ValType::I32);  // the heap reads a type only to trace references
+  GcHeap heap;
+  ResourceAccount account;
+  std::vector<std::uint64_t> kept(48, 0);
+  const std::vector<std::span<const std::uint64_t>> roots = {kept};
+  std::vector<std::uint64_t> garbage;
+  for (int round = 0; round < 60; ++round) {
+    for (std::uint32_t k = 0; k < kept.size(); ++k) {
+      const std::uint32_t n = 16 * k + 3;
+      const std::uint64_t h = heap.make(&bytes, n, n, roots, account);
+      ASSERT_NE(h, 0u);
+      if (round == 0) {
+        kept[k] = h;
+        std::memset(heap.get(h)->at(0), static_cast<int>(k + 1), n);
+      } else if (round == 1) {
+        garbage.push_back(h);
+      }
+    }
+    for (int i = 0; i < 400; ++i) ASSERT_NE(heap.make(&bytes, 200, 200, roots, account), 0u);
+  }
+  EXPECT_GT(heap.collections(), 2u);
+  for (std::uint32_t k = 0; k < kept.size(); ++k) {
+    const GcObject* o = heap.get(kept[k]);
+    ASSERT_NE(o, nullptr) << k;
+    ASSERT_EQ(o->length, 16 * k + 3);
+    for (std::uint32_t i = 0; i < o->length; ++i) ASSERT_EQ(*o->at(i), k + 1) << k << " byte " << i;
+  }
+  for (const std::uint64_t h : garbage) EXPECT_EQ(heap.get(h), nullptr);
+  // What a collection frees is reused: the footprint stays a small multiple of the threshold.
+  EXPECT_LE(heap.charged_bytes(), 3 * GcHeap::kCollectEvery);
+}
+
+TEST(GcHeap, ChunksEmptiedInOneSizeAreReusedForAnother) {
+  // A guest that moves from one object size to the next (each dead before the next size starts)
+  // reuses the chunks the earlier sizes left empty: the footprint does not grow with the number
+  // of sizes it went through.
+  const FuncType bytes = array_of(ValType::I32);  // the heap reads a type only to trace references
+  GcHeap heap;
+  ResourceAccount account;
+  const std::vector<std::span<const std::uint64_t>> none;
+  std::uint64_t after_first = 0;
+  for (std::uint32_t size = 16; size <= GcHeap::kSmallBytes - GcHeap::kObjectBytes; size += 16) {
+    for (std::uint64_t made = 0; made < 3 * GcHeap::kCollectEvery; made += size + GcHeap::kObjectBytes)
+      ASSERT_NE(heap.make(&bytes, size, size, none, account), 0u);
+    if (after_first == 0) after_first = heap.charged_bytes();
+  }
+  EXPECT_LE(heap.charged_bytes(), after_first + 2 * GcHeap::kCollectEvery);
+}
+
 struct HostHeld {
   Store store;
   Instance* instance = nullptr;
