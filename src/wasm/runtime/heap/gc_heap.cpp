@@ -11,24 +11,6 @@
 
 namespace sprawling::wasm {
 
-namespace {
-
-// A free block of a size class holds no object: its first word links to the next free block.
-GcObject* next_free(const GcObject* o) noexcept {
-  GcObject* next;
-  std::memcpy(&next, o, sizeof next);
-  return next;
-}
-void link_free(GcObject* o, GcObject* next) noexcept {
-  std::memcpy(static_cast<void*>(o), &next, sizeof next);
-}
-
-std::size_t size_class(std::uint64_t block) noexcept {
-  return static_cast<std::size_t>(block / 16) - 1;
-}
-
-}  // namespace
-
 GcHeap::~GcHeap() {
   for (const Chunk& c : chunks_) std::free(c.memory);
   for (std::uint8_t* m : pool_) std::free(m);
@@ -65,7 +47,7 @@ bool GcHeap::may_collect(std::uint64_t bytes) const noexcept {
     if (bump_[cls] != 0 && (std::uint64_t{chunks_[bump_[cls] - 1].used} + 1) * block <= kChunkBytes) return false;
     need = kChunkBytes;
   }
-  return since_collect_ >= std::max(live_after_collect_, kCollectEvery) || footprint_ + need > charged_bytes_;
+  return collect_due() || footprint_ + need > charged_bytes_;
 }
 
 bool GcHeap::grow(std::uint64_t more, ResourceAccount& account) noexcept {
@@ -186,7 +168,7 @@ std::uint64_t GcHeap::make(const FuncType* type, std::uint32_t length, std::uint
     // last collection (at least as much as survived it), or when the account refuses the growth.
     const std::uint64_t need = small ? kChunkBytes : block;
     bool collected = false;
-    if (since_collect_ >= std::max(live_after_collect_, kCollectEvery)) {
+    if (collect_due()) {
       collect(roots);
       collected = true;
       if (small) o = reuse(block);
@@ -220,19 +202,7 @@ std::uint64_t GcHeap::make(const FuncType* type, std::uint32_t length, std::uint
     slots_.push_back({nullptr, 1});
     table_ = {slots_.data(), slots_.size()};
   }
-  o->type = type;
-  o->tag = nullptr;
-  o->length = length;
-  o->bytes = static_cast<std::uint32_t>(bytes);
-  o->slot = slot;
-  o->marked = false;
-  o->live = true;
-  if (small) std::memset(o->at(0), 0, bytes);
-  slots_[slot].object = o;
-  live_bytes_ += block;
-  since_collect_ += block;
-  ++live_count_;
-  return (std::uint64_t{slots_[slot].generation} << 32) | ((std::uint64_t{slot} + 1) << 1);
+  return publish(o, slot, type, length, bytes, block);
 }
 
 std::uint64_t GcHeap::make_exception(const TagInst* tag, const std::uint64_t* values,

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -96,6 +97,8 @@ static_assert(sizeof(GcObject) == 32);
 class GcHeap {
  public:
   static constexpr std::uint64_t kCollectEvery = std::uint64_t{1} << 20;
+  // A collection is due once kGrowth times what survived the last one was allocated since.
+  static constexpr std::uint64_t kGrowth = 2;
   static constexpr std::uint64_t kObjectBytes = sizeof(GcObject);
   // No single object above this, whatever the account allows (array.new of 2^32 v128s).
   static constexpr std::uint64_t kMaxObjectBytes = std::uint64_t{1} << 30;
@@ -125,6 +128,27 @@ class GcHeap {
   // when refused (past kMaxObjectBytes, the account even after a collection, or the host's memory).
   [[nodiscard]] std::uint64_t make(const FuncType* type, std::uint32_t length, std::uint64_t bytes,
                                    std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account);
+  // make's common case, inline: a small object from its class's free list or its chunk's unused
+  // blocks, taking a slot from the free slots; 0 where make would do more (a new or pooled chunk,
+  // a big object, a new slot), which never collects here.
+  [[nodiscard]] std::uint64_t make_reusing(const FuncType* type, std::uint32_t length, std::uint64_t bytes) noexcept {
+    bytes = (bytes + 7) & ~std::uint64_t{7};
+    const std::uint64_t block = block_bytes(bytes);
+    if (block > kSmallBytes || free_slots_.empty()) return 0;
+    const std::size_t cls = size_class(block);
+    GcObject* o = free_[cls];
+    if (o != nullptr) {
+      free_[cls] = next_free(o);
+    } else {
+      if (bump_[cls] == 0) return 0;
+      Chunk& c = chunks_[bump_[cls] - 1];
+      if ((std::uint64_t{c.used} + 1) * block > kChunkBytes) return 0;
+      o = reinterpret_cast<GcObject*>(c.memory + block * c.used++);
+    }
+    const std::uint32_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    return publish(o, slot, type, length, bytes, block);
+  }
   // Whether making an object of `bytes` may collect first (the heap would grow): only then does
   // make read its roots, so a caller may pass none otherwise.
   [[nodiscard]] bool may_collect(std::uint64_t bytes) const noexcept;
@@ -160,6 +184,39 @@ class GcHeap {
   static constexpr std::size_t kClasses = kSmallBytes / 16;
   [[nodiscard]] static std::uint64_t block_bytes(std::uint64_t bytes) noexcept {
     return (kObjectBytes + bytes + 15) & ~std::uint64_t{15};
+  }
+  [[nodiscard]] static std::size_t size_class(std::uint64_t block) noexcept {
+    return static_cast<std::size_t>(block / 16) - 1;
+  }
+  // Whether enough was allocated since the last collection to collect before the heap grows:
+  // kGrowth times what survived it (or kCollectEvery while that is small).
+  [[nodiscard]] bool collect_due() const noexcept {
+    return since_collect_ >= std::max(kGrowth * live_after_collect_, kCollectEvery);
+  }
+  // A free block of a size class holds no object: its first word links to the next free block.
+  [[nodiscard]] static GcObject* next_free(const GcObject* o) noexcept {
+    GcObject* next;
+    std::memcpy(&next, o, sizeof next);
+    return next;
+  }
+  static void link_free(GcObject* o, GcObject* next) noexcept { std::memcpy(static_cast<void*>(o), &next, sizeof next); }
+  // Block `o` (of `block` bytes, `bytes` of data rounded to 8) becomes a live zeroed object in
+  // `slot`: its handle.
+  std::uint64_t publish(GcObject* o, std::uint32_t slot, const FuncType* type, std::uint32_t length, std::uint64_t bytes,
+                        std::uint64_t block) noexcept {
+    o->type = type;
+    o->tag = nullptr;
+    o->length = length;
+    o->bytes = static_cast<std::uint32_t>(bytes);
+    o->slot = slot;
+    o->marked = false;
+    o->live = true;
+    if (block <= kSmallBytes) std::memset(o->at(0), 0, bytes);  // a big block comes zeroed (calloc)
+    slots_[slot].object = o;
+    live_bytes_ += block;
+    since_collect_ += block;
+    ++live_count_;
+    return (std::uint64_t{slots_[slot].generation} << 32) | ((std::uint64_t{slot} + 1) << 1);
   }
   // A free block of a class without growing the heap, or null.
   [[nodiscard]] GcObject* reuse(std::uint64_t block) noexcept;
