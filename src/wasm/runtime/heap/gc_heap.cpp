@@ -78,7 +78,7 @@ void GcHeap::release(GcObject* o) noexcept {
 
 void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
   ++collections_;
-  std::vector<GcObject*> work;
+  std::vector<GcObject*>& work = work_;
   for (const auto& span : roots)
     for (const std::uint64_t w : span) mark_word(w, work);
   while (!work.empty()) {

@@ -234,6 +234,7 @@ class GcHeap {
   GcObject* free_[kClasses] = {};         // per class: free blocks linked through `type`
   std::size_t bump_[kClasses] = {};       // per class: 1 + the index in chunks_ of the chunk it bumps
   std::vector<GcObject*> big_;            // objects above kSmallBytes, each its own block
+  std::vector<GcObject*> work_;           // marked objects not yet traced (kept: its pages stay mapped)
   std::size_t live_count_ = 0;
   std::uint64_t live_bytes_ = 0;          // the blocks of live objects
   std::uint64_t footprint_ = 0;           // chunks (pooled ones too) and big objects
