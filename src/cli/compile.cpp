@@ -45,6 +45,9 @@ Options:
                 code is the same whatever N
   -W compile-timeout=DURATION,compile-memory=BYTES,jobs=N
                 the same, as a comma-separated list
+  -W nan-canonicalization=y|n
+                the code for runs with `sprawl run -W nan-canonicalization=y` (a
+                deterministic run's too), default n: an entry of its own
   -h, --help    this text
 
 A compile past a limit stops between two functions, names the limit and the function it was
@@ -104,6 +107,7 @@ class Progress {
 struct CompileRequest {
   bool metered = true;
   bool unmetered = true;
+  bool nan_canonicalization = false;
   runtime::PrecompileOptions options;
   std::vector<std::string_view> modules;
 };
@@ -125,6 +129,11 @@ std::expected<void, UsageError> apply_limit(CompileRequest& request, std::string
     auto n = parse_size(value);
     if (!n) return std::unexpected(UsageError{"compile-memory '" + std::string(value) + "': expected bytes, e.g. 512M, 4G"});
     request.options.memory_limit = *n;
+  } else if (key == "nan-canonicalization") {
+    if (value != "y" && value != "n") {
+      return std::unexpected(UsageError{"nan-canonicalization '" + std::string(value) + "': expected y or n"});
+    }
+    request.nan_canonicalization = value == "y";
   } else if (key == "jobs") {
     auto n = parse_count(value);
     if (!n || *n == 0 || *n > 1024) {
@@ -133,7 +142,8 @@ std::expected<void, UsageError> apply_limit(CompileRequest& request, std::string
     request.options.jobs = static_cast<unsigned>(*n);
   } else {
     return std::unexpected(
-        UsageError{"-W '" + std::string(key) + "': unknown option (supported: compile-timeout, compile-memory, jobs)"});
+        UsageError{"-W '" + std::string(key) +
+                   "': unknown option (supported: compile-timeout, compile-memory, jobs, nan-canonicalization)"});
   }
   return {};
 }
@@ -143,10 +153,13 @@ std::expected<void, UsageError> apply_w_list(CompileRequest& request, std::strin
     const auto comma = list.find(',');
     const std::string_view item = list.substr(0, comma);
     const auto eq = item.find('=');
-    if (eq == std::string_view::npos) {
+    if (eq == std::string_view::npos && item == "nan-canonicalization") {
+      request.nan_canonicalization = true;  // a bare switch means yes, as `sprawl run -W` reads it
+    } else if (eq == std::string_view::npos) {
       return std::unexpected(UsageError{"-W '" + std::string(item) + "': expected -W KEY=VALUE"});
+    } else if (auto r = apply_limit(request, item.substr(0, eq), item.substr(eq + 1)); !r) {
+      return r;
     }
-    if (auto r = apply_limit(request, item.substr(0, eq), item.substr(eq + 1)); !r) return r;
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
   }
   return {};
@@ -213,6 +226,7 @@ int compile_command(std::span<const std::string_view> args) {
     return status::kUsage;
   }
   runtime::SandboxConfig config;
+  config.nan_canonicalization = request.nan_canonicalization;
   config.code_cache_dir = user_cache_folder("SPRAWLING_CACHE_DIR", "code");
   if (config.code_cache_dir.empty()) {
     std::fputs("sprawl compile: no cache folder: set SPRAWLING_CACHE_DIR, XDG_CACHE_HOME or HOME\n", stderr);

@@ -67,8 +67,9 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
   if (key == "simd" || key == "tail-call" || key == "extended-const" || key == "relaxed-simd" || key == "multi-memory" ||
       key == "memory64" || key == "exceptions" || key == "function-references" ||
-      key == "gc") {
-    // WebAssembly 3.0 feature switches, Wasmtime's spelling: a bare -W simd means yes.
+      key == "gc" || key == "nan-canonicalization") {
+    // WebAssembly 3.0 feature switches and NaN canonicalization, Wasmtime's spelling: a bare
+    // -W simd means yes.
     bool on = true;
     if (eq != std::string_view::npos) {
       if (value == "y" || value == "yes" || value == "true") {
@@ -87,6 +88,7 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
      : key == "exceptions"     ? request.exceptions
      : key == "function-references" ? request.function_references
      : key == "gc"             ? request.gc
+     : key == "nan-canonicalization" ? request.nan_canonicalization
                                : request.extended_const) = on;
     return {};
   }
@@ -132,7 +134,7 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
                                       "': unknown option (supported: fuel, max-memory-size, max-table-elements, "
                                       "max-tables, max-memories, max-store-size, timeout, simd, tail-call, "
                                       "extended-const, relaxed-simd, multi-memory, memory64, exceptions, "
-                                      "function-references, gc)"});
+                                      "function-references, gc, nan-canonicalization)"});
   }
   return {};
 }

@@ -43,6 +43,7 @@ struct RunRequest {
   bool gc = true;              // -W gc=y|n
   bool extended_const = true;  // -W extended-const=y|n
   bool relaxed_simd = true;    // -W relaxed-simd=y|n
+  bool nan_canonicalization = false;  // -W nan-canonicalization=y|n
   bool multi_memory = true;    // -W multi-memory=y|n
   bool memory64 = true;        // -W memory64=y|n
 };

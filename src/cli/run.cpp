@@ -85,6 +85,11 @@ Options:
   -W memory64=y|n          WebAssembly 3.0 64-bit memories and tables (i64 addresses and
                            indexes; still capped by max-memory-size, max-table-elements); n
                            refuses a module with one; default y (as Wasmtime's 3.0 releases)
+  -W nan-canonicalization=y|n
+                           every float operation that makes a NaN makes the canonical one
+                           (0x7FC00000, 0x7FF8000000000000) instead of a sign and payload that
+                           depend on the CPU: results bit-identical on every machine and
+                           tier; default n (as Wasmtime)
   --hostcall-fuel BYTES, -S hostcall-fuel=BYTES
                            what one WASI call may take from guest memory (iovecs, written
                            buffers, paths, poll subscriptions, random_get's buffer); past
@@ -220,6 +225,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   config.gc = request.gc;
   config.extended_const = request.extended_const;
   config.relaxed_simd = request.relaxed_simd;
+  config.nan_canonicalization = request.nan_canonicalization;
   config.multi_memory = request.multi_memory;
   config.memory64 = request.memory64;
   if (request.max_disk_write_bytes) config.max_disk_write_bytes = *request.max_disk_write_bytes;

@@ -13,7 +13,8 @@
 namespace sprawling::cli {
 
 namespace {
-constexpr std::string_view kWastHelp = R"(Usage: sprawl wast [--verbose] [--wasm2] [--tier interpret|compile] [--metered] FILE...
+constexpr std::string_view kWastHelp = R"(Usage: sprawl wast [--verbose] [--wasm2] [--tier interpret|compile] [--metered]
+                  [--nan-canonicalization] FILE...
 
 Runs each WebAssembly spec script (.wast): modules, registrations, invocations and every
 assert_* command, with the spec's `spectest` host module. Prints each failure with its
@@ -32,6 +33,8 @@ of the listed values matches.
 every function of a build without the compiled tier, stay interpreted: the second is a usage
 error); the default is the interpreter. --metered runs the fuel-metered code under an unbounded
 budget, so both code variants can be checked against the same expectations.
+--nan-canonicalization compiles every module as `sprawl run -W nan-canonicalization` does: a
+float operation that makes a NaN makes the canonical one.
 
 Exit status: 0 nothing failed; 1 at least one assertion failed (a file that does not parse
 counts as one failure); 128 usage error or a file that cannot be read.
@@ -42,6 +45,7 @@ int wast_command(std::span<const std::string_view> args) {
   bool verbose = false;
   bool wasm2 = false;
   bool metered = false;
+  bool nan_canonicalization = false;
   wasm::Tier tier = wasm::Tier::Interpret;
   std::vector<std::string> files;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -56,6 +60,8 @@ int wast_command(std::span<const std::string_view> args) {
       wasm2 = true;
     } else if (arg == "--metered") {
       metered = true;
+    } else if (arg == "--nan-canonicalization") {
+      nan_canonicalization = true;
     } else if (arg == "--tier") {
       const std::string_view value = i + 1 < args.size() ? args[++i] : std::string_view{};
       if (value == "interpret") {
@@ -95,6 +101,7 @@ int wast_command(std::span<const std::string_view> args) {
   options.tier = tier;
   options.metered = metered;
   if (wasm2) options.features = wasm::Features::wasm2();
+  options.features.nan_canonicalization = nan_canonicalization;
   options.text_compiler = wasm::text::text_compiler(wasm::text::WatOptions{
       .memory64 = options.features.memory64, .function_references = options.features.function_references});
   wasm::script::Counts total;

@@ -271,10 +271,12 @@ std::expected<LoadedModule, AxError> load_module(const SandboxJob& job, const Sa
                                 .memory64 = config.memory64,
                                 .exceptions = config.exceptions,
                                 .function_references = config.function_references,
-                                .gc = config.gc};
+                                .gc = config.gc,
+                                .nan_canonicalization = config.nan_canonicalization || config.deterministic};
   // The vouching file says these bytes validated with every feature on (or fewer): with one
   // switched off here (SIMD too: -W simd=n needs the bodies read) they are validated again.
-  const bool may_skip_validation = features == wasm::Features{} && config.simd;
+  const bool may_skip_validation =
+      features == wasm::Features{.nan_canonicalization = features.nan_canonicalization} && config.simd;
   ModuleFile file;
   if (auto opened = open_module(path, file); !opened) return std::unexpected(opened.error());
   const bool settled = wasm::identity_settled(file.identity);

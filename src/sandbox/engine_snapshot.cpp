@@ -108,6 +108,7 @@ std::expected<std::uint64_t, std::string> init_key(const SandboxJob& job, const 
   k.add(job.argv.empty() ? std::string() : job.argv[0]);
   k.add(config.deterministic ? 1 : 0);
   k.add(config.deterministic ? config.random_seed : 0);
+  k.add(config.nan_canonicalization ? 1 : 0);  // the code it holds canonicalizes NaNs (deterministic: too)
   k.add(config.max_memory_bytes);
   for (std::size_t i = 0; i < job.snapshot.init_mounts; ++i) {
     const Mount& m = job.mounts[i];

@@ -129,6 +129,21 @@ TEST(Options, RelaxedSimdSwitch) {
   EXPECT_EQ(bad.error().message, "-W relaxed-simd='2': expected y or n");
 }
 
+TEST(Options, NanCanonicalizationSwitchIsOffByDefaultAsInWasmtime) {
+  auto d = parse({"m.wasm"});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(d->nan_canonicalization);
+  auto on = parse({"-W", "nan-canonicalization", "m.wasm"});  // bare: yes
+  ASSERT_TRUE(on.has_value()) << on.error().message;
+  EXPECT_TRUE(on->nan_canonicalization);
+  auto off = parse({"-W", "nan-canonicalization=y", "-W", "nan-canonicalization=n", "m.wasm"});
+  ASSERT_TRUE(off.has_value()) << off.error().message;
+  EXPECT_FALSE(off->nan_canonicalization);
+  auto bad = parse({"-W", "nan-canonicalization=maybe", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "-W nan-canonicalization='maybe': expected y or n");
+}
+
 TEST(Options, MultiMemoryAndMemory64SwitchesInWasmtimeSpelling) {
   auto d = parse({"m.wasm"});
   ASSERT_TRUE(d.has_value());

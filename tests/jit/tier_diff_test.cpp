@@ -8,10 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -142,6 +147,70 @@ TEST_P(TierDiff, SameOutputExitAndFuelWithTierUpOnAndOff) {
 
 INSTANTIATE_TEST_SUITE_P(Guests, TierDiff, ::testing::ValuesIn(guests()),
                          [](const ::testing::TestParamInfo<Guest>& info) { return info.param.name; });
+
+// Prints the bits of 0/0 (f32), of a signalling NaN plus one (f64, its low word) and of its f32
+// demotion, in hex, one per line: without NaN canonicalization x86 makes the negative default NaN
+// and keeps a NaN operand's payload; with it every NaN is the canonical one.
+constexpr std::string_view kNanGuest = R"((module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 100) "0123456789abcdef")
+  (global $at (mut i32) (i32.const 200))
+  (func $hex (param $v i32)
+    (local $i i32)
+    (loop $digit
+      (i32.store8 (i32.sub (i32.add (global.get $at) (i32.const 7)) (local.get $i))
+        (i32.load8_u offset=100 (i32.and (i32.shr_u (local.get $v) (i32.shl (local.get $i) (i32.const 2))) (i32.const 15))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $digit (i32.lt_u (local.get $i) (i32.const 8))))
+    (i32.store8 offset=8 (global.get $at) (i32.const 10))
+    (global.set $at (i32.add (global.get $at) (i32.const 9))))
+  (func (export "_start")
+    (local $zero f32) (local $d f64)
+    (call $hex (i32.reinterpret_f32 (f32.div (local.get $zero) (local.get $zero))))
+    (local.set $d (f64.add (f64.reinterpret_i64 (i64.const 0x7FF4000000000001)) (f64.const 1)))
+    (call $hex (i32.wrap_i64 (i64.shr_u (i64.reinterpret_f64 (local.get $d)) (i64.const 32))))
+    (call $hex (i32.reinterpret_f32 (f32.demote_f64 (local.get $d))))
+    (i32.store (i32.const 0) (i32.const 200))
+    (i32.store (i32.const 4) (i32.const 27))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16)))))
+)";
+
+TEST(Determinism, NanCanonicalizationAndDeterministicJobsGiveCanonicalNansOnBothTiersAtTheSameFuel) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("sprawling-nan-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path wat = dir / "nan.wat";
+  {
+    std::FILE* f = std::fopen(wat.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(kNanGuest.data(), 1, kNanGuest.size(), f);
+    std::fclose(f);
+  }
+  const std::string canonical = "7fc00000\n7ff80000\n7fc00000\n";
+  std::uint64_t fuel = 0;
+  for (const ExecutionTier tier : {ExecutionTier::Interpret, ExecutionTier::Compile}) {
+    for (const int mode : {0, 1, 2}) {  // neither, nan_canonicalization, deterministic
+      WasmSandbox sandbox(SandboxConfig{.deterministic = mode == 2, .tier = tier, .nan_canonicalization = mode == 1});
+      auto outcome = sandbox.run(
+          SandboxJob{.wasm = wat, .argv = {"nan"}, .env = {}, .stdin_bytes = {}, .mounts = {}, .fuel = Fuel{1'000'000}});
+      ASSERT_TRUE(outcome.has_value()) << outcome.error().to_string();
+      const std::string out(outcome->stdout_bytes.begin(), outcome->stdout_bytes.end());
+      const char* what = tier == ExecutionTier::Compile ? "compile" : "interpret";
+      if (mode == 0) {
+#if defined(__x86_64__)
+        EXPECT_EQ(out, "ffc00000\n7ffc0000\n7fe00000\n") << what;  // the host's NaNs, payload kept
+#endif
+      } else {
+        EXPECT_EQ(out, canonical) << what << " mode " << mode;
+      }
+      // Canonicalization is not a wasm instruction: it costs no fuel.
+      ASSERT_TRUE(outcome->stats.has_value());
+      if (fuel == 0) fuel = outcome->stats->fuel_consumed;
+      EXPECT_EQ(outcome->stats->fuel_consumed, fuel) << what << " mode " << mode;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace sprawling::runtime

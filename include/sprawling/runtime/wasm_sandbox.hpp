@@ -62,7 +62,7 @@ struct SandboxConfig {
   // Streaming: when set, output is also handed over as the guest writes it (the CLI uses this).
   std::function<void(std::span<const std::uint8_t>)> stdout_sink{};
   std::function<void(std::span<const std::uint8_t>)> stderr_sink{};
-  // Reproducible runs: fixed clocks and seeded randomness.
+  // Reproducible runs: fixed clocks, seeded randomness, and NaN canonicalization (below) on.
   bool deterministic = false;
   std::uint64_t random_seed = 0;
   // What one WASI call may take from guest memory (Wasmtime's "hostcall fuel", same default):
@@ -117,6 +117,11 @@ struct SandboxConfig {
   bool multi_memory = true;  // more than one memory, memory indices in instructions
   bool memory64 = true;      // memories with i64 addresses, 64-bit tables (table64; capped by
                              // max_table_elements as any table)
+  // Every float operation that may make a NaN makes the canonical quiet NaN, not one whose sign
+  // and payload depend on the CPU (Wasmtime's -W nan-canonicalization): the same bits on every
+  // machine and both tiers. Implied by `deterministic`. The module's code is made for it (its own
+  // entries in the module and code caches and in snapshots).
+  bool nan_canonicalization = false;
   // A process that ends right after its job (the `sprawl` CLI): the job's Store (its instance,
   // linear memory, functions) and WASI context are left for the operating system to reclaim at
   // exit instead of being torn down one object and one mapping at a time. Memory stays in use

@@ -44,6 +44,11 @@ struct Features {
                                     // table initialisers; Wasmtime's -W function-references
   bool gc = true;  // garbage collection: rec groups, sub types, struct/array types, GC's heap
                    // types and instructions (needs function_references); Wasmtime's -W gc
+  // Not a language feature (the decoder ignores it): how the module's code is made. Every float
+  // operation that may make a NaN gives the canonical NaN instead of one whose sign and payload
+  // depend on the CPU (Wasmtime's -W nan-canonicalization), so results are bit-identical on
+  // every machine and tier. Off by default, as in Wasmtime.
+  bool nan_canonicalization = false;
   [[nodiscard]] static constexpr Features wasm2() noexcept {
     return Features{.tail_call = false, .extended_const = false, .relaxed_simd = false, .multi_memory = false,
                     .memory64 = false, .exceptions = false, .function_references = false,

@@ -28,6 +28,15 @@ inline constexpr Bits<F> kSignBit = Bits<F>{1} << (sizeof(F) * 8 - 1);
 template <class F>
 inline constexpr Bits<F> kQuietBit = static_cast<Bits<F>>(Bits<F>{1} << (std::numeric_limits<F>::digits - 2));
 
+// NaN canonicalization (Features::nan_canonicalization): a NaN of either sign and any payload
+// becomes the positive canonical quiet NaN; every other value keeps its bits.
+[[nodiscard]] constexpr u32 nan_canonical_f32(u32 bits) noexcept {
+  return (bits & 0x7FFFFFFFU) > 0x7F800000U ? 0x7FC00000U : bits;
+}
+[[nodiscard]] constexpr u64 nan_canonical_f64(u64 bits) noexcept {
+  return (bits & 0x7FFFFFFFFFFFFFFFULL) > 0x7FF0000000000000ULL ? 0x7FF8000000000000ULL : bits;
+}
+
 // A NaN operand comes back quiet with its payload: an arithmetic NaN as the spec requires.
 template <class F>
 [[nodiscard]] inline F quiet(F x) noexcept {

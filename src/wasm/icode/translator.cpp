@@ -286,8 +286,14 @@ void Translator::step(const Instruction& ins) {
     case Family::Variable: step_variable(opc, ins); break;
     case Family::Memory: step_memory(opc, ins); break;
     case Family::Table: step_table(opc, ins); break;
-    case Family::Numeric: step_numeric(opc, ins); break;
-    case Family::Simd: step_simd(opc, ins); break;
+    case Family::Numeric:
+      step_numeric(opc, ins);
+      if (nan_canonical_) canonicalize_nan(opc);
+      break;
+    case Family::Simd:
+      step_simd(opc, ins);
+      if (nan_canonical_) canonicalize_nan(opc);
+      break;
     case Family::Exception: step_exceptions(opc, ins); break;
     case Family::TypedRef: step_typed_refs(opc, ins); break;
     case Family::Gc: step_gc(opc, ins); break;
@@ -297,8 +303,8 @@ void Translator::step(const Instruction& ins) {
 }  // namespace translation
 
 CompiledFunc translate_function(const Module& module, std::span<const std::uint32_t> canonical_type,
-                                std::uint32_t defined_index, bool metered) {
-  CompiledFunc f = translation::Translator(module, canonical_type, defined_index, metered).run();
+                                std::uint32_t defined_index, bool metered, bool nan_canonical) {
+  CompiledFunc f = translation::Translator(module, canonical_type, defined_index, metered, nan_canonical).run();
   if (code_verification_enabled()) {
     // A violation is an engine bug that would corrupt the interpreter's state: stop here, loudly.
     if (const std::string e = verify_code(f, metered); !e.empty()) {

@@ -168,9 +168,9 @@ constexpr auto kFamilies = [] {
 
 class Translator {
  public:
-  Translator(const Module& m, std::span<const u32> canon, u32 defined_index, bool metered)
+  Translator(const Module& m, std::span<const u32> canon, u32 defined_index, bool metered, bool nan_canonical)
       : m_(m), canon_(canon), body_(m.code[defined_index]), type_(m.types[body_.type_index]), metered_(metered),
-        handlers_(handler_offsets(metered)) {
+        nan_canonical_(nan_canonical), handlers_(handler_offsets(metered)) {
     out_.num_params = value_slots(type_.params);
     out_.num_results = value_slots(type_.results);
     locals_ = out_.num_params + value_slots(body_.locals);
@@ -227,6 +227,7 @@ class Translator {
   const FunctionBody& body_;
   const FuncType& type_;
   bool metered_;
+  bool nan_canonical_;  // translate_function's nan_canonical
   const std::int32_t* handlers_;
   CompiledFunc out_;
   u32 locals_ = 0;
@@ -658,6 +659,9 @@ class Translator {
 
   // ---------------------------------------------------------------- numeric: constants and operators
   void step_numeric(Opcode opc, const Instruction& ins);
+  // After a float operation that may make a non-canonical NaN (its result on top): the result
+  // canonicalized in place, the canonicalization the producer a local.set retargets.
+  void canonicalize_nan(Opcode opc);
 };
 
 }  // namespace sprawling::wasm::translation

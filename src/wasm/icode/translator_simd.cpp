@@ -116,6 +116,48 @@ void Translator::step_simd(Opcode opc, const Instruction& ins) {
   mark_producer(at + 1);
 }
 
+void Translator::canonicalize_nan(Opcode opc) {
+  Op canon;
+  switch (opc) {
+    case Opcode::F32Add:
+    case Opcode::F32Sub:
+    case Opcode::F32Mul:
+    case Opcode::F32Div:
+    case Opcode::F32Sqrt:
+    case Opcode::F32Min:
+    case Opcode::F32Max:
+    case Opcode::F32Ceil:
+    case Opcode::F32Floor:
+    case Opcode::F32Trunc:
+    case Opcode::F32Nearest:
+    case Opcode::F32DemoteF64: canon = Op::CanonF32; break;
+    case Opcode::F64Add:
+    case Opcode::F64Sub:
+    case Opcode::F64Mul:
+    case Opcode::F64Div:
+    case Opcode::F64Sqrt:
+    case Opcode::F64Min:
+    case Opcode::F64Max:
+    case Opcode::F64Ceil:
+    case Opcode::F64Floor:
+    case Opcode::F64Trunc:
+    case Opcode::F64Nearest:
+    case Opcode::F64PromoteF32: canon = Op::CanonF64; break;
+    case Opcode::F32x4DemoteF64x2Zero: canon = Op::VCanonF32x4; break;
+    case Opcode::F64x2PromoteLowF32x4: canon = Op::VCanonF64x2; break;
+    default: return;  // no NaN, canonical NaNs already (SIMD arithmetic), or a NaN's bits kept exactly (abs, neg, copysign)
+  }
+  const u32 k = height() - 1;
+  const u32 src = slot(k);
+  const bool wide = canon == Op::VCanonF32x4 || canon == Op::VCanonF64x2;
+  pop();
+  const u32 at = wide ? emit_as<layout::VUnary>(canon, {.dst = temp_slot(k), .a = src})
+                      : emit_as<layout::Unary>(canon, {.dst = temp_slot(k), .a = src});
+  static_assert(u32{layout::VUnary::dst} == u32{layout::Unary::dst});
+  push_temp(wide);
+  mark_producer(at + layout::Unary::dst);
+}
+
 void Translator::step_numeric(Opcode opc, const Instruction& ins) {
   switch (opc) {
     case Opcode::I32Const: push(Operand{Operand::Const, 0, ins.bits}); break;

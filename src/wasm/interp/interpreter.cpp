@@ -332,6 +332,14 @@ L_BrTable: {
 L_Copy:
   SLOT(layout::Copy::dst) = SLOT(layout::Copy::src);
   NEXT(layout::Copy::kWords);
+L_CanonF32: {
+  const u64 v = SLOT(layout::Unary::a);
+  SLOT(layout::Unary::dst) = num::nan_canonical_f32(static_cast<u32>(v));
+  NEXT(layout::Unary::kWords);
+}
+L_CanonF64:
+  SLOT(layout::Unary::dst) = num::nan_canonical_f64(SLOT(layout::Unary::a));
+  NEXT(layout::Unary::kWords);
 L_Copy2:
   SLOT(layout::Copy2::dst0) = SLOT(layout::Copy2::src0);
   SLOT(layout::Copy2::dst1) = SLOT(layout::Copy2::src1);
@@ -1117,6 +1125,21 @@ L_VSelect: {
   using L = layout::VSelect;
   const simd::V128 v = static_cast<u32>(SLOT(L::cond)) != 0 ? VGET(L::a) : VGET(L::b);
   VPUT(L::dst, v);
+  NEXT(L::kWords);
+}
+L_VCanonF32x4: {
+  using L = layout::VUnary;
+  const simd::V128 v = VGET(L::a);
+  const auto lanes = [](u64 w) {
+    return u64{num::nan_canonical_f32(static_cast<u32>(w))} | (u64{num::nan_canonical_f32(static_cast<u32>(w >> 32))} << 32);
+  };
+  VPUT(L::dst, (simd::V128{lanes(v.lo), lanes(v.hi)}));
+  NEXT(L::kWords);
+}
+L_VCanonF64x2: {
+  using L = layout::VUnary;
+  const simd::V128 v = VGET(L::a);
+  VPUT(L::dst, (simd::V128{num::nan_canonical_f64(v.lo), num::nan_canonical_f64(v.hi)}));
   NEXT(L::kWords);
 }
 L_VGlobalGet: {

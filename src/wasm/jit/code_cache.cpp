@@ -238,7 +238,10 @@ std::expected<ObjectView, std::string> decode_image(std::span<const std::uint8_t
 namespace {
 
 // The module's digest as the key spells it.
-std::string module_digest(const CompiledModule::Impl& cm) { return to_hex(cm.content_digest()); }
+// The module's SHA-256, and whether its code canonicalizes NaNs (other code: another entry).
+std::string module_digest(const CompiledModule::Impl& cm) {
+  return to_hex(cm.content_digest()) + (cm.nan_canonical ? " nan-canonicalization" : "");
+}
 
 // SPRAWLING_JIT_PERFMAP=1: a line per function of code loaded from the cache in
 // /tmp/perf-<pid>.map (perf's convention for JIT code: `start size name` in hex), as tier-up

@@ -1346,6 +1346,9 @@ class FunctionEmitter {
       } else if constexpr (O == Op::Copy) {
         set_slot(a.dst, slot(a.src));
         return true;
+      } else if constexpr (O == Op::CanonF32 || O == Op::CanonF64) {
+        set_slot(a.dst, canon_nan(slot(a.a), O == Op::CanonF32 ? 32 : 64, 1));
+        return true;
       } else if constexpr (O == Op::Copy2) {
         llvm::Value* v0 = slot(a.src0);
         set_slot(a.dst0, v0);
@@ -1502,6 +1505,26 @@ class FunctionEmitter {
         return false;
       }
     }
+  }
+
+  // num::nan_canonical_f32/f64 of each of the `lanes` `bits`-wide lanes of a slot's i64: a lane
+  // whose magnitude is above infinity's (a NaN) becomes the canonical quiet NaN. An f32 in a
+  // scalar slot is its low lane (one lane; the slot's high half stays zero).
+  llvm::Value* canon_nan(llvm::Value* word, unsigned bits, unsigned lanes) {
+    llvm::Type* lane = b_.getIntNTy(bits);
+    llvm::Type* vec = lanes == 1 ? lane : static_cast<llvm::Type*>(llvm::FixedVectorType::get(lane, lanes));
+    llvm::Value* v = lanes == 1 ? (bits == 64 ? word : b_.CreateTrunc(word, lane)) : b_.CreateBitCast(word, vec);
+    const u64 sign = u64{1} << (bits - 1);
+    const u64 inf = bits == 32 ? 0x7F800000ULL : 0x7FF0000000000000ULL;
+    const u64 quiet = bits == 32 ? 0x7FC00000ULL : 0x7FF8000000000000ULL;
+    auto splat = [&](u64 c) -> llvm::Value* {
+      llvm::Constant* k = llvm::ConstantInt::get(lane, c);
+      return lanes == 1 ? static_cast<llvm::Value*>(k) : llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes), k);
+    };
+    llvm::Value* nan = b_.CreateICmpUGT(b_.CreateAnd(v, splat(sign - 1)), splat(inf));
+    llvm::Value* r = b_.CreateSelect(nan, splat(quiet), v);
+    if (lanes != 1) return b_.CreateBitCast(r, t_.i64);
+    return bits == 64 ? r : b_.CreateZExt(r, t_.i64);
   }
 
   // ---- SIMD: a v128 is two slots (bytes 0..7 in the first), made a vector where an op needs one.
@@ -1832,7 +1855,11 @@ class FunctionEmitter {
   void simd(const A& a) {
     constexpr const OpInfo& oi = info(O);
     [[maybe_unused]] const Types& t = t_;
-    if constexpr (O == Op::VCopy) {
+    if constexpr (O == Op::VCanonF32x4 || O == Op::VCanonF64x2) {
+      const unsigned bits = O == Op::VCanonF32x4 ? 32 : 64;
+      set_slot(a.dst, canon_nan(slot(a.a), bits, 64 / bits));
+      set_slot(a.dst + 1, canon_nan(slot(a.a + 1), bits, 64 / bits));
+    } else if constexpr (O == Op::VCopy) {
       llvm::Value* lo = slot(a.src);
       llvm::Value* hi = slot(a.src + 1);
       set_slot(a.dst, lo);

@@ -84,6 +84,8 @@ constexpr bool handled(Op o) {
     case Op::Copy2:
     case Op::Const32:
     case Op::Const64:
+    case Op::CanonF32:
+    case Op::CanonF64:
     case Op::Call:
     case Op::CallIndirect:
     case Op::Return:

@@ -45,7 +45,7 @@ const CompiledFunc& CompiledModule::Impl::code(std::uint32_t defined, bool meter
     if (auto adopted = pretranslated_code(*source, defined, metered))
       made = std::make_unique<const CompiledFunc>(std::move(*adopted));
   }
-  if (!made) made = std::make_unique<const CompiledFunc>(translate_function(module, canonical_type, defined, metered));
+  if (!made) made = std::make_unique<const CompiledFunc>(translate_function(module, canonical_type, defined, metered, nan_canonical));
   const CompiledFunc* expected = nullptr;
   if (slot.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel, std::memory_order_acquire))
     return *made.release();
@@ -103,10 +103,11 @@ std::string type_key(const FuncType& t) {
 namespace {
 
 std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_decoded(
-    std::expected<Module, CompileError> decoded) {
+    std::expected<Module, CompileError> decoded, Features features) {
   if (!decoded) return std::unexpected(std::move(decoded.error()));
   auto impl = std::make_unique<CompiledModule::Impl>();
   impl->module = std::move(*decoded);
+  impl->nan_canonical = features.nan_canonicalization;
   const Module& m = impl->module;
   std::map<std::string, std::uint32_t> first;
   impl->canonical_type.resize(m.types.size());
@@ -130,17 +131,17 @@ std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_decod
 
 std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::span<const std::uint8_t> bytes,
                                                                            Features features) {
-  return compile_decoded(decode_and_validate(bytes, features));
+  return compile_decoded(decode_and_validate(bytes, features), features);
 }
 
 std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile(std::vector<std::uint8_t>&& bytes,
                                                                            Features features) {
-  return compile_decoded(decode_and_validate(std::move(bytes), features));
+  return compile_decoded(decode_and_validate(std::move(bytes), features), features);
 }
 
 std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_validated_before(
     ModuleBytes&& bytes, Features features) {
-  return compile_decoded(decode_validated_before(std::move(bytes), features));
+  return compile_decoded(decode_validated_before(std::move(bytes), features), features);
 }
 
 }  // namespace sprawling::wasm

@@ -178,6 +178,7 @@ struct PretranslatedCode;
 struct CompiledModule::Impl {
   Module module;
   std::vector<std::uint32_t> canonical_type;  // typeidx -> first typeidx with an equal FuncType
+  bool nan_canonical = false;  // Features::nan_canonicalization: its code canonicalizes NaNs
   // What an instance charges its store's account for code (StoreLimits::max_store_bytes), twice
   // when metered: fixed by the module, not by what has been translated so far (see compile()).
   std::uint64_t code_bytes = 0;
