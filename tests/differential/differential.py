@@ -60,6 +60,10 @@ SHAPE_WAT = """(module
 
 WASMTIME_FUEL = 20_000_000  # per call; bounds Wasmtime's time on a module (see STOP_CODES)
 
+# --nan-canonicalization: both engines canonicalize NaNs (Wasmtime's cranelift_nan_canonicalization,
+# `sprawl wast --nan-canonicalization`), and a canonical NaN result is then compared bit for bit.
+NAN_CANONICALIZATION = False
+
 
 def wasmtime_engine() -> "wasmtime.Engine":
     """Wasmtime with the features of smith.json: WebAssembly 3.0 without threads, and relaxed SIMD
@@ -71,6 +75,7 @@ def wasmtime_engine() -> "wasmtime.Engine":
         setattr(config, name, True)
     config.wasm_threads = False
     config.consume_fuel = True
+    config.cranelift_nan_canonicalization = NAN_CANONICALIZATION
     return wasmtime.Engine(config)
 
 
@@ -104,6 +109,12 @@ def expected_value(kind: str, value) -> str:
             bits = f32_bits(value) if kind == "f32" else f64_bits(value)
             canonical = (bits & 0x7FFFFFFF) == F32_CANONICAL if kind == "f32" else \
                 (bits & 0x7FFFFFFFFFFFFFFF) == F64_CANONICAL
+            if NAN_CANONICALIZATION and canonical:
+                # Both engines canonicalize: the sign and payload too (a NaN a bit operation made,
+                # abs, neg, copysign or a reinterpret, keeps its bits and stays compared by class).
+                negative = bits >> (31 if kind == "f32" else 63)
+                payload = "0x400000" if kind == "f32" else "0x8000000000000"
+                return f"({kind}.const {'-' if negative else ''}nan:{payload})"
             return f"({kind}.const nan:{'canonical' if canonical else 'arithmetic'})"
         return f"({kind}.const {float_text(kind, value)})"
     raise ValueError(kind)
@@ -274,6 +285,8 @@ class Runner:
         seed_file.write_bytes(seed_bytes)
         cmd = [self.args.wasm_tools, "smith", "-c", str(HERE / "smith.json"), "--exports", str(self.shape),
                str(seed_file), "-o", str(out)]
+        if NAN_CANONICALIZATION:
+            cmd += ["--canonicalize-nans", "false"]  # the engines do it: the module makes raw NaNs
         if invalid_funcs:
             cmd += ["--allow-invalid-funcs", "true"]
         else:
@@ -315,7 +328,8 @@ class Runner:
             if not scripts:
                 break
             self.counts["exec"] += len(scripts)
-            r = subprocess.run([self.args.sprawl, "wast", "--tier", tier] + [str(p) for _, p, _ in scripts],
+            nan = ["--nan-canonicalization"] if NAN_CANONICALIZATION else []
+            r = subprocess.run([self.args.sprawl, "wast", "--tier", tier] + nan + [str(p) for _, p, _ in scripts],
                                capture_output=True, text=True, timeout=600)
             if r.returncode == 0:
                 continue
@@ -448,8 +462,12 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=16, help="modules per sprawl process")
     ap.add_argument("--tiers", default="interpret,compile", help="sprawl wast tiers for the exec check")
     ap.add_argument("--checks", default="exec,tiers,valid")
+    ap.add_argument("--nan-canonicalization", action="store_true",
+                    help="both engines canonicalize NaNs; canonical NaN results compared bit for bit")
     ap.add_argument("--out", default=str(HERE / "findings"))
     args = ap.parse_args()
+    global NAN_CANONICALIZATION
+    NAN_CANONICALIZATION = args.nan_canonicalization
     args.tiers = [t for t in args.tiers.split(",") if t]
     args.checks = set(args.checks.split(","))
     if not Path(args.wasm_tools).exists() and not shutil.which(args.wasm_tools):
