@@ -195,11 +195,14 @@ class GcHeap {
   }
   // A free block of a size class holds no object: its first word links to the next free block.
   [[nodiscard]] static GcObject* next_free(const GcObject* o) noexcept {
-    GcObject* next;
+    std::uintptr_t next = 0;
     std::memcpy(&next, o, sizeof next);
-    return next;
+    return reinterpret_cast<GcObject*>(next);
   }
-  static void link_free(GcObject* o, GcObject* next) noexcept { std::memcpy(static_cast<void*>(o), &next, sizeof next); }
+  static void link_free(GcObject* o, const GcObject* next) noexcept {
+    const auto bits = reinterpret_cast<std::uintptr_t>(next);
+    std::memcpy(static_cast<void*>(o), &bits, sizeof bits);
+  }
   // Block `o` (of `block` bytes, `bytes` of data rounded to 8) becomes a live zeroed object in
   // `slot`: its handle.
   std::uint64_t publish(GcObject* o, std::uint32_t slot, const FuncType* type, std::uint32_t length, std::uint64_t bytes,
