@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-# Benchmark, not a test: jobs per second of the hello module (bench/hello.wat) through each layer
-# of the Python API: Sandbox.run in-process, Sandbox.map over threads, sprawling.ray with 1 and 2
-# actors (when Ray is installed), and `python -c` jobs when the CPython-for-WASI artifact exists;
+# Benchmark, not a test: jobs per second of the hello module (bench/hello.wat), and of `python -c`
+# jobs when the CPython-for-WASI artifact exists, through each layer of the Python API:
+# Sandbox.run_job in-process, Sandbox.map over threads, run_async under asyncio.gather, and
+# sprawling.ray with 1 and 2 actors (when Ray is installed);
 # with each layer's cost per job above the engine's own run (Stats.wall_time). Reports figures,
 # never a pass or fail.
 #   python bench/python_jobs.py [--jobs 10000] [--workers 2] [--python-jobs 1000]
 import argparse
+import asyncio
 import os
 import statistics
 import sys
@@ -30,10 +32,49 @@ def report(name: str, jobs: int, seconds: float, engine_seconds: float, rows: li
           f"{overhead:>8.1f} us/job above the engine's run", flush=True)
 
 
-def check(outcomes) -> None:
+def check(outcomes, expected: bytes) -> None:
     for out in outcomes:
-        if not isinstance(out, sprawling.Outcome) or out.stdout != b"hello\n":
-            raise SystemExit(f"a hello job did not print hello: {out!r}")
+        if not isinstance(out, sprawling.Outcome) or out.stdout != expected:
+            raise SystemExit(f"a job did not print {expected!r}: {out!r}")
+
+
+def layers(kind: str, sandbox: sprawling.Sandbox, jobs: list, expected: bytes, args, ray, rows: list) -> None:
+    """Times the same jobs through each layer: serial, map over threads, asyncio, Ray 1 and 2 actors."""
+    sandbox.run_job(jobs[0])  # the module cache, the snapshot and the code paths, warm
+    walls = []
+    started = time.perf_counter()
+    for one in jobs:
+        out = sandbox.run_job(one)
+        if out.stdout != expected:
+            raise SystemExit(f"a {kind} job did not print {expected!r}: {out!r}")
+        walls.append(out.stats.wall_time)
+    elapsed = time.perf_counter() - started
+    engine = statistics.median(walls)
+    print(f"{kind}: engine run (Stats.wall_time) median {engine * 1e6:.1f} us/job")
+    report(f"{kind}: Sandbox.run_job (serial)", len(jobs), elapsed, engine, rows)
+
+    started = time.perf_counter()
+    check(sandbox.map(jobs, max_workers=args.workers), expected)
+    report(f"{kind}: Sandbox.map ({args.workers} threads)", len(jobs), time.perf_counter() - started, engine, rows)
+
+    async def gather_all():
+        return await asyncio.gather(*(sandbox.run_async(one) for one in jobs))
+
+    started = time.perf_counter()
+    check(asyncio.run(gather_all()), expected)
+    report(f"{kind}: Sandbox.run_async (gather)", len(jobs), time.perf_counter() - started, engine, rows)
+
+    if ray is None:
+        return
+    import sprawling.ray as sray
+
+    for actors in (1, 2):
+        with sray.Pool(actors=actors, sandbox_options={"tier": "interpret"}, in_flight_per_actor=64) as pool:
+            pool.run_many(jobs[:20 * actors])  # actors up, module shipped, snapshots built
+            started = time.perf_counter()
+            check(pool.run_many(jobs), expected)
+            report(f"{kind}: sprawling.ray ({actors} actor{'s' if actors > 1 else ''})", len(jobs),
+                   time.perf_counter() - started, engine, rows)
 
 
 def main() -> None:
@@ -46,72 +87,30 @@ def main() -> None:
 
     print(f"sprawling {sprawling.version()} from {Path(sprawling.__file__).parent}; Python {sys.version.split()[0]}; "
           f"{load()}")
-    sandbox = sprawling.Sandbox(tier="interpret")
-    job = sprawling.Job(str(HELLO), argv=["hello"], fuel=10_000_000)
-    jobs = [job] * args.jobs
-    rows: list = []
-
-    sandbox.run_job(job)  # the module cache and the code paths, warm
-    walls = []
-    started = time.perf_counter()
-    for one in jobs:
-        out = sandbox.run_job(one)
-        walls.append(out.stats.wall_time)
-    elapsed = time.perf_counter() - started
-    engine = statistics.median(walls)
-    print(f"{'engine run (Stats.wall_time)':<34} median {engine * 1e6:.1f} us/job")
-    report("Sandbox.run (in-process, serial)", args.jobs, elapsed, engine, rows)
-
-    started = time.perf_counter()
-    check(sandbox.map(jobs, max_workers=args.workers))
-    report(f"Sandbox.map ({args.workers} threads)", args.jobs, time.perf_counter() - started, engine, rows)
-
-    started = time.perf_counter()
-    import asyncio
-
-    async def gather_all():
-        return await asyncio.gather(*(sandbox.run_async(one) for one in jobs))
-
-    check(asyncio.run(gather_all()))
-    report("Sandbox.run_async (asyncio.gather)", args.jobs, time.perf_counter() - started, engine, rows)
-
+    ray = None
     if args.no_ray:
         print("ray: skipped (--no-ray)")
     else:
         try:
             import ray
         except ImportError:
-            ray = None
             print("ray: not installed (pip install 'sprawling[ray]'), Ray figures skipped")
         if ray is not None:
-            import sprawling.ray as sray
-
             ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
-            try:
-                for actors in (1, 2):
-                    with sray.Pool(actors=actors, sandbox_options={"tier": "interpret"}, in_flight_per_actor=64) as pool:
-                        pool.run_many(jobs[:100])  # actors up, module shipped
-                        started = time.perf_counter()
-                        check(pool.run_many(jobs))
-                        report(f"sprawling.ray ({actors} actor{'s' if actors > 1 else ''})", args.jobs,
-                               time.perf_counter() - started, engine, rows)
-            finally:
-                ray.shutdown()
-
+    rows: list = []
+    sandbox = sprawling.Sandbox(tier="interpret")
     try:
-        sprawling._python_artifact()
-        present = True
-    except sprawling.SandboxError as e:
-        present = False
-        print(f"python -c jobs: skipped, no CPython-for-WASI artifact ({e.message.split('.')[0]})")
-    if present:
-        sandbox.python(["-c", "pass"])  # the snapshot, built once
-        started = time.perf_counter()
-        for _ in range(args.python_jobs):
-            out = sandbox.python(["-c", "print(1)"])
-            if out.stdout != b"1\n":
-                raise SystemExit(f"python -c job: {out!r}")
-        report("python -c (snapshot, serial)", args.python_jobs, time.perf_counter() - started, 0.0, rows)
+        hello = sprawling.Job(str(HELLO), argv=["hello"], fuel=10_000_000)
+        layers("hello", sandbox, [hello] * args.jobs, b"hello\n", args, ray, rows)
+        try:
+            python = sprawling.python_job(["-c", "print(1)"], fuel=10**11)
+        except sprawling.SandboxError as e:
+            print(f"python -c jobs: skipped, no CPython-for-WASI artifact ({e.message.split('.')[0]})")
+        else:
+            layers("python -c", sandbox, [python] * args.python_jobs, b"1\n", args, ray, rows)
+    finally:
+        if ray is not None:
+            ray.shutdown()
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ __all__ = [
     "engine_available",
     "features",
     "python",
+    "python_job",
     "stop_tier_up",
     "tier_up_busy",
     "tiers",
@@ -785,21 +786,11 @@ class Sandbox:
         the process's first such job, kept in snapshot_dir when the Sandbox has one); any other
         command line starts cold, as `python` would. training_args: Python's arguments for the
         training job run once when the snapshot is built (e.g. ["-c", "import json"]), whose code
-        is kept in it; cancel: as run's."""
-        _flag("snapshot", snapshot)
-        if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
-            raise TypeError(f"args must be a sequence of str (Python's arguments), not {type(args).__name__}")
-        user_mounts = _mount_list(mounts)
-        for mount in user_mounts:
-            if mount.guest.rstrip("/") == _PYTHON_STDLIB_GUEST:
-                raise ValueError(f"mounts: {_PYTHON_STDLIB_GUEST} is where the standard library is mounted")
-        pairs = [(k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in _env_pairs(env)]
-        wasm, lib = _python_artifact()
-        stdlib = Mount(lib, _PYTHON_STDLIB_GUEST, writable=False)
-        # The initialisation sees the standard library (the first mount) and nothing else.
-        return self.run(wasm, argv=["python", *args], env=pairs, stdin=stdin, mounts=[stdlib, *user_mounts], fuel=fuel,
-                        snapshot=snapshot and _snapshot_can_run(list(args), pairs), snapshot_init_mounts=1,
-                        training_args=training_args, cancel=cancel)
+        is kept in it; cancel: as run's. sprawling.python_job makes the same job a Job (for map,
+        run_async and sprawling.ray)."""
+        wasm, argv, pairs, all_mounts, from_snapshot = _python_command(args, env, mounts, snapshot)
+        return self.run(wasm, argv=argv, env=pairs, stdin=stdin, mounts=all_mounts, fuel=fuel, snapshot=from_snapshot,
+                        snapshot_init_mounts=1, training_args=training_args, cancel=cancel)
 
 
 class _Job:
@@ -970,6 +961,37 @@ def _python_artifact() -> tuple[str, str]:
                            "SPRAWLING_PYTHON_LIB at an existing build.",
                            detail={"wasm": str(wasm), "lib": str(lib)})
     return wasm, lib
+
+
+def _python_command(args: Sequence[str], env: object, mounts: Iterable[Mount],
+                    snapshot: bool) -> tuple[str, list[str], list[tuple[str, str]], list[Mount], bool]:
+    """The python arm's job as run()'s arguments: python.wasm, argv, env, the mounts (the
+    standard library first, which is all the snapshot's initialisation sees) and whether it may
+    start from the snapshot."""
+    _flag("snapshot", snapshot)
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        raise TypeError(f"args must be a sequence of str (Python's arguments), not {type(args).__name__}")
+    user_mounts = _mount_list(mounts)
+    for mount in user_mounts:
+        if mount.guest.rstrip("/") == _PYTHON_STDLIB_GUEST:
+            raise ValueError(f"mounts: {_PYTHON_STDLIB_GUEST} is where the standard library is mounted")
+    pairs = [(k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in _env_pairs(env)]
+    wasm, lib = _python_artifact()
+    stdlib = Mount(lib, _PYTHON_STDLIB_GUEST, writable=False)
+    return (wasm, ["python", *args], pairs, [stdlib, *user_mounts],
+            snapshot and _snapshot_can_run(list(args), pairs))
+
+
+def python_job(args: Sequence[str] = (), *, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,
+               stdin: bytes = b"", mounts: Iterable[Mount] = (), fuel: Optional[int] = None, snapshot: bool = True,
+               training_args: Sequence[str] = (), name: Optional[str] = None, idempotent: bool = True) -> Job:
+    """The python arm's job (what Sandbox.python runs) as a Job, for run_job, run_async, map and
+    sprawling.ray: python.wasm and its standard library are found here, on this machine, as
+    Sandbox.python finds them, so the machines that run the Job need them at the same paths."""
+    wasm, argv, pairs, all_mounts, from_snapshot = _python_command(args, env, mounts, snapshot)
+    return Job(wasm, argv=argv, env=tuple(pairs), stdin=bytes(stdin), mounts=tuple(all_mounts), fuel=fuel,
+               snapshot=from_snapshot, snapshot_init_mounts=1, training_args=tuple(training_args), name=name,
+               idempotent=idempotent)
 
 
 def python(args: Sequence[str] = (), *, env: Optional[Union[Mapping[str, str], Iterable[tuple[str, str]]]] = None,

@@ -39,24 +39,35 @@ _WORKER_LOST = (RayActorError, ActorDiedError, ActorUnavailableError, WorkerCras
 
 
 class SandboxActor:
-    """The actor: a Sandbox and the modules it was sent, by content digest, for its whole life."""
+    """The actor: a Sandbox and the modules it was sent, by content digest, for its whole life.
+    Each module is kept in a memory file of the worker process and run by its path, so the
+    engine's module cache knows it by identity: a job does not pass, copy or hash the module's
+    bytes again (for python.wasm's 6.7 MB that was most of a `python -c` job's cost)."""
 
     def __init__(self, sandbox_options: Mapping[str, Any]) -> None:
         self._sandbox = sprawling.Sandbox(**dict(sandbox_options))
-        self._modules: dict[str, bytes] = {}
+        self._modules: dict[str, str] = {}  # digest -> the memory file's path
         self._jobs = 0
         self._fetches = 0
+
+    def _module_path(self, digest: str, module: list) -> str:
+        path = self._modules.get(digest)
+        if path is None:
+            data = ray.get(module[0])
+            fd = os.memfd_create(f"sprawling-{digest[:16]}")  # closed with the worker process
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            path = f"/proc/self/fd/{fd}"
+            self._modules[digest] = path
+            self._fetches += 1
+        return path
 
     def run(self, job: sprawling.Job, digest: Optional[str], module: Optional[list]) -> tuple:
         # `module` is [ObjectRef] (a list, so Ray does not resolve it at the call): fetched from the
         # object store only the first time this actor sees the digest.
         if digest is not None:
-            data = self._modules.get(digest)
-            if data is None:
-                data = ray.get(module[0])
-                self._modules[digest] = data
-                self._fetches += 1
-            job = replace(job, wasm=data)
+            job = replace(job, wasm=self._module_path(digest, module))
         self._jobs += 1
         try:
             return ("outcome", self._sandbox.run_job(job))
@@ -154,10 +165,12 @@ class Pool:
         if avoid is not None and len(self._actors) > 1 and index == avoid:
             index = (index + 1) % len(self._actors)
         self._next = index + 1
-        # The actor gets the bytes; argv defaults to the file's name as Sandbox.run's would.
+        # The actor gets the bytes; argv defaults to the file's name ("module" for bytes) as
+        # Sandbox.run's would.
         argv = job.argv
-        if argv is None and not isinstance(job.wasm, (bytes, bytearray, memoryview)):
-            argv = [os.path.basename(os.fsdecode(job.wasm))]
+        if argv is None:
+            is_bytes = isinstance(job.wasm, (bytes, bytearray, memoryview))
+            argv = ["module"] if is_bytes else [os.path.basename(os.fsdecode(job.wasm))]
         return self._actors[index].run.remote(replace(job, wasm=b"", argv=argv), digest, module), index
 
     def as_completed(self, jobs: Iterable[sprawling.Job]) -> Iterator[tuple[int, Result]]:

@@ -1,6 +1,7 @@
 # pytest tests of the Python module `sprawling` (python/sprawling/__init__.py) on the built C
 # library: outcome kinds, error codes, mounts, module forms, limits, tiers, snapshots, streamed
 # stdin, threads, bad arguments.
+import asyncio
 import io
 import os
 import pathlib
@@ -630,6 +631,23 @@ def test_python_arm_starts_from_a_snapshot_unless_told_not_to():
     # A command line the snapshot cannot honour starts cold, as `sprawl python` does.
     assert not sb.python(["-X", "dev", "-c", "pass"], fuel=10**11).stats.from_snapshot
     assert not sb.python(["-c", "pass"], env={"PYTHONHASHSEED": "0"}, fuel=10**11).stats.from_snapshot
+
+
+@needs_python
+def test_python_job_is_what_sandbox_python_runs_for_map_and_run_async():
+    sb = sprawling.Sandbox(timeout=60.0)
+    direct = sb.python(["-c", "import sys; print(sys.stdin.read() * 2)"], stdin=b"ab", fuel=10**11)
+    job = sprawling.python_job(["-c", "import sys; print(sys.stdin.read() * 2)"], stdin=b"ab", fuel=10**11)
+    assert job.argv[0] == "python" and job.snapshot and job.snapshot_init_mounts == 1
+    mapped = sb.map([job, job], max_workers=2)
+    awaited = asyncio.run(sb.run_async(job))
+    for out in (*mapped, awaited):
+        assert out.exit == direct.exit and out.stdout == direct.stdout == b"abab\n", out.stderr
+        assert out.stats.fuel_consumed == direct.stats.fuel_consumed and out.stats.from_snapshot
+    # A command line the snapshot cannot honour makes a job that starts cold, as Sandbox.python does.
+    assert not sprawling.python_job(["-X", "dev", "-c", "pass"]).snapshot
+    with pytest.raises(ValueError, match="standard library"):
+        sprawling.python_job(["-c", "pass"], mounts=[sprawling.Mount("/tmp", "/usr/local/lib")])
 
 
 @needs_python
