@@ -479,7 +479,7 @@ ConstExpr Decoder::const_expr(ValType type) {
       return out;
     }
   }
-  if (const_instrs_.size() > 1 || (const_instrs_.size() == 1 && is_gc_op(const_instrs_[0].op))) {
+  if (const_instrs_.size() > 1 || (const_instrs_.size() == 1 && family(const_instrs_[0].op) == Family::Gc)) {
     // Validated: constants, global.gets, integer add/sub/mul and GC's allocations.
     out.op = ConstExpr::Op::Extended;
     for (const Instruction& c : const_instrs_) {
@@ -513,7 +513,7 @@ ConstExpr Decoder::const_expr(ValType type) {
         case Opcode::ArrayNewFixed: step = {K::ArrayNewFixed, c.index, c.index2}; break;
         default: break;
       }
-      if (is_gc_op(c.op)) module_.uses_gc = true;
+      if (family(c.op) == Family::Gc) module_.uses_gc = true;
       out.steps.push_back(step);
     }
     return out;
@@ -1040,7 +1040,7 @@ void Decoder::code_entry(std::uint32_t index) {
         break;
       default: break;
     }
-    if (is_gc_op(ins.op)) module_.uses_gc = true;
+    if (family(ins.op) == Family::Gc) module_.uses_gc = true;
     if (module_.simd_use.empty()) note_simd_instruction(funcidx, ins);
     const auto exn = [](ValType t) { return t.is_ref() && heap_top(t.heap()) == ValType::kExn; };
     if ((ins.op == Opcode::RefNull || ins.op == Opcode::SelectT) && exn(ins.type))
@@ -1097,7 +1097,7 @@ void Decoder::tag_section() {
 }
 
 void Decoder::note_simd_instruction(std::uint32_t funcidx, const Instruction& ins) {
-  if (is_simd(ins.op)) {
+  if (family(ins.op) == Family::Simd) {
     note_simd(concat("function ", funcidx, " uses SIMD instruction ", name(ins.op)));
     return;
   }

@@ -55,11 +55,6 @@ inline constexpr std::uint32_t kCatchRef = 1;
 inline constexpr std::uint32_t kCatchAll = 2;
 inline constexpr std::uint32_t kCatchAllRef = 3;
 
-// The exception-handling instructions (FunctionValidator::step_exceptions validates them).
-[[nodiscard]] constexpr bool is_exception_op(Opcode op) noexcept {
-  return op == Opcode::Try || op == Opcode::Catch || op == Opcode::Throw || op == Opcode::Rethrow ||
-         op == Opcode::ThrowRef || op == Opcode::Delegate || op == Opcode::CatchAll || op == Opcode::TryTable;
-}
 
 // Typed function references: a value type (a one-byte type, or 0x63/0x64 then a heap type) and a
 // heap type (an abstract one's byte, or a type index as a non-negative s33). Malformed encodings
@@ -69,11 +64,6 @@ inline constexpr std::uint32_t kCatchAllRef = 3;
 bool read_valtype(ByteReader& reader, ValType& out, const Features& features);
 bool read_heaptype(ByteReader& reader, std::uint32_t& heap, const Features& features);
 
-// The typed function reference instructions (FunctionValidator::step_typed_refs validates them).
-[[nodiscard]] constexpr bool is_typed_ref_op(Opcode op) noexcept {
-  return op == Opcode::CallRef || op == Opcode::ReturnCallRef || op == Opcode::RefAsNonNull || op == Opcode::BrOnNull ||
-         op == Opcode::BrOnNonNull;
-}
 
 // Decodes one instruction at the reader's cursor. Reports malformed encodings to the reader
 // ("illegal opcode", "zero byte expected", LEB errors…) and returns

@@ -354,6 +354,34 @@ constexpr std::array<Op, kOpcodeSpace> make_access_ops() {
 inline constexpr auto kAccessOps = make_access_ops();
 }  // namespace detail
 
+// What a load or store op reads or writes (memory_access.def): `bytes` of memory, sign-extended
+// (`sign`) or zero-extended to the slot value's type, 64 bits wide or 32 (`wide`).
+struct MemAccess {
+  std::uint8_t bytes = 0;  // 0: not a load or store
+  bool sign = false;
+  bool wide = false;
+  bool store = false;
+};
+namespace detail {
+constexpr std::array<MemAccess, kOpCount> make_mem_accesses() {
+  std::array<MemAccess, kOpCount> t{};
+  for (std::size_t i = 0; i < kOpCount; ++i) {
+    const Op plain = kOps[i].mem_base;
+    if (plain == Op::Count_) continue;
+#define SPRAWLING_ACCESS(Name, Kind, bytes, sign, width) \
+  if (plain == Op::Name) t[i] = MemAccess{bytes, #sign[0] == 'S', (width) == 64, std::string_view(#Kind) == "Store"};
+#include "wasm/icode/memory_access.def"
+#undef SPRAWLING_ACCESS
+  }
+  return t;
+}
+inline constexpr auto kMemAccesses = make_mem_accesses();
+}  // namespace detail
+// The access of a load or store op in any address mode (bytes 0 for any other op).
+[[nodiscard]] constexpr const MemAccess& mem_access(Op op) noexcept {
+  return detail::kMemAccesses[static_cast<std::size_t>(op)];
+}
+
 // The Plain-mode load/store op of a wasm load/store opcode, or Op::Count_.
 [[nodiscard]] constexpr Op access_op(Opcode op) noexcept { return detail::kAccessOps[static_cast<std::size_t>(op)]; }
 

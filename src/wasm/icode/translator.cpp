@@ -280,7 +280,7 @@ void Translator::step(const Instruction& ins) {
     }
   }
   if (metered_) seg_cost_ += fuel_cost(opc);
-  switch (kFamilies[static_cast<std::size_t>(opc)]) {
+  switch (family(opc)) {  // opcodes.def's family column: one member function each
     case Family::Control: step_control(opc, ins); break;
     case Family::Call: step_call(opc, ins); break;
     case Family::Variable: step_variable(opc, ins); break;

@@ -140,7 +140,7 @@ void Translator::step_control(Opcode opc, const Instruction& ins) {
       emit_return();
       set_unreachable();
       break;
-    default: break;  // not of this family (kFamilies)
+    default: break;  // not of this family (opcodes.def's family column)
   }
 }
 
@@ -275,7 +275,7 @@ void Translator::step_exceptions(Opcode opc, const Instruction& ins) {
       set_unreachable();
       break;
     }
-    default: break;  // not of this family (kFamilies)
+    default: break;  // not of this family (opcodes.def's family column)
   }
 }
 
@@ -380,7 +380,7 @@ void Translator::step_typed_refs(Opcode opc, const Instruction& ins) {
       pop();
       break;
     }
-    default: break;  // not of this family (kFamilies)
+    default: break;  // not of this family (opcodes.def's family column)
   }
 }
 
@@ -472,7 +472,7 @@ void Translator::step_call(Opcode opc, const Instruction& ins) {
       set_unreachable();
       break;
     }
-    default: break;  // not of this family (kFamilies)
+    default: break;  // not of this family (opcodes.def's family column)
   }
 }
 

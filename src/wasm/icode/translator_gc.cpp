@@ -217,7 +217,7 @@ void Translator::step_gc(Opcode opc, const Instruction& ins) {
       begin_segment();
       break;
     }
-    default: break;  // not of this family (kFamilies)
+    default: break;  // not of this family (opcodes.def's family column)
   }
 }
 

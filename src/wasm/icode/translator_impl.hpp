@@ -135,37 +135,6 @@ struct Peephole {
 };
 
 // The families Translator::step dispatches to, one member function each.
-enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd, Exception, TypedRef, Gc };
-constexpr Family family_of(Opcode op) {
-  if (is_simd(op)) return Family::Simd;
-  if (is_gc_op(op)) return Family::Gc;
-  if (is_exception_op(op)) return Family::Exception;
-  if (is_typed_ref_op(op)) return Family::TypedRef;
-  switch (op) {
-    case Opcode::Unreachable: case Opcode::Nop: case Opcode::Block: case Opcode::Loop: case Opcode::If:
-    case Opcode::Else: case Opcode::End: case Opcode::Br: case Opcode::BrIf: case Opcode::BrTable: case Opcode::Return:
-      return Family::Control;
-    case Opcode::Call: case Opcode::CallIndirect: case Opcode::ReturnCall: case Opcode::ReturnCallIndirect:
-      return Family::Call;
-    case Opcode::Drop: case Opcode::Select: case Opcode::SelectT: case Opcode::LocalGet: case Opcode::LocalSet:
-    case Opcode::LocalTee: case Opcode::GlobalGet: case Opcode::GlobalSet:
-      return Family::Variable;
-    case Opcode::MemorySize: case Opcode::MemoryGrow: case Opcode::MemoryInit: case Opcode::DataDrop:
-    case Opcode::MemoryCopy: case Opcode::MemoryFill:
-      return Family::Memory;
-    case Opcode::TableGet: case Opcode::TableSet: case Opcode::TableInit: case Opcode::ElemDrop: case Opcode::TableCopy:
-    case Opcode::TableGrow: case Opcode::TableSize: case Opcode::TableFill: case Opcode::RefNull: case Opcode::RefIsNull:
-    case Opcode::RefFunc:
-      return Family::Table;
-    default: return access_op(op) != Op::Count_ ? Family::Memory : Family::Numeric;
-  }
-}
-constexpr auto kFamilies = [] {
-  std::array<Family, kOpcodeSpace> t{};
-  for (std::size_t i = 0; i < kOpcodeSpace; ++i) t[i] = family_of(static_cast<Opcode>(i));
-  return t;
-}();
-
 class Translator {
  public:
   Translator(const Module& m, std::span<const u32> canon, u32 defined_index, bool metered, bool nan_canonical)

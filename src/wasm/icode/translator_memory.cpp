@@ -83,7 +83,7 @@ void Translator::step_variable(Opcode opc, const Instruction& ins) {
       }
       break;
     }
-    default: break;  // not of this family (kFamilies)
+    default: break;  // not of this family (opcodes.def's family column)
   }
 }
 
@@ -136,7 +136,7 @@ void Translator::step_memory(Opcode opc, const Instruction& ins) {
       begin_segment();
       break;
     }
-    default: break;  // not of this family (kFamilies)
+    default: break;  // not of this family (opcodes.def's family column)
   }
 }
 
@@ -267,7 +267,7 @@ void Translator::step_table(Opcode opc, const Instruction& ins) {
       begin_segment();
       break;
     }
-    default: break;  // not of this family (kFamilies)
+    default: break;  // not of this family (opcodes.def's family column)
   }
 }
 

@@ -18,6 +18,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 // Labels-as-values is a GNU extension; it is confined to this file.
 #pragma GCC diagnostic push
@@ -30,6 +31,13 @@ using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 using i32 = std::int32_t;
 using i64 = std::int64_t;
+
+// A memory access's bytes (memory_access.def) as the C integer of that size, unsigned or signed.
+template <unsigned Bytes>
+using AccessU = std::conditional_t<Bytes == 1, std::uint8_t,
+                                   std::conditional_t<Bytes == 2, std::uint16_t, std::conditional_t<Bytes == 4, u32, u64>>>;
+template <unsigned Bytes>
+using AccessS = std::make_signed_t<AccessU<Bytes>>;
 
 template <class T>
 inline T get(u64 s) noexcept {
@@ -1001,39 +1009,30 @@ L_ArrayInitElem: {
     std::memcpy(mem + ea, &v, sizeof(T));                                               \
     NEXT(L::kWords);                                                                    \
   }
-#define ZX32(v) static_cast<u64>(static_cast<u32>(v))
-#define SX32(v) static_cast<u64>(static_cast<u32>(static_cast<i32>(v)))
-#define ZX64(v) static_cast<u64>(v)
-#define SX64(v) static_cast<u64>(static_cast<i64>(v))
-#define LOADS(Suffix, Layout, Mode)                                       \
-  LOAD(I32Load##Suffix, Layout, Mode, u32, ZX32)                          \
-  LOAD(I64Load##Suffix, Layout, Mode, u64, ZX64)                          \
-  LOAD(I32Load8S##Suffix, Layout, Mode, std::int8_t, SX32)                \
-  LOAD(I32Load8U##Suffix, Layout, Mode, std::uint8_t, ZX32)               \
-  LOAD(I32Load16S##Suffix, Layout, Mode, std::int16_t, SX32)              \
-  LOAD(I32Load16U##Suffix, Layout, Mode, std::uint16_t, ZX32)             \
-  LOAD(I64Load8S##Suffix, Layout, Mode, std::int8_t, SX64)                \
-  LOAD(I64Load8U##Suffix, Layout, Mode, std::uint8_t, ZX64)               \
-  LOAD(I64Load16S##Suffix, Layout, Mode, std::int16_t, SX64)              \
-  LOAD(I64Load16U##Suffix, Layout, Mode, std::uint16_t, ZX64)             \
-  LOAD(I64Load32S##Suffix, Layout, Mode, std::int32_t, SX64)              \
-  LOAD(I64Load32U##Suffix, Layout, Mode, std::uint32_t, ZX64)
-#define STORES(Suffix, Layout, Mode)                          \
-  STORE(I32Store##Suffix, Layout, Mode, u32)                  \
-  STORE(I64Store##Suffix, Layout, Mode, u64)                  \
-  STORE(I32Store8##Suffix, Layout, Mode, std::uint8_t)        \
-  STORE(I32Store16##Suffix, Layout, Mode, std::uint16_t)      \
-  STORE(I64Store8##Suffix, Layout, Mode, std::uint8_t)        \
-  STORE(I64Store16##Suffix, Layout, Mode, std::uint16_t)      \
-  STORE(I64Store32##Suffix, Layout, Mode, std::uint32_t)
-  LOADS(, Load, Plain)
-  STORES(, Store, Plain)
-  LOADS(Add, LoadAdd, Add)
-  STORES(Add, StoreAdd, Add)
-  LOADS(Abs, LoadAbs, Abs)
-  STORES(Abs, StoreAbs, Abs)
-#undef LOADS
-#undef STORES
+// memory_access.def's rows as handlers: the memory's bytes as a C integer of that size and
+// sign, extended to the slot's width.
+#define EXTEND_U32(v) static_cast<u64>(static_cast<u32>(v))
+#define EXTEND_S32(v) static_cast<u64>(static_cast<u32>(static_cast<i32>(v)))
+#define EXTEND_U64(v) static_cast<u64>(v)
+#define EXTEND_S64(v) static_cast<u64>(static_cast<i64>(v))
+#define ACCESS_Load(Name, Suffix, Mode, bytes, sign, width) \
+  LOAD(Name##Suffix, Load##Suffix, Mode, Access##sign<bytes>, EXTEND_##sign##width)
+#define ACCESS_Store(Name, Suffix, Mode, bytes, sign, width) STORE(Name##Suffix, Store##Suffix, Mode, AccessU<bytes>)
+#define SPRAWLING_ACCESS(Name, Kind, bytes, sign, width) ACCESS_##Kind(Name, , Plain, bytes, sign, width)
+#include "wasm/icode/memory_access.def"
+#undef SPRAWLING_ACCESS
+#define SPRAWLING_ACCESS(Name, Kind, bytes, sign, width) ACCESS_##Kind(Name, Add, Add, bytes, sign, width)
+#include "wasm/icode/memory_access.def"
+#undef SPRAWLING_ACCESS
+#define SPRAWLING_ACCESS(Name, Kind, bytes, sign, width) ACCESS_##Kind(Name, Abs, Abs, bytes, sign, width)
+#include "wasm/icode/memory_access.def"
+#undef SPRAWLING_ACCESS
+#undef ACCESS_Load
+#undef ACCESS_Store
+#undef EXTEND_U32
+#undef EXTEND_S32
+#undef EXTEND_U64
+#undef EXTEND_S64
 #undef LOAD
 #undef STORE
 #undef EA_Plain

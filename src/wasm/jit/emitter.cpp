@@ -501,28 +501,8 @@ class FunctionEmitter {
     bool wide;  // result in an i64 slot
   };
   Access access_of(Op base_op) {
-    switch (base_op) {
-      case Op::I32Load: return {t_.i32, false, false};
-      case Op::I64Load: return {t_.i64, false, true};
-      case Op::I32Load8S: return {t_.i8, true, false};
-      case Op::I32Load8U: return {t_.i8, false, false};
-      case Op::I32Load16S: return {t_.i16, true, false};
-      case Op::I32Load16U: return {t_.i16, false, false};
-      case Op::I64Load8S: return {t_.i8, true, true};
-      case Op::I64Load8U: return {t_.i8, false, true};
-      case Op::I64Load16S: return {t_.i16, true, true};
-      case Op::I64Load16U: return {t_.i16, false, true};
-      case Op::I64Load32S: return {t_.i32, true, true};
-      case Op::I64Load32U: return {t_.i32, false, true};
-      case Op::I32Store: return {t_.i32, false, false};
-      case Op::I64Store: return {t_.i64, false, true};
-      case Op::I32Store8:
-      case Op::I64Store8: return {t_.i8, false, false};
-      case Op::I32Store16:
-      case Op::I64Store16: return {t_.i16, false, false};
-      case Op::I64Store32: return {t_.i32, false, true};
-      default: return {t_.i8, false, false};
-    }
+    const MemAccess& a = mem_access(base_op);
+    return {b_.getIntNTy(8 * a.bytes), a.sign, a.wide};
   }
   llvm::Value* address(const Where& w, u32 size) { return address(w.ea64, size, w.slot, w.imm, w.add, w.offset); }
   void load(Op base_op, u32 dst, const Where& where) {

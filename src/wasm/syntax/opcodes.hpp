@@ -65,61 +65,20 @@ enum class ImmKind : std::uint8_t {
   MemArgLane64,
 };
 
-// Operand/result signature of the simple instructions (legend in opcodes.def).
+// Operand/result signatures of the simple instructions (legend in opcodes.def): the one list of
+// them, from which come the enum and each signature's types (parsed from its name). The second
+// group has v128 operands or results (V = v128): only the SIMD instructions use it.
+#define SPRAWLING_OP_SIGNATURES(X) \
+  X(v_v) X(v_i) X(v_l) X(v_f) X(v_d) X(i_i) X(i_l) X(i_f) X(i_d) X(l_i) X(l_l) X(l_f) X(l_d) X(f_i) \
+  X(f_l) X(f_f) X(f_d) X(d_i) X(d_l) X(d_f) X(d_d) X(ii_i) X(ll_i) X(ll_l) X(ff_i) X(ff_f) X(dd_i) \
+  X(dd_d) X(ii_v) X(il_v) X(if_v) X(id_v) X(iii_v) \
+  X(v_V) X(i_V) X(l_V) X(f_V) X(d_V) X(V_i) X(V_l) X(V_f) X(V_d) X(V_V) X(VV_V) X(VVV_V) X(Vi_V) \
+  X(Vl_V) X(Vf_V) X(Vd_V) X(iV_v) X(iV_V)
 enum class OpSig : std::uint8_t {
   Special,
-  v_v,
-  v_i,
-  v_l,
-  v_f,
-  v_d,
-  i_i,
-  i_l,
-  i_f,
-  i_d,
-  l_i,
-  l_l,
-  l_f,
-  l_d,
-  f_i,
-  f_l,
-  f_f,
-  f_d,
-  d_i,
-  d_l,
-  d_f,
-  d_d,
-  ii_i,
-  ll_i,
-  ll_l,
-  ff_i,
-  ff_f,
-  dd_i,
-  dd_d,
-  ii_v,
-  il_v,
-  if_v,
-  id_v,
-  iii_v,
-  // With v128 operands or results (V = v128); only the SIMD instructions use these.
-  v_V,
-  i_V,
-  l_V,
-  f_V,
-  d_V,
-  V_i,
-  V_l,
-  V_f,
-  V_d,
-  V_V,
-  VV_V,
-  VVV_V,
-  Vi_V,
-  Vl_V,
-  Vf_V,
-  Vd_V,
-  iV_v,
-  iV_V,
+#define SPRAWLING_SIG_ENUMERATOR(s) s,
+  SPRAWLING_OP_SIGNATURES(SPRAWLING_SIG_ENUMERATOR)
+#undef SPRAWLING_SIG_ENUMERATOR
 };
 
 inline constexpr std::uint8_t kPrefixGc = 0xFB;
@@ -133,7 +92,7 @@ inline constexpr std::uint8_t kPrefixSimd = 0xFD;
 inline constexpr std::uint16_t kSimdBase = 0x200;
 inline constexpr std::uint16_t kGcBase = 0x180;
 enum class Opcode : std::uint16_t {
-#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm) Name = ((prefix) == 0xFC ? 0x100 : (prefix) == 0xFB ? kGcBase : 0) + (code),
+#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm, family) Name = ((prefix) == 0xFC ? 0x100 : (prefix) == 0xFB ? kGcBase : 0) + (code),
 #include "wasm/syntax/opcodes.def"
 #undef WASM_OPCODE
 #define WASM_SIMD_OPCODE(code, Name, text, imm, sig, fn) Name = kSimdBase + (code),
@@ -146,6 +105,11 @@ inline constexpr std::uint32_t kRelaxedSimdFirst = 0x100;  // sub-opcodes 0x100.
 inline constexpr std::uint32_t kSimdSubCount = 0x120;
 inline constexpr std::size_t kOpcodeSpace = kSimdBase + kSimdSubCount;
 
+// Which part of the validator and of the translator takes an instruction (the family column of
+// opcodes.def; every SIMD row is Simd). Exception, TypedRef, Gc and Simd are also the features
+// their instructions need.
+enum class Family : std::uint8_t { Control, Call, Variable, Memory, Table, Numeric, Simd, Exception, TypedRef, Gc };
+
 struct OpcodeInfo {
   std::string_view text;  // empty: no such opcode
   std::uint8_t prefix = 0;
@@ -155,6 +119,7 @@ struct OpcodeInfo {
   std::uint8_t fuel = 0;
   bool can_trap = false;
   bool commutative = false;
+  Family family = Family::Numeric;
 };
 
 namespace detail {
@@ -163,9 +128,10 @@ constexpr std::array<OpcodeInfo, kOpcodeSpace> make_opcode_table() {
 #define SPRAWLING_OPCODE_FLAG_T true
 #define SPRAWLING_OPCODE_FLAG_C true
 #define SPRAWLING_OPCODE_FLAG__ false
-#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm)                                    \
+#define WASM_OPCODE(prefix, code, Name, text, imm, sig, fuel, trap, comm, family)                            \
   table[static_cast<std::size_t>(Opcode::Name)] = OpcodeInfo{text, prefix, code, ImmKind::imm, OpSig::sig, fuel, \
-                                                             SPRAWLING_OPCODE_FLAG_##trap, SPRAWLING_OPCODE_FLAG_##comm};
+                                                             SPRAWLING_OPCODE_FLAG_##trap, SPRAWLING_OPCODE_FLAG_##comm, \
+                                                             Family::family};
 #include "wasm/syntax/opcodes.def"
 #undef WASM_OPCODE
 #undef SPRAWLING_OPCODE_FLAG_T
@@ -180,7 +146,7 @@ constexpr std::array<OpcodeInfo, kOpcodeSpace> make_opcode_table() {
                      ImmKind::imm == ImmKind::MemArg128 || ImmKind::imm == ImmKind::MemArgLane8 ||          \
                      ImmKind::imm == ImmKind::MemArgLane16 || ImmKind::imm == ImmKind::MemArgLane32 ||      \
                      ImmKind::imm == ImmKind::MemArgLane64,                                                 \
-                 false};
+                 false, Family::Simd};
 #include "wasm/syntax/simd_opcodes.def"
 #include "wasm/syntax/relaxed_simd_opcodes.def"
 #undef WASM_SIMD_OPCODE
@@ -192,6 +158,9 @@ inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::mak
 
 [[nodiscard]] constexpr const OpcodeInfo& info(Opcode op) noexcept {
   return kOpcodeTable[static_cast<std::size_t>(op)];
+}
+[[nodiscard]] constexpr Family family(Opcode op) noexcept {
+  return info(op).family;
 }
 [[nodiscard]] constexpr std::string_view name(Opcode op) noexcept {
   return info(op).text;
@@ -221,18 +190,10 @@ inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::mak
   if (sub >= kSimdBase - kGcBase || kOpcodeTable[kGcBase + sub].text.empty()) return std::nullopt;
   return static_cast<Opcode>(kGcBase + sub);
 }
-// A garbage-collection instruction (-W gc): the 0xFB space and ref.eq.
-[[nodiscard]] constexpr bool is_gc_op(Opcode op) noexcept {
-  const auto v = static_cast<std::uint16_t>(op);
-  return (v >= kGcBase && v < kSimdBase) || op == Opcode::RefEq;
-}
 // The 0xFD-prefixed (fixed-width or relaxed SIMD) opcode with this sub-opcode, if any.
 [[nodiscard]] constexpr std::optional<Opcode> opcode_from_simd(std::uint32_t sub) noexcept {
   if (sub >= kSimdSubCount || kOpcodeTable[kSimdBase + sub].text.empty()) return std::nullopt;
   return static_cast<Opcode>(kSimdBase + sub);
-}
-[[nodiscard]] constexpr bool is_simd(Opcode op) noexcept {
-  return static_cast<std::uint16_t>(op) >= kSimdBase;
 }
 // One of the 20 relaxed SIMD instructions (-W relaxed-simd).
 [[nodiscard]] constexpr bool is_relaxed_simd(Opcode op) noexcept {
@@ -311,30 +272,15 @@ constexpr SigTypes sig_types_slow(OpSig sig) {
   switch (sig) {
 #define SPRAWLING_SIG_CASE(s) \
   case OpSig::s: return parse_sig(#s);
-    SPRAWLING_SIG_CASE(v_v)
-    SPRAWLING_SIG_CASE(v_i) SPRAWLING_SIG_CASE(v_l) SPRAWLING_SIG_CASE(v_f) SPRAWLING_SIG_CASE(v_d)
-        SPRAWLING_SIG_CASE(i_i) SPRAWLING_SIG_CASE(i_l) SPRAWLING_SIG_CASE(i_f) SPRAWLING_SIG_CASE(i_d)
-            SPRAWLING_SIG_CASE(l_i) SPRAWLING_SIG_CASE(l_l) SPRAWLING_SIG_CASE(l_f) SPRAWLING_SIG_CASE(l_d)
-                SPRAWLING_SIG_CASE(f_i) SPRAWLING_SIG_CASE(f_l) SPRAWLING_SIG_CASE(f_f) SPRAWLING_SIG_CASE(f_d)
-                    SPRAWLING_SIG_CASE(d_i) SPRAWLING_SIG_CASE(d_l) SPRAWLING_SIG_CASE(d_f) SPRAWLING_SIG_CASE(d_d)
-                        SPRAWLING_SIG_CASE(ii_i) SPRAWLING_SIG_CASE(ll_i) SPRAWLING_SIG_CASE(ll_l)
-                            SPRAWLING_SIG_CASE(ff_i) SPRAWLING_SIG_CASE(ff_f) SPRAWLING_SIG_CASE(dd_i)
-                                SPRAWLING_SIG_CASE(dd_d) SPRAWLING_SIG_CASE(ii_v) SPRAWLING_SIG_CASE(il_v)
-                                    SPRAWLING_SIG_CASE(if_v) SPRAWLING_SIG_CASE(id_v) SPRAWLING_SIG_CASE(iii_v)
-                                        SPRAWLING_SIG_CASE(v_V) SPRAWLING_SIG_CASE(i_V) SPRAWLING_SIG_CASE(l_V)
-                                            SPRAWLING_SIG_CASE(f_V) SPRAWLING_SIG_CASE(d_V) SPRAWLING_SIG_CASE(V_i)
-                                                SPRAWLING_SIG_CASE(V_l) SPRAWLING_SIG_CASE(V_f) SPRAWLING_SIG_CASE(V_d)
-                                                    SPRAWLING_SIG_CASE(V_V) SPRAWLING_SIG_CASE(VV_V)
-                                                        SPRAWLING_SIG_CASE(VVV_V) SPRAWLING_SIG_CASE(Vi_V)
-                                                            SPRAWLING_SIG_CASE(Vl_V) SPRAWLING_SIG_CASE(Vf_V)
-                                                                SPRAWLING_SIG_CASE(Vd_V) SPRAWLING_SIG_CASE(iV_v)
-                                                                    SPRAWLING_SIG_CASE(iV_V)
+    SPRAWLING_OP_SIGNATURES(SPRAWLING_SIG_CASE)
 #undef SPRAWLING_SIG_CASE
-                                        case OpSig::Special : break;
+    case OpSig::Special: break;
   }
   return {};
 }
-inline constexpr std::size_t kSigCount = static_cast<std::size_t>(OpSig::iV_V) + 1;
+#define SPRAWLING_SIG_ONE(s) +1
+inline constexpr std::size_t kSigCount = 1 SPRAWLING_OP_SIGNATURES(SPRAWLING_SIG_ONE);  // Special and the list
+#undef SPRAWLING_SIG_ONE
 // Parsed once at compile time: the validator looks signatures up for every simple instruction.
 inline constexpr std::array<SigTypes, kSigCount> kSigTable = [] {
   std::array<SigTypes, kSigCount> table{};
@@ -364,5 +310,15 @@ static_assert(std::count_if(kOpcodeTable.begin() + kSimdBase, kOpcodeTable.begin
 static_assert(std::count_if(kOpcodeTable.begin() + kSimdBase + kRelaxedSimdFirst, kOpcodeTable.end(),
                             [](const OpcodeInfo& oi) { return !oi.text.empty(); }) == 20);
 static_assert(is_relaxed_simd(Opcode::I32x4RelaxedDotI8x16I7x16AddS) && !is_relaxed_simd(Opcode::F64x2ConvertLowI32x4U));
+// The family column agrees with the opcode spaces: Gc is the 0xFB space and ref.eq, Simd the 0xFD one.
+static_assert([] {
+  for (std::size_t i = 0; i < kOpcodeSpace; ++i) {
+    if (kOpcodeTable[i].text.empty()) continue;
+    const auto op = static_cast<Opcode>(i);
+    if ((kOpcodeTable[i].family == Family::Gc) != ((i >= kGcBase && i < kSimdBase) || op == Opcode::RefEq)) return false;
+    if ((kOpcodeTable[i].family == Family::Simd) != (i >= kSimdBase)) return false;
+  }
+  return true;
+}());
 
 }  // namespace sprawling::wasm

@@ -338,17 +338,11 @@ std::optional<CompileError> FunctionValidator::step(const Instruction& ins) {
     return error_;
   }
 
-  if (is_exception_op(ins.op)) {
-    step_exceptions(ins);
-    return error_;
-  }
-  if (is_typed_ref_op(ins.op)) {
-    step_typed_refs(ins);
-    return error_;
-  }
-  if (is_gc_op(ins.op)) {
-    step_gc(ins);
-    return error_;
+  switch (oi.family) {
+    case Family::Exception: step_exceptions(ins); return error_;
+    case Family::TypedRef: step_typed_refs(ins); return error_;
+    case Family::Gc: step_gc(ins); return error_;
+    default: break;
   }
   switch (ins.op) {
     case Opcode::Unreachable: mark_unreachable(); break;
