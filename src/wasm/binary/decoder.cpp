@@ -467,7 +467,7 @@ ConstExpr Decoder::const_expr(ValType type) {
         break;
       }
       --depth;
-    } else if (ins.op == Opcode::Block || ins.op == Opcode::Loop || ins.op == Opcode::If) {
+    } else if (opens_block(ins.op)) {
       ++depth;
     }
     const_instrs_.push_back(ins);
@@ -1045,9 +1045,7 @@ void Decoder::code_entry(std::uint32_t index) {
     const auto exn = [](ValType t) { return t.is_ref() && heap_top(t.heap()) == ValType::kExn; };
     if ((ins.op == Opcode::RefNull || ins.op == Opcode::SelectT) && exn(ins.type))
       note_exnref(ins.offset, concat("function ", funcidx, "'s ", name(ins.op)));
-    if ((ins.op == Opcode::Block || ins.op == Opcode::Loop || ins.op == Opcode::If || ins.op == Opcode::Try ||
-         ins.op == Opcode::TryTable) &&
-        ins.block.kind == BlockType::Kind::Value && exn(ins.block.type))
+    if (opens_block(ins.op) && ins.block.kind == BlockType::Kind::Value && exn(ins.block.type))
       note_exnref(ins.offset, concat("a block of function ", funcidx));
     if (checking) {
       if (auto e = validator.step(ins)) {
@@ -1101,7 +1099,7 @@ void Decoder::note_simd_instruction(std::uint32_t funcidx, const Instruction& in
     note_simd(concat("function ", funcidx, " uses SIMD instruction ", name(ins.op)));
     return;
   }
-  const bool block = ins.op == Opcode::Block || ins.op == Opcode::Loop || ins.op == Opcode::If;
+  const bool block = opens_block(ins.op);
   if (block && ins.block.kind == BlockType::Kind::Value && ins.block.type == ValType::V128) {
     note_simd(concat("function ", funcidx, " has a block of type v128"));
   } else if (block && ins.block.kind == BlockType::Kind::Index && type_has_v128(ins.block.index)) {

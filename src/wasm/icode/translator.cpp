@@ -262,8 +262,7 @@ void Translator::step(const Instruction& ins) {
   const Opcode opc = ins.op;
   Ctrl& cur = ctrl_.back();
   if (cur.unreachable) {
-    if (opc == Opcode::Block || opc == Opcode::Loop || opc == Opcode::If || opc == Opcode::Try ||
-        opc == Opcode::TryTable) {
+    if (opens_block(opc)) {
       ++dead_depth_;
       return;
     }

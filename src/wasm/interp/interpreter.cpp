@@ -1052,16 +1052,9 @@ L_ArrayInitElem: {
   {
     using CB = layout::CmpBranch;
     using CIB = layout::CmpImmBranch;
-    FUSED(Eq, ==, u32)
-    FUSED(Ne, !=, u32)
-    FUSED(LtS, <, i32)
-    FUSED(LtU, <, u32)
-    FUSED(GtS, >, i32)
-    FUSED(GtU, >, u32)
-    FUSED(LeS, <=, i32)
-    FUSED(LeU, <=, u32)
-    FUSED(GeS, >=, i32)
-    FUSED(GeU, >=, u32)
+#define SPRAWLING_I32_COMPARISON(Cmp, op, type, predicate) FUSED(Cmp, op, type)
+#include "wasm/icode/i32_comparisons.def"
+#undef SPRAWLING_I32_COMPARISON
   }
 #undef FUSED
 

@@ -48,26 +48,11 @@ namespace {
 std::optional<llvm::CmpInst::Predicate> icmp_of(Opcode o) {
   using P = llvm::CmpInst::Predicate;
   switch (o) {
-    case Opcode::I32Eq:
-    case Opcode::I64Eq: return P::ICMP_EQ;
-    case Opcode::I32Ne:
-    case Opcode::I64Ne: return P::ICMP_NE;
-    case Opcode::I32LtS:
-    case Opcode::I64LtS: return P::ICMP_SLT;
-    case Opcode::I32LtU:
-    case Opcode::I64LtU: return P::ICMP_ULT;
-    case Opcode::I32GtS:
-    case Opcode::I64GtS: return P::ICMP_SGT;
-    case Opcode::I32GtU:
-    case Opcode::I64GtU: return P::ICMP_UGT;
-    case Opcode::I32LeS:
-    case Opcode::I64LeS: return P::ICMP_SLE;
-    case Opcode::I32LeU:
-    case Opcode::I64LeU: return P::ICMP_ULE;
-    case Opcode::I32GeS:
-    case Opcode::I64GeS: return P::ICMP_SGE;
-    case Opcode::I32GeU:
-    case Opcode::I64GeU: return P::ICMP_UGE;
+#define SPRAWLING_I32_COMPARISON(Cmp, op, type, predicate) \
+  case Opcode::I32##Cmp:                                    \
+  case Opcode::I64##Cmp: return P::ICMP_##predicate;
+#include "wasm/icode/i32_comparisons.def"
+#undef SPRAWLING_I32_COMPARISON
     default: return std::nullopt;
   }
 }

@@ -162,6 +162,11 @@ inline constexpr std::array<OpcodeInfo, kOpcodeSpace> kOpcodeTable = detail::mak
 [[nodiscard]] constexpr Family family(Opcode op) noexcept {
   return info(op).family;
 }
+// Whether the instruction opens a block that an `end` closes: block, loop, if, try and try_table
+// (the instructions with a block type immediate).
+[[nodiscard]] constexpr bool opens_block(Opcode op) noexcept {
+  return info(op).imm == ImmKind::BlockType || info(op).imm == ImmKind::TryTable;
+}
 [[nodiscard]] constexpr std::string_view name(Opcode op) noexcept {
   return info(op).text;
 }
@@ -310,6 +315,8 @@ static_assert(std::count_if(kOpcodeTable.begin() + kSimdBase, kOpcodeTable.begin
 static_assert(std::count_if(kOpcodeTable.begin() + kSimdBase + kRelaxedSimdFirst, kOpcodeTable.end(),
                             [](const OpcodeInfo& oi) { return !oi.text.empty(); }) == 20);
 static_assert(is_relaxed_simd(Opcode::I32x4RelaxedDotI8x16I7x16AddS) && !is_relaxed_simd(Opcode::F64x2ConvertLowI32x4U));
+static_assert(opens_block(Opcode::Loop) && opens_block(Opcode::Try) && opens_block(Opcode::TryTable) &&
+              !opens_block(Opcode::Else) && !opens_block(Opcode::Catch) && !opens_block(Opcode::Delegate));
 // The family column agrees with the opcode spaces: Gc is the 0xFB space and ref.eq, Simd the 0xFD one.
 static_assert([] {
   for (std::size_t i = 0; i < kOpcodeSpace; ++i) {

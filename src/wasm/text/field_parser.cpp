@@ -947,8 +947,7 @@ class FieldParser {
         e.instrs.push_back(in);
         continue;
       }
-      if (op == Opcode::Block || op == Opcode::Loop || op == Opcode::If || op == Opcode::Try ||
-          op == Opcode::TryTable) {
+      if (opens_block(op)) {
         const std::string_view label = take_id();
         if (auto r = block_type(e, in); !r) return r;
         if (op == Opcode::TryTable) {
