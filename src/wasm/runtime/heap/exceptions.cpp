@@ -9,13 +9,14 @@
 namespace sprawling::wasm {
 
 std::uint64_t Store::Impl::new_exception(const TagInst* tag, const std::uint64_t* values, const std::uint64_t* top) {
-  const std::uint64_t need = std::uint64_t{tag->slots} * 8;
-  if (!gc.may_collect(need)) return gc.make_exception(tag, values, {}, account);
   HeapRoots r;
-  heap_roots(top, r);
-  // The values of the exception being made are not in the heap yet: they are roots too.
-  r.spans.emplace_back(values, tag->slots);
-  return gc.make_exception(tag, values, r.spans, account);
+  auto gather = [&]() -> GcHeap::RootSpans {
+    heap_roots(top, r);
+    // The values of the exception being made are not in the heap yet: they are roots too.
+    r.spans.emplace_back(values, tag->slots);
+    return r.spans;
+  };
+  return gc.make_exception(tag, values, gather, account);
 }
 
 }  // namespace sprawling::wasm

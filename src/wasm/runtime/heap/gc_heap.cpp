@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace sprawling::wasm {
 
@@ -18,36 +19,12 @@ GcHeap::~GcHeap() {
 }
 
 GcObject* GcHeap::reuse(std::uint64_t block) noexcept {
-  const std::size_t cls = size_class(block);
-  if (GcObject* o = free_[cls]; o != nullptr) {
-    free_[cls] = next_free(o);
-    return o;
-  }
-  if (bump_[cls] != 0) {
-    Chunk& c = chunks_[bump_[cls] - 1];
-    if ((std::uint64_t{c.used} + 1) * block <= kChunkBytes) return reinterpret_cast<GcObject*>(c.memory + block * c.used++);
-    bump_[cls] = 0;
-  }
-  if (!pool_.empty()) {
-    chunks_.push_back({pool_.back(), static_cast<std::uint32_t>(block), 1});
-    pool_.pop_back();
-    bump_[cls] = chunks_.size();
-    return reinterpret_cast<GcObject*>(chunks_.back().memory);
-  }
-  return nullptr;
-}
-
-bool GcHeap::may_collect(std::uint64_t bytes) const noexcept {
-  if (bytes > kMaxObjectBytes) return false;
-  const std::uint64_t block = block_bytes(bytes);
-  std::uint64_t need = block;
-  if (block <= kSmallBytes) {
-    const std::size_t cls = size_class(block);
-    if (free_[cls] != nullptr || !pool_.empty()) return false;
-    if (bump_[cls] != 0 && (std::uint64_t{chunks_[bump_[cls] - 1].used} + 1) * block <= kChunkBytes) return false;
-    need = kChunkBytes;
-  }
-  return collect_due() || footprint_ + need > charged_bytes_;
+  if (GcObject* o = take(block); o != nullptr) return o;
+  if (pool_.empty()) return nullptr;
+  chunks_.push_back({pool_.back(), static_cast<std::uint32_t>(block), 1});
+  pool_.pop_back();
+  bump_[size_class(block)] = chunks_.size();
+  return reinterpret_cast<GcObject*>(chunks_.back().memory);
 }
 
 bool GcHeap::grow(std::uint64_t more, ResourceAccount& account) noexcept {
@@ -155,8 +132,8 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
   live_after_collect_ = live_bytes_;
 }
 
-std::uint64_t GcHeap::make(const FuncType* type, std::uint32_t length, std::uint64_t bytes,
-                           std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account) {
+std::uint64_t GcHeap::make_growing(const FuncType* type, std::uint32_t length, std::uint64_t bytes, Roots roots,
+                                   ResourceAccount& account) {
   if (bytes > kMaxObjectBytes) return 0;
   bytes = (bytes + 7) & ~std::uint64_t{7};
   const std::uint64_t block = block_bytes(bytes);
@@ -165,18 +142,23 @@ std::uint64_t GcHeap::make(const FuncType* type, std::uint32_t length, std::uint
   GcObject* o = small ? reuse(block) : nullptr;
   if (o == nullptr) {
     // The heap grows by a chunk or a big block: collect first when enough was allocated since the
-    // last collection (at least as much as survived it), or when the account refuses the growth.
+    // last collection (kGrowth times what survived it), or when the account refuses the growth.
+    // The roots are gathered once, by the first collection.
     const std::uint64_t need = small ? kChunkBytes : block;
+    std::optional<RootSpans> gathered;
+    auto collect_now = [&] {
+      if (!gathered) gathered = roots();
+      collect(*gathered);
+      if (small) o = reuse(block);
+    };
     bool collected = false;
     if (collect_due()) {
-      collect(roots);
+      collect_now();
       collected = true;
-      if (small) o = reuse(block);
     }
     if (o == nullptr && !grow(need, account)) {
       if (collected) return 0;
-      collect(roots);
-      if (small) o = reuse(block);
+      collect_now();
       if (o == nullptr && !grow(need, account)) return 0;
     }
     if (o == nullptr) {
@@ -205,8 +187,8 @@ std::uint64_t GcHeap::make(const FuncType* type, std::uint32_t length, std::uint
   return publish(o, slot, type, length, bytes, block);
 }
 
-std::uint64_t GcHeap::make_exception(const TagInst* tag, const std::uint64_t* values,
-                                     std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account) {
+std::uint64_t GcHeap::make_exception(const TagInst* tag, const std::uint64_t* values, Roots roots,
+                                     ResourceAccount& account) {
   const std::uint64_t handle = make(nullptr, tag->slots, std::uint64_t{tag->slots} * 8, roots, account);
   if (handle == 0) return 0;
   GcObject* o = get(handle);

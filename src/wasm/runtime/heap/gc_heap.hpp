@@ -124,37 +124,50 @@ class GcHeap {
   GcHeap& operator=(const GcHeap&) = delete;
   ~GcHeap();
 
+  // The roots of a collection, asked for only when make collects (most objects are made without
+  // one): a reference to the caller's callable returning them, valid during the call to make.
+  using RootSpans = std::span<const std::span<const std::uint64_t>>;
+  class Roots {
+   public:
+    template <class F>
+      requires std::is_invocable_r_v<RootSpans, F&>
+    Roots(F& gather) noexcept  // NOLINT(google-explicit-constructor): a callable is the roots
+        : object_(&gather), call_([](void* o) -> RootSpans { return (*static_cast<F*>(o))(); }) {}
+    [[nodiscard]] RootSpans operator()() const { return call_(object_); }
+
+   private:
+    void* object_;
+    RootSpans (*call_)(void*);
+  };
+
   // A new zeroed object of `type` with `bytes` of data (length: an array's element count); 0
   // when refused (past kMaxObjectBytes, the account even after a collection, or the host's memory).
-  [[nodiscard]] std::uint64_t make(const FuncType* type, std::uint32_t length, std::uint64_t bytes,
-                                   std::span<const std::span<const std::uint64_t>> roots, ResourceAccount& account);
-  // make's common case, inline: a small object from its class's free list or its chunk's unused
-  // blocks, taking a slot from the free slots; 0 where make would do more (a new or pooled chunk,
-  // a big object, a new slot), which never collects here.
-  [[nodiscard]] std::uint64_t make_reusing(const FuncType* type, std::uint32_t length, std::uint64_t bytes) noexcept {
-    bytes = (bytes + 7) & ~std::uint64_t{7};
-    const std::uint64_t block = block_bytes(bytes);
-    if (block > kSmallBytes || free_slots_.empty()) return 0;
-    const std::size_t cls = size_class(block);
-    GcObject* o = free_[cls];
-    if (o != nullptr) {
-      free_[cls] = next_free(o);
-    } else {
-      if (bump_[cls] == 0) return 0;
-      Chunk& c = chunks_[bump_[cls] - 1];
-      if ((std::uint64_t{c.used} + 1) * block > kChunkBytes) return 0;
-      o = reinterpret_cast<GcObject*>(c.memory + block * c.used++);
+  // The common case is inline: a small object from its class's free list or its chunk's unused
+  // blocks and a free slot; make_growing does the rest (a pooled or new chunk, a big block, a new
+  // slot, and the collection that may come first).
+  [[nodiscard]] std::uint64_t make(const FuncType* type, std::uint32_t length, std::uint64_t bytes, Roots roots,
+                                   ResourceAccount& account) {
+    if (bytes <= kSmallBytes && !free_slots_.empty()) {
+      const std::uint64_t rounded = (bytes + 7) & ~std::uint64_t{7};
+      const std::uint64_t block = block_bytes(rounded);
+      if (block <= kSmallBytes) {
+        if (GcObject* o = take(block); o != nullptr) {
+          const std::uint32_t slot = free_slots_.back();
+          free_slots_.pop_back();
+          return publish(o, slot, type, length, rounded, block);
+        }
+      }
     }
-    const std::uint32_t slot = free_slots_.back();
-    free_slots_.pop_back();
-    return publish(o, slot, type, length, bytes, block);
+    return make_growing(type, length, bytes, roots, account);
   }
-  // Whether making an object of `bytes` may collect first (the heap would grow): only then does
-  // make read its roots, so a caller may pass none otherwise.
-  [[nodiscard]] bool may_collect(std::uint64_t bytes) const noexcept;
+  // The same with roots already gathered.
+  [[nodiscard]] std::uint64_t make(const FuncType* type, std::uint32_t length, std::uint64_t bytes, RootSpans roots,
+                                   ResourceAccount& account) {
+    auto given = [roots] { return roots; };
+    return make(type, length, bytes, Roots(given), account);
+  }
   // A new exception object of `tag` with `values` (tag->slots words); 0 when refused, as make.
-  [[nodiscard]] std::uint64_t make_exception(const TagInst* tag, const std::uint64_t* values,
-                                             std::span<const std::span<const std::uint64_t>> roots,
+  [[nodiscard]] std::uint64_t make_exception(const TagInst* tag, const std::uint64_t* values, Roots roots,
                                              ResourceAccount& account);
   // The object a handle names, or null (null, an i31, a freed object, not a handle).
   [[nodiscard]] GcObject* get(std::uint64_t handle) const noexcept {
@@ -203,6 +216,9 @@ class GcHeap {
     const auto bits = reinterpret_cast<std::uintptr_t>(next);
     std::memcpy(static_cast<void*>(o), &bits, sizeof bits);
   }
+  // memset, called: inlined where GCC knows the size is small (make's fast path), it becomes a
+  // `rep stosq` whose start-up cost was 40% of allocating a small struct.
+  [[gnu::noinline]] static void zero(void* p, std::size_t n) noexcept { std::memset(p, 0, n); }
   // Block `o` (of `block` bytes, `bytes` of data rounded to 8) becomes a live zeroed object in
   // `slot`: its handle.
   std::uint64_t publish(GcObject* o, std::uint32_t slot, const FuncType* type, std::uint32_t length, std::uint64_t bytes,
@@ -214,15 +230,30 @@ class GcHeap {
     o->slot = slot;
     o->marked = false;
     o->live = true;
-    if (block <= kSmallBytes) std::memset(o->at(0), 0, bytes);  // a big block comes zeroed (calloc)
+    if (block <= kSmallBytes) zero(o->at(0), bytes);  // a big block comes zeroed (calloc)
     slots_[slot].object = o;
     live_bytes_ += block;
     since_collect_ += block;
     ++live_count_;
     return (std::uint64_t{slots_[slot].generation} << 32) | ((std::uint64_t{slot} + 1) << 1);
   }
-  // A free block of a class without growing the heap, or null.
+  // A block of `block` bytes from its class's free list or the unused blocks of the chunk it
+  // bumps, or null: what a small object takes without the heap growing.
+  [[nodiscard]] GcObject* take(std::uint64_t block) noexcept {
+    const std::size_t cls = size_class(block);
+    if (GcObject* o = free_[cls]; o != nullptr) {
+      free_[cls] = next_free(o);
+      return o;
+    }
+    if (bump_[cls] == 0) return nullptr;
+    Chunk& c = chunks_[bump_[cls] - 1];
+    if ((std::uint64_t{c.used} + 1) * block > kChunkBytes) return nullptr;
+    return reinterpret_cast<GcObject*>(c.memory + block * c.used++);
+  }
+  // take, else a pooled chunk for the class (the footprint stays the same), or null.
   [[nodiscard]] GcObject* reuse(std::uint64_t block) noexcept;
+  std::uint64_t make_growing(const FuncType* type, std::uint32_t length, std::uint64_t bytes, Roots roots,
+                             ResourceAccount& account);
   // Charges `more` bytes of footprint (past the peak already charged) to the account.
   [[nodiscard]] bool grow(std::uint64_t more, ResourceAccount& account) noexcept;
   void collect(std::span<const std::span<const std::uint64_t>> roots);

@@ -60,13 +60,14 @@ void Store::Impl::heap_roots(const std::uint64_t* top, HeapRoots& out) const {
 
 std::uint64_t Store::Impl::new_gc_object(const FuncType* type, std::uint32_t length, std::uint64_t bytes,
                                          const std::uint64_t* top, std::span<const std::span<const std::uint64_t>> extra) {
-  // Roots are read only by a collection, which only an object that grows the heap triggers.
-  if (const std::uint64_t h = gc.make_reusing(type, length, bytes); h != 0) return h;
-  if (!gc.may_collect(bytes)) return gc.make(type, length, bytes, {}, account);
+  // Roots are gathered only by a collection, which only an object that grows the heap triggers.
   HeapRoots r;
-  heap_roots(top, r);
-  r.spans.insert(r.spans.end(), extra.begin(), extra.end());
-  return gc.make(type, length, bytes, r.spans, account);
+  auto gather = [&]() -> GcHeap::RootSpans {
+    heap_roots(top, r);
+    r.spans.insert(r.spans.end(), extra.begin(), extra.end());
+    return r.spans;
+  };
+  return gc.make(type, length, bytes, gather, account);
 }
 
 void Store::root(std::uint64_t bits) {
