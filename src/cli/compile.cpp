@@ -119,8 +119,9 @@ std::optional<std::uint64_t> parse_count(std::string_view text) {
   return n;
 }
 
-// One limit, by its -W key (the long option is --KEY, but for jobs).
-std::expected<void, UsageError> apply_limit(CompileRequest& request, std::string_view key, std::string_view value) {
+// One -W setting by its key (a limit, the thread count or nan-canonicalization; a limit is also
+// the long option --KEY).
+std::expected<void, UsageError> apply_setting(CompileRequest& request, std::string_view key, std::string_view value) {
   if (key == "compile-timeout") {
     auto d = parse_duration(value);
     if (!d) return std::unexpected(UsageError{"compile-timeout '" + std::string(value) + "': expected a duration, e.g. 90s, 10m"});
@@ -157,7 +158,7 @@ std::expected<void, UsageError> apply_w_list(CompileRequest& request, std::strin
       request.nan_canonicalization = true;  // a bare switch means yes, as `sprawl run -W` reads it
     } else if (eq == std::string_view::npos) {
       return std::unexpected(UsageError{"-W '" + std::string(item) + "': expected -W KEY=VALUE"});
-    } else if (auto r = apply_limit(request, item.substr(0, eq), item.substr(eq + 1)); !r) {
+    } else if (auto r = apply_setting(request, item.substr(0, eq), item.substr(eq + 1)); !r) {
       return r;
     }
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
@@ -201,7 +202,7 @@ int compile_command(std::span<const std::string_view> args) {
       continue;
     }
     if (value) {
-      if (auto r = apply_limit(request, key, *value); !r) return usage(r.error());
+      if (auto r = apply_setting(request, key, *value); !r) return usage(r.error());
     } else if (arg == "--metered") {
       request.unmetered = false;
     } else if (arg == "--unmetered") {

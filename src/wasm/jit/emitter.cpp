@@ -2031,13 +2031,16 @@ class FunctionEmitter {
     }
     b_.CreateAlignedStore(b_.CreateTrunc(slot(val), b_.getIntNTy(size * 8)), p, llvm::Align(1));
   }
+  // An array's length (GcObject::length), zero-extended to i64.
+  llvm::Value* gc_length(llvm::Value* object) {
+    return b_.CreateZExt(b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, object, offsetof(GcObject, length))),
+                         t_.i64);
+  }
   // An array's element `idx_slot` (an i32, zero-extended in its slot): its address, after the
   // bounds check against the array's length.
   llvm::Value* gc_element(llvm::Value* object, u32 idx_slot, u32 size) {
     llvm::Value* i = b_.CreateAnd(slot(idx_slot), b_.getInt64(0xFFFFFFFFu));
-    llvm::Value* length = b_.CreateZExt(
-        b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, object, offsetof(GcObject, length))), t_.i64);
-    trap_if(b_.CreateICmpUGE(i, length), TrapKind::OutOfBoundsArrayAccess);
+    trap_if(b_.CreateICmpUGE(i, gc_length(object)), TrapKind::OutOfBoundsArrayAccess);
     return gc_data(object, b_.CreateMul(i, b_.getInt64(size)));
   }
   // Calls helper `name` (u32 (Ctx*, u64* fp, u32 imms...)), its status checked, then reloads the
@@ -2148,9 +2151,7 @@ class FunctionEmitter {
       llvm::Value* o = gc_object(slot(a.ref), TrapKind::NullArrayReference);
       gc_write(gc_element(o, a.idx, a.size), a.val, a.size);
     } else if constexpr (O == Op::ArrayLen) {
-      llvm::Value* o = gc_object(slot(a.a), TrapKind::NullArrayReference);
-      set_slot(a.dst, b_.CreateZExt(
-                          b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, o, offsetof(GcObject, length))), t_.i64));
+      set_slot(a.dst, gc_length(gc_object(slot(a.a), TrapKind::NullArrayReference)));
     } else if constexpr (O == Op::ArrayFill) {
       gc_store(a.ref, 1);
       gc_store(a.d, 1);
