@@ -194,6 +194,12 @@ SPRAWLING_API sprawling_status sprawling_config_set_code_cache_dir(sprawling_con
 /* Its size bound in bytes (default 1 GiB; 0 is SPRAWLING_EINVAL): past it, writing an entry
  * removes the least recently used ones. */
 SPRAWLING_API sprawling_status sprawling_config_set_code_cache_max_bytes(sprawling_config* config, uint64_t bytes);
+/* SPRAWLING_TIER_COMPILE, when a module is compiled on first use (not from the code cache): how
+ * far the process's heap may grow while it is (its IR, then each function at its first call),
+ * checked before each function with what compiling it is expected to take. A function that would
+ * pass it stays interpreted, for later jobs too (the same output, exit and fuel). 0: no limit.
+ * Default 2 GiB (CPython's compile fits). `sprawl run -W compile-memory=BYTES`. */
+SPRAWLING_API sprawling_status sprawling_config_set_compile_memory_bytes(sprawling_config* config, uint64_t bytes);
 
 /* Turns the feature `name` (a sprawling_feature_name, as `sprawl run -W NAME=y|n` spells it) on
  * (non-zero, every feature's default) or off: a module using a feature that is off is refused

@@ -203,6 +203,7 @@ def _load() -> ctypes.CDLL:
         "sprawling_config_set_snapshot_dir": (st, [h, cp]),
         "sprawling_config_set_code_cache_dir": (st, [h, cp]),
         "sprawling_config_set_code_cache_max_bytes": (st, [h, u64]),
+        "sprawling_config_set_compile_memory_bytes": (st, [h, u64]),
         "sprawling_config_set_stdout_sink": (st, [h, _SINK, ctypes.c_void_p]),
         "sprawling_config_set_stderr_sink": (st, [h, _SINK, ctypes.c_void_p]),
         "sprawling_sandbox_new": (st, [h, ctypes.POINTER(h)]),
@@ -503,6 +504,9 @@ class Sandbox:
     code_cache_dir     the compiled-code cache folder (created 0700; None: no cache)
     code_cache_max_bytes   its size bound (default 1 GiB); past it the least recently used
                        entries are removed
+    compile_memory_bytes   under "compile", when a module is compiled on first use: how far the
+                       process's heap may grow while it is; a function that would pass it stays
+                       interpreted (same output, exit and fuel). 0: no limit; default 2 GiB
     snapshot_dir       a folder where start-up snapshots are also kept between processes
                        (created 0700; None: the process's in-memory cache only)
     features           {name: bool} turning WebAssembly features on or off, by `sprawl run -W`'s
@@ -523,6 +527,7 @@ class Sandbox:
                  snapshot_dir: Optional[Union[str, os.PathLike]] = None,
                  code_cache_dir: Optional[Union[str, os.PathLike]] = None,
                  code_cache_max_bytes: Optional[int] = None,
+                 compile_memory_bytes: Optional[int] = None,
                  on_stdout: Optional[Callable[[bytes], object]] = None,
                  on_stderr: Optional[Callable[[bytes], object]] = None,
                  features: Optional[Mapping[str, bool]] = None) -> None:
@@ -540,6 +545,7 @@ class Sandbox:
             "max_store_bytes": _u64("max_store_bytes", max_store_bytes, allow_none=True),
             "max_disk_write_bytes": _u64("max_disk_write_bytes", max_disk_write_bytes, allow_none=True),
             "code_cache_max_bytes": _u64("code_cache_max_bytes", code_cache_max_bytes, allow_none=True),
+            "compile_memory_bytes": _u64("compile_memory_bytes", compile_memory_bytes, allow_none=True),
         }
         if code_cache_max_bytes == 0:
             raise ValueError("code_cache_max_bytes must be positive, got 0")

@@ -91,6 +91,7 @@ class Sandbox:
                  max_store_bytes: Optional[int] = ..., max_disk_write_bytes: Optional[int] = ...,
                  tier: Optional[str] = ..., tier_up: bool = ..., snapshot_dir: Optional[_Path] = ...,
                  code_cache_dir: Optional[_Path] = ..., code_cache_max_bytes: Optional[int] = ...,
+                 compile_memory_bytes: Optional[int] = ...,
                  on_stdout: Optional[Callable[[bytes], object]] = ...,
                  on_stderr: Optional[Callable[[bytes], object]] = ...,
                  features: Optional[Mapping[str, bool]] = ...) -> None: ...

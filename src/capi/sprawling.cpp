@@ -461,6 +461,10 @@ sprawling_status sprawling_config_set_code_cache_max_bytes(sprawling_config* con
   return set_field<&rt::SandboxConfig::code_cache_max_bytes>(config, bytes);
 }
 
+sprawling_status sprawling_config_set_compile_memory_bytes(sprawling_config* config, uint64_t bytes) {
+  return set_field<&rt::SandboxConfig::compile_memory_bytes>(config, bytes);
+}
+
 sprawling_status sprawling_config_set_feature(sprawling_config* config, const char* name, int enabled) {
   if (config == nullptr || name == nullptr) return SPRAWLING_EINVAL;
   for (const auto& row : kFeatures) {

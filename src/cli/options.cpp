@@ -129,10 +129,17 @@ std::expected<void, UsageError> apply_wasm_option(RunRequest& request, std::stri
           UsageError{"-W max-store-size='" + std::string(value) + "': expected bytes, e.g. 1073741824 or 1G"});
     }
     request.max_store_bytes = n;
+  } else if (key == "compile-memory") {
+    auto n = parse_size(value);
+    if (!n) {
+      return std::unexpected(
+          UsageError{"-W compile-memory='" + std::string(value) + "': expected bytes, e.g. 536870912 or 512M (0: no limit)"});
+    }
+    request.compile_memory = n;
   } else {
     return std::unexpected(UsageError{"-W '" + std::string(key) +
                                       "': unknown option (supported: fuel, max-memory-size, max-table-elements, "
-                                      "max-tables, max-memories, max-store-size, timeout, simd, tail-call, "
+                                      "max-tables, max-memories, max-store-size, compile-memory, timeout, simd, tail-call, "
                                       "extended-const, relaxed-simd, multi-memory, memory64, exceptions, "
                                       "function-references, gc, nan-canonicalization)"});
   }

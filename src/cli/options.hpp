@@ -30,6 +30,7 @@ struct RunRequest {
   std::optional<std::uint32_t> max_tables;
   std::optional<std::uint32_t> max_memories;
   std::optional<std::uint64_t> max_store_bytes;
+  std::optional<std::uint64_t> compile_memory;  // -W compile-memory (run): the lazy compile's heap limit
   std::optional<std::uint64_t> max_disk_write_bytes;
   std::optional<std::string> json_path;           // "-" = stderr
   std::optional<std::string> stdin_path;          // --stdin FILE; default: the CLI's own stdin

@@ -106,12 +106,18 @@ Options:
                            thread and run as machine code from their next call (tier-up; the
                            run never waits for it). interpret: the interpreter alone. compile:
                            machine code from the cache, else LLVM compiles each function on its
-                           first call (the time counts towards --timeout). Functions using SIMD,
-                           tail calls, other memories or exceptions stay interpreted on every
+                           first call (the time counts towards --timeout). A function over the
+                           compile budget (a fact of its code: size, nesting, branch targets,
+                           locals, ...) or past -W compile-memory stays interpreted on every
                            tier. The compiler is the plugin libsprawling_jit.so, loaded only
                            when something is compiled or a cached entry is used: compile
                            without it (or in a build without the compiled tier) is exit status
                            127; auto is then the interpreter
+  -W compile-memory=BYTES  under --tier compile, how far this process's heap may grow while the
+                           module is compiled on first use (its IR, then each function at its
+                           first call), each function checked with its expected cost before it
+                           is compiled; one that would pass it stays interpreted (same output,
+                           traps and fuel); 0: no limit; default 2G (`sprawl compile` has its own)
   -C cache=y|n, --cache y|n
                            use the compiled-code cache (default y): SPRAWLING_CACHE_DIR, else
                            $XDG_CACHE_HOME/sprawling/code, else ~/.cache/sprawling/code
@@ -219,6 +225,7 @@ int run_job(const RunRequest& request, std::vector<std::string> argv, std::vecto
   if (request.max_tables) config.max_tables = *request.max_tables;
   if (request.max_memories) config.max_memories = *request.max_memories;
   config.max_store_bytes = request.max_store_bytes;
+  if (request.compile_memory) config.compile_memory_bytes = *request.compile_memory;
   config.tail_call = request.tail_call;
   config.exceptions = request.exceptions;
   config.function_references = request.function_references;

@@ -535,6 +535,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   }
   if (config_.tier == ExecutionTier::Auto) (void)store.set_tier(wasm::Tier::Auto);  // the interpreter without the tier
   store.set_tier_up(config_.tier_up);
+  store.set_compile_memory(config_.compile_memory_bytes);
   if (config_.tier != ExecutionTier::Interpret && !config_.code_cache_dir.empty() && wasm::compiled_tier_built())
     store.set_code_cache(std::make_shared<engine::FileCodeCache>(config_.code_cache_dir, config_.code_cache_max_bytes));
   std::vector<wasm::Extern> imports;

@@ -515,6 +515,9 @@ static void test_tiers(void) {
     sprawling_config* config = NULL;
     CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
     CHECK(sprawling_config_set_tier(config, tiers[i]) == SPRAWLING_OK);
+    /* A compile on first use within 64 MiB of heap (this module needs far less). */
+    if (tiers[i] == SPRAWLING_TIER_COMPILE)
+      CHECK(sprawling_config_set_compile_memory_bytes(config, (uint64_t)64 << 20) == SPRAWLING_OK);
     if (tiers[i] == SPRAWLING_TIER_AUTO) {
       CHECK(sprawling_config_set_code_cache_dir(config, cache) == SPRAWLING_OK);
       CHECK(sprawling_config_set_code_cache_max_bytes(config, (uint64_t)64 << 20) == SPRAWLING_OK);
@@ -771,6 +774,8 @@ static void test_invalid_arguments(void) {
   CHECK(sprawling_config_set_code_cache_dir(config, NULL) == SPRAWLING_OK);
   CHECK(sprawling_config_set_code_cache_max_bytes(config, 0) == SPRAWLING_EINVAL);
   CHECK(sprawling_config_set_code_cache_max_bytes(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_compile_memory_bytes(NULL, 1) == SPRAWLING_EINVAL);
+  CHECK(sprawling_config_set_compile_memory_bytes(config, 0) == SPRAWLING_OK); /* no limit */
   CHECK(sprawling_job_set_snapshot(NULL, 1, 0) == SPRAWLING_EINVAL);
   CHECK(sprawling_job_set_stdin_fd(NULL, 0) == SPRAWLING_EINVAL);
   CHECK(sprawling_job_set_stdin_fd(job, -1) == SPRAWLING_EINVAL);

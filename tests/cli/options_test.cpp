@@ -60,7 +60,7 @@ TEST(Options, UnknownWasmOptionIsRefusedNamingTheSupportedOnes) {
   auto r = parse({"-W", "wide-arithmetic=y", "m.wasm"});
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("supported: fuel, max-memory-size, max-table-elements, max-tables, max-memories, "
-                                   "max-store-size, timeout, simd"),
+                                   "max-store-size, compile-memory, timeout, simd"),
             std::string::npos);
 }
 
@@ -166,6 +166,16 @@ TEST(Options, ResourceLimitsInBothSpellings) {
   EXPECT_EQ(w->max_tables, 2U);
   EXPECT_EQ(w->max_memories, 1U);
   EXPECT_EQ(w->max_store_bytes, std::uint64_t{64} << 20);
+  EXPECT_FALSE(w->compile_memory.has_value());  // the sandbox's default
+  auto c = parse({"-W", "compile-memory=512M", "m.wasm"});
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->compile_memory, std::uint64_t{512} << 20);
+  auto none = parse({"-W", "compile-memory=0", "m.wasm"});
+  ASSERT_TRUE(none.has_value()) << none.error().message;
+  EXPECT_EQ(none->compile_memory, 0U);
+  auto bad = parse({"-W", "compile-memory=lots", "m.wasm"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("-W compile-memory='lots': expected bytes"), std::string::npos) << bad.error().message;
   auto l =
       parse({"--max-table-elements", "7", "--max-tables=3", "--max-memories", "4", "--max-store-size", "1G", "m.wasm"});
   ASSERT_TRUE(l.has_value()) << l.error().message;

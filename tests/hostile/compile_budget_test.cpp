@@ -141,6 +141,28 @@ std::vector<std::uint8_t> ten_mebibyte_body_module() {
   return one_function(code);
 }
 
+// Eight functions of almost 1 MiB each (local.get 0, i32.const 1, i32.add, local.set 0: within
+// the compile budget's code size and together within the lazy path's module budget), each called
+// once by _start. Compiled on first use, about 100 MiB of IR and 180 MiB of LLVM's peak each:
+// 1 GiB and 20 s for all. The compile memory limit keeps them interpreted.
+std::vector<std::uint8_t> eight_mebibyte_bodies_module() {
+  constexpr std::uint32_t kFunctions = 8;
+  constexpr std::size_t kGroups = ((std::size_t{1} << 20) - 64) / 7;
+  ww::Bytes code;
+  code.reserve(kGroups * 7);
+  for (std::size_t i = 0; i < kGroups; ++i) code.insert(code.end(), {0x20, 0x00, 0x41, 0x01, 0x6a, 0x21, 0x00});
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const std::uint32_t type = m.add_type({});
+  for (std::uint32_t i = 0; i < kFunctions; ++i)
+    m.functions.push_back(ww::Function{.type_index = type, .locals = {{1, ww::type::i32}}, .code = code});
+  ww::Function start{.type_index = type, .locals = {}, .code = {}};
+  for (std::uint32_t i = 0; i < kFunctions; ++i) ww::op_index(start.code, 0x10, i);
+  m.functions.push_back(std::move(start));
+  export_start(m, kFunctions);
+  return m.build();
+}
+
 // 50,000 i32 locals, every seventh copied into its mirror image.
 std::vector<std::uint8_t> fifty_thousand_locals_module() {
   constexpr std::uint32_t kLocals = 50'000;
@@ -201,13 +223,16 @@ struct Shape {
   const char* name;
   std::function<std::vector<std::uint8_t>()> build;
   // Every function over the compile budget: an ahead-of-time compile leaves them all out. The
-  // million small functions are all within it (the module budget is the lazy path's alone), and
-  // the ahead-of-time compile of them all is linear but long, bounded by its own limits.
+  // million small functions and the eight bodies of 1 MiB are within it (the module budget and
+  // the compile memory limit are the lazy path's), and their ahead-of-time compile is linear but
+  // long, bounded by its own limits.
   bool all_over_the_budget = true;
   // The peak resident growth a run may cause. The million functions: about 200 MiB is the module
   // itself (decoded, with the interpreter's state of every function), and on the compile tier the
   // lazy path's IR of the first 10,000 of them (kLazyModuleBudget, about 18 KB each) comes on top.
   std::uint64_t max_growth = 256 * kMiB;
+  // SandboxConfig::compile_memory_bytes for the shape (0: the default).
+  std::uint64_t compile_memory = 0;
 };
 
 const std::vector<Shape>& shapes() {
@@ -221,6 +246,8 @@ const std::vector<Shape>& shapes() {
       {"50,000 locals", fifty_thousand_locals_module},
       {"200,000 v128 instructions", huge_simd_module},
       {"50,000 struct.new/get and array.new/len", huge_gc_module},
+      {"eight bodies of 1 MiB, under a 128 MiB compile memory limit", eight_mebibyte_bodies_module, false, 256 * kMiB,
+       128 * kMiB},
       // Last: the heap its run leaves to malloc would hide the resident growth of a shape after it.
       {"1,000,000 small functions", many_small_functions_module, false, 512 * kMiB},
   };
@@ -289,7 +316,9 @@ TEST_P(CompileBudget, HostileShapesEndWithinTheirDeadlineWithTheGuestsOutcome) {
     SCOPED_TRACE(shape.name);
     Scratch dir;
     const auto wasm = dir.write("shape.wasm", shape.build());
-    WasmSandbox sandbox(config(10s));
+    runtime::SandboxConfig c = config(10s);
+    if (shape.compile_memory != 0) c.compile_memory_bytes = shape.compile_memory;
+    WasmSandbox sandbox(c);
     // The deadline the job was given is the bound: the module's bytes, its translation and the
     // interpreter's run are all that remain of it.
     Bounds bounds(10.0, shape.max_growth);

@@ -174,6 +174,85 @@ TEST(CompileBudget, BenchWorkloadsAndExamplesAreCompiledWhole) {
 }
 
 
+// ---- the compile memory limit of a job's compile on first use (Store::set_compile_memory)
+
+// $big adds 3 to its argument 1,000 times (7 KB of code: about 4.5 MB expected to compile, past a
+// 4 MiB limit), then divides 10^9 by it (0 traps there); $mid triples its argument. The exports
+// reach them by a direct call, a tail call and call_indirect.
+std::string memory_limit_module() {
+  std::string wat = "(module\n(type $t (func (param i32) (result i32)))\n(table 2 funcref)\n(elem (i32.const 0) $big $mid)\n";
+  wat += "(func $big (param i32) (result i32)\n";
+  for (int i = 0; i < 1000; ++i) wat += "local.get 0 i32.const 3 i32.add local.set 0\n";
+  wat += "(i32.div_s (i32.const 1000000000) (local.get 0)))\n";
+  wat += "(func $mid (param i32) (result i32) (i32.mul (local.get 0) (i32.const 3)))\n";
+  wat += "(func (export \"direct\") (param i32) (result i32) (i32.add (call $big (local.get 0)) (call $mid (local.get 0))))\n";
+  wat += "(func (export \"tail\") (param i32) (result i32) (return_call $big (i32.add (local.get 0) (i32.const 1))))\n";
+  wat += "(func (export \"indirect\") (param i32) (result i32)\n";
+  wat += "  (i32.add (call_indirect (type $t) (local.get 0) (i32.const 0)) (call_indirect (type $t) (local.get 0) (i32.const 1))))\n";
+  wat += "(func (export \"mid\") (param i32) (result i32) (call $mid (local.get 0))))\n";
+  return wat;
+}
+
+// Every export with arguments that return and that trap in $big (x = -3000: its sum is 0).
+void expect_the_interpreters_outcomes(const std::shared_ptr<const CompiledModule>& module, std::uint64_t limit) {
+  for (const char* name : {"direct", "tail", "indirect", "mid"}) {
+    for (const std::int32_t x : {5, -3000, -3001}) {
+      for (const std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20},
+                                                      std::optional<std::uint64_t>{1500}}) {
+        const Outcome want = run(module, Tier::Interpret, name, {Value::i32(x)}, fuel);
+        EXPECT_EQ(run(module, Tier::Compile, name, {Value::i32(x)}, fuel, {}, nullptr, limit), want)
+            << name << "(" << x << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+      }
+    }
+  }
+}
+
+TEST(CompileMemory, AFunctionPastTheLimitStaysInterpretedNamingItAndCallsReachItFromMachineCode) {
+  const auto module = compile_wat(memory_limit_module());
+  ASSERT_NE(module, nullptr);
+  constexpr std::uint64_t kLimit = std::uint64_t{4} << 20;
+  // The first run of each variant compiles its IR under the limit: $big's does not fit.
+  const Outcome want = run(module, Tier::Interpret, "direct", {Value::i32(5)}, std::nullopt);
+  EXPECT_EQ(run(module, Tier::Compile, "direct", {Value::i32(5)}, std::nullopt, {}, nullptr, kLimit), want);
+  EXPECT_EQ(run(module, Tier::Compile, "direct", {Value::i32(5)}, 1u << 20, {}, nullptr, kLimit),
+            run(module, Tier::Interpret, "direct", {Value::i32(5)}, 1u << 20));
+  for (const int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    ASSERT_EQ(code.reasons.size(), 6U);
+    EXPECT_TRUE(code.reasons[0].starts_with(
+        "past the compile memory limit of 4194304 bytes (-W compile-memory): the heap had grown by "))
+        << code.reasons[0];
+    for (std::size_t i = 1; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
+    EXPECT_EQ(code.over_memory, 1U);
+  }
+  // Compiled callers reach the interpreted $big directly, by tail call and through the table.
+  expect_the_interpreters_outcomes(module, kLimit);
+}
+
+TEST(CompileMemory, AFunctionWhoseFirstCallFindsTheLimitPassedStaysInterpretedForLaterJobsToo) {
+  const auto module = compile_wat(memory_limit_module());
+  ASSERT_NE(module, nullptr);
+  // A job without a limit emits every function's IR and compiles $mid and its caller only.
+  for (const std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}})
+    EXPECT_EQ(run(module, Tier::Compile, "mid", {Value::i32(5)}, fuel, {}, nullptr, 0),
+              run(module, Tier::Interpret, "mid", {Value::i32(5)}, fuel));
+  // A job whose limit the heap has passed: what it calls first is left interpreted, the call in
+  // flight included, and stays so for a later job without a limit.
+  expect_the_interpreters_outcomes(module, 1);
+  expect_the_interpreters_outcomes(module, 0);
+  for (const int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    ASSERT_EQ(code.reasons.size(), 6U);
+    for (const std::size_t i : {0U, 2U, 3U, 4U})
+      EXPECT_TRUE(code.reasons[i].starts_with("past the compile memory limit of 1 bytes (-W compile-memory)"))
+          << i << ": " << code.reasons[i];
+    EXPECT_EQ(code.reasons[1], "");  // $mid
+    EXPECT_EQ(code.reasons[5], "");  // "mid"
+    EXPECT_EQ(code.over_memory, 4U);
+    EXPECT_EQ(code.compiled, 2U);
+  }
+}
+
 // ---- limits of an ahead-of-time compile (CompileOptions) and its threads
 
 // A chain of `n` functions, each adding `adds` constants to its argument one at a time, then

@@ -64,14 +64,16 @@ inline Outcome outcome_of(const Store& store, const std::expected<std::vector<Va
   return o;
 }
 
-// Instantiates `module` in a fresh Store on `tier` (with the code cache `cache`, if any) and runs
-// `name` under `fuel` (none: unmetered).
+// Instantiates `module` in a fresh Store on `tier` (with the code cache `cache`, if any, and the
+// compile memory limit `compile_memory`) and runs `name` under `fuel` (none: unmetered).
 inline Outcome run(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::string_view name,
                    const std::vector<Value>& args, std::optional<std::uint64_t> fuel, StoreLimits limits = {},
-                   std::shared_ptr<CodeCacheStorage> cache = nullptr) {
+                   std::shared_ptr<CodeCacheStorage> cache = nullptr,
+                   std::uint64_t compile_memory = kDefaultCompileMemory) {
   Store store(limits);
   EXPECT_TRUE(store.set_tier(tier));
   store.set_code_cache(std::move(cache));
+  store.set_compile_memory(compile_memory);
   FuncInst* add1 = store.add_host_function(FuncType{{ValType::I32}, {ValType::I32}}, host_add1, nullptr, "add1");
   Linker linker;
   linker.define("env", "add1", add1);

@@ -299,7 +299,7 @@ def test_tiers_give_the_same_output_and_fuel(tmp_path):
     automatic = auto.run(OK_WAT, fuel=FUEL)
     assert automatic.stdout == interpreted.stdout
     assert automatic.stats.fuel_consumed == interpreted.stats.fuel_consumed
-    compiling = sprawling.Sandbox(tier="compile")
+    compiling = sprawling.Sandbox(tier="compile", compile_memory_bytes=1 << 26)
     if sprawling.compiled_tier_available():
         compiled = compiling.run(OK_WAT, fuel=FUEL)
         assert compiled.stdout == interpreted.stdout
@@ -511,6 +511,8 @@ def test_parallel_jobs_from_threads_overlap():
     ({"code_cache_max_bytes": 0}, ValueError),
     ({"code_cache_max_bytes": -1}, ValueError),
     ({"code_cache_max_bytes": "1"}, TypeError),
+    ({"compile_memory_bytes": -1}, ValueError),
+    ({"compile_memory_bytes": "1"}, TypeError),
 ])
 def test_bad_sandbox_arguments(kwargs, error):
     name = next(iter(kwargs))

@@ -67,6 +67,7 @@ struct ModuleCode::Impl {
   std::unique_ptr<llvm::TargetMachine> fast_tm;
   std::mutex optimize_mutex;                // partitions of one module optimize one at a time
   std::vector<std::size_t> body_bytes;      // per defined function: its wasm code size
+  std::size_t imported_funcs = 0;           // the module's: a defined function's index is this + its own
 };
 
 namespace {
@@ -162,14 +163,14 @@ std::uint32_t lazy_compile_failed(Ctx*, std::uint64_t*) {
   std::abort();
 }
 
-// The deadline of the job this thread compiles for (set_job_deadline), or null.
-thread_local JobDeadline* job_deadline = nullptr;
+// The limits of the job this thread compiles for (set_job_limits), or null.
+thread_local JobLimits* job_limits = nullptr;
 
 // Whether the job this thread compiles for is past its deadline (recorded in it when so).
 bool past_job_deadline() {
-  if (job_deadline == nullptr) return false;
-  if (!job_deadline->passed && std::chrono::steady_clock::now() >= job_deadline->at) job_deadline->passed = true;
-  return job_deadline->passed;
+  if (job_limits == nullptr) return false;
+  if (!job_limits->passed && std::chrono::steady_clock::now() >= job_limits->at) job_limits->passed = true;
+  return job_limits->passed;
 }
 
 // Past the deadline of the job this thread compiles for: the running machine code's counter goes
@@ -178,10 +179,39 @@ bool past_job_deadline() {
 // is still compiled whole (the compile budget bounds it; its stub needs code for later jobs).
 void give_up_if_past_job_deadline() {
   if (!past_job_deadline()) return;
-  Ctx* c = job_deadline->ctx;
+  Ctx* c = job_limits->ctx;
   if (c == nullptr || !c->metered || c->fuel <= 0) return;
   c->store->reserve += static_cast<std::uint64_t>(c->fuel);
   c->fuel = 0;
+}
+
+// The job's compile memory limit (JobLimits::compile_memory): 0 when none.
+std::uint64_t compile_memory_limit() {
+  return job_limits != nullptr ? job_limits->compile_memory : 0;
+}
+
+// Why a function stays interpreted for the compile memory limit.
+std::string over_memory_reason(std::uint64_t limit, std::uint64_t grown, std::uint64_t expected) {
+  return "past the compile memory limit of " + std::to_string(limit) +
+         " bytes (-W compile-memory): the heap had grown by " + std::to_string(grown) +
+         " bytes since the module's compile began, and compiling this function takes about " +
+         std::to_string(expected) + " more";
+}
+
+// The body of a function the compile memory limit leaves interpreted, whose IR function must
+// exist (other functions of the module call it directly): it leaves itself pending as a tail
+// call (kTailPending, Ctx::tail_callee), its entry made by its caller, so whoever called it runs
+// it at the same frame, interpreted (run_pending and the interpreter find its slot's entry null,
+// which is cleared before this code can run). So its results, traps and fuel are the interpreter's.
+void emit_interpreted_body(llvm::Function& f, std::uint32_t funcidx) {
+  if (!f.isDeclaration()) f.deleteBody();
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(f.getContext(), "interpreted", &f));
+  llvm::Value* ctx = f.getArg(0);
+  llvm::Value* funcs =
+      b.CreateLoad(b.getPtrTy(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), ctx, offsetof(Ctx, funcs)));
+  llvm::Value* self = b.CreateLoad(b.getPtrTy(), b.CreateConstInBoundsGEP1_64(b.getPtrTy(), funcs, funcidx));
+  b.CreateStore(self, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), ctx, offsetof(Ctx, tail_callee)));
+  b.CreateRet(b.getInt32(kTailPending));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -323,6 +353,15 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
     me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *e.mod);
     me.fns[i]->setDSOLocal(true);  // called directly (PC-relative), never through a PLT stub
   }
+  // The job's compile memory limit, before each function's IR: the heap's growth is read every
+  // 64 functions or 256 KiB of code (a reading costs microseconds), and in between the expected
+  // IR of the functions emitted since is added to the last reading. A function whose IR and
+  // compilation would not fit stays interpreted (its IR function gets the interpreted body: the
+  // others call it directly); smaller ones after it may still fit.
+  const std::uint64_t limit = compile_memory_limit();
+  std::uint64_t grown = 0;
+  std::size_t unread_functions = 0;
+  std::size_t unread_bytes = 0;
   for (std::size_t i = 0; i < scans.size(); ++i) {
     if (me.fns[i] == nullptr) continue;
     // A job's deadline, between functions: its run ends there (nothing of this is kept).
@@ -330,6 +369,25 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
       out.error = "compilation stopped at the job's deadline";
       out.stopped_at_deadline = true;
       return std::nullopt;
+    }
+    if (limit != 0) {
+      const std::size_t bytes = cm.module.code[i].code_size;
+      const std::uint64_t ir = std::uint64_t{bytes} * kIrBytesPerCodeByte;
+      const std::uint64_t expected = ir + std::uint64_t{bytes} * kCompileBytesPerCodeByte;
+      if (unread_functions >= 64 || unread_bytes >= (std::size_t{256} << 10)) {
+        const std::uint64_t now = heap_bytes_in_use();
+        grown = now > out.heap_base ? now - out.heap_base : 0;
+        unread_functions = unread_bytes = 0;
+      }
+      if (grown > limit || expected > limit - grown) {
+        out.reasons[i] = over_memory_reason(limit, grown, expected);
+        emit_interpreted_body(*me.fns[i], static_cast<std::uint32_t>(cm.module.imported_funcs + i));
+        ++out.over_memory;
+        continue;
+      }
+      grown += ir;
+      ++unread_functions;
+      unread_bytes += bytes;
     }
     emit_function(me, static_cast<u32>(i), scans[i]);
   }
@@ -384,6 +442,7 @@ void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
 std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool metered) {
   const std::size_t nfuncs = cm.module.code.size();
   auto out = std::make_shared<ModuleCode>(nfuncs);
+  out->heap_base = heap_bytes_in_use();  // the compile memory limit counts from here
   auto jtmb = host_target_builder();
   if (!jtmb) {
     out->error = error_text(jtmb.takeError());
@@ -407,6 +466,7 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
   auto impl = std::make_unique<ModuleCode::Impl>();
   impl->tm = std::move(*tm);
   for (const FunctionBody& body : cm.module.code) impl->body_bytes.push_back(body.code_size);
+  impl->imported_funcs = cm.module.imported_funcs;
   ModuleCode* code = out.get();
   ModuleCode::Impl* state = impl.get();
   (*lljit)->getIRTransformLayer().setTransform(
@@ -416,20 +476,37 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
         give_up_if_past_job_deadline();
         const auto t = std::chrono::steady_clock::now();
         tsm.withModuleDo([&](llvm::Module& m) {
-          optimize(m, *state->tm);
-          for (const llvm::Function& f : m.functions()) {
+          // The job's compile memory limit, before each function is compiled: one that would
+          // pass it gets the interpreted body, its slot's entry cleared first (every later call
+          // goes to the interpreter; one in flight through the stub gets there from the body).
+          const std::uint64_t limit = compile_memory_limit();
+          const std::uint64_t now = limit != 0 ? heap_bytes_in_use() : 0;
+          const std::uint64_t grown = now > code->heap_base ? now - code->heap_base : 0;
+          for (llvm::Function& f : m.functions()) {
             llvm::StringRef name = f.getName();
             std::size_t i = 0;
-            if (f.isDeclaration() || !name.consume_front("wasm_f") || name.getAsInteger(10, i)) continue;
-            ++code->materialized;
-            if (i < state->body_bytes.size()) code->materialized_bytes += state->body_bytes[i];
+            if (f.isDeclaration() || !name.consume_front("wasm_f") || name.getAsInteger(10, i) ||
+                i >= state->body_bytes.size() || !code->reasons[i].empty())
+              continue;
+            const std::uint64_t expected = std::uint64_t{state->body_bytes[i]} * kCompileBytesPerCodeByte;
+            if (limit == 0 || (grown <= limit && expected <= limit - grown)) {
+              ++code->materialized;
+              code->materialized_bytes += state->body_bytes[i];
+              continue;
+            }
+            code->entries[i].entry.store(nullptr, std::memory_order_release);
+            --code->compiled;
+            ++code->over_memory;
+            code->reasons[i] = over_memory_reason(limit, grown, expected);
+            emit_interpreted_body(f, static_cast<std::uint32_t>(state->imported_funcs + i));
           }
+          optimize(m, *state->tm);
         });
         code->seconds_opt += seconds_since(t);
         // The job's deadline, between functions (give_up_if_past_job_deadline); a run that
         // compiled something and returns past its deadline ends with DeadlineExceeded too
         // (Store::call).
-        if (job_deadline != nullptr) job_deadline->compiled = true;
+        if (job_limits != nullptr) job_limits->compiled = true;
         give_up_if_past_job_deadline();
         return tsm;
       });
@@ -898,9 +975,9 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   return out;
 }
 
-JobDeadline* set_job_deadline(JobDeadline* deadline) {
-  JobDeadline* outer = job_deadline;
-  job_deadline = deadline;
+JobLimits* set_job_limits(JobLimits* limits) {
+  JobLimits* outer = job_limits;
+  job_limits = limits;
   return outer;
 }
 

@@ -8,6 +8,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -73,13 +74,24 @@ inline constexpr std::uint32_t kLocated = 0x100;
 // status as the function's. So a chain of tail calls between tiers never nests native frames.
 inline constexpr std::uint32_t kTailPending = 0x200;
 
-// The deadline of the job whose thread compiles (Tier::Compile: the module's IR, emitted when a
-// store first needs it, and each function, compiled on its first call). Store::call sets it
-// around a run with a deadline (set_job_deadline); compiling checks it between functions and
+// The limits of the job whose thread compiles (Tier::Compile: the module's IR, emitted when a
+// store first needs it, and each function, compiled on its first call). Store::call sets them
+// around every run on that tier (set_job_limits).
+//
+// The deadline (time_point::max() without one): compiling checks it between functions and
 // records in `passed` that it ran past it, and the run then ends with DeadlineExceeded; so does
 // a run that compiled something (`compiled`) and returns past its deadline.
-struct JobDeadline {
-  std::chrono::steady_clock::time_point at;
+//
+// The compile memory (`compile_memory` bytes, 0: none; -W compile-memory): how far the process's
+// heap may grow since the module's compile began (ModuleCode::heap_base, as heap_bytes_in_use
+// counts it), checked before each function's IR and before each function is compiled on its
+// first call, with that function's expected cost added (kIrBytesPerCodeByte and
+// kCompileBytesPerCodeByte). A function that would pass it stays interpreted (for every later
+// job too: the code is the module's), with a reason naming the limit; results, traps and fuel
+// are the interpreter's.
+struct JobLimits {
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::time_point::max();
+  std::uint64_t compile_memory = 0;
   bool passed = false;
   bool compiled = false;
   // The innermost machine code running for the run (jit::enter), whose counter a compilation
@@ -90,6 +102,31 @@ struct JobDeadline {
     return passed || (compiled && std::chrono::steady_clock::now() >= at);
   }
 };
+
+// What the lazy path's functions are expected to take of the heap, per wasm code byte: the IR
+// emitted up front, held until the function is compiled (measured: about 100 bytes for
+// straight-line code, 370 for CPython's), and the compilation's own peak beyond it (straight-line
+// metered code, the costliest per byte the compile budget admits: about 180 bytes). Rounded up:
+// the compile memory limit's checks add them to the heap's growth so far, so a compile stays
+// within its limit instead of passing it by a function.
+inline constexpr std::uint64_t kIrBytesPerCodeByte = 384;
+inline constexpr std::uint64_t kCompileBytesPerCodeByte = 256;
+
+// The bytes malloc has handed out and not had back, every thread's (mallinfo2: arenas and
+// mmapped chunks). LLVM allocates through malloc (operator new), so growth across a compile is
+// what it holds; freed memory that stays resident in malloc's pools does not count, as it would
+// in the resident set. It walks malloc's free lists: a call costs microseconds, more with a
+// fragmented heap, so compiling measures it between functions, not per allocation.
+// Under AddressSanitizer or ThreadSanitizer the sanitizer's allocator replaces malloc's, which
+// mallinfo2 would report as empty: the sanitizer's own count stands in for it there.
+inline std::uint64_t heap_bytes_in_use() noexcept {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  const struct mallinfo2 mi = ::mallinfo2();
+  return static_cast<std::uint64_t>(mi.uordblks) + static_cast<std::uint64_t>(mi.hblkhd);
+#endif
+}
 
 // The compiled code of one module variant (metered or not): an entry per defined function,
 // null where the function stays interpreted. Entries are published once, read with acquire.
@@ -115,6 +152,10 @@ class ModuleCode {
   std::size_t tier_up_too_large = 0;  // of which stayed interpreted for their size
   std::string error;                 // LLVM's message when the module could not be compiled at all
   bool stopped_at_deadline = false;  // emitting the IR stopped at the job's deadline (not kept)
+  // The lazy path's compile memory (JobLimits::compile_memory): the heap when its compile began,
+  // and the functions it left interpreted for the limit (their reasons say so).
+  std::uint64_t heap_base = 0;
+  std::size_t over_memory = 0;
   std::vector<std::string> reasons;  // per defined function: why it stays interpreted ("" if compiled)
   // Compile cost: the wasm code bytes, seconds emitting IR for every function and setting up the
   // stubs, then (functions compile lazily, on their first call) how many were compiled and the
@@ -151,8 +192,10 @@ class ModuleCode {
     } else {
       std::fprintf(stderr,
                    "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call (%zu of %zu wasm code "
-                   "bytes); IR %.3f s, optimizing %.3f s\n",
-                   compiled, entries.size(), materialized, materialized_bytes, code_bytes, seconds_ir, seconds_opt);
+                   "bytes), %zu left interpreted by the compile memory limit; IR %.3f s, optimizing %.3f s; heap "
+                   "growth since the compile began %.1f MiB\n",
+                   compiled, entries.size(), materialized, materialized_bytes, code_bytes, over_memory, seconds_ir,
+                   seconds_opt, static_cast<double>(std::max(heap_bytes_in_use(), heap_base) - heap_base) / 1048576.0);
     }
     print_over_budget(reasons);
   }
@@ -168,7 +211,8 @@ class ModuleCode {
     const bool every = stats != nullptr && std::string_view(stats) == "2";
     for (std::size_t i = 0; i < why.size(); ++i) {
       const bool budget = why[i].find("over the compile budget") != std::string::npos ||
-                          why[i].starts_with("past the lazy compile's module budget");
+                          why[i].starts_with("past the lazy compile's module budget") ||
+                          why[i].starts_with("past the compile memory limit of");
       if (why[i].empty() || (!every && !budget)) continue;
       std::fprintf(stderr, "sprawl jit: defined function %zu stays interpreted: %s\n", i, why[i].c_str());
     }
@@ -226,22 +270,6 @@ bool tier_up_busy();
 // Wasm code bytes above which a hot function stays interpreted (LLVM's time grows faster than
 // linearly with a function's size; SPRAWLING_JIT_TIER_UP_MAX_BYTES overrides, 0: no bound).
 std::size_t tier_up_max_bytes();
-
-// The bytes malloc has handed out and not had back, every thread's (mallinfo2: arenas and
-// mmapped chunks). LLVM allocates through malloc (operator new), so growth across a compile is
-// what it holds; freed memory that stays resident in malloc's pools does not count, as it would
-// in the resident set. It walks malloc's free lists: a call costs microseconds, more with a
-// fragmented heap, so compiling measures it between functions, not per allocation.
-// Under AddressSanitizer or ThreadSanitizer the sanitizer's allocator replaces malloc's, which
-// mallinfo2 would report as empty: the sanitizer's own count stands in for it there.
-inline std::uint64_t heap_bytes_in_use() noexcept {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return __sanitizer_get_current_allocated_bytes();
-#else
-  const struct mallinfo2 mi = ::mallinfo2();
-  return static_cast<std::uint64_t>(mi.uordblks) + static_cast<std::uint64_t>(mi.hblkhd);
-#endif
-}
 
 // A whole module variant compiled ahead of time (compile_object): the code cache's payload.
 // The functions are compiled in partitions (consecutive functions, a bounded amount of wasm code

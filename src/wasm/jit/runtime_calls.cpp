@@ -206,11 +206,11 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
   const bool outermost = store.native_roots_top == nullptr;
   if (outermost) store.native_roots_top = __builtin_frame_address(0);
   // A compilation this code triggers past the run's deadline takes this context's counter.
-  JobDeadline* const deadline = store.job_deadline;
-  Ctx* const outer_ctx = deadline != nullptr ? deadline->ctx : nullptr;
-  if (deadline != nullptr) deadline->ctx = &c;
+  JobLimits* const limits = store.job_limits;
+  Ctx* const outer_ctx = limits != nullptr ? limits->ctx : nullptr;
+  if (limits != nullptr) limits->ctx = &c;
   const std::uint32_t status = entry(&c, nfp);
-  if (deadline != nullptr) deadline->ctx = outer_ctx;
+  if (limits != nullptr) limits->ctx = outer_ctx;
   if (outermost) store.native_roots_top = nullptr;
   if (status == 0) return {c.fuel, TrapKind::None, nullptr, nullptr, nullptr};
   if (status == kTailPending) return {c.fuel, TrapKind::None, nullptr, nullptr, c.tail_callee};

@@ -189,6 +189,9 @@ struct StoreLimits {
   std::uint64_t max_store_bytes = UINT64_MAX;
 };
 
+// Store::set_compile_memory's default: 2 GiB, which CPython's compile on first use fits.
+inline constexpr std::uint64_t kDefaultCompileMemory = std::uint64_t{2} << 30;
+
 // What one invoke / instantiate (start function) may spend. Empty = unbounded.
 struct ExecutionBudget {
   std::optional<std::uint64_t> fuel;  // Wasmtime cost model; exhaustion → TrapKind::OutOfFuel
@@ -359,6 +362,13 @@ class Store {
   // fuel either way). Off: Auto without cached code is the interpreter exactly. Set it before
   // instantiating.
   void set_tier_up(bool on) noexcept;
+  // Tier::Compile: how far the process's heap may grow while this store's runs compile a module
+  // on first use (its IR, then each function at its first call), counted from the start of that
+  // module's compile and checked before each function with its expected cost; a function that
+  // would pass it stays interpreted, for later stores too (the same results, traps and fuel).
+  // 0: no limit. Default kDefaultCompileMemory. (Ahead-of-time compiles have their own limit:
+  // CompileOptions::memory_limit; tier-up a process-wide one.)
+  void set_compile_memory(std::uint64_t bytes) noexcept;
 
   // Garbage collection: what the bits of a reference in the any hierarchy (anyref, eqref, a
   // struct or array type, …) name in this store (docs/interpreter.md, "Garbage collection"):

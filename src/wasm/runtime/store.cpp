@@ -216,6 +216,8 @@ void Store::set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept { i
 void Store::track_first_calls() noexcept { impl_->track_first_calls = true; }
 void Store::set_tier_up(bool on) noexcept { impl_->tier_up = on; }
 
+void Store::set_compile_memory(std::uint64_t bytes) noexcept { impl_->compile_memory = bytes; }
+
 void Store::Impl::ensure_jit_code([[maybe_unused]] int variant) {
 #if SPRAWLING_WITH_JIT
   if (all_jit_ready[variant]) return;
@@ -454,27 +456,29 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
   const int variant = s.metered ? kMetered : kUnmetered;
 #if SPRAWLING_WITH_JIT
   // Compilation this run triggers (Tier::Compile: the module's IR, each function on its first
-  // call) checks the run's deadline between functions; a run it found past ends DeadlineExceeded.
-  struct DeadlineWatch {
+  // call) checks the run's deadline between functions (a run it found past ends
+  // DeadlineExceeded) and the store's compile memory limit (a function past it stays interpreted).
+  struct LimitsWatch {
     Store::Impl& store;
-    jit::JobDeadline deadline;
-    jit::JobDeadline* outer = nullptr;
-    jit::JobDeadline* outer_in_store = nullptr;
+    jit::JobLimits limits;
+    jit::JobLimits* outer = nullptr;
+    jit::JobLimits* outer_in_store = nullptr;
     bool set = false;
-    ~DeadlineWatch() {
+    ~LimitsWatch() {
       if (!set) return;
-      jit::set_job_deadline(outer);
-      store.job_deadline = outer_in_store;
+      jit::set_job_limits(outer);
+      store.job_limits = outer_in_store;
     }
   } watch{s, {}};
-  if (s.tier == Tier::Compile && s.budget.deadline) {
-    watch.deadline.at = *s.budget.deadline;
-    watch.outer = jit::set_job_deadline(&watch.deadline);
-    watch.outer_in_store = s.job_deadline;
-    s.job_deadline = &watch.deadline;
+  if (s.tier == Tier::Compile) {
+    if (s.budget.deadline) watch.limits.at = *s.budget.deadline;
+    watch.limits.compile_memory = s.compile_memory;
+    watch.outer = jit::set_job_limits(&watch.limits);
+    watch.outer_in_store = s.job_limits;
+    s.job_limits = &watch.limits;
     watch.set = true;
   }
-  const auto compiled_past_deadline = [&] { return watch.set && watch.deadline.overrun(); };
+  const auto compiled_past_deadline = [&] { return watch.set && watch.limits.overrun(); };
 #else
   const auto compiled_past_deadline = [] { return false; };
 #endif

@@ -39,7 +39,7 @@ struct ResourceAccount {
 // The compiled tier (wasm/jit/, built with SPRAWLING_WITH_JIT): a compiled function's entry.
 namespace jit {
 struct Ctx;
-struct JobDeadline;
+struct JobLimits;
 using Entry = std::uint32_t (*)(Ctx*, std::uint64_t*);
 class ModuleCode;
 // One defined function's machine code in a module variant: `entry` is null while the function
@@ -324,6 +324,7 @@ struct Store::Impl {
   std::size_t frames_bytes = 0;
   Tier tier = Tier::Interpret;
   bool tier_up = true;  // Tier::Auto without cached code: compile hot functions in the background
+  std::uint64_t compile_memory = kDefaultCompileMemory;  // Store::set_compile_memory
   std::shared_ptr<CodeCacheStorage> code_cache;  // Tier::Compile / Auto: where cached code is found
   bool all_jit_ready[2] = {true, true};
   bool track_first_calls = false;  // [snapshot code] Store::track_first_calls
@@ -345,8 +346,8 @@ struct Store::Impl {
   std::uint64_t reserve = 0;
   std::uint64_t total = 0;  // everything handed out or reserved since set_budget
   bool out_of_fuel = false;  // a check found the budget spent since set_budget
-  // A run on Tier::Compile with a deadline: what the compilation it triggers checks (Store::call).
-  jit::JobDeadline* job_deadline = nullptr;
+  // A run on Tier::Compile: what the compilation it triggers checks (Store::call).
+  jit::JobLimits* job_limits = nullptr;
 
   // Exception handling: the exception objects, and the one leaving a run uncaught (a run ends
   // with TrapKind::UncaughtException; whoever ran it rethrows it, or reports it as a trap).
