@@ -150,6 +150,11 @@ SPRAWLING_API sprawling_status sprawling_config_set_max_stderr_bytes(sprawling_c
 SPRAWLING_API sprawling_status sprawling_config_set_meter_fuel(sprawling_config* config, int enabled);
 /* Non-zero: reproducible runs (fixed clocks, randomness from the seed). */
 SPRAWLING_API sprawling_status sprawling_config_set_deterministic(sprawling_config* config, int enabled);
+/* Non-zero: every float operation that may make a NaN makes the canonical quiet NaN
+ * (0x7FC00000, 0x7FF8000000000000), not one whose sign and payload depend on the CPU: the same
+ * bits on every machine and tier (Wasmtime's nan-canonicalization; `sprawl run -W
+ * nan-canonicalization=y`). Default off; deterministic runs imply it. */
+SPRAWLING_API sprawling_status sprawling_config_set_nan_canonicalization(sprawling_config* config, int enabled);
 SPRAWLING_API sprawling_status sprawling_config_set_random_seed(sprawling_config* config, uint64_t seed);
 /* What one WASI call may take from guest memory in bytes; past it the call fails with ENOMEM. */
 SPRAWLING_API sprawling_status sprawling_config_set_hostcall_copy_limit(sprawling_config* config, uint64_t bytes);

@@ -190,6 +190,7 @@ def _load() -> ctypes.CDLL:
         "sprawling_config_set_max_stderr_bytes": (st, [h, u64]),
         "sprawling_config_set_meter_fuel": (st, [h, i]),
         "sprawling_config_set_deterministic": (st, [h, i]),
+        "sprawling_config_set_nan_canonicalization": (st, [h, i]),
         "sprawling_config_set_random_seed": (st, [h, u64]),
         "sprawling_config_set_hostcall_copy_limit": (st, [h, u64]),
         "sprawling_config_set_max_table_elements": (st, [h, u64]),
@@ -483,7 +484,10 @@ class Sandbox:
                        run with exit kind "trap" and message "deadline exceeded"
     max_stdout_bytes, max_stderr_bytes   caps on captured output (default 64 MiB each)
     meter_fuel         False: fuel is not metered at all (benchmarks only)
-    deterministic, random_seed   reproducible runs: fixed clocks, seeded randomness
+    deterministic, random_seed   reproducible runs: fixed clocks, seeded randomness, canonical NaNs
+    nan_canonicalization   True: every float operation that may make a NaN makes the canonical one
+                       (the same bits on every CPU and tier; Wasmtime's option); implied by
+                       deterministic; default False
     hostcall_copy_limit  what one WASI call may take from guest memory (default 128 MiB)
     max_table_elements cap on each table's elements (default 10,000,000; at most 2**32-1)
     max_tables, max_memories   how many tables / memories the module may define (default 100
@@ -520,6 +524,7 @@ class Sandbox:
     def __init__(self, *, max_memory_bytes: Optional[int] = None, timeout: Optional[float] = None,
                  max_stdout_bytes: Optional[int] = None, max_stderr_bytes: Optional[int] = None,
                  meter_fuel: bool = True, deterministic: bool = False, random_seed: int = 0,
+                 nan_canonicalization: bool = False,
                  hostcall_copy_limit: Optional[int] = None, max_table_elements: Optional[int] = None,
                  max_tables: Optional[int] = None, max_memories: Optional[int] = None,
                  max_store_bytes: Optional[int] = None, max_disk_write_bytes: Optional[int] = None,
@@ -567,6 +572,7 @@ class Sandbox:
             if timeout_ns > (1 << 63) - 1:
                 raise ValueError(f"timeout is too large: {timeout!r} seconds")
         flags = {"meter_fuel": _flag("meter_fuel", meter_fuel), "deterministic": _flag("deterministic", deterministic),
+                 "nan_canonicalization": _flag("nan_canonicalization", nan_canonicalization),
                  "tier_up": _flag("tier_up", tier_up)}
         feature_settings: dict[str, bool] = {}
         if features is not None:

@@ -86,6 +86,7 @@ class Sandbox:
     def __init__(self, *, max_memory_bytes: Optional[int] = ..., timeout: Optional[float] = ...,
                  max_stdout_bytes: Optional[int] = ..., max_stderr_bytes: Optional[int] = ...,
                  meter_fuel: bool = ..., deterministic: bool = ..., random_seed: int = ...,
+                 nan_canonicalization: bool = ...,
                  hostcall_copy_limit: Optional[int] = ..., max_table_elements: Optional[int] = ...,
                  max_tables: Optional[int] = ..., max_memories: Optional[int] = ...,
                  max_store_bytes: Optional[int] = ..., max_disk_write_bytes: Optional[int] = ...,

@@ -398,6 +398,10 @@ sprawling_status sprawling_config_set_deterministic(sprawling_config* config, in
   return set_field<&rt::SandboxConfig::deterministic>(config, enabled != 0);
 }
 
+sprawling_status sprawling_config_set_nan_canonicalization(sprawling_config* config, int enabled) {
+  return set_field<&rt::SandboxConfig::nan_canonicalization>(config, enabled != 0);
+}
+
 sprawling_status sprawling_config_set_random_seed(sprawling_config* config, uint64_t seed) {
   return set_field<&rt::SandboxConfig::random_seed>(config, seed);
 }

@@ -34,6 +34,15 @@ static const char ok_wat[] =
     "    (i32.store (i32.const 0) (i32.const 8)) (i32.store (i32.const 4) (i32.const 3))\n"
     "    (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16)))))\n";
 
+/* Exits with the sign bit of 0/0 computed from a local: x86 makes the NaN 0xFFC00000 (exit 1),
+ * NaN canonicalization the canonical 0x7FC00000 (exit 0). */
+static const char nan_sign_wat[] =
+    "(module\n"
+    "  (import \"wasi_snapshot_preview1\" \"proc_exit\" (func $exit (param i32)))\n"
+    "  (memory (export \"memory\") 1)\n"
+    "  (func (export \"_start\") (local f32)\n"
+    "    (call $exit (i32.shr_u (i32.reinterpret_f32 (f32.div (local.get 0) (local.get 0))) (i32.const 31)))))\n";
+
 /* Asks for a capability the sandbox does not grant. */
 static const char denied_wat[] =
     "(module (import \"env\" \"open_socket\" (func (param i32) (result i32)))\n"
@@ -541,6 +550,26 @@ static void test_tiers(void) {
   }
   CHECK(fuel[0] > 0 && fuel[0] == fuel[1] && fuel[0] == fuel[2]);
   rmdir(cache);
+  /* NaN canonicalization: the canonical NaN on every tier (off: x86's negative default NaN). */
+  for (int t = 0; t < 2; ++t) {
+    if (t == 1 && !sprawling_compiled_tier_available()) break;
+    for (int canonical = 0; canonical < 2; ++canonical) {
+      sprawling_config* config = NULL;
+      CHECK(sprawling_config_new(&config) == SPRAWLING_OK);
+      CHECK(sprawling_config_set_tier(config, t == 0 ? SPRAWLING_TIER_INTERPRET : SPRAWLING_TIER_COMPILE) == SPRAWLING_OK);
+      CHECK(sprawling_config_set_nan_canonicalization(config, canonical) == SPRAWLING_OK);
+      sprawling_sandbox* sandbox = sandbox_with(config);
+      sprawling_config_free(config);
+      sprawling_job* job = bytes_job(nan_sign_wat, "nan");
+      sprawling_outcome* outcome = run_ok(sandbox, job);
+      CHECK(sprawling_outcome_exit_kind(outcome) == (canonical ? SPRAWLING_EXIT_SUCCESS : SPRAWLING_EXIT_FAILURE));
+      CHECK(sprawling_outcome_exit_code(outcome) == (canonical ? 0 : 1));
+      sprawling_outcome_free(outcome);
+      sprawling_job_free(job);
+      sprawling_sandbox_free(sandbox);
+    }
+  }
+  CHECK(sprawling_config_set_nan_canonicalization(NULL, 1) == SPRAWLING_EINVAL);
 }
 
 /* Runs `args` of the test guest in a sandbox made from `config` and checks the outcome against

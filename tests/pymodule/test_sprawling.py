@@ -14,7 +14,7 @@ import time
 import pytest
 
 import sprawling
-from wat_modules import BIG_TABLE_WAT, DENIED_WAT, OK_WAT, ONE_MEMORY_WAT, SNAPSHOT_WAT, TWO_TABLES_WAT
+from wat_modules import BIG_TABLE_WAT, DENIED_WAT, NAN_SIGN_WAT, OK_WAT, ONE_MEMORY_WAT, SNAPSHOT_WAT, TWO_TABLES_WAT
 
 GUEST = os.environ.get("SPRAWLING_TEST_GUEST", "")
 
@@ -232,6 +232,18 @@ def test_deterministic_settings_are_accepted():
     sb = sprawling.Sandbox(deterministic=True, random_seed=42, hostcall_copy_limit=1 << 20)
     assert run("hello", sandbox=sb).stdout == b"hello\n"
     assert "deterministic=True" in repr(sb)
+
+
+def test_nan_canonicalization_gives_the_canonical_nan_on_every_tier():
+    tiers = ["interpret"] + (["compile"] if sprawling.compiled_tier_available() else [])
+    for tier in tiers:
+        plain = sprawling.Sandbox(tier=tier).run(NAN_SIGN_WAT, fuel=FUEL)
+        assert plain.exit.kind == "failure" and plain.exit.code == 1, (tier, plain.exit)  # x86's 0xFFC00000
+        for kwargs in ({"nan_canonicalization": True}, {"deterministic": True}):
+            out = sprawling.Sandbox(tier=tier, **kwargs).run(NAN_SIGN_WAT, fuel=FUEL)
+            assert out.exit.kind == "success", (tier, kwargs, out.exit)  # 0x7FC00000
+            assert out.stats.fuel_consumed == plain.stats.fuel_consumed
+    assert "nan_canonicalization=True" in repr(sprawling.Sandbox(nan_canonicalization=True))
 
 
 def test_output_sinks_see_the_output_as_it_is_written():
@@ -486,6 +498,7 @@ def test_parallel_jobs_from_threads_overlap():
     ({"max_stderr_bytes": 1 << 64}, ValueError),
     ({"meter_fuel": 1}, TypeError),
     ({"deterministic": "yes"}, TypeError),
+    ({"nan_canonicalization": 1}, TypeError),
     ({"random_seed": -3}, ValueError),
     ({"hostcall_copy_limit": "big"}, TypeError),
     ({"on_stdout": b"not callable"}, TypeError),

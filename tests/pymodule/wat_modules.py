@@ -50,3 +50,12 @@ TRAP_WAT = b'(module (memory (export "memory") 1) (func (export "_start") unreac
 TAIL_CALL_WAT = b"""(module (memory (export "memory") 1)
   (func $f) (func (export "_start") (return_call $f)))
 """
+
+# Exits with the sign bit of 0/0 computed from a local: x86 makes the NaN 0xFFC00000 (exit 1),
+# NaN canonicalization the canonical 0x7FC00000 (exit 0).
+NAN_SIGN_WAT = b"""(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (local f32)
+    (call $exit (i32.shr_u (i32.reinterpret_f32 (f32.div (local.get 0) (local.get 0))) (i32.const 31)))))
+"""
