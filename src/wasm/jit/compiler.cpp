@@ -68,6 +68,10 @@ struct ModuleCode::Impl {
   std::mutex optimize_mutex;                // partitions of one module optimize one at a time
   std::vector<std::size_t> body_bytes;      // per defined function: its wasm code size
   std::size_t imported_funcs = 0;           // the module's: a defined function's index is this + its own
+  // The lazy path's compile memory limit: the heap's growth at its last reading, and the
+  // functions compiled since (compile_module's transform).
+  std::uint64_t grown = 0;
+  unsigned unread = 256;
 };
 
 namespace {
@@ -281,11 +285,11 @@ llvm::Expected<llvm::orc::JITTargetMachineBuilder> host_target_builder() {
   return jtmb;
 }
 
-// The IR of every compilable function of a variant in one module (`wasm_f<defined index>`);
-// out->reasons says why the others stay interpreted. The lazy path's.
+// The IR of every compilable function of a variant, each in a module of its own (`wasm_f<defined
+// index>`); out->reasons says why the others stay interpreted. The lazy path's.
 struct Emitted {
   std::unique_ptr<llvm::LLVMContext> context;
-  std::unique_ptr<llvm::Module> mod;
+  std::vector<std::unique_ptr<llvm::Module>> mods;  // one per function with IR, in the context
 };
 std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered, const llvm::DataLayout& layout,
                                    const llvm::Triple& triple, ModuleCode& out) {
@@ -338,20 +342,19 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
                  kCompileBudget.slots_by_nesting, top.simd_ops, kCompileBudget.simd_ops, top.gc_ops,
                  kCompileBudget.gc_ops);
   }
+  // One IR module per function, in one context: the lazy JIT splits a module into the functions
+  // it compiles by cloning the module's declarations for each one, so one module of every
+  // function made each first call cost time in proportion to the module (1,000 functions called
+  // once: 6 s; 4,000: 82 s). A function's module declares what it calls (declare_on_use).
   Emitted e;
   e.context = std::make_unique<llvm::LLVMContext>();
-  e.mod = std::make_unique<llvm::Module>("wasm", *e.context);
-  e.mod->setDataLayout(layout);
-  e.mod->setTargetTriple(triple.str());
-  ModuleEmitter me(cm, funcs, metered, *e.context, *e.mod);
-  me.fns.assign(funcs.size(), nullptr);
+  std::vector<char> compilable(funcs.size(), 0);  // those past the module budget stay 0
   for (std::size_t i = 0; i < scans.size(); ++i) {
-    if (!scans[i].reason.empty()) {
+    if (scans[i].reason.empty()) {
+      compilable[i] = 1;
+    } else {
       out.reasons[i] = scans[i].reason;
-      continue;
     }
-    me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *e.mod);
-    me.fns[i]->setDSOLocal(true);  // called directly (PC-relative), never through a PLT stub
   }
   // The job's compile memory limit, before each function's IR: the heap's growth is read every
   // 64 functions or 256 KiB of code (a reading costs microseconds), and in between the expected
@@ -362,14 +365,26 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
   std::uint64_t grown = 0;
   std::size_t unread_functions = 0;
   std::size_t unread_bytes = 0;
+  // Each function's emitter reuses one table of IR functions (one per defined function: cleared
+  // after each module by what that module holds, not refilled whole, which cost a million-function
+  // module seconds).
+  std::vector<llvm::Function*> fns(funcs.size(), nullptr);
   for (std::size_t i = 0; i < scans.size(); ++i) {
-    if (me.fns[i] == nullptr) continue;
+    if (compilable[i] == 0) continue;
     // A job's deadline, between functions: its run ends there (nothing of this is kept).
     if (past_job_deadline()) {
       out.error = "compilation stopped at the job's deadline";
       out.stopped_at_deadline = true;
       return std::nullopt;
     }
+    auto mod = std::make_unique<llvm::Module>(function_name(i), *e.context);
+    mod->setDataLayout(layout);
+    mod->setTargetTriple(triple.str());
+    ModuleEmitter me(cm, funcs, metered, *e.context, *mod);
+    me.fns = std::move(fns);
+    me.declare_on_use = &compilable;  // the functions it calls: declared when called
+    me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *mod);
+    bool over = false;
     if (limit != 0) {
       const std::size_t bytes = cm.module.code[i].code_size;
       const std::uint64_t ir = std::uint64_t{bytes} * kIrBytesPerCodeByte;
@@ -379,25 +394,36 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
         grown = now > out.heap_base ? now - out.heap_base : 0;
         unread_functions = unread_bytes = 0;
       }
-      if (grown > limit || expected > limit - grown) {
+      over = grown > limit || expected > limit - grown;
+      if (over) {
         out.reasons[i] = over_memory_reason(limit, grown, expected);
-        emit_interpreted_body(*me.fns[i], static_cast<std::uint32_t>(cm.module.imported_funcs + i));
         ++out.over_memory;
-        continue;
+      } else {
+        grown += ir;
+        ++unread_functions;
+        unread_bytes += bytes;
       }
-      grown += ir;
-      ++unread_functions;
-      unread_bytes += bytes;
     }
-    emit_function(me, static_cast<u32>(i), scans[i]);
+    if (over) {
+      emit_interpreted_body(*me.fns[i], static_cast<std::uint32_t>(cm.module.imported_funcs + i));
+    } else {
+      emit_function(me, static_cast<u32>(i), scans[i]);
+    }
+    fns = std::move(me.fns);
+    for (const llvm::Function& f : *mod) {
+      llvm::StringRef name = f.getName();
+      std::size_t d = 0;
+      if (name.consume_front("wasm_f") && !name.getAsInteger(10, d) && d < fns.size()) fns[d] = nullptr;
+    }
+    std::string verify;
+    llvm::raw_string_ostream vs(verify);
+    if (llvm::verifyModule(*mod, &vs)) {
+      out.error = "the compiled tier generated invalid IR: " + verify;
+      return std::nullopt;
+    }
+    e.mods.push_back(std::move(mod));
   }
 
-  std::string verify;
-  llvm::raw_string_ostream vs(verify);
-  if (llvm::verifyModule(*e.mod, &vs)) {
-    out.error = "the compiled tier generated invalid IR: " + verify;
-    return std::nullopt;
-  }
   out.seconds_ir = seconds_since(t0);
   return e;
 }
@@ -479,9 +505,10 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
           // The job's compile memory limit, before each function is compiled: one that would
           // pass it gets the interpreted body, its slot's entry cleared first (every later call
           // goes to the interpreter; one in flight through the stub gets there from the body).
+          // The heap is read when the last reading is within 64 MiB of the limit, and every
+          // 256 functions (a reading walks malloc's free lists: on a fragmented heap it took
+          // a fifth of the compile time of many small functions when made at each one).
           const std::uint64_t limit = compile_memory_limit();
-          const std::uint64_t now = limit != 0 ? heap_bytes_in_use() : 0;
-          const std::uint64_t grown = now > code->heap_base ? now - code->heap_base : 0;
           for (llvm::Function& f : m.functions()) {
             llvm::StringRef name = f.getName();
             std::size_t i = 0;
@@ -489,7 +516,13 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
                 i >= state->body_bytes.size() || !code->reasons[i].empty())
               continue;
             const std::uint64_t expected = std::uint64_t{state->body_bytes[i]} * kCompileBytesPerCodeByte;
-            if (limit == 0 || (grown <= limit && expected <= limit - grown)) {
+            if (limit != 0 && (state->unread >= 256 || state->grown + expected + (std::uint64_t{64} << 20) > limit)) {
+              const std::uint64_t now = heap_bytes_in_use();
+              state->grown = now > code->heap_base ? now - code->heap_base : 0;
+              state->unread = 0;
+            }
+            ++state->unread;
+            if (limit == 0 || (state->grown <= limit && expected <= limit - state->grown)) {
               ++code->materialized;
               code->materialized_bytes += state->body_bytes[i];
               continue;
@@ -497,7 +530,7 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
             code->entries[i].entry.store(nullptr, std::memory_order_release);
             --code->compiled;
             ++code->over_memory;
-            code->reasons[i] = over_memory_reason(limit, grown, expected);
+            code->reasons[i] = over_memory_reason(limit, state->grown, expected);
             emit_interpreted_body(f, static_cast<std::uint32_t>(state->imported_funcs + i));
           }
           optimize(m, *state->tm);
@@ -519,9 +552,12 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
     out->error = error_text(std::move(e));
     return out;
   }
-  if (auto e = (*lljit)->addLazyIRModule(llvm::orc::ThreadSafeModule(std::move(emitted->mod), std::move(emitted->context)))) {
-    out->error = error_text(std::move(e));
-    return out;
+  const llvm::orc::ThreadSafeContext context(std::move(emitted->context));
+  for (std::unique_ptr<llvm::Module>& mod : emitted->mods) {
+    if (auto e = (*lljit)->addLazyIRModule(llvm::orc::ThreadSafeModule(std::move(mod), context))) {
+      out->error = error_text(std::move(e));
+      return out;
+    }
   }
   publish_entries(**lljit, *out);
   out->seconds_codegen = seconds_since(t0);  // the stubs only: functions compile on first call
