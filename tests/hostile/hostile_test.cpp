@@ -17,7 +17,6 @@ namespace sprawling::hostile {
 namespace {
 
 using runtime::ErrorCode;
-using runtime::ExecutionTier;
 using runtime::Failure;
 using runtime::FuelExhausted;
 using runtime::SandboxExit;
