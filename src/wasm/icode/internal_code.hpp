@@ -359,8 +359,7 @@ inline constexpr auto kAccessOps = make_access_ops();
 struct MemAccess {
   std::uint8_t bytes = 0;  // 0: not a load or store
   bool sign = false;
-  bool wide = false;
-  bool store = false;
+  bool wide = false;  // the value's slot is an i64 (loads: the result; stores: the operand)
 };
 namespace detail {
 constexpr std::array<MemAccess, kOpCount> make_mem_accesses() {
@@ -369,7 +368,7 @@ constexpr std::array<MemAccess, kOpCount> make_mem_accesses() {
     const Op plain = kOps[i].mem_base;
     if (plain == Op::Count_) continue;
 #define SPRAWLING_ACCESS(Name, Kind, bytes, sign, width) \
-  if (plain == Op::Name) t[i] = MemAccess{bytes, #sign[0] == 'S', (width) == 64, std::string_view(#Kind) == "Store"};
+  if (plain == Op::Name) t[i] = MemAccess{bytes, #sign[0] == 'S', (width) == 64};
 #include "wasm/icode/memory_access.def"
 #undef SPRAWLING_ACCESS
   }

@@ -480,29 +480,20 @@ class FunctionEmitter {
     bool add = false;
     u32 offset = 0;
   };
-  struct Access {
-    llvm::Type* mem;
-    bool sign;
-    bool wide;  // result in an i64 slot
-  };
-  Access access_of(Op base_op) {
-    const MemAccess& a = mem_access(base_op);
-    return {b_.getIntNTy(8 * a.bytes), a.sign, a.wide};
-  }
   llvm::Value* address(const Where& w, u32 size) { return address(w.ea64, size, w.slot, w.imm, w.add, w.offset); }
+  // Loads and stores of every width (internal_code.hpp's mem_access: bytes, sign, slot width).
   void load(Op base_op, u32 dst, const Where& where) {
-    const Access a = access_of(base_op);
-    const u32 size = a.mem->getPrimitiveSizeInBits() / 8;
-    llvm::Value* v = b_.CreateAlignedLoad(a.mem, address(where, size), llvm::MaybeAlign(1));
+    const MemAccess& a = mem_access(base_op);
+    llvm::Type* mem = b_.getIntNTy(8 * a.bytes);
+    llvm::Value* v = b_.CreateAlignedLoad(mem, address(where, a.bytes), llvm::MaybeAlign(1));
     llvm::Type* rt = a.wide ? t_.i64 : t_.i32;
-    if (a.mem != rt) v = a.sign ? b_.CreateSExt(v, rt) : b_.CreateZExt(v, rt);
+    if (mem != rt) v = a.sign ? b_.CreateSExt(v, rt) : b_.CreateZExt(v, rt);
     put(dst, v, a.wide ? VT::I64 : VT::I32);
   }
   void store(Op base_op, u32 src, const Where& where) {
-    const Access a = access_of(base_op);
-    const u32 size = a.mem->getPrimitiveSizeInBits() / 8;
-    llvm::Value* ptr = address(where, size);
-    b_.CreateAlignedStore(b_.CreateTrunc(slot(src), a.mem), ptr, llvm::MaybeAlign(1));
+    const MemAccess& a = mem_access(base_op);
+    llvm::Value* ptr = address(where, a.bytes);
+    b_.CreateAlignedStore(b_.CreateTrunc(slot(src), b_.getIntNTy(8 * a.bytes)), ptr, llvm::MaybeAlign(1));
   }
   llvm::Value* ea(u32 addr_slot, u32 offset) {
     return b_.CreateAdd(b_.CreateZExt(get(addr_slot, VT::I32), t_.i64), b_.getInt64(offset));
