@@ -200,10 +200,11 @@ SPRAWLING_API sprawling_status sprawling_config_set_code_cache_dir(sprawling_con
  * removes the least recently used ones. */
 SPRAWLING_API sprawling_status sprawling_config_set_code_cache_max_bytes(sprawling_config* config, uint64_t bytes);
 /* SPRAWLING_TIER_COMPILE, when a module is compiled on first use (not from the code cache): how
- * far the process's heap may grow while it is (its IR, then each function at its first call),
+ * far the process's heap may grow while it is (each function compiled at its first call),
  * checked before each function with what compiling it is expected to take. A function that would
  * pass it stays interpreted, for later jobs too (the same output, exit and fuel). 0: no limit.
- * Default 2 GiB (CPython's compile fits). `sprawl run -W compile-memory=BYTES`. */
+ * Default 1 GiB (CPython's compile grows the heap by less than 256 MiB). `sprawl run -W
+ * compile-memory=BYTES`. */
 SPRAWLING_API sprawling_status sprawling_config_set_compile_memory_bytes(sprawling_config* config, uint64_t bytes);
 
 /* Turns the feature `name` (a sprawling_feature_name, as `sprawl run -W NAME=y|n` spells it) on

@@ -510,7 +510,7 @@ class Sandbox:
                        entries are removed
     compile_memory_bytes   under "compile", when a module is compiled on first use: how far the
                        process's heap may grow while it is; a function that would pass it stays
-                       interpreted (same output, exit and fuel). 0: no limit; default 2 GiB
+                       interpreted (same output, exit and fuel). 0: no limit; default 1 GiB
     snapshot_dir       a folder where start-up snapshots are also kept between processes
                        (created 0700; None: the process's in-memory cache only)
     features           {name: bool} turning WebAssembly features on or off, by `sprawl run -W`'s

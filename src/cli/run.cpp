@@ -114,10 +114,11 @@ Options:
                            without it (or in a build without the compiled tier) is exit status
                            127; auto is then the interpreter
   -W compile-memory=BYTES  under --tier compile, how far this process's heap may grow while the
-                           module is compiled on first use (its IR, then each function at its
-                           first call), each function checked with its expected cost before it
-                           is compiled; one that would pass it stays interpreted (same output,
-                           traps and fuel); 0: no limit; default 2G (`sprawl compile` has its own)
+                           module is compiled on first use (each function at its first call),
+                           each function checked with its expected cost before it is
+                           compiled; one that would pass it stays interpreted (same output,
+                           traps and fuel); 0: no limit; default 1G (`sprawl compile` has its
+                           own)
   -C cache=y|n, --cache y|n
                            use the compiled-code cache (default y): SPRAWLING_CACHE_DIR, else
                            $XDG_CACHE_HOME/sprawling/code, else ~/.cache/sprawling/code

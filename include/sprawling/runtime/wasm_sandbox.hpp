@@ -95,12 +95,13 @@ struct SandboxConfig {
   // Its size bound: past it, writing an entry removes the least recently used ones (down to 70%).
   std::uint64_t code_cache_max_bytes = std::uint64_t{1} << 30;
   // ExecutionTier::Compile, when the module is compiled on first use (not from the code cache):
-  // how far the process's heap may grow while it is (its IR, then each function at its first
-  // call), counted from the start of that module's compile and checked before each function with
+  // how far the process's heap may grow while it is (each function compiled at its first call),
+  // counted from the start of that module's compile and checked before each function with
   // what compiling it is expected to take. A function that would pass it stays interpreted (also
   // for later jobs of the process: the code is the module's), with the same results, traps and
-  // fuel; SPRAWLING_JIT_STATS=1 lists it. 0: no limit. Default 2 GiB (CPython's compile fits).
-  std::uint64_t compile_memory_bytes = std::uint64_t{2} << 30;
+  // fuel; SPRAWLING_JIT_STATS=1 lists it. 0: no limit. Default 1 GiB (room for the costliest
+  // function the compile budget admits; CPython's compile grows the heap by less than 256 MiB).
+  std::uint64_t compile_memory_bytes = std::uint64_t{1} << 30;
   // Fixed-width SIMD (v128 and its 236 instructions; Wasmtime's -W simd). When false a module
   // that uses any of it is refused before it runs, naming its first use.
   bool simd = true;

@@ -72,6 +72,12 @@ struct ModuleCode::Impl {
   // functions compiled since (compile_module's transform).
   std::uint64_t grown = 0;
   unsigned unread = 256;
+  // The lazy path's IR, emitted at each function's first call: the module, the variant, which
+  // functions have a module (declared where called), and the emitters' table of IR functions.
+  const CompiledModule::Impl* cm = nullptr;
+  bool metered = false;
+  std::vector<char> compilable;
+  std::vector<llvm::Function*> fns;
 };
 
 namespace {
@@ -285,11 +291,13 @@ llvm::Expected<llvm::orc::JITTargetMachineBuilder> host_target_builder() {
   return jtmb;
 }
 
-// The IR of every compilable function of a variant, each in a module of its own (`wasm_f<defined
-// index>`); out->reasons says why the others stay interpreted. The lazy path's.
+// A module of its own (`wasm_f<defined index>`) for every compilable function of a variant, its
+// body a placeholder until its first call; out->reasons says why the others stay interpreted.
+// The lazy path's.
 struct Emitted {
   std::unique_ptr<llvm::LLVMContext> context;
-  std::vector<std::unique_ptr<llvm::Module>> mods;  // one per function with IR, in the context
+  std::vector<std::unique_ptr<llvm::Module>> mods;  // one per compilable function, in the context
+  std::vector<char> compilable;                     // per defined function: whether it has a module
 };
 std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered, const llvm::DataLayout& layout,
                                    const llvm::Triple& triple, ModuleCode& out) {
@@ -312,6 +320,9 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
       break;
     }
     scans.push_back(scan(funcs[i], metered, cm.module, i));
+    // Only the verdict and the facts are kept: the IR is made from a new scan at the first call.
+    scans.back().instrs = {};
+    scans.back().targets = {};
     if (!scans.back().reason.empty()) continue;
     ++taken;
     taken_bytes += bytes;
@@ -345,34 +356,26 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
   // One IR module per function, in one context: the lazy JIT splits a module into the functions
   // it compiles by cloning the module's declarations for each one, so one module of every
   // function made each first call cost time in proportion to the module (1,000 functions called
-  // once: 6 s; 4,000: 82 s). A function's module declares what it calls (declare_on_use).
+  // once: 6 s; 4,000: 82 s). Each module holds a placeholder body until the function is first
+  // called: the transform (compile_module) then emits its IR, so only called functions have IR,
+  // and only while they are compiled (CPython's every function up front: 1.19 GB).
   Emitted e;
   e.context = std::make_unique<llvm::LLVMContext>();
-  std::vector<char> compilable(funcs.size(), 0);  // those past the module budget stay 0
+  e.compilable.assign(funcs.size(), 0);  // those past the module budget stay 0
   for (std::size_t i = 0; i < scans.size(); ++i) {
     if (scans[i].reason.empty()) {
-      compilable[i] = 1;
+      e.compilable[i] = 1;
     } else {
       out.reasons[i] = scans[i].reason;
     }
   }
-  // The job's compile memory limit, before each function's IR: the heap's growth is read every
-  // 64 functions or 256 KiB of code (a reading costs microseconds), and in between the expected
-  // IR of the functions emitted since is added to the last reading. A function whose IR and
-  // compilation would not fit stays interpreted (its IR function gets the interpreted body: the
-  // others call it directly); smaller ones after it may still fit.
-  const std::uint64_t limit = compile_memory_limit();
-  std::uint64_t grown = 0;
-  std::size_t unread_functions = 0;
-  std::size_t unread_bytes = 0;
-  // Each function's emitter reuses one table of IR functions (one per defined function: cleared
-  // after each module by what that module holds, not refilled whole, which cost a million-function
-  // module seconds).
-  std::vector<llvm::Function*> fns(funcs.size(), nullptr);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(*e.context);
+  llvm::PointerType* ptr = llvm::PointerType::get(*e.context, 0);
+  llvm::FunctionType* wasm_fn = llvm::FunctionType::get(i32, {ptr, ptr}, false);
   for (std::size_t i = 0; i < scans.size(); ++i) {
-    if (compilable[i] == 0) continue;
+    if (e.compilable[i] == 0) continue;
     // A job's deadline, between functions: its run ends there (nothing of this is kept).
-    if (past_job_deadline()) {
+    if (i % 1024 == 0 && past_job_deadline()) {
       out.error = "compilation stopped at the job's deadline";
       out.stopped_at_deadline = true;
       return std::nullopt;
@@ -380,50 +383,10 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
     auto mod = std::make_unique<llvm::Module>(function_name(i), *e.context);
     mod->setDataLayout(layout);
     mod->setTargetTriple(triple.str());
-    ModuleEmitter me(cm, funcs, metered, *e.context, *mod);
-    me.fns = std::move(fns);
-    me.declare_on_use = &compilable;  // the functions it calls: declared when called
-    me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *mod);
-    bool over = false;
-    if (limit != 0) {
-      const std::size_t bytes = cm.module.code[i].code_size;
-      const std::uint64_t ir = std::uint64_t{bytes} * kIrBytesPerCodeByte;
-      const std::uint64_t expected = ir + std::uint64_t{bytes} * kCompileBytesPerCodeByte;
-      if (unread_functions >= 64 || unread_bytes >= (std::size_t{256} << 10)) {
-        const std::uint64_t now = heap_bytes_in_use();
-        grown = now > out.heap_base ? now - out.heap_base : 0;
-        unread_functions = unread_bytes = 0;
-      }
-      over = grown > limit || expected > limit - grown;
-      if (over) {
-        out.reasons[i] = over_memory_reason(limit, grown, expected);
-        ++out.over_memory;
-      } else {
-        grown += ir;
-        ++unread_functions;
-        unread_bytes += bytes;
-      }
-    }
-    if (over) {
-      emit_interpreted_body(*me.fns[i], static_cast<std::uint32_t>(cm.module.imported_funcs + i));
-    } else {
-      emit_function(me, static_cast<u32>(i), scans[i]);
-    }
-    fns = std::move(me.fns);
-    for (const llvm::Function& f : *mod) {
-      llvm::StringRef name = f.getName();
-      std::size_t d = 0;
-      if (name.consume_front("wasm_f") && !name.getAsInteger(10, d) && d < fns.size()) fns[d] = nullptr;
-    }
-    std::string verify;
-    llvm::raw_string_ostream vs(verify);
-    if (llvm::verifyModule(*mod, &vs)) {
-      out.error = "the compiled tier generated invalid IR: " + verify;
-      return std::nullopt;
-    }
+    llvm::Function* f = llvm::Function::Create(wasm_fn, llvm::Function::ExternalLinkage, function_name(i), *mod);
+    new llvm::UnreachableInst(*e.context, llvm::BasicBlock::Create(*e.context, "placeholder", f));
     e.mods.push_back(std::move(mod));
   }
-
   out.seconds_ir = seconds_since(t0);
   return e;
 }
@@ -502,36 +465,66 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
         give_up_if_past_job_deadline();
         const auto t = std::chrono::steady_clock::now();
         tsm.withModuleDo([&](llvm::Module& m) {
-          // The job's compile memory limit, before each function is compiled: one that would
-          // pass it gets the interpreted body, its slot's entry cleared first (every later call
-          // goes to the interpreter; one in flight through the stub gets there from the body).
-          // The heap is read when the last reading is within 64 MiB of the limit, and every
-          // 256 functions (a reading walks malloc's free lists: on a fragmented heap it took
-          // a fifth of the compile time of many small functions when made at each one).
+          // The job's compile memory limit, before each function's IR: one that would pass it
+          // gets the interpreted body, its slot's entry cleared first (every later call goes to
+          // the interpreter; one in flight through the stub gets there from the body). The heap
+          // is read when the last reading is within 64 MiB of the limit, and every 256
+          // functions (a reading walks malloc's free lists: on a fragmented heap it took a fifth
+          // of the compile time of many small functions when made at each one).
           const std::uint64_t limit = compile_memory_limit();
+          const FunctionCode funcs = state->cm->all_code(state->metered);
           for (llvm::Function& f : m.functions()) {
             llvm::StringRef name = f.getName();
             std::size_t i = 0;
             if (f.isDeclaration() || !name.consume_front("wasm_f") || name.getAsInteger(10, i) ||
                 i >= state->body_bytes.size() || !code->reasons[i].empty())
               continue;
-            const std::uint64_t expected = std::uint64_t{state->body_bytes[i]} * kCompileBytesPerCodeByte;
+            const auto funcidx = static_cast<std::uint32_t>(state->imported_funcs + i);
+            const std::uint64_t expected =
+                std::uint64_t{state->body_bytes[i]} * (kIrBytesPerCodeByte + kCompileBytesPerCodeByte);
             if (limit != 0 && (state->unread >= 256 || state->grown + expected + (std::uint64_t{64} << 20) > limit)) {
               const std::uint64_t now = heap_bytes_in_use();
               state->grown = now > code->heap_base ? now - code->heap_base : 0;
               state->unread = 0;
             }
             ++state->unread;
-            if (limit == 0 || (state->grown <= limit && expected <= limit - state->grown)) {
-              ++code->materialized;
-              code->materialized_bytes += state->body_bytes[i];
+            if (limit != 0 && (state->grown > limit || expected > limit - state->grown)) {
+              code->entries[i].entry.store(nullptr, std::memory_order_release);
+              --code->compiled;
+              ++code->over_memory;
+              code->reasons[i] = over_memory_reason(limit, state->grown, expected);
+              emit_interpreted_body(f, funcidx);
               continue;
             }
-            code->entries[i].entry.store(nullptr, std::memory_order_release);
-            --code->compiled;
-            ++code->over_memory;
-            code->reasons[i] = over_memory_reason(limit, state->grown, expected);
-            emit_interpreted_body(f, static_cast<std::uint32_t>(state->imported_funcs + i));
+            // Its IR, from a new scan (the first one's instructions were not kept), in place of
+            // the placeholder; the functions it calls are declared in this module as it calls them.
+            const auto t_ir = std::chrono::steady_clock::now();
+            const Scan sc = scan(funcs[i], state->metered, state->cm->module, i);
+            f.deleteBody();
+            ModuleEmitter me(*state->cm, funcs, state->metered, m.getContext(), m);
+            me.fns = std::move(state->fns);
+            me.declare_on_use = &state->compilable;
+            me.fns[i] = &f;
+            emit_function(me, static_cast<u32>(i), sc);
+            state->fns = std::move(me.fns);
+            for (const llvm::Function& g : m) {
+              llvm::StringRef n = g.getName();
+              std::size_t d = 0;
+              if (n.consume_front("wasm_f") && !n.getAsInteger(10, d) && d < state->fns.size()) state->fns[d] = nullptr;
+            }
+            std::string verify;
+            llvm::raw_string_ostream vs(verify);
+            if (llvm::verifyFunction(f, &vs)) {
+              // An emitter bug: this function stays interpreted rather than failing its caller.
+              code->entries[i].entry.store(nullptr, std::memory_order_release);
+              --code->compiled;
+              code->reasons[i] = "the compiled tier generated invalid IR: " + verify;
+              emit_interpreted_body(f, funcidx);
+            } else {
+              ++code->materialized;
+              code->materialized_bytes += state->body_bytes[i];
+            }
+            code->seconds_ir += seconds_since(t_ir);
           }
           optimize(m, *state->tm);
         });
@@ -547,6 +540,10 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
   std::optional<Emitted> emitted =
       emit_module(cm, metered, (*lljit)->getDataLayout(), state->tm->getTargetTriple(), *out);
   if (!emitted) return out;
+  state->cm = &cm;
+  state->metered = metered;
+  state->compilable = std::move(emitted->compilable);
+  state->fns.assign(cm.module.code.size(), nullptr);
   const auto t0 = std::chrono::steady_clock::now();
   if (auto e = define_helpers(**lljit)) {
     out->error = error_text(std::move(e));

@@ -103,9 +103,9 @@ struct JobLimits {
   }
 };
 
-// What the lazy path's functions are expected to take of the heap, per wasm code byte: the IR
-// emitted up front, held until the function is compiled (measured: about 100 bytes for
-// straight-line code, 370 for CPython's), and the compilation's own peak beyond it (straight-line
+// What compiling a function on the lazy path is expected to take of the heap, per wasm code byte:
+// its IR (measured: about 100 bytes for straight-line code, 370 for CPython's), and the
+// compilation's own peak beyond it (straight-line
 // metered code, the costliest per byte the compile budget admits: about 180 bytes). Rounded up:
 // the compile memory limit's checks add them to the heap's growth so far, so a compile stays
 // within its limit instead of passing it by a function.

@@ -193,9 +193,10 @@ inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20
                                               .simd_ops = 10'000,
                                               .gc_ops = 1000};
 
-// The lazy path (`--tier compile` without a cache entry) emits the IR of every compilable function
-// of the module up front, about 13 KB of memory and 0.2 ms each even for a function of a few
-// bytes, so it takes only the first functions (by index) within this many and this much code;
+// The lazy path (`--tier compile` without a cache entry) sets up an IR module and a lazy stub for
+// every compilable function of the module up front, about 13 KB of memory each even for a
+// function of a few bytes, so it takes only the first functions (by index) within this many and
+// this much code;
 // the rest stay interpreted with a reason. CPython (8,131 functions, 3.4 MB of code) fits whole.
 struct LazyModuleBudget {
   std::size_t functions = 0;

@@ -189,8 +189,10 @@ struct StoreLimits {
   std::uint64_t max_store_bytes = UINT64_MAX;
 };
 
-// Store::set_compile_memory's default: 2 GiB, which CPython's compile on first use fits.
-inline constexpr std::uint64_t kDefaultCompileMemory = std::uint64_t{2} << 30;
+// Store::set_compile_memory's default: 1 GiB, room for the costliest function the compile budget
+// admits (1 MiB of code: about 640 MiB expected) beside what is held; CPython's compile on first
+// use grows the heap by less than 256 MiB.
+inline constexpr std::uint64_t kDefaultCompileMemory = std::uint64_t{1} << 30;
 
 // What one invoke / instantiate (start function) may spend. Empty = unbounded.
 struct ExecutionBudget {
@@ -363,7 +365,7 @@ class Store {
   // instantiating.
   void set_tier_up(bool on) noexcept;
   // Tier::Compile: how far the process's heap may grow while this store's runs compile a module
-  // on first use (its IR, then each function at its first call), counted from the start of that
+  // on first use (each function at its first call), counted from the start of that
   // module's compile and checked before each function with its expected cost; a function that
   // would pass it stays interpreted, for later stores too (the same results, traps and fuel).
   // 0: no limit. Default kDefaultCompileMemory. (Ahead-of-time compiles have their own limit:
