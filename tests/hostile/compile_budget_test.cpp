@@ -366,6 +366,16 @@ TEST_P(CompileBudget, AJobWhoseCompilationPassesItsDeadlineEndsThere) {
   bounds.check();
 }
 
+// The files under `dir` (a cache folder after a stopped compile holds none, not even a temporary).
+std::size_t regular_files(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::end(it);
+       it.increment(ec))
+    if (it->is_regular_file()) ++n;
+  return n;
+}
+
 // Forty costly functions (costly_functions_module) compiled ahead of time under limits it passes at
 // once: the compile stops cleanly, the error names the limit and the function, and the cache
 // folder holds nothing, not even a temporary file.
@@ -375,14 +385,6 @@ TEST(CompileLimits, AnAheadOfTimeCompilePastALimitStopsNamingItAndWritesNothing)
   const auto wasm = dir.write("many.wasm", costly_functions_module());
   runtime::SandboxConfig c;
   c.code_cache_dir = dir.path() / "cache";
-  const auto files = [&] {
-    std::size_t n = 0;
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(c.code_cache_dir, ec);
-         !ec && it != std::filesystem::end(it); it.increment(ec))
-      if (it->is_regular_file()) ++n;
-    return n;
-  };
   struct Limit {
     const char* says;
     runtime::PrecompileOptions options;
@@ -402,7 +404,7 @@ TEST(CompileLimits, AnAheadOfTimeCompilePastALimitStopsNamingItAndWritesNothing)
       EXPECT_EQ(report.error().code, runtime::ErrorCode::SandboxHost);
       EXPECT_NE(report.error().message.find(limit.says), std::string::npos) << report.error().to_string();
       EXPECT_NE(report.error().message.find(" function "), std::string::npos) << report.error().to_string();
-      EXPECT_EQ(files(), 0U);
+      EXPECT_EQ(regular_files(c.code_cache_dir), 0U);
       bounds.check();
     }
   }
@@ -428,12 +430,7 @@ TEST(CompileLimits, AMillionFunctionsAheadOfTimeStopAtTheTimeLimitNamingItAndWri
   EXPECT_NE(report.error().message.find("stopped past the compile time limit of 2 s while "), std::string::npos)
       << report.error().to_string();
   EXPECT_NE(report.error().message.find(" function "), std::string::npos) << report.error().to_string();
-  std::error_code ec;
-  std::size_t files = 0;
-  for (auto it = std::filesystem::recursive_directory_iterator(c.code_cache_dir, ec); !ec && it != std::filesystem::end(it);
-       it.increment(ec))
-    if (it->is_regular_file()) ++files;
-  EXPECT_EQ(files, 0U);
+  EXPECT_EQ(regular_files(c.code_cache_dir), 0U);
   bounds.check();
 }
 

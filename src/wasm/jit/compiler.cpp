@@ -231,6 +231,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 std::string function_name(std::size_t defined) {
   return "wasm_f" + std::to_string(defined);
 }
+// The defined index function_name gave `name`, or none for any other name (helpers, intrinsics).
+std::optional<std::size_t> defined_index(llvm::StringRef name) {
+  std::size_t i = 0;
+  if (!name.consume_front("wasm_f") || name.getAsInteger(10, i)) return std::nullopt;
+  return i;
+}
 
 // SPRAWLING_JIT_PERFMAP=1: each function tier-up compiles gets a line in /tmp/perf-<pid>.map
 // (perf's convention for JIT code: `start size name` in hex), so `perf report` names machine
@@ -474,11 +480,11 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
           const std::uint64_t limit = compile_memory_limit();
           const FunctionCode funcs = state->cm->all_code(state->metered);
           for (llvm::Function& f : m.functions()) {
-            llvm::StringRef name = f.getName();
-            std::size_t i = 0;
-            if (f.isDeclaration() || !name.consume_front("wasm_f") || name.getAsInteger(10, i) ||
-                i >= state->body_bytes.size() || !code->reasons[i].empty())
+            const std::optional<std::size_t> defined = defined_index(f.getName());
+            if (f.isDeclaration() || !defined || *defined >= state->body_bytes.size() ||
+                !code->reasons[*defined].empty())
               continue;
+            const std::size_t i = *defined;
             const auto funcidx = static_cast<std::uint32_t>(state->imported_funcs + i);
             const std::uint64_t expected =
                 std::uint64_t{state->body_bytes[i]} * (kIrBytesPerCodeByte + kCompileBytesPerCodeByte);
@@ -507,11 +513,8 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
             me.fns[i] = &f;
             emit_function(me, static_cast<u32>(i), sc);
             state->fns = std::move(me.fns);
-            for (const llvm::Function& g : m) {
-              llvm::StringRef n = g.getName();
-              std::size_t d = 0;
-              if (n.consume_front("wasm_f") && !n.getAsInteger(10, d) && d < state->fns.size()) state->fns[d] = nullptr;
-            }
+            for (const llvm::Function& g : m)
+              if (const auto d = defined_index(g.getName()); d && *d < state->fns.size()) state->fns[*d] = nullptr;
             std::string verify;
             llvm::raw_string_ostream vs(verify);
             if (llvm::verifyFunction(f, &vs)) {

@@ -74,9 +74,9 @@ inline constexpr std::uint32_t kLocated = 0x100;
 // status as the function's. So a chain of tail calls between tiers never nests native frames.
 inline constexpr std::uint32_t kTailPending = 0x200;
 
-// The limits of the job whose thread compiles (Tier::Compile: the module's IR, emitted when a
-// store first needs it, and each function, compiled on its first call). Store::call sets them
-// around every run on that tier (set_job_limits).
+// The limits of the job whose thread compiles (Tier::Compile: the module's IR modules and lazy
+// stubs, set up when a store first needs them, and each function, whose IR is made and compiled
+// at its first call). Store::call sets them around every run on that tier (set_job_limits).
 //
 // The deadline (time_point::max() without one): compiling checks it between functions and
 // records in `passed` that it ran past it, and the run then ends with DeadlineExceeded; so does
@@ -84,9 +84,8 @@ inline constexpr std::uint32_t kTailPending = 0x200;
 //
 // The compile memory (`compile_memory` bytes, 0: none; -W compile-memory): how far the process's
 // heap may grow since the module's compile began (ModuleCode::heap_base, as heap_bytes_in_use
-// counts it), checked before each function's IR and before each function is compiled on its
-// first call, with that function's expected cost added (kIrBytesPerCodeByte and
-// kCompileBytesPerCodeByte). A function that would pass it stays interpreted (for every later
+// counts it), checked before each function's IR is made at its first call, with that
+// function's expected cost added (kIrBytesPerCodeByte and kCompileBytesPerCodeByte). A function that would pass it stays interpreted (for every later
 // job too: the code is the module's), with a reason naming the limit; results, traps and fuel
 // are the interpreter's.
 struct JobLimits {
@@ -105,10 +104,10 @@ struct JobLimits {
 
 // What compiling a function on the lazy path is expected to take of the heap, per wasm code byte:
 // its IR (measured: about 100 bytes for straight-line code, 370 for CPython's), and the
-// compilation's own peak beyond it (straight-line
-// metered code, the costliest per byte the compile budget admits: about 180 bytes). Rounded up:
-// the compile memory limit's checks add them to the heap's growth so far, so a compile stays
-// within its limit instead of passing it by a function.
+// compilation's own peak beyond it (straight-line metered code, the costliest per byte the
+// compile budget admits: about 180 bytes). Rounded up: the compile memory limit's check adds
+// them to the heap's growth so far, so a compile stays within its limit instead of passing it
+// by a function.
 inline constexpr std::uint64_t kIrBytesPerCodeByte = 384;
 inline constexpr std::uint64_t kCompileBytesPerCodeByte = 256;
 
