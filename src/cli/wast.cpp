@@ -14,7 +14,7 @@ namespace sprawling::cli {
 
 namespace {
 constexpr std::string_view kWastHelp = R"(Usage: sprawl wast [--verbose] [--wasm2] [--tier interpret|compile] [--metered]
-                  [--nan-canonicalization] FILE...
+                  [--ahead-of-time] [--nan-canonicalization] FILE...
 
 Runs each WebAssembly spec script (.wast): modules, registrations, invocations and every
 assert_* command, with the spec's `spectest` host module. Prints each failure with its
@@ -32,7 +32,10 @@ of the listed values matches.
 --tier compile runs every function the compiled tier supports as machine code (the others, and
 every function of a build without the compiled tier, stay interpreted: the second is a usage
 error); the default is the interpreter. --metered runs the fuel-metered code under an unbounded
-budget, so both code variants can be checked against the same expectations.
+budget, so both code variants can be checked against the same expectations. With --tier
+compile, functions compile at their first call unless --ahead-of-time is given: then each module
+is compiled whole before it is instantiated, as `sprawl compile` does (into a code cache held in
+memory for the run), and a module any function of which would stay interpreted fails.
 --nan-canonicalization compiles every module as `sprawl run -W nan-canonicalization` does: a
 float operation that makes a NaN makes the canonical one.
 
@@ -46,6 +49,7 @@ int wast_command(std::span<const std::string_view> args) {
   bool wasm2 = false;
   bool metered = false;
   bool nan_canonicalization = false;
+  bool ahead_of_time = false;
   wasm::Tier tier = wasm::Tier::Interpret;
   std::vector<std::string> files;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -60,6 +64,8 @@ int wast_command(std::span<const std::string_view> args) {
       wasm2 = true;
     } else if (arg == "--metered") {
       metered = true;
+    } else if (arg == "--ahead-of-time") {
+      ahead_of_time = true;
     } else if (arg == "--nan-canonicalization") {
       nan_canonicalization = true;
     } else if (arg == "--tier") {
@@ -85,6 +91,10 @@ int wast_command(std::span<const std::string_view> args) {
       files.emplace_back(arg);
     }
   }
+  if (ahead_of_time && tier != wasm::Tier::Compile) {
+    std::fputs("sprawl wast: --ahead-of-time needs --tier compile\n", stderr);
+    return status::kUsage;
+  }
   if (files.empty()) {
     std::fputs("sprawl wast: missing FILE (see sprawl wast --help)\n", stderr);
     return status::kUsage;
@@ -100,6 +110,7 @@ int wast_command(std::span<const std::string_view> args) {
   options.verbose = verbose;
   options.tier = tier;
   options.metered = metered;
+  options.ahead_of_time = ahead_of_time;
   if (wasm2) options.features = wasm::Features::wasm2();
   options.features.nan_canonicalization = nan_canonicalization;
   options.text_compiler = wasm::text::text_compiler(wasm::text::WatOptions{

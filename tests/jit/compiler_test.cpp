@@ -459,7 +459,22 @@ constexpr std::string_view kMemories = R"((module
     (memory.copy $m64 $m64 (i64.const 200) (local.get 0) (i64.const 8))
     (memory.fill $m1 (i32.const 300) (i32.const 1) (i32.const 4))
     (i64.add (i64.load $m64 (i64.const 200))
-             (i64.add (i64.load $m1 offset=100 (i32.const 0)) (i64.load32_u $m1 (i32.const 300))))))
+             (i64.add (i64.load $m1 offset=100 (i32.const 0)) (i64.load32_u $m1 (i32.const 300)))))
+  ;; v128 accesses of the other memories: a store, the whole, extending, splat and zero loads, lane
+  ;; loads and stores, each at an address near its memory's end for the callers to push past
+  (func (export "vectors") (param i32) (result i64)
+    (local $v v128)
+    (v128.store $m1 (local.get 0) (v128.const i32x4 1 2 3 4))
+    (local.set $v (v128.load $m1 (local.get 0)))
+    (local.set $v (v128.load8_lane $m1 3 (local.get 0) (local.get $v)))
+    (v128.store16_lane $m1 offset=2 5 (local.get 0) (local.get $v))
+    (local.set $v (i32x4.add (local.get $v) (v128.load16x4_u $m1 (local.get 0))))
+    (local.set $v (i32x4.add (local.get $v) (v128.load32_splat $m1 offset=4 (local.get 0))))
+    (v128.store $m64 (i64.extend_i32_u (local.get 0)) (local.get $v))
+    (local.set $v (v128.load64_zero $m64 offset=8 (i64.extend_i32_u (local.get 0))))
+    (v128.store64_lane $m64 1 (i64.extend_i32_u (local.get 0)) (local.get $v))
+    (i64.add (i64x2.extract_lane 0 (local.get $v))
+             (i64.load $m64 (i64.extend_i32_u (local.get 0))))))
 )";
 
 TEST(CompilerMemories, FunctionsUsingOtherMemoriesCompileAndAgreeWithTheInterpreter) {
@@ -468,7 +483,7 @@ TEST(CompilerMemories, FunctionsUsingOtherMemoriesCompileAndAgreeWithTheInterpre
   for (int variant : {kUnmetered, kMetered}) {
     const jit::ModuleCode& code = module->impl().jit(variant);
     EXPECT_EQ(code.error, "");
-    ASSERT_EQ(code.reasons.size(), 11u);
+    ASSERT_EQ(code.reasons.size(), 12u);
     for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
     EXPECT_EQ(code.compiled, code.reasons.size());
   }
@@ -501,6 +516,10 @@ TEST(CompilerMemories, FunctionsUsingOtherMemoriesCompileAndAgreeWithTheInterpre
     EXPECT_EQ(same("bulk", Value::i64(65521), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
     EXPECT_EQ(same("bulk", Value::i64(kMax - 8), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
     EXPECT_EQ(same("bulk", Value::i64(std::uint64_t{1} << 32), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("vectors", Value::i32(64), fuel).trap, TrapKind::None);
+    EXPECT_EQ(same("vectors", Value::i32(65520), fuel).trap, TrapKind::None);  // ends at both memories' end
+    EXPECT_EQ(same("vectors", Value::i32(65521), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    EXPECT_EQ(same("vectors", Value::i32(65534), fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
   }
   // Every budget up to past completion: the same trap point and consumed fuel.
   for (const char* name : {"bulk", "regrow"}) {
@@ -522,7 +541,11 @@ TEST(CompilerMemories, OtherMemoriesRunFromTheCodeCacheAndByTierUpAsInTheInterpr
                                {"grow64", Value::i64(1)},
                                {"past", Value::i64(16)},
                                {"bulk", Value::i64(1000)},
-                               {"bulk", Value::i64(65521)}});
+                               {"bulk", Value::i64(65521)},
+                               {"vectors", Value::i32(64)},
+                               {"vectors", Value::i32(65520)},
+                               {"vectors", Value::i32(65521)},
+                               {"vectors", Value::i32(65534)}});
 }
 
 // A memory64 memory 0 goes through the same ops as any other memory (its accesses are never

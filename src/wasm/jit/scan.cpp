@@ -124,11 +124,12 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
       ends.push_back(end);
     }
   }
-  // Another memory's access is MemAt, a plain scalar load or store of the bytes it checked, then
-  // MemRestore, with no branch into it: the emitter addresses the access from MemAt's pointer.
+  // Another memory's access is MemAt, a plain scalar or a v128 load or store of the bytes it
+  // checked, then MemRestore, with no branch into it: the emitter addresses the access from
+  // MemAt's pointer.
   for (std::size_t i = 0; i < s.instrs.size(); ++i) {
     if (s.instrs[i].op != Op::MemAt) continue;
-    const bool shaped = i + 2 < s.instrs.size() && plain_scalar_access(s.instrs[i + 1].op) &&
+    const bool shaped = i + 2 < s.instrs.size() && redirectable_access(s.instrs[i + 1].op) &&
                         s.instrs[i + 2].op == Op::MemRestore &&
                         std::ranges::none_of(s.targets, [&](u32 t) {
                           return t == s.instrs[i + 1].at || t == s.instrs[i + 2].at;

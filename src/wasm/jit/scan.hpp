@@ -160,6 +160,13 @@ constexpr bool plain_scalar_access(Op o) {
   return (oi.family == OpFamily::Load || oi.family == OpFamily::Store) && oi.mem_base != Op::Count_ &&
          oi.mem_mode == MemMode::Plain;
 }
+// What may follow MemAt: a plain scalar access or a v128 one (v128.load*, v128.store, the lane
+// loads and stores), each addressed through FunctionEmitter::address, which takes MemAt's pointer.
+constexpr bool redirectable_access(Op o) {
+  const Layout l = info(o).layout;
+  return plain_scalar_access(o) || (info(o).family == OpFamily::Simd && (l == Layout::VLoad || l == Layout::VStore ||
+                                                                        l == Layout::VLoadLane || l == Layout::VStoreLane));
+}
 
 // ---------------------------------------------------------------- the compile budget
 // LLVM's time and memory grow faster than linearly with some shapes of a function: spans of

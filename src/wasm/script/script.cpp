@@ -186,11 +186,33 @@ struct Outcome {
   static Outcome skip(std::string d) { return {Kind::Skip, std::move(d)}; }
 };
 
+// RunOptions::ahead_of_time: the code cache every module is compiled into before it is
+// instantiated, held in memory for the run.
+class MemoryCodeCache final : public CodeCacheStorage {
+ public:
+  std::optional<std::vector<std::uint8_t>> read(std::string_view name) override {
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::expected<void, std::string> write(std::string_view name, std::span<const std::uint8_t> bytes) override {
+    entries_.insert_or_assign(std::string(name), std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+    return {};
+  }
+
+ private:
+  std::map<std::string, std::vector<std::uint8_t>, std::less<>> entries_;
+};
+
 class Runner {
  public:
   Runner(const Script& script, const RunOptions& options, std::ostream& log)
       : script_(script), options_(options), log_(log) {
     (void)store_.set_tier(options.tier);
+    if (options.ahead_of_time) {
+      aot_cache_ = std::make_shared<MemoryCodeCache>();
+      store_.set_code_cache(aot_cache_);
+    }
     if (options.metered) store_.set_budget({std::numeric_limits<std::uint64_t>::max(), std::nullopt});
     define_spectest();
   }
@@ -255,6 +277,22 @@ class Runner {
     return options_.text_compiler(src.text);
   }
 
+  // compile(); with RunOptions::ahead_of_time also the whole module's machine code, into the
+  // run's code cache, where instantiation finds it. A function that stays interpreted (or a
+  // compile that fails) is a CompileError, so that no assertion passes on the interpreter.
+  std::expected<std::shared_ptr<const CompiledModule>, CompileError> compile_module(std::span<const std::uint8_t> binary) {
+    auto compiled = compile(binary, options_.features);
+    if (!compiled || !aot_cache_) return compiled;
+    auto report = precompile(**compiled, options_.metered, *aot_cache_);
+    if (!report) return std::unexpected(CompileError{CompileError::Kind::Unsupported, "ahead-of-time compile: " + report.error(), 0});
+    if (report->compiled != report->functions)
+      return std::unexpected(CompileError{CompileError::Kind::Unsupported,
+                                          "ahead-of-time compile left " + std::to_string(report->functions - report->compiled) +
+                                              " of " + std::to_string(report->functions) + " functions interpreted",
+                                          0});
+    return compiled;
+  }
+
   // Compiles, links and instantiates; on success the instance becomes the current one.
   // `(module definition …)`: compiled (so an invalid one fails here) and kept for instances.
   Outcome define_definition(const Command& cmd) {
@@ -263,7 +301,7 @@ class Runner {
     if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
     latest_definition_ = nullptr;
     if (cmd.name) definitions_.erase(*cmd.name);
-    auto compiled = compile(**binary, options_.features);
+    auto compiled = compile_module(**binary);
     if (!compiled) {
       if (compiled.error().kind == CompileError::Kind::Unsupported)
         return Outcome::fail("not executed: " + compiled.error().message);
@@ -302,7 +340,7 @@ class Runner {
     // previous one (they fail with "no module", never pass).
     current_ = nullptr;
     if (cmd.name) named_.erase(*cmd.name);
-    auto compiled = compile(**binary, options_.features);
+    auto compiled = compile_module(**binary);
     if (!compiled) {
       if (compiled.error().kind == CompileError::Kind::Unsupported) {
         refused_ = compiled.error().message;
@@ -438,7 +476,7 @@ class Runner {
     auto binary = binary_of(cmd.module);
     if (!binary) return Outcome::skip("text module and no text front end");
     if (!*binary) return Outcome::fail("text module does not parse: " + binary->error());
-    auto compiled = compile(**binary, options_.features);
+    auto compiled = compile_module(**binary);
     if (!compiled) {
       if (compiled.error().kind == CompileError::Kind::Unsupported)
         return Outcome::fail("not executed: " + compiled.error().message);
@@ -519,6 +557,7 @@ class Runner {
   const RunOptions& options_;
   std::ostream& log_;
   Store store_;
+  std::shared_ptr<MemoryCodeCache> aot_cache_;  // RunOptions::ahead_of_time
   Linker linker_;
   Instance* current_ = nullptr;
   std::string refused_;  // why the latest module was refused as unsupported (empty: it was not)

@@ -99,6 +99,10 @@ struct RunOptions {
   bool verbose = false;        // log passing commands too
   Tier tier = Tier::Interpret;  // the Store's tier (Compile: the caller checked compiled_tier_available)
   bool metered = false;         // run on the metered code, under an unbounded fuel budget
+  // Tier::Compile only: each module compiled whole ahead of time (as `sprawl compile` does) into
+  // an in-memory code cache before it is instantiated, so its machine code is the cached kind,
+  // whose direct calls stay inside one object; else compiled lazily, a function at its first call.
+  bool ahead_of_time = false;
   Features features;            // what modules may use (Features::wasm2() for the 2.0 testsuite)
 };
 
