@@ -30,7 +30,9 @@ namespace {
 
 constexpr std::string_view kMagic = "SPRWCODE";
 // 2: SHA-256 for the name and checksum (was LLVM's BLAKE3), names without the plugin's parts.
-constexpr std::uint32_t kFormat = 3;
+// 4: an entry returns {status, first result} (EntryResult), and direct calls inside an object pass
+// arguments in registers (ModuleEmitter::body).
+constexpr std::uint32_t kFormat = 4;
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 + 32;  // magic, format, key length, payload length, SHA-256
 
 void put32(std::vector<std::uint8_t>& out, std::uint32_t v) {

@@ -168,7 +168,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false,
 
 // LLVM failed to compile a function on its first call (the IR was verified, so an LLVM bug or
 // memory exhaustion): there is no result to give the caller.
-std::uint32_t lazy_compile_failed(Ctx*, std::uint64_t*) {
+EntryResult lazy_compile_failed(Ctx*, std::uint64_t*) {
   std::fputs("sprawl: the compiled tier failed to compile a function on first use (LLVM error); aborting\n", stderr);
   std::abort();
 }
@@ -221,7 +221,7 @@ void emit_interpreted_body(llvm::Function& f, std::uint32_t funcidx) {
       b.CreateLoad(b.getPtrTy(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), ctx, offsetof(Ctx, funcs)));
   llvm::Value* self = b.CreateLoad(b.getPtrTy(), b.CreateConstInBoundsGEP1_64(b.getPtrTy(), funcs, funcidx));
   b.CreateStore(self, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), ctx, offsetof(Ctx, tail_callee)));
-  b.CreateRet(b.getInt32(kTailPending));
+  b.CreateRet(entry_result(b, b.getInt32(kTailPending), b.getInt64(0)));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -231,6 +231,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 std::string function_name(std::size_t defined) {
   return "wasm_f" + std::to_string(defined);
 }
+// The IR instructions of a tier-up module: its function's entry and body (ModuleEmitter::body).
+unsigned instruction_count(const llvm::Module& m) {
+  unsigned n = 0;
+  for (const llvm::Function& f : m)
+    if (!f.isDeclaration()) n += f.getInstructionCount();
+  return n;
+}
+
 // The defined index function_name gave `name`, or none for any other name (helpers, intrinsics).
 std::optional<std::size_t> defined_index(llvm::StringRef name) {
   std::size_t i = 0;
@@ -375,9 +383,7 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
       out.reasons[i] = scans[i].reason;
     }
   }
-  llvm::Type* i32 = llvm::Type::getInt32Ty(*e.context);
-  llvm::PointerType* ptr = llvm::PointerType::get(*e.context, 0);
-  llvm::FunctionType* wasm_fn = llvm::FunctionType::get(i32, {ptr, ptr}, false);
+  llvm::FunctionType* wasm_fn = entry_type(*e.context);
   for (std::size_t i = 0; i < scans.size(); ++i) {
     if (e.compilable[i] == 0) continue;
     // A job's deadline, between functions: its run ends there (nothing of this is kept).
@@ -510,15 +516,21 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
             ModuleEmitter me(*state->cm, funcs, state->metered, m.getContext(), m);
             me.fns = std::move(state->fns);
             me.declare_on_use = &state->compilable;
-            me.fns[i] = &f;
+            me.define(static_cast<u32>(i), &f);
             emit_function(me, static_cast<u32>(i), sc);
+            llvm::Function* body = i < me.bodies.size() ? me.bodies[i] : nullptr;
             state->fns = std::move(me.fns);
             for (const llvm::Function& g : m)
               if (const auto d = defined_index(g.getName()); d && *d < state->fns.size()) state->fns[*d] = nullptr;
             std::string verify;
             llvm::raw_string_ostream vs(verify);
-            if (llvm::verifyFunction(f, &vs)) {
+            if (llvm::verifyFunction(f, &vs) || (body != nullptr && llvm::verifyFunction(*body, &vs))) {
               // An emitter bug: this function stays interpreted rather than failing its caller.
+              if (body != nullptr) {
+                f.deleteBody();
+                body->dropAllReferences();
+                body->eraseFromParent();
+              }
               code->entries[i].entry.store(nullptr, std::memory_order_release);
               --code->compiled;
               code->reasons[i] = "the compiled tier generated invalid IR: " + verify;
@@ -624,8 +636,8 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
     me.tier_up = &code;
     me.osr_hint = code.entries[defined].loop_hint.load(std::memory_order_relaxed);
     me.fns.assign(funcs.size(), nullptr);
-    me.fns[defined] =
-        llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(defined), *mod);
+    me.define(defined,
+              llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(defined), *mod));
     osr = emit_function(me, defined, sc);
   }
   std::string verify;
@@ -638,13 +650,11 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   code.seconds_ir += ir;
   if (cancel.load(std::memory_order_relaxed)) return;
   t0 = std::chrono::steady_clock::now();
-  const llvm::Function* emitted = mod->getFunction(function_name(defined));
-  const bool huge = emitted != nullptr && emitted->getInstructionCount() > kHugeFactor * fast_codegen_above();
+  const bool huge = instruction_count(*mod) > kHugeFactor * fast_codegen_above();
   optimize(*mod, *state.tm, huge);
   const double opt = seconds_since(t0);
   code.seconds_opt += opt;
-  const llvm::Function* fn = mod->getFunction(function_name(defined));
-  const unsigned instructions = fn != nullptr ? fn->getInstructionCount() : 0;
+  const unsigned instructions = instruction_count(*mod);
   // SPRAWLING_JIT_DUMP_IR=DIR: the optimized IR of each function tier-up compiles, as
   // DIR/wasm_f<defined>.ll, to study code generation with llc.
   if (const char* dir = std::getenv("SPRAWLING_JIT_DUMP_IR"); dir != nullptr && *dir != '\0') {
@@ -875,7 +885,8 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
     std::size_t last = part.first;
     for (std::size_t i = part.first; i < part.end; ++i) {
       if (compilable[i] == 0) continue;
-      me.fns[i] = llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), mod);
+      me.define(static_cast<u32>(i),
+                llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), mod));
       me.fns[i]->setDSOLocal(true);  // called directly (PC-relative) inside the partition
       last = i;
     }

@@ -85,14 +85,17 @@ static_assert(std::is_standard_layout_v<MemoryInst>);
 
 class FunctionEmitter {
  public:
-  FunctionEmitter(ModuleEmitter& me, u32 defined, const Scan& sc)
+  // `fn` is the function's entry (the Entry prototype) or its body (ModuleEmitter::body: the
+  // arguments and the result in registers).
+  FunctionEmitter(ModuleEmitter& me, u32 defined, const Scan& sc, llvm::Function* fn)
       : me_(me),
         t_(me.t),
         f_(me.funcs[defined]),
         code_(f_.code.data()),
         defined_(defined),
         scan_(sc),
-        fn_(me.fns[defined]),
+        fn_(fn),
+        in_registers_(fn != me.fns[defined]),
         b_(me.ctx),
         osr_(osr_header(me.osr_hint)) {}
 
@@ -119,9 +122,19 @@ class FunctionEmitter {
     mem_size_ = b_.CreateAlloca(t_.i64);
     trap_out_ = b_.CreateAlloca(t_.i32);
     scratch_ = b_.CreateAlloca(t_.i64);
-    for (u32 i = 0; i < f_.num_params; ++i) b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
-    for (u32 i = f_.num_params; i < f_.num_locals; ++i) b_.CreateStore(b_.getInt64(0), slots_[i]);
     find_exn_locals();
+    for (u32 i = 0; i < f_.num_params; ++i) {
+      if (!in_registers_) {
+        b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
+        continue;
+      }
+      llvm::Value* arg = fn_->getArg(2 + i);
+      b_.CreateStore(arg, slots_[i]);
+      // Where the frame must hold the arguments as the interpreter's does: a GC module's
+      // collections and exnref locals read them there (gc_spill_frame, find_exn_locals).
+      if (me_.cm.module.uses_gc || (i < exn_locals_.size() && exn_locals_[i])) b_.CreateStore(arg, fp_at(i));
+    }
+    for (u32 i = f_.num_params; i < f_.num_locals; ++i) b_.CreateStore(b_.getInt64(0), slots_[i]);
     for (u32 i = f_.num_params; i < exn_locals_.size(); ++i)
       if (exn_locals_[i]) b_.CreateStore(b_.getInt64(0), fp_at(i));
     load_fuel();
@@ -153,10 +166,10 @@ class FunctionEmitter {
       ctx_store(load_func(me_.cm.module.imported_funcs + defined_), offsetof(Ctx, loc_fn));
       ctx_store(llvm::ConstantPointerNull::get(t_.ptr), offsetof(Ctx, loc_ip));
       ctx_store(b_.CreateTrunc(trap_loc_, t_.i32), offsetof(Ctx, loc_word));
-      b_.CreateRet(b_.CreateTrunc(b_.CreateLShr(trap_loc_, 32), t_.i32));
+      ret(b_.CreateTrunc(b_.CreateLShr(trap_loc_, 32), t_.i32));
       b_.SetInsertPoint(unwind_bb_);
       unwind_status_ = b_.CreatePHI(t_.i32, 4);
-      b_.CreateRet(b_.CreateAnd(unwind_status_, u32c(0xFF)));
+      ret(b_.CreateAnd(unwind_status_, u32c(0xFF)));
       b_.SetInsertPoint(status_bb_);
       status_loc_ = b_.CreatePHI(t_.i64, 4);
       llvm::Value* st = b_.CreateTrunc(b_.CreateLShr(status_loc_, 32), t_.i32);
@@ -193,6 +206,7 @@ class FunctionEmitter {
   u32 defined_;
   const Scan& scan_;
   llvm::Function* fn_;
+  bool in_registers_;  // fn_ is the body: arguments and the result in registers
   llvm::IRBuilder<> b_;
   llvm::Value* ctxp_ = nullptr;
   llvm::Value* fp_ = nullptr;
@@ -300,6 +314,10 @@ class FunctionEmitter {
     return it->second;
   }
   llvm::BasicBlock* new_block(const char* name) { return llvm::BasicBlock::Create(me_.ctx, name, fn_); }
+  // Returns `status` (i32) and, on a normal return, the result slot (i64; 0 when there is none).
+  void ret(llvm::Value* status, llvm::Value* value = nullptr) {
+    b_.CreateRet(entry_result(b_, status, value != nullptr ? value : b_.getInt64(0)));
+  }
   llvm::Value* fp_at(u32 slot) { return b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, slot); }
   llvm::Value* ctx_field(std::size_t off) { return b_.CreateConstInBoundsGEP1_64(t_.i8, ctxp_, off); }
   llvm::Value* ctx_load(llvm::Type* ty, std::size_t off) { return b_.CreateLoad(ty, ctx_field(off)); }
@@ -772,9 +790,13 @@ class FunctionEmitter {
   // the same order (stack, then refuel) and traps, refuels or runs the callee as the interpreter
   // would, so one branch guards all. `callee` is an IR function or a loaded entry pointer (null
   // sends every call to `slow`); `entry_cost` the callee's entry FuelCheck cost
-  // (FuncInst::entry_fuel). Continues at `join` after a call that returned normally.
-  void native_call(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, u32 base, llvm::Value* nfp,
-                   llvm::BasicBlock* slow, llvm::BasicBlock* join) {
+  // (FuncInst::entry_fuel). Continues at `join` after a call that returned normally. `body`: the
+  // callee is that body (ModuleEmitter::body), called with the arguments in registers (slots
+  // base...); returns the call's {status, result}, whose result is the callee's when it
+  // returned normally in the block the call was made in (the value's block is the fast path).
+  llvm::Value* native_call(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, u32 base,
+                           llvm::Value* nfp, llvm::BasicBlock* slow, llvm::BasicBlock* join,
+                           llvm::Function* body = nullptr) {
     auto* fast = new_block("call_fast");
     const CallChecks k = call_checks_.no_native_calls != nullptr ? call_checks_ : read_call_checks();
     llvm::Value* fr = k.fr;
@@ -786,8 +808,16 @@ class FunctionEmitter {
     if (me_.metered) b_.CreateStore(b_.CreateSub(b_.CreateLoad(t_.i64, fuel_), entry_cost), fuel_);
     ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
     store_fuel();
-    llvm::CallInst* st = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, nfp});
-    st->setTailCallKind(llvm::CallInst::TCK_None);
+    llvm::CallInst* call = nullptr;
+    if (body != nullptr) {
+      std::vector<llvm::Value*> args{ctxp_, nfp};
+      for (u32 i = 0; i + 2 < body->arg_size(); ++i) args.push_back(slot(base + i));
+      call = b_.CreateCall(body, args);
+    } else {
+      call = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, nfp});
+    }
+    call->setTailCallKind(llvm::CallInst::TCK_None);
+    llvm::Value* st = b_.CreateExtractValue(call, 0);
     ctx_store(fr, offsetof(Ctx, fr));
     // A trap in the callee: located and its counter stored by the callee. A tail call the callee
     // left pending (kTailPending): its callee runs at nfp as this call's (sprawling_jit_tail_resume).
@@ -811,6 +841,7 @@ class FunctionEmitter {
     llvm::Value* rst = b_.CreateCall(me_.helper("sprawling_jit_tail_resume", t_.i32, {t_.ptr, t_.ptr}), {ctxp_, nfp});
     helper_status(rst);
     b_.CreateBr(join);
+    return call;
   }
   // A call: machine code to machine code directly when the callee is in this IR module; under
   // tier-up, through the callee's slot when its entry is published (each function is its own IR
@@ -821,6 +852,11 @@ class FunctionEmitter {
     const u32 np = value_slots(ft.params);  // slots: a v128 takes two
     const u32 nr = value_slots(ft.results);
     llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
+    llvm::Function* body = funcidx >= m.imported_funcs ? me_.body(funcidx - m.imported_funcs) : nullptr;
+    if (body != nullptr) {
+      emit_body_call(body, funcidx - m.imported_funcs, base, np, nr, post, nfp);
+      return;
+    }
     store_args(base, np);
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
@@ -857,6 +893,57 @@ class FunctionEmitter {
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
     after_call(base, nr, post);
+  }
+
+  // A direct call of a body of this module (ModuleEmitter::body): the arguments and the result in
+  // registers when the call is native; the helper path (the interpreter's entry protocol: its
+  // checks failed) and a tail call left pending (which no body makes, but its entry protocol is
+  // the same) pass them through the frame.
+  void emit_body_call(llvm::Function* body, u32 d, u32 base, u32 np, u32 nr, u32 post, llvm::Value* nfp) {
+    const u32 funcidx = me_.cm.module.imported_funcs + d;
+    if (me_.cm.module.uses_gc) gc_spill_frame(base);  // as store_args: the callee stores its own
+    auto* join = new_block("returned");
+    auto* slow = new_block("call_slow");
+    auto* fast_done = new_block("call_returned");
+    const CompiledFunc& callee = me_.cm.code(d, false);
+    const u64 cost = me_.metered ? static_cast<u64>(layout::FuelCheck::read(me_.funcs[d].code.data()).cost) : 0;
+    llvm::Value* r =
+        native_call(body, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, nfp, slow, fast_done, body);
+    // native_call's pending path branches to fast_done as well: the result is then in the frame.
+    b_.SetInsertPoint(slow);
+    for (u32 i = 0; i < np; ++i) b_.CreateStore(slot(base + i), fp_at(base + i));
+    store_fuel();
+    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, load_func(funcidx), nfp});
+    helper_status(st);
+    llvm::BasicBlock* slow_end = b_.GetInsertBlock();
+    llvm::Value* from_frame = nr == 1 ? b_.CreateLoad(t_.i64, nfp) : nullptr;
+    b_.CreateBr(join);
+    b_.SetInsertPoint(fast_done);
+    // fast_done's predecessors: the call (status 0: the value in a register) and the pending path.
+    llvm::Value* value = nullptr;
+    if (nr == 1) {
+      auto* call_block = llvm::cast<llvm::Instruction>(r)->getParent();
+      llvm::PHINode* v = b_.CreatePHI(t_.i64, 2);
+      for (llvm::BasicBlock* pred : llvm::predecessors(fast_done)) {
+        const llvm::IRBuilderBase::InsertPointGuard g(b_);
+        b_.SetInsertPoint(pred->getTerminator());
+        v->addIncoming(pred == call_block ? b_.CreateExtractValue(r, 1) : b_.CreateLoad(t_.i64, nfp), pred);
+      }
+      value = v;
+    }
+    llvm::BasicBlock* fast_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    if (nr == 1) {
+      llvm::PHINode* v = b_.CreatePHI(t_.i64, 2);
+      v->addIncoming(value, fast_end);
+      v->addIncoming(from_frame, slow_end);
+      value = v;
+    }
+    load_fuel();
+    charge(post);
+    if (nr == 1) set_slot(base, value);
+    reload_memory();
   }
 
   // call_indirect's and return_call_indirect's callee: the table element, its type (pointer-equal
@@ -998,7 +1085,7 @@ class FunctionEmitter {
     store_fuel();  // locals: the callee zeroes its own
     llvm::CallInst* st = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, fp_});
     st->setTailCallKind(llvm::CallInst::TCK_MustTail);
-    b_.CreateRet(st);
+    b_.CreateRet(st);  // the callee's {status, result} as it is
   }
   // The helper path: its status is 0 (a host callee returned its results at fp: this function
   // returns), kTailPending (returned as this function's status) or a trap of the tail call.
@@ -1010,7 +1097,7 @@ class FunctionEmitter {
                     status_bb_);
     status_loc_->addIncoming(loc, b_.GetInsertBlock());
     b_.SetInsertPoint(leave);
-    b_.CreateRet(st);
+    ret(st);
   }
   llvm::Value* tail_helper_fn() {
     return me_.helper("sprawling_jit_return_call", t_.i32, {t_.ptr, t_.ptr, t_.ptr, t_.ptr}).getCallee();
@@ -1323,9 +1410,11 @@ class FunctionEmitter {
         emit_call_indirect(a.type, a.table, a.idx, a.base, a.post);
         return true;
       } else if constexpr (O == Op::Return) {
+        // The results at fp for callers through the entry; the one result in a register too,
+        // for a direct call (ModuleEmitter::body).
         for (u32 i = 0; i < f_.num_results; ++i) b_.CreateStore(slot(i), fp_at(i));
         store_fuel();
-        b_.CreateRet(u32c(0));
+        ret(u32c(0), f_.num_results == 1 ? slot(0) : nullptr);
         return false;
       } else if constexpr (O == Op::Fuel) {
         charge(a.cost);
@@ -2186,9 +2275,41 @@ class FunctionEmitter {
 
 }  // namespace
 
+bool ModuleEmitter::in_registers(u32 d) {
+  if (registers.size() < fns.size()) registers.resize(fns.size(), -1);
+  if (registers[d] < 0) {
+    const CompiledFunc& f = funcs[d];
+    bool ok = f.num_params <= kRegisterArgs && f.num_results <= 1;
+    for (std::size_t w = 0; ok && w < f.code.size();) {
+      const Op op = op_of_word(f.code[w], metered);
+      if (op == Op::Count_) break;  // scan() refuses such code, so it has no IR
+      ok = op != Op::ReturnCall && op != Op::ReturnCallIndirect && op != Op::ReturnCallRef;
+      w += instr_words(op, f.code.data() + w, metered);
+    }
+    registers[d] = ok ? 1 : 0;
+  }
+  return registers[d] == 1;
+}
+
 u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc) {
-  FunctionEmitter emitter(me, defined, sc);
+  llvm::Function* body = me.body(defined);
+  FunctionEmitter emitter(me, defined, sc, body != nullptr ? body : me.fns[defined]);
   emitter.emit();
+  if (body != nullptr) {
+    // The entry: the arguments from the frame, then a jump to the body (same return type, every
+    // argument in a register), whose {status, result} it returns.
+    llvm::Function* entry = me.fns[defined];
+    entry->addFnAttr(llvm::Attribute::NoUnwind);
+    entry->addParamAttr(0, llvm::Attribute::NoAlias);
+    entry->addParamAttr(1, llvm::Attribute::NoAlias);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(me.ctx, "entry", entry));
+    std::vector<llvm::Value*> args{entry->getArg(0), entry->getArg(1)};
+    for (u32 i = 0; i + 2 < body->arg_size(); ++i)
+      args.push_back(b.CreateLoad(me.t.i64, b.CreateConstInBoundsGEP1_64(me.t.i64, entry->getArg(1), i)));
+    llvm::CallInst* r = b.CreateCall(body, args);
+    r->setTailCallKind(llvm::CallInst::TCK_Tail);
+    b.CreateRet(r);
+  }
   return emitter.osr();
 }
 

@@ -7,6 +7,7 @@
 
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
@@ -15,6 +16,28 @@
 #include <vector>
 
 namespace sprawling::wasm::jit {
+
+// The prototype of every function's entry (Entry): {status, first result slot} (Ctx*, u64* fp).
+inline llvm::StructType* entry_result_type(llvm::LLVMContext& c) {
+  return llvm::StructType::get(c, {llvm::Type::getInt32Ty(c), llvm::Type::getInt64Ty(c)});
+}
+inline llvm::FunctionType* entry_type(llvm::LLVMContext& c) {
+  llvm::PointerType* ptr = llvm::PointerType::get(c, 0);
+  return llvm::FunctionType::get(entry_result_type(c), {ptr, ptr}, false);
+}
+inline llvm::Value* entry_result(llvm::IRBuilderBase& b, llvm::Value* status, llvm::Value* value) {
+  llvm::Value* r = llvm::PoisonValue::get(entry_result_type(b.getContext()));
+  r = b.CreateInsertValue(r, status, 0);
+  return b.CreateInsertValue(r, value, 1);
+}
+
+// Direct calls inside one IR module pass up to this many argument slots in registers, and get a
+// function's single result slot back in one: such a function's code is an internal function
+// (`wasm_r<defined>`, the body) taking (Ctx*, u64* fp, slot...) and returning
+// {status, result}, and its entry `wasm_f<defined>` loads the arguments from the frame and jumps
+// to it. Four keep every argument in a register under the System V ABI (with Ctx* and fp), so the
+// entry's call is a jump.
+constexpr unsigned kRegisterArgs = 4;
 
 struct Types {
   llvm::Type* i1;
@@ -25,7 +48,8 @@ struct Types {
   llvm::Type* f32;
   llvm::Type* f64;
   llvm::PointerType* ptr;
-  llvm::FunctionType* wasm_fn;
+  llvm::FunctionType* wasm_fn;  // entry_type
+  llvm::StructType* result;     // entry_result_type
 };
 
 struct ModuleEmitter {
@@ -43,6 +67,9 @@ struct ModuleEmitter {
   // A partition of the whole-module path (compile_object): per defined function, whether it has
   // machine code in another partition; its declaration is made on its first call (callee()).
   const std::vector<char>* declare_on_use = nullptr;
+  std::vector<char> here;                 // per defined function: define() was called for it
+  std::vector<llvm::Function*> bodies;    // per defined function: body(), made on first use
+  std::vector<signed char> registers;     // per defined function: in_registers(), -1 not yet known
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
 
@@ -57,7 +84,8 @@ struct ModuleEmitter {
     t.f32 = llvm::Type::getFloatTy(ctx);
     t.f64 = llvm::Type::getDoubleTy(ctx);
     t.ptr = llvm::PointerType::get(ctx, 0);
-    t.wasm_fn = llvm::FunctionType::get(t.i32, {t.ptr, t.ptr}, false);
+    t.wasm_fn = entry_type(ctx);
+    t.result = entry_result_type(ctx);
     refuel = mod.getOrInsertFunction("sprawling_jit_refuel", llvm::FunctionType::get(t.i32, {t.ptr, t.i64}, false));
     call = mod.getOrInsertFunction("sprawling_jit_call", llvm::FunctionType::get(t.i32, {t.ptr, t.ptr, t.ptr}, false));
     call_indirect = mod.getOrInsertFunction("sprawling_jit_call_indirect",
@@ -68,6 +96,30 @@ struct ModuleEmitter {
   // A runtime helper by name (runtime_calls.hpp), declared on first use.
   llvm::FunctionCallee helper(const char* name, llvm::Type* ret, llvm::ArrayRef<llvm::Type*> params) {
     return mod.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
+  }
+  // Defined function `d`'s entry is `f`, whose code this module holds (emit_function writes it).
+  void define(u32 d, llvm::Function* f) {
+    fns[d] = f;
+    if (here.size() < fns.size()) here.resize(fns.size(), 0);
+    here[d] = 1;
+  }
+  // Whether defined function `d` takes its arguments and gives its result in registers when called
+  // directly (kRegisterArgs): at most that many argument slots, at most one result slot, and no
+  // tail call (its return_call* jumps with the entry's prototype, which musttail requires of the
+  // function it leaves).
+  bool in_registers(u32 d);
+  // The body of defined function `d` when this module holds its code and it takes its arguments
+  // in registers (declared on first use, written by emit_function), else null.
+  llvm::Function* body(u32 d) {
+    if (d >= here.size() || here[d] == 0 || !in_registers(d)) return nullptr;
+    if (bodies.size() < fns.size()) bodies.resize(fns.size(), nullptr);
+    if (bodies[d] == nullptr) {
+      std::vector<llvm::Type*> params{t.ptr, t.ptr};
+      params.insert(params.end(), funcs[d].num_params, t.i64);
+      bodies[d] = llvm::Function::Create(llvm::FunctionType::get(t.result, params, false),
+                                         llvm::Function::InternalLinkage, "wasm_r" + std::to_string(d), mod);
+    }
+    return bodies[d];
   }
   // The IR function a call to defined function `d` calls directly, or null (it is interpreted,
   // or tier-up code, which reads its slot).

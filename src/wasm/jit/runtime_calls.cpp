@@ -93,7 +93,7 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
       if (c->metered) c->fuel -= callee->entry_fuel;
       if (callee->instance == c->inst) {
         c->fr += sizeof(Frame);
-        std::uint32_t st = entry(c, nfp);
+        std::uint32_t st = entry(c, nfp).status;
         if (st == kTailPending) {
           st = run_pending(c, nfp);
         } else if (st != 0) {
@@ -135,7 +135,7 @@ std::uint32_t run_pending(Ctx* c, std::uint64_t* fp) {
     if (const Slot* slot = callee->jit[variant]; slot != nullptr) {
       if (const Entry entry = slot->entry.load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
         if (callee->instance == c->inst) {
-          const std::uint32_t st = entry(c, fp);
+          const std::uint32_t st = entry(c, fp).status;
           if (st == kTailPending) continue;
           return st == 0 ? 0 : st | kLocated;
         }
@@ -209,7 +209,7 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
   JobLimits* const limits = store.job_limits;
   Ctx* const outer_ctx = limits != nullptr ? limits->ctx : nullptr;
   if (limits != nullptr) limits->ctx = &c;
-  const std::uint32_t status = entry(&c, nfp);
+  const std::uint32_t status = entry(&c, nfp).status;
   if (limits != nullptr) limits->ctx = outer_ctx;
   if (outermost) store.native_roots_top = nullptr;
   if (status == 0) return {c.fuel, TrapKind::None, nullptr, nullptr, nullptr};

@@ -40,7 +40,14 @@ struct ResourceAccount {
 namespace jit {
 struct Ctx;
 struct JobLimits;
-using Entry = std::uint32_t (*)(Ctx*, std::uint64_t*);
+// What a compiled function returns: its status (0, a trap kind, or kTailPending...) and, in a
+// second register, the value of its first result slot when it has exactly one (callers of the
+// entry read results from the frame; a direct call inside one compiled module reads this).
+struct EntryResult {
+  std::uint32_t status;
+  std::uint64_t value;
+};
+using Entry = EntryResult (*)(Ctx*, std::uint64_t*);
 class ModuleCode;
 // One defined function's machine code in a module variant: `entry` is null while the function
 // runs interpreted and is published once (release). `countdown` is the tier-up's hotness: the
