@@ -115,7 +115,19 @@ def expected_value(kind: str, value) -> str:
                 negative = bits >> (31 if kind == "f32" else 63)
                 payload = "0x400000" if kind == "f32" else "0x8000000000000"
                 return f"({kind}.const {'-' if negative else ''}nan:{payload})"
-            return f"({kind}.const nan:{'canonical' if canonical else 'arithmetic'})"
+            if canonical:
+                return f"({kind}.const nan:canonical)"
+            # A signalling NaN (quiet bit clear) is one no operation made: a constant or a
+            # reinterpret passed on unchanged (a global's initial value, say), which both engines
+            # keep bit for bit. wasmtime-py hands an f64 over as it is, so that is its exact
+            # value; an f32 comes quieted (above), so it stands for itself or for the signalling
+            # NaN with the same payload but the quiet bit.
+            sign = "-" if bits >> (31 if kind == "f32" else 63) else ""
+            if kind == "f64" and not bits & 0x0008000000000000:
+                return f"(f64.const {sign}nan:{bits & 0x000FFFFFFFFFFFFF:#x})"
+            if kind == "f32" and bits & 0x003FFFFF:
+                return f"(either (f32.const nan:arithmetic) (f32.const {sign}nan:{bits & 0x003FFFFF:#x}))"
+            return f"({kind}.const nan:arithmetic)"
         return f"({kind}.const {float_text(kind, value)})"
     raise ValueError(kind)
 
