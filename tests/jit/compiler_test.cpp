@@ -369,6 +369,55 @@ class MemoryCache final : public CodeCacheStorage {
  private:
   std::map<std::string, std::vector<std::uint8_t>> entries_;
 };
+// Direct calls inside one object pass arguments (and a metered body's fuel counter) in registers
+// and take the result from one (ModuleEmitter::body): callees of every shape of that convention
+// (no argument up to four, no result or one) and of the frame's (five arguments, two results, a
+// v128), each calling the next, a self-recursive one, a callee that traps several calls deep, one
+// that calls the host, and recursion past the call depth limit.
+constexpr std::string_view kDirectCalls = R"((module
+  (import "env" "add1" (func $add1 (param i32) (result i32)))
+  (global $g (mut i32) (i32.const 0))
+  (func $none (global.set $g (i32.add (global.get $g) (i32.const 1))))
+  (func $one (param i32) (result i32) (call $none) (i32.add (local.get 0) (global.get $g)))
+  (func $four (param i32 i64 f32 f64) (result i64)
+    (i64.add (i64.extend_i32_u (call $one (local.get 0)))
+             (i64.add (local.get 1) (i64.add (i64.trunc_f32_s (local.get 2)) (i64.trunc_f64_s (local.get 3))))))
+  (func $five (param i32 i32 i32 i32 i32) (result i32)
+    (i32.add (i32.wrap_i64 (call $four (local.get 0) (i64.extend_i32_u (local.get 1)) (f32.const 2.5) (f64.const 3.5)))
+             (i32.add (local.get 2) (i32.add (local.get 3) (local.get 4)))))
+  (func $two (param i32) (result i32 i64) (call $five (local.get 0) (i32.const 1) (i32.const 2) (i32.const 3) (i32.const 4))
+    (i64.const 7))
+  (func $vec (param v128) (result v128) (i32x4.add (local.get 0) (local.get 0)))
+  (func $fib (param i32) (result i32)
+    (if (result i32) (i32.lt_u (local.get 0) (i32.const 2))
+      (then (local.get 0))
+      (else (i32.add (call $fib (i32.sub (local.get 0) (i32.const 1)))
+                     (call $fib (i32.sub (local.get 0) (i32.const 2)))))))
+  (func $div_at (param i32 i32) (result i32)
+    (if (result i32) (i32.eqz (local.get 0))
+      (then (i32.div_u (i32.const 100) (local.get 1)))
+      (else (i32.add (i32.const 1) (call $div_at (i32.sub (local.get 0) (i32.const 1)) (local.get 1))))))
+  (func $host (param i32) (result i32) (call $add1 (call $one (local.get 0))))
+  (func (export "mix") (param $n i32) (result i64)
+    (local $i i32) (local $acc i64) (local $t i32)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (call $two (local.get $i))
+        (local.set $acc (i64.add (local.get $acc)))
+        (local.set $t)
+        (local.set $acc (i64.add (local.get $acc) (i64.extend_i32_u (local.get $t))))
+        (local.set $acc (i64.add (local.get $acc)
+          (i64x2.extract_lane 0 (call $vec (i64x2.splat (local.get $acc))))))
+        (local.set $acc (i64.add (local.get $acc) (i64.extend_i32_u (call $host (local.get $i)))))
+        (local.set $acc (i64.add (local.get $acc) (i64.extend_i32_u (call $fib (i32.const 7)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $acc))
+  (func (export "trap_deep") (param i32 i32) (result i32) (call $div_at (local.get 0) (local.get 1)))
+  (func (export "fib") (param i32) (result i32) (call $fib (local.get 0))))
+)";
+
 void every_way_agrees(std::string_view wat, const std::vector<Call>& calls) {
   const std::optional<std::uint64_t> fuels[] = {std::nullopt, std::uint64_t{1} << 30};
   auto cache = std::make_shared<MemoryCache>();
@@ -414,6 +463,48 @@ void every_way_agrees(std::string_view wat, const std::vector<Call>& calls) {
     EXPECT_GT(compiled, 0u) << "variant " << variant;
   }
   jit::tier_up_set_calls(20000);
+}
+
+// The convention of direct calls inside one object (kDirectCalls above): from the code cache,
+// lazily and by tier-up as the interpreter, then from the cache under every budget up to past
+// completion (the counter goes in and out of a metered body in registers), a trap four calls deep,
+// and recursion stopped at the call depth limit at the same depth and fuel.
+TEST(CompilerCalls, DirectCallsInRegistersAgreeWithTheInterpreterEveryWay) {
+  every_way_agrees(kDirectCalls, {{"mix", Value::i32(5)}, {"fib", Value::i32(12)}});
+  auto cache = std::make_shared<MemoryCache>();
+  for (const bool metered : {false, true}) {
+    auto report = precompile(*compile_wat(kDirectCalls), metered, *cache);
+    ASSERT_TRUE(report.has_value()) << (report ? "" : report.error());
+    EXPECT_EQ(report->compiled, report->functions);
+  }
+  const auto module = compile_wat(kDirectCalls);
+  const auto agree = [&](std::string_view name, const std::vector<Value>& args, std::optional<std::uint64_t> fuel,
+                         StoreLimits limits = {}) {
+    const Outcome want = run(module, Tier::Interpret, name, args, fuel, limits);
+    EXPECT_EQ(run(module, Tier::Compile, name, args, fuel, limits, cache), want)
+        << name << " fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+    return want;
+  };
+  const Outcome full = agree("mix", {Value::i32(3)}, std::uint64_t{1} << 30);
+  ASSERT_EQ(full.trap, TrapKind::None);
+  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+    agree("mix", {Value::i32(3)}, budget);
+    if (::testing::Test::HasFailure()) return;
+  }
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    EXPECT_EQ(agree("trap_deep", {Value::i32(4), Value::i32(0)}, fuel).trap, TrapKind::IntegerDivideByZero);
+    EXPECT_EQ(agree("trap_deep", {Value::i32(4), Value::i32(5)}, fuel).results.at(0).bits, 24u);
+    StoreLimits limits;
+    limits.max_call_depth = 200;
+    for (std::uint32_t n : {197u, 198u, 199u, 200u, 5000u})
+      agree("trap_deep", {Value::i32(n), Value::i32(3)}, fuel, limits);
+    EXPECT_EQ(agree("trap_deep", {Value::i32(5000), Value::i32(3)}, fuel, limits).trap, TrapKind::CallStackExhausted);
+  }
+  const Outcome trap = agree("trap_deep", {Value::i32(4), Value::i32(0)}, std::uint64_t{1} << 30);
+  for (std::uint64_t budget = 1; budget <= trap.fuel + 2; ++budget) {
+    agree("trap_deep", {Value::i32(4), Value::i32(0)}, budget);
+    if (::testing::Test::HasFailure()) return;
+  }
 }
 
 // Multiple memories and memory64: every function compiles, memory 0's and the others' accesses

@@ -128,7 +128,7 @@ class FunctionEmitter {
         b_.CreateStore(b_.CreateLoad(t_.i64, fp_at(i)), slots_[i]);
         continue;
       }
-      llvm::Value* arg = fn_->getArg(2 + i);
+      llvm::Value* arg = fn_->getArg(first_arg() + i);
       b_.CreateStore(arg, slots_[i]);
       // Where the frame must hold the arguments as the interpreter's does: a GC module's
       // collections and exnref locals read them there (gc_spill_frame, find_exn_locals).
@@ -137,7 +137,11 @@ class FunctionEmitter {
     for (u32 i = f_.num_params; i < f_.num_locals; ++i) b_.CreateStore(b_.getInt64(0), slots_[i]);
     for (u32 i = f_.num_params; i < exn_locals_.size(); ++i)
       if (exn_locals_[i]) b_.CreateStore(b_.getInt64(0), fp_at(i));
-    load_fuel();
+    if (fuel_in_registers()) {
+      b_.CreateStore(fn_->getArg(2), fuel_);
+    } else {
+      load_fuel();
+    }
     globals_ = invariant(ctx_load(t_.ptr, offsetof(Ctx, globals)));
     load_memory();
     // What every native call checks (native_call) stays the same through an activation: the
@@ -207,6 +211,11 @@ class FunctionEmitter {
   const Scan& scan_;
   llvm::Function* fn_;
   bool in_registers_;  // fn_ is the body: arguments and the result in registers
+  // A metered body also takes the counter as its third parameter and gives it back, on a normal
+  // return, as the third field of its result (ModuleEmitter::body); on any other status it is in
+  // Ctx::fuel, as everywhere else.
+  [[nodiscard]] bool fuel_in_registers() const { return in_registers_ && me_.metered; }
+  [[nodiscard]] unsigned first_arg() const { return fuel_in_registers() ? 3 : 2; }
   llvm::IRBuilder<> b_;
   llvm::Value* ctxp_ = nullptr;
   llvm::Value* fp_ = nullptr;
@@ -315,8 +324,15 @@ class FunctionEmitter {
   }
   llvm::BasicBlock* new_block(const char* name) { return llvm::BasicBlock::Create(me_.ctx, name, fn_); }
   // Returns `status` (i32) and, on a normal return, the result slot (i64; 0 when there is none).
-  void ret(llvm::Value* status, llvm::Value* value = nullptr) {
-    b_.CreateRet(entry_result(b_, status, value != nullptr ? value : b_.getInt64(0)));
+  void ret(llvm::Value* status, llvm::Value* value = nullptr, llvm::Value* fuel = nullptr) {
+    llvm::Value* r = entry_result(b_, status, value != nullptr ? value : b_.getInt64(0));
+    if (fuel_in_registers()) {
+      llvm::Value* body_r = llvm::PoisonValue::get(fn_->getReturnType());
+      body_r = b_.CreateInsertValue(body_r, status, 0);
+      body_r = b_.CreateInsertValue(body_r, b_.CreateExtractValue(r, 1), 1);
+      r = b_.CreateInsertValue(body_r, fuel != nullptr ? fuel : b_.getInt64(0), 2);
+    }
+    b_.CreateRet(r);
   }
   llvm::Value* fp_at(u32 slot) { return b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, slot); }
   llvm::Value* ctx_field(std::size_t off) { return b_.CreateConstInBoundsGEP1_64(t_.i8, ctxp_, off); }
@@ -807,17 +823,22 @@ class FunctionEmitter {
     b_.SetInsertPoint(fast);
     if (me_.metered) b_.CreateStore(b_.CreateSub(b_.CreateLoad(t_.i64, fuel_), entry_cost), fuel_);
     ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
-    store_fuel();
+    // A metered body takes the counter in a register and gives it back in one on a normal
+    // return; on any other status it is in the context, where the other paths read it.
+    const bool fuel_passed = body != nullptr && me_.metered;
+    if (!fuel_passed) store_fuel();
     llvm::CallInst* call = nullptr;
     if (body != nullptr) {
       std::vector<llvm::Value*> args{ctxp_, nfp};
-      for (u32 i = 0; i + 2 < body->arg_size(); ++i) args.push_back(slot(base + i));
+      if (fuel_passed) args.push_back(b_.CreateLoad(t_.i64, fuel_));
+      for (u32 i = 0; args.size() < body->arg_size(); ++i) args.push_back(slot(base + i));
       call = b_.CreateCall(body, args);
     } else {
       call = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, nfp});
     }
     call->setTailCallKind(llvm::CallInst::TCK_None);
     llvm::Value* st = b_.CreateExtractValue(call, 0);
+    if (fuel_passed) b_.CreateStore(b_.CreateExtractValue(call, 2), fuel_);  // read on status 0 only
     ctx_store(fr, offsetof(Ctx, fr));
     // A trap in the callee: located and its counter stored by the callee. A tail call the callee
     // left pending (kTailPending): its callee runs at nfp as this call's (sprawling_jit_tail_resume).
@@ -840,6 +861,7 @@ class FunctionEmitter {
     b_.SetInsertPoint(pending);
     llvm::Value* rst = b_.CreateCall(me_.helper("sprawling_jit_tail_resume", t_.i32, {t_.ptr, t_.ptr}), {ctxp_, nfp});
     helper_status(rst);
+    if (fuel_passed) load_fuel();  // join continues with the counter in fuel_
     b_.CreateBr(join);
     return call;
   }
@@ -915,6 +937,7 @@ class FunctionEmitter {
     store_fuel();
     llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, load_func(funcidx), nfp});
     helper_status(st);
+    if (me_.metered) load_fuel();  // as native_call leaves it on its paths to fast_done
     llvm::BasicBlock* slow_end = b_.GetInsertBlock();
     llvm::Value* from_frame = nr == 1 ? b_.CreateLoad(t_.i64, nfp) : nullptr;
     b_.CreateBr(join);
@@ -940,8 +963,7 @@ class FunctionEmitter {
       v->addIncoming(from_frame, slow_end);
       value = v;
     }
-    load_fuel();
-    charge(post);
+    charge(post);  // every path to here left the counter in fuel_ (native_call, the slow path)
     if (nr == 1) set_slot(base, value);
     reload_memory();
   }
@@ -1413,8 +1435,12 @@ class FunctionEmitter {
         // The results at fp for callers through the entry; the one result in a register too,
         // for a direct call (ModuleEmitter::body).
         for (u32 i = 0; i < f_.num_results; ++i) b_.CreateStore(slot(i), fp_at(i));
-        store_fuel();
-        ret(u32c(0), f_.num_results == 1 ? slot(0) : nullptr);
+        if (fuel_in_registers()) {
+          ret(u32c(0), f_.num_results == 1 ? slot(0) : nullptr, b_.CreateLoad(t_.i64, fuel_));
+        } else {
+          store_fuel();
+          ret(u32c(0), f_.num_results == 1 ? slot(0) : nullptr);
+        }
         return false;
       } else if constexpr (O == Op::Fuel) {
         charge(a.cost);
@@ -2279,7 +2305,7 @@ bool ModuleEmitter::in_registers(u32 d) {
   if (registers.size() < fns.size()) registers.resize(fns.size(), -1);
   if (registers[d] < 0) {
     const CompiledFunc& f = funcs[d];
-    bool ok = f.num_params <= kRegisterArgs && f.num_results <= 1;
+    bool ok = f.num_params + (metered ? 1 : 0) <= kRegisterArgs && f.num_results <= 1;  // metered: the counter too
     for (std::size_t w = 0; ok && w < f.code.size();) {
       const Op op = op_of_word(f.code[w], metered);
       if (op == Op::Count_) break;  // scan() refuses such code, so it has no IR
@@ -2297,18 +2323,29 @@ u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc) {
   emitter.emit();
   if (body != nullptr) {
     // The entry: the arguments from the frame, then a jump to the body (same return type, every
-    // argument in a register), whose {status, result} it returns.
+    // argument in a register), whose {status, result} it returns. Metered, the counter goes in
+    // from the context and, on a normal return, back to it: a call, not a jump.
     llvm::Function* entry = me.fns[defined];
     entry->addFnAttr(llvm::Attribute::NoUnwind);
     entry->addParamAttr(0, llvm::Attribute::NoAlias);
     entry->addParamAttr(1, llvm::Attribute::NoAlias);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(me.ctx, "entry", entry));
-    std::vector<llvm::Value*> args{entry->getArg(0), entry->getArg(1)};
-    for (u32 i = 0; i + 2 < body->arg_size(); ++i)
+    llvm::Value* ctx = entry->getArg(0);
+    llvm::Value* fuel_at = b.CreateConstInBoundsGEP1_64(me.t.i8, ctx, offsetof(Ctx, fuel));
+    std::vector<llvm::Value*> args{ctx, entry->getArg(1)};
+    if (me.metered) args.push_back(b.CreateLoad(me.t.i64, fuel_at));
+    for (u32 i = 0; args.size() < body->arg_size(); ++i)
       args.push_back(b.CreateLoad(me.t.i64, b.CreateConstInBoundsGEP1_64(me.t.i64, entry->getArg(1), i)));
     llvm::CallInst* r = b.CreateCall(body, args);
-    r->setTailCallKind(llvm::CallInst::TCK_Tail);
-    b.CreateRet(r);
+    if (!me.metered) {
+      r->setTailCallKind(llvm::CallInst::TCK_Tail);
+      b.CreateRet(r);
+    } else {
+      llvm::Value* status = b.CreateExtractValue(r, 0);
+      llvm::Value* kept = b.CreateLoad(me.t.i64, fuel_at);
+      b.CreateStore(b.CreateSelect(b.CreateICmpEQ(status, b.getInt32(0)), b.CreateExtractValue(r, 2), kept), fuel_at);
+      b.CreateRet(entry_result(b, status, b.CreateExtractValue(r, 1)));
+    }
   }
   return emitter.osr();
 }

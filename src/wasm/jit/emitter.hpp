@@ -36,7 +36,8 @@ inline llvm::Value* entry_result(llvm::IRBuilderBase& b, llvm::Value* status, ll
 // (`wasm_r<defined>`, the body) taking (Ctx*, u64* fp, slot...) and returning
 // {status, result}, and its entry `wasm_f<defined>` loads the arguments from the frame and jumps
 // to it. Four keep every argument in a register under the System V ABI (with Ctx* and fp), so the
-// entry's call is a jump.
+// entry's call is a jump. Metered code's body also takes the fuel counter (one argument slot
+// fewer) and returns it as a third field, {status, result, fuel}; its entry calls it.
 constexpr unsigned kRegisterArgs = 4;
 
 struct Types {
@@ -114,9 +115,12 @@ struct ModuleEmitter {
     if (d >= here.size() || here[d] == 0 || !in_registers(d)) return nullptr;
     if (bodies.size() < fns.size()) bodies.resize(fns.size(), nullptr);
     if (bodies[d] == nullptr) {
+      // Metered: the counter too, after fp, and back as the result's third field.
       std::vector<llvm::Type*> params{t.ptr, t.ptr};
+      if (metered) params.push_back(t.i64);
       params.insert(params.end(), funcs[d].num_params, t.i64);
-      bodies[d] = llvm::Function::Create(llvm::FunctionType::get(t.result, params, false),
+      llvm::Type* result = metered ? llvm::StructType::get(ctx, {t.i32, t.i64, t.i64}) : t.result;
+      bodies[d] = llvm::Function::Create(llvm::FunctionType::get(result, params, false),
                                          llvm::Function::InternalLinkage, "wasm_r" + std::to_string(d), mod);
     }
     return bodies[d];
