@@ -517,6 +517,7 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
             me.fns = std::move(state->fns);
             me.declare_on_use = &state->compilable;
             me.define(static_cast<u32>(i), &f);
+            me.note_calls(sc, funcs[i]);
             emit_function(me, static_cast<u32>(i), sc);
             llvm::Function* body = i < me.bodies.size() ? me.bodies[i] : nullptr;
             state->fns = std::move(me.fns);
@@ -638,6 +639,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
     me.fns.assign(funcs.size(), nullptr);
     me.define(defined,
               llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(defined), *mod));
+    me.note_calls(sc, funcs[defined]);
     osr = emit_function(me, defined, sc);
   }
   std::string verify;
@@ -888,6 +890,7 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
       me.define(static_cast<u32>(i),
                 llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), mod));
       me.fns[i]->setDSOLocal(true);  // called directly (PC-relative) inside the partition
+      me.note_calls(scans[i], funcs[i]);
       last = i;
     }
     std::size_t emitted = 0;

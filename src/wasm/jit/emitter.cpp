@@ -2301,6 +2301,17 @@ class FunctionEmitter {
 
 }  // namespace
 
+void ModuleEmitter::note_calls(const Scan& sc, const CompiledFunc& f) {
+  const u32 imported = cm.module.imported_funcs;
+  for (const Instr& in : sc.instrs) {
+    if (in.op != Op::Call) continue;
+    const u32 callee = layout::Call::read(f.code.data() + in.at).func;
+    if (callee < imported) continue;
+    if (called_here.size() < fns.size()) called_here.resize(fns.size(), 0);
+    called_here[callee - imported] = 1;
+  }
+}
+
 bool ModuleEmitter::in_registers(u32 d) {
   if (registers.size() < fns.size()) registers.resize(fns.size(), -1);
   if (registers[d] < 0) {

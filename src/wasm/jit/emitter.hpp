@@ -69,6 +69,7 @@ struct ModuleEmitter {
   // machine code in another partition; its declaration is made on its first call (callee()).
   const std::vector<char>* declare_on_use = nullptr;
   std::vector<char> here;                 // per defined function: define() was called for it
+  std::vector<char> called_here;          // per defined function: note_calls() saw a direct call of it
   std::vector<llvm::Function*> bodies;    // per defined function: body(), made on first use
   std::vector<signed char> registers;     // per defined function: in_registers(), -1 not yet known
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
@@ -104,6 +105,11 @@ struct ModuleEmitter {
     if (here.size() < fns.size()) here.resize(fns.size(), 0);
     here[d] = 1;
   }
+  // The direct calls of a function this module will hold (its scan): a callee among the defined
+  // functions gets a body (body()) only when some call of this module can use it, so that a
+  // module whose calls all leave it (most of a big module's partitions) has no entry beside each
+  // function. Every function of the module is noted before any is emitted.
+  void note_calls(const Scan& sc, const CompiledFunc& f);
   // Whether defined function `d` takes its arguments and gives its result in registers when called
   // directly (kRegisterArgs): at most that many argument slots, at most one result slot, and no
   // tail call (its return_call* jumps with the entry's prototype, which musttail requires of the
@@ -112,7 +118,8 @@ struct ModuleEmitter {
   // The body of defined function `d` when this module holds its code and it takes its arguments
   // in registers (declared on first use, written by emit_function), else null.
   llvm::Function* body(u32 d) {
-    if (d >= here.size() || here[d] == 0 || !in_registers(d)) return nullptr;
+    if (d >= here.size() || here[d] == 0 || d >= called_here.size() || called_here[d] == 0 || !in_registers(d))
+      return nullptr;
     if (bodies.size() < fns.size()) bodies.resize(fns.size(), nullptr);
     if (bodies[d] == nullptr) {
       // Metered: the counter too, after fp, and back as the result's third field.
