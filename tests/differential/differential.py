@@ -29,6 +29,7 @@ import math
 import os
 import random
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -415,6 +416,20 @@ class Runner:
     def run(self):
         rng = random.Random(self.args.seed)
         start = time.monotonic()
+        try:
+            self.loop(rng, start)
+        except KeyboardInterrupt:
+            # A campaign cut short (SIGINT or SIGTERM) still reports what it compared.
+            print("differential: interrupted", flush=True)
+        elapsed = time.monotonic() - start
+        shutil.rmtree(self.work, ignore_errors=True)
+        c = self.counts
+        print(f"differential: {elapsed:.0f} s, {c['modules']} modules: exec {c['exec']} scripts "
+              f"({c['calls']} calls) over tiers {','.join(self.args.tiers) or '-'}, tiers {c['tiers']}, "
+              f"valid {c['valid']}; {len(self.findings)} findings", flush=True)
+        return 1 if self.findings else 0
+
+    def loop(self, rng, start):
         n = 0
         while True:
             if self.args.modules and n >= self.args.modules:
@@ -441,13 +456,6 @@ class Runner:
                 self.run_batch(batch)
             if invalid:
                 self.validate(invalid)
-        elapsed = time.monotonic() - start
-        shutil.rmtree(self.work, ignore_errors=True)
-        c = self.counts
-        print(f"differential: {elapsed:.0f} s, {c['modules']} modules: exec {c['exec']} scripts "
-              f"({c['calls']} calls) over tiers {','.join(self.args.tiers) or '-'}, tiers {c['tiers']}, "
-              f"valid {c['valid']}; {len(self.findings)} findings", flush=True)
-        return 1 if self.findings else 0
 
 
 def default_wasm_tools() -> str:
@@ -488,6 +496,12 @@ def main() -> int:
     if not args.modules and not args.seconds:
         args.modules = 32
     print(f"differential: seed {args.seed}", flush=True)
+    # SIGINT or SIGTERM ends a campaign with its counts (Harness.run); a shell starts a background
+    # job with SIGINT ignored, so both are set here.
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
     return Runner(args).run()
 
 
