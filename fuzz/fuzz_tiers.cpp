@@ -67,9 +67,10 @@ bool same_call(const fuzz::CallRecord& a, const fuzz::CallRecord& b, bool exact)
 // two tiers may reach the limit at different allocations, hence with different fuel. A tier
 // that keeps more reaches it sooner, and under a budget between the two points only that tier
 // reaches it (the other runs out of fuel further on). So a call that ends at the limit on one tier
-// must end at it on the other too, or have got at least as far there (consumed at least as much
-// fuel) before ending otherwise; the rest of its record, and the calls after it, which run on the
-// state it left, are not compared.
+// must end at it on the other too, or have got at least as far there before ending otherwise:
+// consumed at least as much fuel, or run out of it (an out-of-fuel stop counts the budget, while
+// the limit may be reached in the segment that overdrew it); the rest of its record, and the calls
+// after it, which run on the state it left, are not compared.
 bool ends_at_a_heap_limit(const fuzz::CallRecord& r) {
   return r.trap == wasm::TrapKind::GcHeapLimit || r.trap == wasm::TrapKind::ExceptionLimit;
 }
@@ -81,8 +82,11 @@ bool same_run(const std::vector<fuzz::CallRecord>& a, const std::vector<fuzz::Ca
     const bool a_limit = ends_at_a_heap_limit(a[i]);
     const bool b_limit = ends_at_a_heap_limit(b[i]);
     if (a_limit && b_limit) return a[i].name == b[i].name;
-    if (a_limit) return a[i].name == b[i].name && b[i].fuel_consumed >= a[i].fuel_consumed;
-    if (b_limit) return a[i].name == b[i].name && a[i].fuel_consumed >= b[i].fuel_consumed;
+    const auto as_far = [](const fuzz::CallRecord& limit, const fuzz::CallRecord& other) {
+      return other.fuel_consumed >= limit.fuel_consumed || other.trap == wasm::TrapKind::OutOfFuel;
+    };
+    if (a_limit) return a[i].name == b[i].name && as_far(a[i], b[i]);
+    if (b_limit) return a[i].name == b[i].name && as_far(b[i], a[i]);
     if (!same_call(a[i], b[i], exact)) return false;
   }
   return a.size() == b.size();
