@@ -10,6 +10,7 @@
 #include "wasm/jit/scan.hpp"
 
 #include <llvm-c/Core.h>
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -23,14 +24,13 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Analysis/LoopInfo.h>
-#include <llvm/Transforms/Scalar/LICM.h>
-#include <llvm/Transforms/Scalar/GVN.h>
-#include <llvm/Transforms/Scalar/IndVarSimplify.h>
-#include <llvm/Transforms/Scalar/LoopRotation.h>
-#include <llvm/Transforms/Scalar/LoopPassManager.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/GVN.h>
+#include <llvm/Transforms/Scalar/IndVarSimplify.h>
+#include <llvm/Transforms/Scalar/LICM.h>
+#include <llvm/Transforms/Scalar/LoopPassManager.h>
+#include <llvm/Transforms/Scalar/LoopRotation.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Support/TargetSelect.h>
@@ -142,18 +142,19 @@ constexpr unsigned kHugeFactor = 3;
 // optimizing target machine still runs) giving 780 KB of spill-bound code that ran about 1.5x the
 // interpreter. Above it (hostile bodies), optnone as in the lazy path bounds the time.
 constexpr unsigned kAheadOfTimeFactor = 25;
-// Then, for a function with a loop of at most kLoopPassesAbove IR instructions: loop rotation,
-// LICM, GVN and IndVarSimplify, with a last InstCombine and SimplifyCFG. The emitter's loops keep
-// their invariants (memory base and size, the context's fields, a local's address arithmetic) in
-// the loop, and its i32 induction variables as zero-extended i64 slots; these passes hoist the
-// first and rewrite the second. Measured
-// from the code cache, interleaved against the four passes alone, median of the per-round
-// ratios of 5-7 rounds: matmul 0.71x, fib 0.86x, sieve 0.89x, bytecode 0.92x, strings 0.93x,
-// memops 0.93x, the other nine bench workloads 0.98-1.04x; compile time about 15% more.
-// IndVarSimplify alone did less for matmul and was slower on sieve, sha256 and nbody (1.07-1.10x);
-// LLVM's O2 function simplification pipeline doubled the added compile time (30%) for no more
-// speed. Above the bound (libc's printf core, interpreter loops such as CPython's eval loop) the
-// passes' time grows faster than the code's gain, so those keep the four passes.
+// After those four passes, a function with a loop and at most kLoopPassesAbove IR instructions
+// gets loop rotation, LICM, GVN and IndVarSimplify, with a last InstCombine and SimplifyCFG. The
+// emitter's loops carry their invariants (memory base and size, the context's fields, a local's
+// address arithmetic) as phis, and their i32 induction variables as zero-extended i64 slots; these
+// passes hoist the first and rewrite the second (matmul's inner loop then steps one counter and
+// folds the constant address parts into displacements). Measured from the code cache, interleaved
+// against the four passes alone, median of the per-round ratios of 5-7 rounds: matmul 0.71x, fib
+// 0.86x, sieve 0.89x, bytecode 0.92x, strings 0.93x, memops 0.93x, the other nine bench
+// workloads 0.98-1.04x; compile time about 15% more. IndVarSimplify alone did less for matmul and
+// was slower on sieve, sha256 and nbody (1.07-1.10x); LLVM's O2 function simplification pipeline
+// doubled the added compile time (30%) for no more speed. Above the bound (libc's printf core,
+// interpreter loops such as CPython's eval loop) the passes' time grows faster than the code's
+// gain, so those keep the four passes.
 constexpr unsigned kLoopPassesAbove = 4000;
 llvm::FunctionPassManager loop_passes() {
   llvm::FunctionPassManager fpm;
