@@ -348,6 +348,101 @@ TEST(CompilerGc, CompiledFramesKeepEveryKindOfRootAlive) {
   }
 }
 
+// ---- structs made in machine code: after the first collection the size classes' free lists
+// hold blocks, so struct.new and struct.new_default take the compiled tier's inline path (a
+// block and a slot popped, header and fields written there) rather than the helper. Every field
+// kind (packed i8/i16 cut to size, a v128, a reference, floats) read back from fresh structs and
+// from survivors kept in an array across collections: the same results, fuel and heap on both
+// tiers (as many live objects and collections, so the inline path leaves the heap as make does).
+constexpr std::string_view kChurn = R"((module
+  (type $pt (struct (field $x (mut i32)) (field $y i64) (field $b i8) (field $h i16)
+                    (field $f f64) (field $v v128) (field $r anyref) (field $g f32)))
+  (type $keep (array (mut (ref null $pt))))
+  (func $sum (param $p (ref null $pt)) (result i64)
+    (i64.add
+      (i64.add (i64.extend_i32_u (struct.get $pt $x (local.get $p))) (struct.get $pt $y (local.get $p)))
+      (i64.add
+        (i64.add (i64.extend_i32_s (struct.get_s $pt $b (local.get $p)))
+                 (i64.extend_i32_u (struct.get_u $pt $b (local.get $p))))
+        (i64.add
+          (i64.add (i64.extend_i32_s (struct.get_s $pt $h (local.get $p)))
+                   (i64.extend_i32_u (struct.get_u $pt $h (local.get $p))))
+          (i64.add
+            (i64.add (i64.trunc_sat_f64_s (struct.get $pt $f (local.get $p)))
+                     (i64.add (i64.extend_i32_u (i32x4.extract_lane 3 (struct.get $pt $v (local.get $p))))
+                              (i64.extend_i32_u (i32x4.extract_lane 0 (struct.get $pt $v (local.get $p))))))
+            (i64.add (if (result i64) (ref.is_null (struct.get $pt $r (local.get $p)))
+                       (then (i64.const 7))
+                       (else (i64.extend_i32_s (i31.get_s (ref.cast (ref i31) (struct.get $pt $r (local.get $p)))))))
+                     (i64.trunc_sat_f32_s (struct.get $pt $g (local.get $p)))))))))
+  (func (export "churn") (param $n i32) (result i64)
+    (local $i i32) (local $p (ref null $pt)) (local $k (ref null $keep)) (local $s i64)
+    (local.set $k (array.new_default $keep (i32.const 64)))
+    (loop $l
+      (local.set $p (struct.new $pt (i32.mul (local.get $i) (i32.const 0x9E3779B1))
+                                    (i64.extend_i32_s (i32.sub (i32.const 0) (local.get $i)))
+                                    (i32.add (local.get $i) (i32.const 0x1234))
+                                    (i32.sub (i32.const 0) (local.get $i))
+                                    (f64.convert_i32_s (local.get $i))
+                                    (i32x4.splat (i32.xor (local.get $i) (i32.const -1)))
+                                    (ref.i31 (i32.shl (local.get $i) (i32.const 3)))
+                                    (f32.convert_i32_u (local.get $i))))
+      (if (i32.eqz (i32.and (local.get $i) (i32.const 7)))
+        (then (array.set $keep (local.get $k) (i32.and (i32.shr_u (local.get $i) (i32.const 3)) (i32.const 63))
+                         (local.get $p))))
+      (local.set $s (i64.add (i64.mul (local.get $s) (i64.const 31))
+                             (i64.add (call $sum (local.get $p)) (call $sum (struct.new_default $pt)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (local.set $i (i32.const 0))
+    (loop $l
+      (if (i32.eqz (ref.is_null (array.get $keep (local.get $k) (local.get $i))))
+        (then (local.set $s (i64.add (i64.mul (local.get $s) (i64.const 31))
+                                     (call $sum (array.get $keep (local.get $k) (local.get $i)))))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (i32.const 64))))
+    (local.get $s))
+))";
+
+TEST(CompilerGc, StructsMadeInlineAfterCollectionsMatchTheInterpreter) {
+  const auto module = compile_wat(kChurn);
+  ASSERT_NE(module, nullptr);
+  struct Heap {
+    Outcome outcome;
+    std::size_t live = 0;
+    std::uint64_t collections = 0;
+  };
+  auto churn = [&](Tier tier, std::optional<std::uint64_t> fuel) {
+    Store store;
+    EXPECT_TRUE(store.set_tier(tier));
+    store.set_tier_up(false);
+    store.set_budget({fuel, std::nullopt});
+    auto inst = store.instantiate(module, {});
+    EXPECT_TRUE(inst.has_value());
+    if (!inst) return Heap{};
+    auto r = store.invoke(std::get<FuncInst*>(*(*inst)->find_export("churn")), std::vector<Value>{Value::i32(40000)});
+    return Heap{jit_testing::outcome_of(store, r), store.impl().gc.live_objects(), store.impl().gc.collections()};
+  };
+  const Heap full = churn(Tier::Interpret, std::uint64_t{1} << 40);
+  ASSERT_EQ(full.outcome.trap, TrapKind::None);
+  EXPECT_GT(full.collections, 3u);
+  // Unmetered, metered to the end, and out of fuel early, halfway and on the last instruction.
+  for (std::optional<std::uint64_t> fuel :
+       {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{std::uint64_t{1} << 40},
+        std::optional<std::uint64_t>{full.outcome.fuel / 50}, std::optional<std::uint64_t>{full.outcome.fuel / 2},
+        std::optional<std::uint64_t>{full.outcome.fuel - 1}}) {
+    const Heap want = churn(Tier::Interpret, fuel);
+    const Heap got = churn(Tier::Compile, fuel);
+    EXPECT_EQ(want.outcome, got.outcome) << (fuel ? std::to_string(*fuel) : "unmetered");
+    EXPECT_EQ(want.live, got.live) << (fuel ? std::to_string(*fuel) : "unmetered");
+    EXPECT_EQ(want.collections, got.collections) << (fuel ? std::to_string(*fuel) : "unmetered");
+  }
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    EXPECT_EQ(code.compiled, module->module().code.size());
+  }
+}
+
 // ---- allocating until the store's limit: a list that keeps every node alive (so the point of
 // refusal does not depend on what a conservative scan happens to keep) and a doubling array.
 constexpr std::string_view kHostile = R"((module

@@ -2162,6 +2162,119 @@ class FunctionEmitter {
     call_status(name, params, args);
     gc_reload(dst, dst_n);
   }
+  // struct.new (fields from slots `base` on) and struct.new_default (base kGcNoSlot). A struct
+  // of a small size class is made inline as GcHeap::make's fast path makes it: a block from the
+  // class's free list, else the next unused block of the chunk the class bumps, and a slot from
+  // the free ones (GcHeap::Inline), its header and fields written, the slot pointed at it and the
+  // heap's counts moved on, so the heap is left as the interpreter would leave it. Without a block
+  // or a slot (or for a big struct) the helper makes it, which may take a pooled chunk, grow the
+  // heap or collect: the frame is spilled on that path only.
+  void struct_new(u32 dst, u32 type, u32 base, u32 top) {
+    const FuncType& st = me_.cm.module.types[type];
+    const std::uint64_t bytes = struct_field_offset(st, st.fields.size());  // a multiple of 8
+    const std::uint64_t block = GcHeap::block_bytes(bytes);
+    if (block > GcHeap::kSmallBytes) {
+      gc_call("sprawling_jit_struct_new", {dst, type, base, top}, dst, 1, true);
+      return;
+    }
+    static_assert(offsetof(GcObject, type) == 0 && offsetof(GcObject, tag) == 8 && offsetof(GcObject, length) == 16 &&
+                  offsetof(GcObject, bytes) == 20 && offsetof(GcObject, slot) == 24 &&
+                  offsetof(GcObject, marked) == 28 && offsetof(GcObject, live) == 29);
+    auto at = [&](llvm::Value* p, std::uint64_t off) { return b_.CreateConstInBoundsGEP1_64(t_.i8, p, off); };
+    const std::size_t cls = GcHeap::size_class(block);
+    llvm::Value* in = invariant(ctx_load(t_.ptr, offsetof(Ctx, gc_inline)));
+    llvm::Value* count_at = at(in, offsetof(GcHeap::Inline, free_count));
+    llvm::Value* count = b_.CreateLoad(t_.i64, count_at);
+    auto* pick = new_block("struct_new_block");
+    auto* from_free = new_block("struct_new_free");
+    auto* try_bump = new_block("struct_new_try_bump");
+    auto* from_bump = new_block("struct_new_bump");
+    auto* fill = new_block("struct_new_inline");
+    auto* slow = new_block("struct_new_helper");
+    auto* made = new_block("struct_made");
+    b_.CreateCondBr(b_.CreateICmpEQ(count, b_.getInt64(0)), slow, pick, cold_);
+
+    b_.SetInsertPoint(pick);
+    llvm::Value* head_at = at(in, offsetof(GcHeap::Inline, free) + cls * sizeof(GcObject*));
+    llvm::Value* head = b_.CreateLoad(t_.ptr, head_at);
+    b_.CreateCondBr(b_.CreateIsNull(head), try_bump, from_free);
+
+    b_.SetInsertPoint(from_free);
+    b_.CreateStore(b_.CreateLoad(t_.ptr, head), head_at);  // the next free block (its first word)
+    b_.CreateBr(fill);
+
+    b_.SetInsertPoint(try_bump);
+    llvm::Value* bump_at = at(in, offsetof(GcHeap::Inline, bump) + cls * sizeof(std::uint8_t*));
+    llvm::Value* next = b_.CreateLoad(t_.ptr, bump_at);
+    llvm::Value* end = b_.CreateLoad(t_.ptr, at(in, offsetof(GcHeap::Inline, bump_end) + cls * sizeof(std::uint8_t*)));
+    b_.CreateCondBr(b_.CreateICmpEQ(next, end), slow, from_bump, cold_);
+
+    b_.SetInsertPoint(from_bump);
+    b_.CreateStore(at(next, block), bump_at);
+    b_.CreateBr(fill);
+
+    b_.SetInsertPoint(slow);
+    gc_call("sprawling_jit_struct_new", {dst, type, base, top}, dst, 1, true);
+    b_.CreateBr(made);
+
+    b_.SetInsertPoint(fill);
+    llvm::PHINode* object = b_.CreatePHI(t_.ptr, 2);
+    object->addIncoming(head, from_free);
+    object->addIncoming(next, from_bump);
+    llvm::Value* left = b_.CreateSub(count, b_.getInt64(1));
+    b_.CreateStore(left, count_at);
+    llvm::Value* slots = b_.CreateLoad(t_.ptr, at(in, offsetof(GcHeap::Inline, free_slots)));
+    llvm::Value* slot_index = b_.CreateLoad(t_.i32, b_.CreateGEP(t_.i32, slots, left));
+    llvm::Value* types = invariant(ctx_load(t_.ptr, offsetof(Ctx, types)));
+    b_.CreateStore(invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, types, type))), object);
+    b_.CreateStore(llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(t_.ptr)), at(object, 8));
+    b_.CreateStore(b_.getInt64(bytes << 32), at(object, 16));  // length 0, bytes
+    // slot, marked (false), live (true); the two bytes after them are padding
+    b_.CreateStore(b_.CreateOr(b_.CreateZExt(slot_index, t_.i64), b_.getInt64(std::uint64_t{1} << 40)), at(object, 24));
+    llvm::Value* data = at(object, sizeof(GcObject));
+    if (base == kGcNoSlot) {
+      for (std::uint64_t off = 0; off < bytes; off += 8) b_.CreateStore(b_.getInt64(0), at(data, off));
+    } else {
+      // A field's slot holds its value zero-extended (a packed one: the i32 operand, cut to its
+      // size here, as gc_struct_new's memcpy of the low bytes into a zeroed field does).
+      std::uint64_t off = 0;
+      u32 s = base;
+      for (const FieldType& f : st.fields) {
+        const u32 size = element_bytes(f);
+        if (size == 16) {
+          b_.CreateStore(slot(s), at(data, off));
+          b_.CreateStore(slot(s + 1), at(data, off + 8));
+          off += 16;
+          s += 2;
+          continue;
+        }
+        llvm::Value* v = slot(s);
+        if (size < 8) v = b_.CreateAnd(v, b_.getInt64((std::uint64_t{1} << (size * 8)) - 1));
+        b_.CreateStore(v, at(data, off));
+        off += 8;
+        s += 1;
+      }
+    }
+    llvm::Value* table = invariant(ctx_load(t_.ptr, offsetof(Ctx, gc_handles)));
+    llvm::Value* entries = b_.CreateLoad(t_.ptr, at(table, offsetof(GcHeap::HandleTable, base)));
+    llvm::Value* entry =
+        b_.CreateGEP(t_.i8, entries, b_.CreateMul(b_.CreateZExt(slot_index, t_.i64), b_.getInt64(sizeof(GcHeap::Slot))));
+    b_.CreateStore(object, at(entry, offsetof(GcHeap::Slot, object)));
+    llvm::Value* generation = b_.CreateLoad(t_.i32, at(entry, offsetof(GcHeap::Slot, generation)));
+    auto bump = [&](std::size_t off, std::uint64_t by) {
+      llvm::Value* p = at(in, off);
+      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(t_.i64, p), b_.getInt64(by)), p);
+    };
+    bump(offsetof(GcHeap::Inline, live_bytes), block);
+    bump(offsetof(GcHeap::Inline, since_collect), block);
+    bump(offsetof(GcHeap::Inline, live_count), 1);
+    llvm::Value* handle =
+        b_.CreateOr(b_.CreateShl(b_.CreateZExt(generation, t_.i64), 32),
+                    b_.CreateShl(b_.CreateAdd(b_.CreateZExt(slot_index, t_.i64), b_.getInt64(1)), 1));
+    set_slot(dst, handle);
+    b_.CreateBr(made);
+    b_.SetInsertPoint(made);
+  }
   // gc_ref_test(v, heap, flags) as an i1: null inline (flags bit 0), the rest in the helper.
   llvm::Value* gc_test(llvm::Value* v, u32 heap, u32 flags) {
     auto* nonnull = new_block("ref_nonnull");
@@ -2221,10 +2334,9 @@ class FunctionEmitter {
       llvm::Value* hit = gc_test(slot(a.ref), a.heap, a.flags);
       cond_branch(O == Op::BrOnCast ? hit : b_.CreateNot(hit), a.off, fall);
     } else if constexpr (O == Op::StructNew) {
-      gc_store(a.base, struct_slots(a.type));
-      gc_call("sprawling_jit_struct_new", {a.dst, a.type, a.base, top}, a.dst, 1, true);
+      struct_new(a.dst, a.type, a.base, top);
     } else if constexpr (O == Op::StructNewDefault) {
-      gc_call("sprawling_jit_struct_new", {a.dst, a.type, kGcNoSlot, top}, a.dst, 1, true);
+      struct_new(a.dst, a.type, kGcNoSlot, top);
     } else if constexpr (O == Op::StructGet || O == Op::StructGetS) {
       llvm::Value* o = gc_object(slot(a.ref), TrapKind::NullStructReference);
       gc_load(a.dst, gc_data(o, b_.getInt64(a.offset)), a.size, O == Op::StructGetS);

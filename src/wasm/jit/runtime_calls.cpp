@@ -197,6 +197,7 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
   c.inst = inst;
   c.store = &store;
   c.gc_handles = &store.gc.handle_table();
+  c.gc_inline = &store.gc.inline_state();
   c.out = &out;
   c.metered = metered;
   c.osr_at = osr_at;

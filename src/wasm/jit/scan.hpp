@@ -186,7 +186,7 @@ struct CompileFacts {
   std::size_t frame_slots = 0;     // locals, parameters and the deepest operand stack
   std::size_t slots_by_nesting = 0;  // frame_slots × nesting: the phis a slot changed inside every span may need
   std::size_t simd_ops = 0;          // v128 instructions: each is several IR instructions per wasm byte
-  std::size_t gc_ops = 0;            // GC instructions: each a helper call with the frame spilled around it
+  std::size_t gc_ops = 0;            // GC instructions: each a helper call (or an inline allocation and one) after a frame spill
 };
 using CompileBudget = CompileFacts;  // the limits, one per fact
 inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20,

@@ -18,12 +18,32 @@ GcHeap::~GcHeap() {
   for (GcObject* o : big_) std::free(o);
 }
 
+void GcHeap::bump_from(std::size_t index) noexcept {
+  const Chunk& c = chunks_[index];
+  const std::size_t cls = size_class(c.block);
+  if (bump_[cls] != 0) {
+    Chunk& old = chunks_[bump_[cls] - 1];
+    old.used = static_cast<std::uint32_t>((in_.bump[cls] - old.memory) / old.block);
+  }
+  bump_[cls] = index + 1;
+  in_.bump[cls] = c.memory + std::uint64_t{c.block} * c.used;
+  in_.bump_end[cls] = c.memory + std::uint64_t{c.block} * (kChunkBytes / c.block);
+}
+
+void GcHeap::sync_bumped() noexcept {
+  for (std::size_t cls = 0; cls < kClasses; ++cls) {
+    if (bump_[cls] == 0) continue;
+    Chunk& c = chunks_[bump_[cls] - 1];
+    c.used = static_cast<std::uint32_t>((in_.bump[cls] - c.memory) / c.block);
+  }
+}
+
 GcObject* GcHeap::reuse(std::uint64_t block) noexcept {
   if (GcObject* o = take(block); o != nullptr) return o;
   if (pool_.empty()) return nullptr;
   chunks_.push_back({pool_.back(), static_cast<std::uint32_t>(block), 1});
   pool_.pop_back();
-  bump_[size_class(block)] = chunks_.size();
+  bump_from(chunks_.size() - 1);
   return reinterpret_cast<GcObject*>(chunks_.back().memory);
 }
 
@@ -43,14 +63,22 @@ void GcHeap::mark_word(std::uint64_t word, std::vector<GcObject*>& work) {
   work.push_back(o);
 }
 
+void GcHeap::push_free_slot(std::uint32_t slot) {
+  if (in_.free_count == free_slot_store_.size()) {
+    free_slot_store_.resize(std::max<std::size_t>(64, free_slot_store_.size() * 2));
+    in_.free_slots = free_slot_store_.data();
+  }
+  in_.free_slots[in_.free_count++] = slot;
+}
+
 void GcHeap::release(GcObject* o) noexcept {
   Slot& s = slots_[o->slot];
   s.object = nullptr;
   s.generation = (s.generation + 1) & 0x7FFFFFFFu;
-  free_slots_.push_back(o->slot);
+  push_free_slot(o->slot);
   o->live = false;
-  live_bytes_ -= block_bytes(o->bytes);
-  --live_count_;
+  in_.live_bytes -= block_bytes(o->bytes);
+  --in_.live_count;
 }
 
 void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
@@ -85,8 +113,11 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
     }
   }
   // Size-class chunks: the unmarked go, the free lists are made again, an emptied chunk is pooled.
-  std::fill(std::begin(free_), std::end(free_), nullptr);
+  sync_bumped();
+  std::fill(std::begin(in_.free), std::end(in_.free), nullptr);
   std::fill(std::begin(bump_), std::end(bump_), std::size_t{0});
+  std::fill(std::begin(in_.bump), std::end(in_.bump), nullptr);
+  std::fill(std::begin(in_.bump_end), std::end(in_.bump_end), nullptr);
   std::size_t kept = 0;
   for (const Chunk& c : chunks_) {
     std::uint32_t live = 0;
@@ -110,14 +141,20 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
     }
     const std::size_t cls = size_class(c.block);
     if (free != nullptr) {  // put in front of the class's list
-      link_free(tail, free_[cls]);
-      free_[cls] = free;
+      link_free(tail, in_.free[cls]);
+      in_.free[cls] = free;
     }
     chunks_[kept] = c;
     if ((std::uint64_t{c.used} + 1) * c.block <= kChunkBytes) bump_[cls] = kept + 1;
     ++kept;
   }
   chunks_.resize(kept);
+  for (std::size_t cls = 0; cls < kClasses; ++cls) {
+    if (bump_[cls] == 0) continue;
+    const std::size_t index = bump_[cls] - 1;
+    bump_[cls] = 0;  // nothing bumped before: no count to write back
+    bump_from(index);
+  }
   std::erase_if(big_, [this](GcObject* o) {
     if (o->marked) {
       o->marked = false;
@@ -128,8 +165,8 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
     std::free(o);
     return true;
   });
-  since_collect_ = 0;
-  live_after_collect_ = live_bytes_;
+  in_.since_collect = 0;
+  live_after_collect_ = in_.live_bytes;
 }
 
 std::uint64_t GcHeap::make_growing(const FuncType* type, std::uint32_t length, std::uint64_t bytes, Roots roots,
@@ -137,7 +174,7 @@ std::uint64_t GcHeap::make_growing(const FuncType* type, std::uint32_t length, s
   if (bytes > kMaxObjectBytes) return 0;
   bytes = (bytes + 7) & ~std::uint64_t{7};
   const std::uint64_t block = block_bytes(bytes);
-  if (free_slots_.empty() && slots_.size() >= 0x7FFFFFFE) return 0;  // handles keep the slot in 31 bits
+  if (in_.free_count == 0 && slots_.size() >= 0x7FFFFFFE) return 0;  // handles keep the slot in 31 bits
   const bool small = block <= kSmallBytes;
   GcObject* o = small ? reuse(block) : nullptr;
   if (o == nullptr) {
@@ -169,16 +206,15 @@ std::uint64_t GcHeap::make_growing(const FuncType* type, std::uint32_t length, s
       o = static_cast<GcObject*>(memory);
       if (small) {
         chunks_.push_back({static_cast<std::uint8_t*>(memory), static_cast<std::uint32_t>(block), 1});
-        bump_[size_class(block)] = chunks_.size();
+        bump_from(chunks_.size() - 1);
       } else {
         big_.push_back(o);
       }
     }
   }
   std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
+  if (in_.free_count != 0) {
+    slot = in_.free_slots[--in_.free_count];
   } else {
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.push_back({nullptr, 1});

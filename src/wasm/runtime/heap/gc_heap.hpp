@@ -118,6 +118,32 @@ class GcHeap {
     std::uint64_t size = 0;
   };
   static_assert(std::is_standard_layout_v<Slot> && std::is_standard_layout_v<HandleTable>);
+  // The state make's fast path reads and writes, laid out for machine code too: the compiled
+  // tier's struct.new takes a block from its class's free list (else the unused blocks of the
+  // chunk the class bumps) and a free slot inline, exactly as make does, and calls its helper
+  // (make) only when there is no block or no slot.
+  static constexpr std::size_t kClasses = kSmallBytes / 16;
+  struct Inline {
+    GcObject* free[kClasses] = {};      // per class: free blocks linked through their first word
+    // Per class: the next unused block of the chunk it bumps and the end of that chunk's whole
+    // blocks (equal, null without such a chunk): the chunk's `used` count while it bumps.
+    std::uint8_t* bump[kClasses] = {};
+    std::uint8_t* bump_end[kClasses] = {};
+    std::uint32_t* free_slots = nullptr;  // the free handle-table slots, a stack of free_count
+    std::uint64_t free_count = 0;
+    std::uint64_t live_bytes = 0;     // the blocks of live objects
+    std::uint64_t since_collect = 0;  // block bytes made since the last collection
+    std::uint64_t live_count = 0;
+  };
+  static_assert(std::is_standard_layout_v<Inline>);
+  // A small object's block size (header and data, 16-byte steps) and its size class: what
+  // machine code that allocates inline computes at compile time for a struct type.
+  [[nodiscard]] static constexpr std::uint64_t block_bytes(std::uint64_t bytes) noexcept {
+    return (kObjectBytes + bytes + 15) & ~std::uint64_t{15};
+  }
+  [[nodiscard]] static constexpr std::size_t size_class(std::uint64_t block) noexcept {
+    return static_cast<std::size_t>(block / 16) - 1;
+  }
 
   GcHeap() = default;
   GcHeap(const GcHeap&) = delete;
@@ -147,13 +173,12 @@ class GcHeap {
   // slot, and the collection that may come first).
   [[nodiscard]] std::uint64_t make(const FuncType* type, std::uint32_t length, std::uint64_t bytes, Roots roots,
                                    ResourceAccount& account) {
-    if (bytes <= kSmallBytes && !free_slots_.empty()) {
+    if (bytes <= kSmallBytes && in_.free_count != 0) {
       const std::uint64_t rounded = (bytes + 7) & ~std::uint64_t{7};
       const std::uint64_t block = block_bytes(rounded);
       if (block <= kSmallBytes) {
         if (GcObject* o = take(block); o != nullptr) {
-          const std::uint32_t slot = free_slots_.back();
-          free_slots_.pop_back();
+          const std::uint32_t slot = in_.free_slots[--in_.free_count];
           return publish(o, slot, type, length, rounded, block);
         }
       }
@@ -183,28 +208,23 @@ class GcHeap {
     return o == nullptr || o->tag == nullptr ? nullptr : o;
   }
   [[nodiscard]] const HandleTable& handle_table() const noexcept { return table_; }
-  [[nodiscard]] std::size_t live_objects() const noexcept { return live_count_; }
+  [[nodiscard]] Inline& inline_state() noexcept { return in_; }
+  [[nodiscard]] std::size_t live_objects() const noexcept { return in_.live_count; }
   [[nodiscard]] std::uint64_t charged_bytes() const noexcept { return charged_bytes_; }
   [[nodiscard]] std::uint64_t collections() const noexcept { return collections_; }
 
  private:
-  // A chunk of one size class: `used` blocks of `block` bytes handed out so far (bump).
+  // A chunk of one size class: `used` blocks of `block` bytes handed out so far (bump; for the
+  // chunk its class bumps, in_.bump says, and sync_bumped writes it back).
   struct Chunk {
     std::uint8_t* memory;
     std::uint32_t block;
     std::uint32_t used;
   };
-  static constexpr std::size_t kClasses = kSmallBytes / 16;
-  [[nodiscard]] static std::uint64_t block_bytes(std::uint64_t bytes) noexcept {
-    return (kObjectBytes + bytes + 15) & ~std::uint64_t{15};
-  }
-  [[nodiscard]] static std::size_t size_class(std::uint64_t block) noexcept {
-    return static_cast<std::size_t>(block / 16) - 1;
-  }
   // Whether enough was allocated since the last collection to collect before the heap grows:
   // kGrowth times what survived it (or kCollectEvery while that is small).
   [[nodiscard]] bool collect_due() const noexcept {
-    return since_collect_ >= std::max(kGrowth * live_after_collect_, kCollectEvery);
+    return in_.since_collect >= std::max(kGrowth * live_after_collect_, kCollectEvery);
   }
   // A free block of a size class holds no object: its first word links to the next free block.
   [[nodiscard]] static GcObject* next_free(const GcObject* o) noexcept {
@@ -232,24 +252,29 @@ class GcHeap {
     o->live = true;
     if (block <= kSmallBytes) zero(o->at(0), bytes);  // a big block comes zeroed (calloc)
     slots_[slot].object = o;
-    live_bytes_ += block;
-    since_collect_ += block;
-    ++live_count_;
+    in_.live_bytes += block;
+    in_.since_collect += block;
+    ++in_.live_count;
     return (std::uint64_t{slots_[slot].generation} << 32) | ((std::uint64_t{slot} + 1) << 1);
   }
   // A block of `block` bytes from its class's free list or the unused blocks of the chunk it
   // bumps, or null: what a small object takes without the heap growing.
   [[nodiscard]] GcObject* take(std::uint64_t block) noexcept {
     const std::size_t cls = size_class(block);
-    if (GcObject* o = free_[cls]; o != nullptr) {
-      free_[cls] = next_free(o);
+    if (GcObject* o = in_.free[cls]; o != nullptr) {
+      in_.free[cls] = next_free(o);
       return o;
     }
-    if (bump_[cls] == 0) return nullptr;
-    Chunk& c = chunks_[bump_[cls] - 1];
-    if ((std::uint64_t{c.used} + 1) * block > kChunkBytes) return nullptr;
-    return reinterpret_cast<GcObject*>(c.memory + block * c.used++);
+    std::uint8_t* next = in_.bump[cls];
+    if (next == in_.bump_end[cls]) return nullptr;
+    in_.bump[cls] = next + block;
+    return reinterpret_cast<GcObject*>(next);
   }
+  // Chunk `index` (of chunks_) becomes the one its class bumps, from its block `used` on; the
+  // chunk bumped before has its `used` count written back.
+  void bump_from(std::size_t index) noexcept;
+  // Every bumped chunk's `used` count written back from in_.bump (before a sweep reads them).
+  void sync_bumped() noexcept;
   // take, else a pooled chunk for the class (the footprint stays the same), or null.
   [[nodiscard]] GcObject* reuse(std::uint64_t block) noexcept;
   std::uint64_t make_growing(const FuncType* type, std::uint32_t length, std::uint64_t bytes, Roots roots,
@@ -260,20 +285,20 @@ class GcHeap {
   void mark_word(std::uint64_t word, std::vector<GcObject*>& work);
   void release(GcObject* o) noexcept;
 
+  // A slot freed by a collection onto the stack of free ones (in_.free_slots).
+  void push_free_slot(std::uint32_t slot);
+
   std::vector<Slot> slots_;
   HandleTable table_;                     // slots_'s data and size
-  std::vector<std::uint32_t> free_slots_;
+  Inline in_;
+  std::vector<std::uint32_t> free_slot_store_;  // in_.free_slots's storage (its size: the capacity)
   std::vector<Chunk> chunks_;
   std::vector<std::uint8_t*> pool_;       // empty chunks, of no class
-  GcObject* free_[kClasses] = {};         // per class: free blocks linked through `type`
-  std::size_t bump_[kClasses] = {};       // per class: 1 + the index in chunks_ of the chunk it bumps
+  std::size_t bump_[kClasses] = {};       // per class: 1 + the index in chunks_ of the chunk it bumps, or 0
   std::vector<GcObject*> big_;            // objects above kSmallBytes, each its own block
   std::vector<GcObject*> work_;           // marked objects not yet traced (kept: its pages stay mapped)
-  std::size_t live_count_ = 0;
-  std::uint64_t live_bytes_ = 0;          // the blocks of live objects
   std::uint64_t footprint_ = 0;           // chunks (pooled ones too) and big objects
   std::uint64_t charged_bytes_ = 0;       // the footprint's peak, taken from the account
-  std::uint64_t since_collect_ = 0;
   std::uint64_t live_after_collect_ = 0;
   std::uint64_t collections_ = 0;
 };
