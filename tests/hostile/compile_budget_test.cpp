@@ -219,6 +219,25 @@ std::vector<std::uint8_t> huge_gc_module() {
   return m.build();
 }
 
+// 1,000 struct.new (within the GC instruction budget) in a body with 3,990 locals: each
+// allocation's slow path stores the whole frame for the collector, about four million stores.
+std::vector<std::uint8_t> gc_with_a_big_frame_module() {
+  constexpr std::size_t kAllocations = 1000;
+  ww::Module m;
+  m.memory = ww::Limits{1, 1};
+  const std::uint32_t start_type = m.add_type({});
+  const std::uint32_t s = m.add_type({.params = {}, .results = {}, .composite = {0x5f, 0x01, ww::type::i32, 0x00}});  // (struct (field i32))
+  ww::Function f{.type_index = start_type, .locals = {{3990, ww::type::i32}}, .code = {}};
+  for (std::size_t i = 0; i < kAllocations; ++i) {
+    ww::i32_const(f.code, static_cast<std::int32_t>(i));
+    ww::gc(f.code, 0x00, s);  // struct.new
+    f.code.push_back(0x1a);   // drop
+  }
+  m.functions.push_back(std::move(f));
+  export_start(m, 0);
+  return m.build();
+}
+
 struct Shape {
   const char* name;
   std::function<std::vector<std::uint8_t>()> build;
@@ -246,6 +265,7 @@ const std::vector<Shape>& shapes() {
       {"50,000 locals", fifty_thousand_locals_module},
       {"200,000 v128 instructions", huge_simd_module},
       {"50,000 struct.new/get and array.new/len", huge_gc_module},
+      {"1,000 struct.new with 3,990 locals", gc_with_a_big_frame_module},
       {"eight bodies of 1 MiB, under a 128 MiB compile memory limit", eight_mebibyte_bodies_module, false, 256 * kMiB,
        128 * kMiB},
       // Last: the heap its run leaves to malloc would hide the resident growth of a shape after it.

@@ -141,6 +141,18 @@ TEST(CompileBudget, EachLimitNamesItsFigure) {
     wat += "(i32.const 1)))";
     shapes.push_back({wat, "GC instructions 1001 over the compile budget's 1000"});
   }
+  {
+    // A module that uses GC: 500 calls of a host function, each of which stores the frame (101
+    // locals, a parameter and the call's operand: 103 slots) for the collector first.
+    std::string wat = "(module (import \"env\" \"add1\" (func $g (param i32) (result i32)))\n"
+                      "(type $s (struct (field i32)))\n"
+                      "(func (export \"f\") (param i32) (result i32) (local";
+    for (int i = 0; i <= 100; ++i) wat += " i32";
+    wat += ")\n";
+    for (int i = 0; i < 500; ++i) wat += "(local.set " + std::to_string(1 + i % 100) + " (call $g (local.get 0)))\n";
+    wat += "(local.get 7)))";
+    shapes.push_back({wat, "frame slots spilled for the collector (500 * 103) 51500 over the compile budget's 50000"});
+  }
   for (const Shape& shape : shapes) {
     const auto module = compile_wat(shape.wat);
     ASSERT_NE(module, nullptr) << shape.reason;

@@ -402,16 +402,17 @@ std::optional<Emitted> emit_module(const CompiledModule::Impl& cm, bool metered,
       top.slots_by_nesting = std::max(top.slots_by_nesting, sc.facts.slots_by_nesting);
       top.simd_ops = std::max(top.simd_ops, sc.facts.simd_ops);
       top.gc_ops = std::max(top.gc_ops, sc.facts.gc_ops);
+      top.spilled_slots = std::max(top.spilled_slots, sc.facts.spilled_slots);
     }
     std::fprintf(stderr,
                  "sprawl jit: largest compiled function figures (compile budget): wasm code bytes %zu (%zu), nesting "
                  "depth %u (%u), branch targets %zu (%zu), counting every br_table entry %zu (%zu), locals %zu (%zu), parameters and results %zu (%zu), frame "
-                 "slots %zu (%zu), frame slots * nesting depth %zu (%zu), v128 instructions %zu (%zu), GC instructions %zu (%zu)\n",
+                 "slots %zu (%zu), frame slots * nesting depth %zu (%zu), v128 instructions %zu (%zu), GC instructions %zu (%zu), frame slots spilled %zu (%zu)\n",
                  top.code_bytes, kCompileBudget.code_bytes, top.nesting, kCompileBudget.nesting, top.branch_targets,
                  kCompileBudget.branch_targets, top.table_entries, kCompileBudget.table_entries, top.locals, kCompileBudget.locals, top.signature,
                  kCompileBudget.signature, top.frame_slots, kCompileBudget.frame_slots, top.slots_by_nesting,
                  kCompileBudget.slots_by_nesting, top.simd_ops, kCompileBudget.simd_ops, top.gc_ops,
-                 kCompileBudget.gc_ops);
+                 kCompileBudget.gc_ops, top.spilled_slots, kCompileBudget.spilled_slots);
   }
   // One IR module per function, in one context: the lazy JIT splits a module into the functions
   // it compiles by cloning the module's declarations for each one, so one module of every

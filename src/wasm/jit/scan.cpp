@@ -85,6 +85,7 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
   const u32* code = f.code.data();
   const auto n = static_cast<u32>(f.code.size());
   std::vector<bool> starts(n, false);
+  std::size_t spills = 0;  // instructions that may spill the frame (CompileFacts::spilled_slots)
   for (std::size_t i = first; i < all.size(); ++i) {
     const Instr& in = all[i];
     if (!handled(in.op))
@@ -92,6 +93,11 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
     starts[in.at] = true;
     facts.simd_ops += info(in.op).family == OpFamily::Simd ? 1 : 0;
     facts.gc_ops += info(in.op).family == OpFamily::Gc ? 1 : 0;
+    if (module.uses_gc) {
+      const OpFamily family = info(in.op).family;
+      spills += family == OpFamily::Call || family == OpFamily::TypedRef || family == OpFamily::Exception ||
+                family == OpFamily::Gc;
+    }
     s.instrs.push_back(in);
     for_each_target(in.op, code, in.at, [&](u32 t) { s.targets.push_back(t); });
   }
@@ -99,6 +105,11 @@ Scan scan(const CompiledFunc& f, bool metered, const Module& module, std::size_t
     return fail(over_budget("v128 instructions", facts.simd_ops, kCompileBudget.simd_ops));
   if (budget && facts.gc_ops > kCompileBudget.gc_ops)
     return fail(over_budget("GC instructions", facts.gc_ops, kCompileBudget.gc_ops));
+  facts.spilled_slots = spills * facts.frame_slots;
+  if (budget && facts.spilled_slots > kCompileBudget.spilled_slots)
+    return fail(over_budget("frame slots spilled for the collector (" + std::to_string(spills) + " * " +
+                                std::to_string(facts.frame_slots) + ")",
+                            facts.spilled_slots, kCompileBudget.spilled_slots));
   for (u32 t : s.targets)
     if (t >= n || !starts[t]) return fail("a branch into the middle of an instruction");
   // Exception handling: a catch lands at its clause's target (find_handler), which the emitter

@@ -187,6 +187,10 @@ struct CompileFacts {
   std::size_t slots_by_nesting = 0;  // frame_slots × nesting: the phis a slot changed inside every span may need
   std::size_t simd_ops = 0;          // v128 instructions: each is several IR instructions per wasm byte
   std::size_t gc_ops = 0;            // GC instructions: each a helper call (or an inline allocation and one) after a frame spill
+  // In a module that uses GC, every call, GC and exception instruction may store the whole frame
+  // for the collector first (the emitter's gc_spill_frame): such instructions × frame_slots, the
+  // stores (and the SSA values live into them) LLVM then has to handle.
+  std::size_t spilled_slots = 0;
 };
 using CompileBudget = CompileFacts;  // the limits, one per fact
 inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20,
@@ -198,7 +202,8 @@ inline constexpr CompileBudget kCompileBudget{.code_bytes = std::size_t{1} << 20
                                               .frame_slots = 4000,
                                               .slots_by_nesting = 500'000,
                                               .simd_ops = 10'000,
-                                              .gc_ops = 1000};
+                                              .gc_ops = 1000,
+                                              .spilled_slots = 50'000};
 
 // The lazy path (`--tier compile` without a cache entry) sets up an IR module and a lazy stub for
 // every compilable function of the module up front, about 13 KB of memory each even for a
