@@ -6,6 +6,7 @@
 #include "wasm/jit/runtime_calls.hpp"
 
 #include <llvm-c/Core.h>
+#include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -2162,65 +2163,68 @@ class FunctionEmitter {
     call_status(name, params, args);
     gc_reload(dst, dst_n);
   }
-  // struct.new (fields from slots `base` on) and struct.new_default (base kGcNoSlot). A struct
-  // of a small size class is made inline as GcHeap::make's fast path makes it: a block from the
+  // A small object made inline as GcHeap::make's fast path makes it, on the state the heap keeps
+  // for machine code (GcHeap::Inline): a block of `block` bytes (size class `cls`) from the
   // class's free list, else the next unused block of the chunk the class bumps, and a slot from
-  // the free ones (GcHeap::Inline), its header and fields written, the slot pointed at it and the
-  // heap's counts moved on, so the heap is left as the interpreter would leave it. Without a block
-  // or a slot (or for a big struct) the helper makes it, which may take a pooled chunk, grow the
-  // heap or collect: the frame is spilled on that path only.
-  void struct_new(u32 dst, u32 type, u32 base, u32 top) {
-    const FuncType& st = me_.cm.module.types[type];
-    const std::uint64_t bytes = struct_field_offset(st, st.fields.size());  // a multiple of 8
-    const std::uint64_t block = GcHeap::block_bytes(bytes);
-    if (block > GcHeap::kSmallBytes) {
-      gc_call("sprawling_jit_struct_new", {dst, type, base, top}, dst, 1, true);
-      return;
-    }
+  // the free ones; its header written (`length_bytes`: the length and the data's bytes, rounded
+  // to 8, as one word), its data by `fill(data)` (every byte of it: make zeroes them), the slot
+  // pointed at it and the heap's counts moved on, so the heap is left as the interpreter leaves
+  // it. `fits` false (too big for a size class), no block, no slot, or (metered, `charge` given:
+  // a bulk operation's per-element fuel) a balance that `charge` would spend: `slow()` instead
+  // (the helper, which charges, may take a pooled chunk, grow the heap or collect, so the frame is
+  // spilled on that cold path only). The new handle goes to slot `dst` on both paths.
+  void gc_new_inline(u32 dst, u32 type, llvm::Value* fits, llvm::Value* cls, llvm::Value* block,
+                     llvm::Value* length_bytes, llvm::Value* charge, llvm::function_ref<void(llvm::Value*)> fill,
+                     llvm::function_ref<void()> slow_path) {
     static_assert(offsetof(GcObject, type) == 0 && offsetof(GcObject, tag) == 8 && offsetof(GcObject, length) == 16 &&
                   offsetof(GcObject, bytes) == 20 && offsetof(GcObject, slot) == 24 &&
                   offsetof(GcObject, marked) == 28 && offsetof(GcObject, live) == 29);
     auto at = [&](llvm::Value* p, std::uint64_t off) { return b_.CreateConstInBoundsGEP1_64(t_.i8, p, off); };
-    const std::size_t cls = GcHeap::size_class(block);
-    llvm::Value* in = invariant(ctx_load(t_.ptr, offsetof(Ctx, gc_inline)));
+    llvm::Value* in = in_state();
+    auto class_entry = [&](std::size_t array_at) { return b_.CreateGEP(t_.ptr, at(in, array_at), cls); };
     llvm::Value* count_at = at(in, offsetof(GcHeap::Inline, free_count));
     llvm::Value* count = b_.CreateLoad(t_.i64, count_at);
-    auto* pick = new_block("struct_new_block");
-    auto* from_free = new_block("struct_new_free");
-    auto* try_bump = new_block("struct_new_try_bump");
-    auto* from_bump = new_block("struct_new_bump");
-    auto* fill = new_block("struct_new_inline");
-    auto* slow = new_block("struct_new_helper");
-    auto* made = new_block("struct_made");
-    b_.CreateCondBr(b_.CreateICmpEQ(count, b_.getInt64(0)), slow, pick, cold_);
+    llvm::Value* refused = b_.CreateICmpEQ(count, b_.getInt64(0));
+    if (fits != nullptr) refused = b_.CreateOr(refused, b_.CreateNot(fits));
+    if (me_.metered && charge != nullptr)
+      refused = b_.CreateOr(refused, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), charge));
+    auto* pick = new_block("gc_new_block");
+    auto* from_free = new_block("gc_new_free");
+    auto* try_bump = new_block("gc_new_try_bump");
+    auto* from_bump = new_block("gc_new_bump");
+    auto* made_inline = new_block("gc_new_inline");
+    auto* slow = new_block("gc_new_helper");
+    auto* made = new_block("gc_made");
+    b_.CreateCondBr(refused, slow, pick, cold_);
 
     b_.SetInsertPoint(pick);
-    llvm::Value* head_at = at(in, offsetof(GcHeap::Inline, free) + cls * sizeof(GcObject*));
+    llvm::Value* head_at = class_entry(offsetof(GcHeap::Inline, free));
     llvm::Value* head = b_.CreateLoad(t_.ptr, head_at);
     b_.CreateCondBr(b_.CreateIsNull(head), try_bump, from_free);
 
     b_.SetInsertPoint(from_free);
     b_.CreateStore(b_.CreateLoad(t_.ptr, head), head_at);  // the next free block (its first word)
-    b_.CreateBr(fill);
+    b_.CreateBr(made_inline);
 
     b_.SetInsertPoint(try_bump);
-    llvm::Value* bump_at = at(in, offsetof(GcHeap::Inline, bump) + cls * sizeof(std::uint8_t*));
+    llvm::Value* bump_at = class_entry(offsetof(GcHeap::Inline, bump));
     llvm::Value* next = b_.CreateLoad(t_.ptr, bump_at);
-    llvm::Value* end = b_.CreateLoad(t_.ptr, at(in, offsetof(GcHeap::Inline, bump_end) + cls * sizeof(std::uint8_t*)));
+    llvm::Value* end = b_.CreateLoad(t_.ptr, class_entry(offsetof(GcHeap::Inline, bump_end)));
     b_.CreateCondBr(b_.CreateICmpEQ(next, end), slow, from_bump, cold_);
 
     b_.SetInsertPoint(from_bump);
-    b_.CreateStore(at(next, block), bump_at);
-    b_.CreateBr(fill);
+    b_.CreateStore(b_.CreateGEP(t_.i8, next, block), bump_at);
+    b_.CreateBr(made_inline);
 
     b_.SetInsertPoint(slow);
-    gc_call("sprawling_jit_struct_new", {dst, type, base, top}, dst, 1, true);
+    slow_path();
     b_.CreateBr(made);
 
-    b_.SetInsertPoint(fill);
+    b_.SetInsertPoint(made_inline);
     llvm::PHINode* object = b_.CreatePHI(t_.ptr, 2);
     object->addIncoming(head, from_free);
     object->addIncoming(next, from_bump);
+    if (me_.metered && charge != nullptr) b_.CreateStore(b_.CreateSub(b_.CreateLoad(t_.i64, fuel_), charge), fuel_);
     llvm::Value* left = b_.CreateSub(count, b_.getInt64(1));
     b_.CreateStore(left, count_at);
     llvm::Value* slots = b_.CreateLoad(t_.ptr, at(in, offsetof(GcHeap::Inline, free_slots)));
@@ -2228,52 +2232,166 @@ class FunctionEmitter {
     llvm::Value* types = invariant(ctx_load(t_.ptr, offsetof(Ctx, types)));
     b_.CreateStore(invariant(b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.ptr, types, type))), object);
     b_.CreateStore(llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(t_.ptr)), at(object, 8));
-    b_.CreateStore(b_.getInt64(bytes << 32), at(object, 16));  // length 0, bytes
+    b_.CreateStore(length_bytes, at(object, 16));
     // slot, marked (false), live (true); the two bytes after them are padding
     b_.CreateStore(b_.CreateOr(b_.CreateZExt(slot_index, t_.i64), b_.getInt64(std::uint64_t{1} << 40)), at(object, 24));
-    llvm::Value* data = at(object, sizeof(GcObject));
-    if (base == kGcNoSlot) {
-      for (std::uint64_t off = 0; off < bytes; off += 8) b_.CreateStore(b_.getInt64(0), at(data, off));
-    } else {
-      // A field's slot holds its value zero-extended (a packed one: the i32 operand, cut to its
-      // size here, as gc_struct_new's memcpy of the low bytes into a zeroed field does).
-      std::uint64_t off = 0;
-      u32 s = base;
-      for (const FieldType& f : st.fields) {
-        const u32 size = element_bytes(f);
-        if (size == 16) {
-          b_.CreateStore(slot(s), at(data, off));
-          b_.CreateStore(slot(s + 1), at(data, off + 8));
-          off += 16;
-          s += 2;
-          continue;
-        }
-        llvm::Value* v = slot(s);
-        if (size < 8) v = b_.CreateAnd(v, b_.getInt64((std::uint64_t{1} << (size * 8)) - 1));
-        b_.CreateStore(v, at(data, off));
-        off += 8;
-        s += 1;
-      }
-    }
+    fill(at(object, sizeof(GcObject)));
     llvm::Value* table = invariant(ctx_load(t_.ptr, offsetof(Ctx, gc_handles)));
     llvm::Value* entries = b_.CreateLoad(t_.ptr, at(table, offsetof(GcHeap::HandleTable, base)));
     llvm::Value* entry =
         b_.CreateGEP(t_.i8, entries, b_.CreateMul(b_.CreateZExt(slot_index, t_.i64), b_.getInt64(sizeof(GcHeap::Slot))));
     b_.CreateStore(object, at(entry, offsetof(GcHeap::Slot, object)));
     llvm::Value* generation = b_.CreateLoad(t_.i32, at(entry, offsetof(GcHeap::Slot, generation)));
-    auto bump = [&](std::size_t off, std::uint64_t by) {
+    auto bump = [&](std::size_t off, llvm::Value* by) {
       llvm::Value* p = at(in, off);
-      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(t_.i64, p), b_.getInt64(by)), p);
+      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(t_.i64, p), by), p);
     };
     bump(offsetof(GcHeap::Inline, live_bytes), block);
     bump(offsetof(GcHeap::Inline, since_collect), block);
-    bump(offsetof(GcHeap::Inline, live_count), 1);
+    bump(offsetof(GcHeap::Inline, live_count), b_.getInt64(1));
     llvm::Value* handle =
         b_.CreateOr(b_.CreateShl(b_.CreateZExt(generation, t_.i64), 32),
                     b_.CreateShl(b_.CreateAdd(b_.CreateZExt(slot_index, t_.i64), b_.getInt64(1)), 1));
     set_slot(dst, handle);
     b_.CreateBr(made);
     b_.SetInsertPoint(made);
+  }
+  llvm::Value* in_state() { return invariant(ctx_load(t_.ptr, offsetof(Ctx, gc_inline))); }
+  // Zeroes `bytes` (a multiple of 8, an i64 value) at p: a loop of i64 stores.
+  void zero_words(llvm::Value* p, llvm::Value* bytes) {
+    each_element(bytes, 8, [&](llvm::Value* at) { b_.CreateAlignedStore(b_.getInt64(0), b_.CreateGEP(t_.i8, p, at), llvm::Align(8)); });
+  }
+  // body(offset) for offset = 0, step, 2 step, ... below `end` (i64 values): a loop in the IR.
+  void each_element(llvm::Value* end, std::uint64_t step, llvm::function_ref<void(llvm::Value*)> body) {
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* loop = new_block("gc_fill");
+    auto* done = new_block("gc_filled");
+    b_.CreateCondBr(b_.CreateICmpEQ(end, b_.getInt64(0)), done, loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* off = b_.CreatePHI(t_.i64, 2);
+    off->addIncoming(b_.getInt64(0), before);
+    body(off);
+    llvm::Value* after = b_.CreateAdd(off, b_.getInt64(step));
+    off->addIncoming(after, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpULT(after, end), loop, done);
+    b_.SetInsertPoint(done);
+  }
+  // An element of `size` bytes from slots `val` (two for 16) at p: its low bytes, as gc_write.
+  void store_element(llvm::Value* p, llvm::Value* lo, llvm::Value* hi, u32 size) {
+    if (size == 16) {
+      b_.CreateAlignedStore(lo, p, llvm::Align(1));
+      b_.CreateAlignedStore(hi, b_.CreateConstInBoundsGEP1_64(t_.i8, p, 8), llvm::Align(1));
+      return;
+    }
+    b_.CreateAlignedStore(size == 8 ? lo : b_.CreateTrunc(lo, b_.getIntNTy(size * 8)), p, llvm::Align(1));
+  }
+  // struct.new (fields from slots `base` on) and struct.new_default (base kGcNoSlot): inline for
+  // a struct of a size class (gc_new_inline), else the helper.
+  void struct_new(u32 dst, u32 type, u32 base, u32 top) {
+    const FuncType& st = me_.cm.module.types[type];
+    const std::uint64_t bytes = struct_field_offset(st, st.fields.size());  // a multiple of 8
+    const std::uint64_t block = GcHeap::block_bytes(bytes);
+    auto helper = [&] { gc_call("sprawling_jit_struct_new", {dst, type, base, top}, dst, 1, true); };
+    if (block > GcHeap::kSmallBytes) {
+      helper();
+      return;
+    }
+    auto fill = [&](llvm::Value* data) {
+      auto at = [&](std::uint64_t off) { return b_.CreateConstInBoundsGEP1_64(t_.i8, data, off); };
+      if (base == kGcNoSlot) {
+        for (std::uint64_t off = 0; off < bytes; off += 8) b_.CreateStore(b_.getInt64(0), at(off));
+        return;
+      }
+      // A field's slot holds its value zero-extended (a packed one: the i32 operand, cut to its
+      // size here, as gc_struct_new's copy of the low bytes into a zeroed field does).
+      std::uint64_t off = 0;
+      u32 s = base;
+      for (const FieldType& f : st.fields) {
+        const u32 size = element_bytes(f);
+        if (size == 16) {
+          b_.CreateStore(slot(s), at(off));
+          b_.CreateStore(slot(s + 1), at(off + 8));
+          off += 16;
+          s += 2;
+          continue;
+        }
+        llvm::Value* v = slot(s);
+        if (size < 8) v = b_.CreateAnd(v, b_.getInt64((std::uint64_t{1} << (size * 8)) - 1));
+        b_.CreateStore(v, at(off));
+        off += 8;
+        s += 1;
+      }
+    };
+    gc_new_inline(dst, type, nullptr, b_.getInt64(GcHeap::size_class(block)), b_.getInt64(block),
+                  b_.getInt64(bytes << 32), nullptr, fill, helper);
+  }
+  // The data bytes (rounded to 8) and block of an array of `n` (an i64 value) elements of `size`
+  // bytes, and whether it fits a size class (n * size <= kSmallBytes - the header: no overflow,
+  // n < 2^32): GcHeap::make's arithmetic.
+  struct ArrayShape {
+    llvm::Value* fits;
+    llvm::Value* data_bytes;
+    llvm::Value* block;
+    llvm::Value* cls;
+  };
+  ArrayShape array_shape(llvm::Value* n, u32 size) {
+    llvm::Value* raw = b_.CreateMul(n, b_.getInt64(size));
+    llvm::Value* data_bytes = b_.CreateAnd(b_.CreateAdd(raw, b_.getInt64(7)), b_.getInt64(~std::uint64_t{7}));
+    llvm::Value* block = b_.CreateAnd(b_.CreateAdd(data_bytes, b_.getInt64(GcHeap::kObjectBytes + 15)),
+                                      b_.getInt64(~std::uint64_t{15}));
+    return {b_.CreateICmpULE(raw, b_.getInt64(GcHeap::kSmallBytes - GcHeap::kObjectBytes)), data_bytes, block,
+            b_.CreateSub(b_.CreateLShr(block, 4), b_.getInt64(1))};
+  }
+  // array.new (each element the value in slots `init`) and array.new_default (init kGcNoSlot,
+  // zeroes): inline when the array fits a size class and (metered) the balance covers its
+  // per-element charge, else the helper.
+  void array_new(u32 dst, u32 type, u32 init, u32 n_slot, u32 top) {
+    const FieldType& f = me_.cm.module.types[type].fields[0];
+    const u32 size = element_bytes(f);
+    llvm::Value* n = b_.CreateAnd(slot(n_slot), b_.getInt64(0xFFFFFFFFu));
+    const ArrayShape shape = array_shape(n, size);
+    auto helper = [&] {
+      if (init != kGcNoSlot) gc_store(init, field_slots(f));
+      gc_store(n_slot, 1);
+      gc_call("sprawling_jit_array_new", {dst, type, init, n_slot, top}, dst, 1, true);
+    };
+    llvm::Value* lo = init == kGcNoSlot ? nullptr : slot(init);
+    llvm::Value* hi = init == kGcNoSlot || size != 16 ? nullptr : slot(init + 1);
+    auto fill = [&](llvm::Value* data) {
+      if (init == kGcNoSlot || size < 8) zero_words(data, shape.data_bytes);  // packed: the padding after the last
+      if (init != kGcNoSlot)
+        each_element(b_.CreateMul(n, b_.getInt64(size)), size,
+                     [&](llvm::Value* off) { store_element(b_.CreateGEP(t_.i8, data, off), lo, hi, size); });
+    };
+    gc_new_inline(dst, type, shape.fits, shape.cls, shape.block,
+                  b_.CreateOr(n, b_.CreateShl(shape.data_bytes, 32)), n, fill, helper);
+  }
+  // array.new_fixed: `n` elements from slots `base` on (two slots each for a v128).
+  void array_new_fixed(u32 dst, u32 type, u32 base, u32 n, u32 top) {
+    const FieldType& f = me_.cm.module.types[type].fields[0];
+    const u32 size = element_bytes(f);
+    const std::uint64_t data_bytes = (std::uint64_t{n} * size + 7) & ~std::uint64_t{7};
+    const std::uint64_t block = GcHeap::block_bytes(data_bytes);
+    auto helper = [&] {
+      gc_store(base, n * field_slots(f));
+      gc_call("sprawling_jit_array_new_fixed", {dst, type, base, n, top}, dst, 1, true);
+    };
+    if (std::uint64_t{n} * size > GcHeap::kSmallBytes - GcHeap::kObjectBytes) {
+      helper();
+      return;
+    }
+    auto fill = [&](llvm::Value* data) {
+      for (std::uint64_t off = std::uint64_t{n} * size / 8 * 8; off < data_bytes; off += 8)
+        b_.CreateStore(b_.getInt64(0), b_.CreateConstInBoundsGEP1_64(t_.i8, data, off));  // the padding after the last
+      u32 s = base;
+      for (u32 k = 0; k < n; ++k) {
+        store_element(b_.CreateConstInBoundsGEP1_64(t_.i8, data, std::uint64_t{k} * size), slot(s),
+                      size == 16 ? slot(s + 1) : nullptr, size);
+        s += field_slots(f);
+      }
+    };
+    gc_new_inline(dst, type, nullptr, b_.getInt64(GcHeap::size_class(block)), b_.getInt64(block),
+                  b_.getInt64(n | (data_bytes << 32)), nullptr, fill, helper);
   }
   // gc_ref_test(v, heap, flags) as an i1: null inline (flags bit 0), the rest in the helper.
   llvm::Value* gc_test(llvm::Value* v, u32 heap, u32 flags) {
@@ -2343,17 +2461,12 @@ class FunctionEmitter {
     } else if constexpr (O == Op::StructSet) {
       llvm::Value* o = gc_object(slot(a.ref), TrapKind::NullStructReference);
       gc_write(gc_data(o, b_.getInt64(a.offset)), a.val, a.size);
-    } else if constexpr (O == Op::ArrayNew || O == Op::ArrayNewDefault) {
-      u32 init = kGcNoSlot;
-      if constexpr (O == Op::ArrayNew) {
-        init = a.init;
-        gc_store(a.init, field_slots(me_.cm.module.types[a.type].fields[0]));
-      }
-      gc_store(a.n, 1);
-      gc_call("sprawling_jit_array_new", {a.dst, a.type, init, a.n, top}, a.dst, 1, true);
+    } else if constexpr (O == Op::ArrayNew) {
+      array_new(a.dst, a.type, a.init, a.n, top);
+    } else if constexpr (O == Op::ArrayNewDefault) {
+      array_new(a.dst, a.type, kGcNoSlot, a.n, top);
     } else if constexpr (O == Op::ArrayNewFixed) {
-      gc_store(a.base, a.n * field_slots(me_.cm.module.types[a.type].fields[0]));
-      gc_call("sprawling_jit_array_new_fixed", {a.dst, a.type, a.base, a.n, top}, a.dst, 1, true);
+      array_new_fixed(a.dst, a.type, a.base, a.n, top);
     } else if constexpr (O == Op::ArrayNewData) {
       gc_store(a.s, 1);
       gc_store(a.n, 1);
