@@ -95,6 +95,7 @@ void init_llvm() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();  // the inline asm of FunctionEmitter::ok_status
   });
 }
 
@@ -173,6 +174,16 @@ llvm::FunctionPassManager loop_passes() {
   fpm.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
   fpm.addPass(llvm::SimplifyCFGPass());
   return fpm;
+}
+// SPRAWLING_JIT_DUMP_IR=DIR: the optimized IR of each function tier-up compiles (DIR/wasm_f<defined>.ll)
+// and of each partition an ahead-of-time compile makes (DIR/partition_<first defined>.ll), to
+// study code generation with llc.
+void dump_ir(const llvm::Module& m, const std::string& name) {
+  const char* dir = std::getenv("SPRAWLING_JIT_DUMP_IR");
+  if (dir == nullptr || *dir == '\0') return;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(std::string(dir) + "/" + name + ".ll", ec);
+  if (!ec) m.print(os, nullptr);
 }
 void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false, unsigned fast_factor = 1) {
   llvm::LoopAnalysisManager lam;
@@ -704,13 +715,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   const double opt = seconds_since(t0);
   code.seconds_opt += opt;
   const unsigned instructions = instruction_count(*mod);
-  // SPRAWLING_JIT_DUMP_IR=DIR: the optimized IR of each function tier-up compiles, as
-  // DIR/wasm_f<defined>.ll, to study code generation with llc.
-  if (const char* dir = std::getenv("SPRAWLING_JIT_DUMP_IR"); dir != nullptr && *dir != '\0') {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(std::string(dir) + "/" + function_name(defined) + ".ll", ec);
-    if (!ec) mod->print(os, nullptr);
-  }
+  dump_ir(*mod, function_name(defined));
   if (cancel.load(std::memory_order_relaxed)) return;
   t0 = std::chrono::steady_clock::now();
   const bool fast = instructions > fast_codegen_above();
@@ -955,6 +960,7 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
     }
     if (!aot.check(last, "emitting the IR of", true)) break;
     optimize(mod, **tm, false, kAheadOfTimeFactor);
+    dump_ir(mod, "partition_" + std::to_string(part.first));
     if (!aot.check(last, "optimizing the partition ending with", true)) break;
     llvm::orc::SimpleCompiler compiler(**tm);
     auto object = compiler(mod);
