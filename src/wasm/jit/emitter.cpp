@@ -2145,12 +2145,16 @@ class FunctionEmitter {
   }
   // The low `size` bytes of slots val (two for 16) to p.
   void gc_write(llvm::Value* p, u32 val, u32 size) {
+    store_element(p, slot(val), size == 16 ? slot(val + 1) : nullptr, size);
+  }
+  // The low `size` bytes of `lo` to p (a v128: lo, then hi).
+  void store_element(llvm::Value* p, llvm::Value* lo, llvm::Value* hi, u32 size) {
     if (size == 16) {
-      b_.CreateAlignedStore(slot(val), p, llvm::Align(1));
-      b_.CreateAlignedStore(slot(val + 1), b_.CreateConstInBoundsGEP1_64(t_.i8, p, 8), llvm::Align(1));
+      b_.CreateAlignedStore(lo, p, llvm::Align(1));
+      b_.CreateAlignedStore(hi, b_.CreateConstInBoundsGEP1_64(t_.i8, p, 8), llvm::Align(1));
       return;
     }
-    b_.CreateAlignedStore(b_.CreateTrunc(slot(val), b_.getIntNTy(size * 8)), p, llvm::Align(1));
+    b_.CreateAlignedStore(b_.CreateTrunc(lo, b_.getIntNTy(size * 8)), p, llvm::Align(1));
   }
   // An array's length (GcObject::length), zero-extended to i64.
   llvm::Value* gc_length(llvm::Value* object) {
@@ -2289,15 +2293,6 @@ class FunctionEmitter {
     off->addIncoming(after, b_.GetInsertBlock());
     b_.CreateCondBr(b_.CreateICmpULT(after, end), loop, done);
     b_.SetInsertPoint(done);
-  }
-  // An element of `size` bytes from slots `val` (two for 16) at p: its low bytes, as gc_write.
-  void store_element(llvm::Value* p, llvm::Value* lo, llvm::Value* hi, u32 size) {
-    if (size == 16) {
-      b_.CreateAlignedStore(lo, p, llvm::Align(1));
-      b_.CreateAlignedStore(hi, b_.CreateConstInBoundsGEP1_64(t_.i8, p, 8), llvm::Align(1));
-      return;
-    }
-    b_.CreateAlignedStore(size == 8 ? lo : b_.CreateTrunc(lo, b_.getIntNTy(size * 8)), p, llvm::Align(1));
   }
   // struct.new (fields from slots `base` on) and struct.new_default (base kGcNoSlot): inline for
   // a struct of a size class (gc_new_inline), else the helper.

@@ -64,7 +64,8 @@ struct Ctx {
   // The store's GC handle table (GcHeap::HandleTable): struct and array accesses resolve a handle
   // inline, as GcHeap::get does.
   const GcHeap::HandleTable* gc_handles = nullptr;
-  // The heap's free lists and counts (GcHeap::Inline): struct.new takes a block and a slot inline.
+  // The heap's free lists, bump pointers, free slots and counts (GcHeap::Inline): struct and
+  // array allocations take a block and a slot inline.
   GcHeap::Inline* gc_inline = nullptr;
 };
 

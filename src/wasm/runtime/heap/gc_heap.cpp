@@ -18,24 +18,19 @@ GcHeap::~GcHeap() {
   for (GcObject* o : big_) std::free(o);
 }
 
+void GcHeap::write_back_used(std::size_t cls) noexcept {
+  if (bump_[cls] == 0) return;
+  Chunk& c = chunks_[bump_[cls] - 1];
+  c.used = static_cast<std::uint32_t>((in_.bump[cls] - c.memory) / c.block);
+}
+
 void GcHeap::bump_from(std::size_t index) noexcept {
   const Chunk& c = chunks_[index];
   const std::size_t cls = size_class(c.block);
-  if (bump_[cls] != 0) {
-    Chunk& old = chunks_[bump_[cls] - 1];
-    old.used = static_cast<std::uint32_t>((in_.bump[cls] - old.memory) / old.block);
-  }
+  write_back_used(cls);
   bump_[cls] = index + 1;
   in_.bump[cls] = c.memory + std::uint64_t{c.block} * c.used;
   in_.bump_end[cls] = c.memory + std::uint64_t{c.block} * (kChunkBytes / c.block);
-}
-
-void GcHeap::sync_bumped() noexcept {
-  for (std::size_t cls = 0; cls < kClasses; ++cls) {
-    if (bump_[cls] == 0) continue;
-    Chunk& c = chunks_[bump_[cls] - 1];
-    c.used = static_cast<std::uint32_t>((in_.bump[cls] - c.memory) / c.block);
-  }
 }
 
 GcObject* GcHeap::reuse(std::uint64_t block) noexcept {
@@ -113,7 +108,7 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
     }
   }
   // Size-class chunks: the unmarked go, the free lists are made again, an emptied chunk is pooled.
-  sync_bumped();
+  for (std::size_t cls = 0; cls < kClasses; ++cls) write_back_used(cls);  // the sweep reads `used`
   std::fill(std::begin(in_.free), std::end(in_.free), nullptr);
   std::fill(std::begin(bump_), std::end(bump_), std::size_t{0});
   std::fill(std::begin(in_.bump), std::end(in_.bump), nullptr);
@@ -145,16 +140,10 @@ void GcHeap::collect(std::span<const std::span<const std::uint64_t>> roots) {
       in_.free[cls] = free;
     }
     chunks_[kept] = c;
-    if ((std::uint64_t{c.used} + 1) * c.block <= kChunkBytes) bump_[cls] = kept + 1;
+    if ((std::uint64_t{c.used} + 1) * c.block <= kChunkBytes) bump_from(kept);
     ++kept;
   }
   chunks_.resize(kept);
-  for (std::size_t cls = 0; cls < kClasses; ++cls) {
-    if (bump_[cls] == 0) continue;
-    const std::size_t index = bump_[cls] - 1;
-    bump_[cls] = 0;  // nothing bumped before: no count to write back
-    bump_from(index);
-  }
   std::erase_if(big_, [this](GcObject* o) {
     if (o->marked) {
       o->marked = false;

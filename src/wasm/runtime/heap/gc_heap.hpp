@@ -119,9 +119,9 @@ class GcHeap {
   };
   static_assert(std::is_standard_layout_v<Slot> && std::is_standard_layout_v<HandleTable>);
   // The state make's fast path reads and writes, laid out for machine code too: the compiled
-  // tier's struct.new takes a block from its class's free list (else the unused blocks of the
-  // chunk the class bumps) and a free slot inline, exactly as make does, and calls its helper
-  // (make) only when there is no block or no slot.
+  // tier's struct and array allocations take a block from its class's free list (else the unused
+  // blocks of the chunk the class bumps) and a free slot inline, exactly as make does, and call
+  // their helper (make) only when there is no block or no slot.
   static constexpr std::size_t kClasses = kSmallBytes / 16;
   struct Inline {
     GcObject* free[kClasses] = {};      // per class: free blocks linked through their first word
@@ -273,8 +273,8 @@ class GcHeap {
   // Chunk `index` (of chunks_) becomes the one its class bumps, from its block `used` on; the
   // chunk bumped before has its `used` count written back.
   void bump_from(std::size_t index) noexcept;
-  // Every bumped chunk's `used` count written back from in_.bump (before a sweep reads them).
-  void sync_bumped() noexcept;
+  // The `used` count of the chunk class `cls` bumps (if any) written back from in_.bump.
+  void write_back_used(std::size_t cls) noexcept;
   // take, else a pooled chunk for the class (the footprint stays the same), or null.
   [[nodiscard]] GcObject* reuse(std::uint64_t block) noexcept;
   std::uint64_t make_growing(const FuncType* type, std::uint32_t length, std::uint64_t bytes, Roots roots,
