@@ -11,8 +11,10 @@
 #include <mutex>
 #include <unistd.h>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 
@@ -237,6 +239,118 @@ TEST(CompilerBounds, ProvenChecksLeftOutTrapWhereTheInterpreterDoes) {
       }
     }
   }
+}
+
+// Loops whose accesses step through memory run a copy without bounds checks when one test at
+// the loop's entry proves every iteration it can run stays in bounds (loop_versioning.cpp), and
+// the loop as written otherwise: a loop that walks off either end of memory, or whose i32
+// address wraps, traps at the interpreter's offset and leaves the interpreter's memory behind,
+// metered or not, also out of fuel part way through.
+constexpr std::string_view kStrides = R"((module
+  (memory 1)
+  ;; up: stores 3i at p + 4i + 8 and sums 16-bit loads of what it stored, for i < n
+  (func (export "up") (param $p i32) (param $n i32) (result i32)
+    (local $i i32) (local $s i32)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store offset=8 (i32.add (local.get $p) (i32.shl (local.get $i) (i32.const 2)))
+                  (i32.mul (local.get $i) (i32.const 3)))
+        (local.set $s (i32.add (local.get $s)
+          (i32.load16_u offset=8 (i32.add (local.get $p) (i32.shl (local.get $i) (i32.const 2))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $s))
+  ;; down: byte stores at p - i, i < n (the address wraps below 0 when n > p + 1)
+  (func (export "down") (param $p i32) (param $n i32) (result i32)
+    (local $i i32) (local $s i32)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store8 (i32.sub (local.get $p) (local.get $i)) (local.get $i))
+        (local.set $s (i32.add (local.get $s) (i32.load8_u (i32.sub (local.get $p) (local.get $i)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $s))
+  ;; a checksum of the whole memory, itself a versioned loop
+  (func (export "sum") (result i64)
+    (local $a i32) (local $s i64)
+    (loop $top
+      (local.set $s (i64.add (i64.rotl (local.get $s) (i64.const 5)) (i64.load (local.get $a))))
+      (local.set $a (i32.add (local.get $a) (i32.const 8)))
+      (br_if $top (i32.lt_u (local.get $a) (i32.const 65536))))
+    (local.get $s))
+)
+)";
+
+struct StridesRun {
+  Outcome walk;
+  Outcome sum;
+  friend bool operator==(const StridesRun&, const StridesRun&) = default;
+};
+std::ostream& operator<<(std::ostream& os, const StridesRun& r) {
+  return os << r.walk << " then sum " << r.sum;
+}
+
+// Runs `name`(p, n) under `fuel`, then the memory checksum (unmetered) in the same instance.
+StridesRun run_strides(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::string_view name,
+                       std::uint32_t p, std::uint32_t n, std::optional<std::uint64_t> fuel) {
+  Store store;
+  EXPECT_TRUE(store.set_tier(tier));
+  Linker linker;
+  auto imports = linker.resolve(module->module());
+  EXPECT_TRUE(imports.has_value());
+  auto inst = store.instantiate(module, *imports);
+  EXPECT_TRUE(inst.has_value());
+  if (!inst) return {};
+  StridesRun r;
+  store.set_budget({fuel, std::nullopt});
+  const std::vector<Value> args{Value::i32(p), Value::i32(n)};
+  r.walk = jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export(name)), args));
+  store.set_budget({std::nullopt, std::nullopt});
+  r.sum = jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export("sum")), {}));
+  return r;
+}
+
+TEST(CompilerBounds, SteppingLoopsRunUncheckedOnlyWhenProvenAndTrapWhereTheInterpreterDoes) {
+  auto module = compile_wat(kStrides);
+  ASSERT_NE(module, nullptr);
+  // The optimized IR of what the compiled runs below compile, to see the check-free copies made.
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-strides-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+  int compared = 0;
+  for (std::optional<std::uint64_t> fuel :
+       {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}, std::optional<std::uint64_t>{900}}) {
+    for (std::uint32_t n : {0u, 1u, 7u, 100u}) {
+      for (std::uint32_t p : {0u, 3u, 100u, 65536u - 8 - 4 * n, 65536u - 8 - 4 * n + 1, 65536u - 4 * n, 65530u,
+                              0xFFFFFFF0u}) {
+        for (const char* name : {"up", "down"}) {
+          const StridesRun want = run_strides(module, Tier::Interpret, name, p, n, fuel);
+          const StridesRun got = run_strides(module, Tier::Compile, name, p, n, fuel);
+          EXPECT_EQ(want, got) << name << " p " << p << " n " << n << " fuel " << (fuel ? *fuel : 0);
+          ++compared;
+        }
+      }
+    }
+  }
+  ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  // Each of the three functions got a checked copy of its loop beside the check-free one (the
+  // copy's blocks are named `<block>.checked`).
+  std::set<std::string> versioned;
+  for (const auto& entry : std::filesystem::directory_iterator(dump)) {
+    std::ifstream in(entry.path());
+    std::string line;
+    std::string function;
+    while (std::getline(in, line)) {
+      if (line.starts_with("define ")) function = line.substr(line.find('@'), line.find('(') - line.find('@'));
+      if (!line.starts_with(" ") && line.find(".checked:") != std::string::npos) versioned.insert(function);
+    }
+  }
+  std::filesystem::remove_all(dump);
+  EXPECT_EQ(compared, 3 * 4 * 8 * 2);
+  EXPECT_EQ(versioned.size(), 3u);
 }
 
 // Tail calls compile: return_call to machine code of the module jumps there (constant native

@@ -6,6 +6,7 @@
 // internal code the decoder does not recognise).
 #include "wasm/jit/jit.hpp"
 #include "wasm/jit/emitter.hpp"
+#include "wasm/jit/loop_versioning.hpp"
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/jit/scan.hpp"
 
@@ -157,6 +158,13 @@ constexpr unsigned kAheadOfTimeFactor = 25;
 // interpreter loops such as CPython's eval loop) the passes' time grows faster than the code's
 // gain, so those keep the four passes.
 constexpr unsigned kLoopPassesAbove = 4000;
+// loop_versioning.hpp's pass, between GVN (which leaves the memory size a loop invariant) and a
+// second LICM (which hoists what the check-free copy no longer keeps in the loop).
+struct VersionLoopsOnRangeChecks : llvm::PassInfoMixin<VersionLoopsOnRangeChecks> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager&) {
+    return version_loops_on_range_checks(f) == 0 ? llvm::PreservedAnalyses::all() : llvm::PreservedAnalyses::none();
+  }
+};
 llvm::FunctionPassManager loop_passes() {
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::createFunctionToLoopPassAdaptor(llvm::LoopRotatePass(), /*UseMemorySSA=*/false));
@@ -166,6 +174,12 @@ llvm::FunctionPassManager loop_passes() {
     fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
   }
   fpm.addPass(llvm::GVNPass());
+  fpm.addPass(VersionLoopsOnRangeChecks());
+  {
+    llvm::LoopPassManager lpm;
+    lpm.addPass(llvm::LICMPass(llvm::LICMOptions()));
+    fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
+  }
   {
     llvm::LoopPassManager lpm;
     lpm.addPass(llvm::IndVarSimplifyPass());
@@ -175,9 +189,10 @@ llvm::FunctionPassManager loop_passes() {
   fpm.addPass(llvm::SimplifyCFGPass());
   return fpm;
 }
-// SPRAWLING_JIT_DUMP_IR=DIR: the optimized IR of each function tier-up compiles (DIR/wasm_f<defined>.ll)
-// and of each partition an ahead-of-time compile makes (DIR/partition_<first defined>.ll), to
-// study code generation with llc.
+// SPRAWLING_JIT_DUMP_IR=DIR: the optimized IR of each function tier-up compiles (DIR/wasm_f<defined>.ll),
+// of each module the lazy path materializes (DIR/lazy_<its first function>.ll) and of each
+// partition an ahead-of-time compile makes (DIR/partition_<first defined>.ll), to study code
+// generation with llc.
 void dump_ir(const llvm::Module& m, const std::string& name) {
   const char* dir = std::getenv("SPRAWLING_JIT_DUMP_IR");
   if (dir == nullptr || *dir == '\0') return;
@@ -601,6 +616,11 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
             code->seconds_ir += seconds_since(t_ir);
           }
           optimize(m, *state->tm);
+          for (const llvm::Function& f : m.functions()) {
+            if (f.isDeclaration()) continue;
+            dump_ir(m, "lazy_" + f.getName().str());
+            break;
+          }
         });
         code->seconds_opt += seconds_since(t);
         // The job's deadline, between functions (give_up_if_past_job_deadline); a run that
