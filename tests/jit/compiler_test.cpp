@@ -14,6 +14,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <span>
 #include <string>
@@ -351,6 +352,89 @@ TEST(CompilerBounds, SteppingLoopsRunUncheckedOnlyWhenProvenAndTrapWhereTheInter
   std::filesystem::remove_all(dump);
   EXPECT_EQ(compared, 3 * 4 * 8 * 2);
   EXPECT_EQ(versioned.size(), 3u);
+}
+
+// Random loops of the shapes loop versioning rewrites (a counter up or down, accesses of every
+// width at p + i*stride + c with offsets), run from addresses near both ends of memory and
+// across the i32 wrap with short and long counts: both tiers give the same trap (kind, function,
+// offset), fuel and memory, and most modules got check-free copies.
+std::string random_stride_module(std::mt19937& rng) {
+  const auto pick = [&rng](std::initializer_list<std::int64_t> v) { return *(v.begin() + rng() % v.size()); };
+  const std::int64_t stride = pick({-8, -4, -2, -1, 1, 2, 3, 4, 8, 16});
+  std::string body;
+  const int accesses = 1 + static_cast<int>(rng() % 4);
+  for (int a = 0; a < accesses; ++a) {
+    const std::string addr = "(i32.add (i32.add (local.get $p) (i32.mul (local.get $i) (i32.const " +
+                             std::to_string(stride) + "))) (i32.const " + std::to_string(pick({0, 4, -4, 16})) + "))";
+    const std::string offset = "offset=" + std::to_string(pick({0, 1, 3, 8, 100, 4096, 65535, 65536}));
+    switch (rng() % 8) {
+      case 0: body += "(local.set $s (i32.add (local.get $s) (i32.load8_u " + offset + " " + addr + ")))\n"; break;
+      case 1: body += "(local.set $s (i32.add (local.get $s) (i32.load16_s " + offset + " " + addr + ")))\n"; break;
+      case 2: body += "(local.set $s (i32.add (local.get $s) (i32.load " + offset + " " + addr + ")))\n"; break;
+      case 3: body += "(local.set $s (i32.add (local.get $s) (i32.wrap_i64 (i64.load " + offset + " " + addr + "))))\n"; break;
+      case 4: body += "(i32.store8 " + offset + " " + addr + " (local.get $i))\n"; break;
+      case 5: body += "(i32.store16 " + offset + " " + addr + " (local.get $i))\n"; break;
+      case 6: body += "(i32.store " + offset + " " + addr + " (local.get $i))\n"; break;
+      default: body += "(i64.store " + offset + " " + addr + " (i64.extend_i32_u (local.get $i)))\n"; break;
+    }
+  }
+  const std::string loop = rng() % 2 == 0
+      ? "(block $done (loop $top\n (br_if $done (i32.ge_u (local.get $i) (local.get $n)))\n" + body +
+            " (local.set $i (i32.add (local.get $i) (i32.const 1)))\n (br $top)))\n"
+      : "(local.set $i (local.get $n))\n(block $done (loop $top\n (br_if $done (i32.eqz (local.get $i)))\n"
+            " (local.set $i (i32.sub (local.get $i) (i32.const 1)))\n" + body + " (br $top)))\n";
+  return "(module (memory 1)\n(func (export \"walk\") (param $p i32) (param $n i32) (result i32) (local $i i32) (local $s i32)\n" +
+         loop + "(local.get $s))\n" +
+         R"((func (export "sum") (result i64) (local $a i32) (local $s i64)
+    (loop $top
+      (local.set $s (i64.add (i64.rotl (local.get $s) (i64.const 5)) (i64.load (local.get $a))))
+      (local.set $a (i32.add (local.get $a) (i32.const 8)))
+      (br_if $top (i32.lt_u (local.get $a) (i32.const 65536))))
+    (local.get $s)))
+)";
+}
+
+TEST(CompilerBounds, RandomSteppingLoopsMatchTheInterpreter) {
+  std::mt19937 rng(20261204);
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-random-strides-" + std::to_string(::getpid()));
+  constexpr int kModules = 40;
+  int versioned_modules = 0;
+  for (int m = 0; m < kModules; ++m) {
+    const std::string wat = random_stride_module(rng);
+    auto module = compile_wat(wat);
+    ASSERT_NE(module, nullptr) << wat;
+    const std::filesystem::path dir = dump / std::to_string(m);
+    std::filesystem::create_directories(dir);
+    ::setenv("SPRAWLING_JIT_DUMP_IR", dir.c_str(), 1);
+    for (std::optional<std::uint64_t> fuel :
+         {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}, std::optional<std::uint64_t>{700}}) {
+      for (std::uint32_t n : {0u, 5u, 16u, 17u, 300u}) {
+        for (std::uint32_t p : {0u, 3u, 32768u, 65536u - 8 * n - 16, 65536u - 8 * n, 65536u - n, 8 * n,
+                                0xFFFFFFF0u, 0xFFFFFFFFu - 4 * n}) {
+          const StridesRun want = run_strides(module, Tier::Interpret, "walk", p, n, fuel);
+          const StridesRun got = run_strides(module, Tier::Compile, "walk", p, n, fuel);
+          ASSERT_EQ(want, got) << wat << "p " << p << " n " << n << " fuel " << (fuel ? *fuel : 0);
+        }
+      }
+    }
+    ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+    bool versioned = false;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      std::ifstream in(entry.path());
+      std::string line;
+      while (std::getline(in, line)) {
+        if (line.starts_with("define ") && line.find("@wasm_f0") == std::string::npos &&
+            line.find("@wasm_r0") == std::string::npos) {
+          break;  // only walk's own code (defined function 0) counts
+        }
+        if (!line.starts_with(" ") && line.find(".checked:") != std::string::npos) versioned = true;
+      }
+    }
+    versioned_modules += versioned ? 1 : 0;
+  }
+  std::filesystem::remove_all(dump);
+  EXPECT_GE(versioned_modules, kModules / 2);
 }
 
 // Tail calls compile: return_call to machine code of the module jumps there (constant native
