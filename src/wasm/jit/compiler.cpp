@@ -25,6 +25,8 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/Utils/LoopSimplify.h>
+#include <llvm/Transforms/Vectorize/LoopVectorize.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
 #include <llvm/Transforms/Scalar/GVN.h>
@@ -159,10 +161,21 @@ constexpr unsigned kAheadOfTimeFactor = 25;
 // gain, so those keep the four passes.
 constexpr unsigned kLoopPassesAbove = 4000;
 // loop_versioning.hpp's pass, between GVN (which leaves the memory size a loop invariant) and a
-// second LICM (which hoists what the check-free copy no longer keeps in the loop).
+// second LICM (which hoists what the check-free copy no longer keeps in the loop). A function
+// that got a check-free copy then goes through LLVM's loop vectorizer: only such a copy can
+// vectorize (a check, a fuel check or a call is an exit or a side effect it refuses; scalar
+// floating point is constrained, which it does not vectorize). Measured from the code cache
+// against versioning alone (medians of 5-9 interleaved rounds): strings 0.78x, sieve 0.85x,
+// quicksort 0.95x, the other twelve within 1%, for about 4% more compile time.
 struct VersionLoopsOnRangeChecks : llvm::PassInfoMixin<VersionLoopsOnRangeChecks> {
-  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager&) {
-    return version_loops_on_range_checks(f) == 0 ? llvm::PreservedAnalyses::all() : llvm::PreservedAnalyses::none();
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
+    if (version_loops_on_range_checks(f) == 0) return llvm::PreservedAnalyses::all();
+    fam.invalidate(f, llvm::PreservedAnalyses::none());
+    llvm::FunctionPassManager vectorize;
+    vectorize.addPass(llvm::LoopSimplifyPass());
+    vectorize.addPass(llvm::LoopVectorizePass());
+    (void)vectorize.run(f, fam);
+    return llvm::PreservedAnalyses::none();
   }
 };
 llvm::FunctionPassManager loop_passes() {
