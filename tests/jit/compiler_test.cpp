@@ -18,6 +18,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace sprawling::wasm {
 namespace {
@@ -358,40 +359,52 @@ TEST(CompilerBounds, SteppingLoopsRunUncheckedOnlyWhenProvenAndTrapWhereTheInter
 // width at p + i*stride + c with offsets), run from addresses near both ends of memory and
 // across the i32 wrap with short and long counts: both tiers give the same trap (kind, function,
 // offset), fuel and memory, and most modules got check-free copies.
+// Joins its pieces into one string.
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts) out.append(p);
+  return out;
+}
+
 std::string random_stride_module(std::mt19937& rng) {
   const auto pick = [&rng](std::initializer_list<std::int64_t> v) { return *(v.begin() + rng() % v.size()); };
-  const std::int64_t stride = pick({-8, -4, -2, -1, 1, 2, 3, 4, 8, 16});
+  const std::string stride = std::to_string(pick({-8, -4, -2, -1, 1, 2, 3, 4, 8, 16}));
   std::string body;
   const int accesses = 1 + static_cast<int>(rng() % 4);
   for (int a = 0; a < accesses; ++a) {
-    const std::string addr = "(i32.add (i32.add (local.get $p) (i32.mul (local.get $i) (i32.const " +
-                             std::to_string(stride) + "))) (i32.const " + std::to_string(pick({0, 4, -4, 16})) + "))";
-    const std::string offset = "offset=" + std::to_string(pick({0, 1, 3, 8, 100, 4096, 65535, 65536}));
+    const std::string c = std::to_string(pick({0, 4, -4, 16}));
+    const std::string addr =
+        cat({"(i32.add (i32.add (local.get $p) (i32.mul (local.get $i) (i32.const ", stride, "))) (i32.const ", c, "))"});
+    const std::string offset = cat({"offset=", std::to_string(pick({0, 1, 3, 8, 100, 4096, 65535, 65536}))});
+    const std::string at = cat({offset, " ", addr});
     switch (rng() % 8) {
-      case 0: body += "(local.set $s (i32.add (local.get $s) (i32.load8_u " + offset + " " + addr + ")))\n"; break;
-      case 1: body += "(local.set $s (i32.add (local.get $s) (i32.load16_s " + offset + " " + addr + ")))\n"; break;
-      case 2: body += "(local.set $s (i32.add (local.get $s) (i32.load " + offset + " " + addr + ")))\n"; break;
-      case 3: body += "(local.set $s (i32.add (local.get $s) (i32.wrap_i64 (i64.load " + offset + " " + addr + "))))\n"; break;
-      case 4: body += "(i32.store8 " + offset + " " + addr + " (local.get $i))\n"; break;
-      case 5: body += "(i32.store16 " + offset + " " + addr + " (local.get $i))\n"; break;
-      case 6: body += "(i32.store " + offset + " " + addr + " (local.get $i))\n"; break;
-      default: body += "(i64.store " + offset + " " + addr + " (i64.extend_i32_u (local.get $i)))\n"; break;
+      case 0: body.append(cat({"(local.set $s (i32.add (local.get $s) (i32.load8_u ", at, ")))\n"})); break;
+      case 1: body.append(cat({"(local.set $s (i32.add (local.get $s) (i32.load16_s ", at, ")))\n"})); break;
+      case 2: body.append(cat({"(local.set $s (i32.add (local.get $s) (i32.load ", at, ")))\n"})); break;
+      case 3: body.append(cat({"(local.set $s (i32.add (local.get $s) (i32.wrap_i64 (i64.load ", at, "))))\n"})); break;
+      case 4: body.append(cat({"(i32.store8 ", at, " (local.get $i))\n"})); break;
+      case 5: body.append(cat({"(i32.store16 ", at, " (local.get $i))\n"})); break;
+      case 6: body.append(cat({"(i32.store ", at, " (local.get $i))\n"})); break;
+      default: body.append(cat({"(i64.store ", at, " (i64.extend_i32_u (local.get $i)))\n"})); break;
     }
   }
-  const std::string loop = rng() % 2 == 0
-      ? "(block $done (loop $top\n (br_if $done (i32.ge_u (local.get $i) (local.get $n)))\n" + body +
-            " (local.set $i (i32.add (local.get $i) (i32.const 1)))\n (br $top)))\n"
-      : "(local.set $i (local.get $n))\n(block $done (loop $top\n (br_if $done (i32.eqz (local.get $i)))\n"
-            " (local.set $i (i32.sub (local.get $i) (i32.const 1)))\n" + body + " (br $top)))\n";
-  return "(module (memory 1)\n(func (export \"walk\") (param $p i32) (param $n i32) (result i32) (local $i i32) (local $s i32)\n" +
-         loop + "(local.get $s))\n" +
-         R"((func (export "sum") (result i64) (local $a i32) (local $s i64)
+  const std::string loop =
+      rng() % 2 == 0
+          ? cat({"(block $done (loop $top\n (br_if $done (i32.ge_u (local.get $i) (local.get $n)))\n", body,
+                 " (local.set $i (i32.add (local.get $i) (i32.const 1)))\n (br $top)))\n"})
+          : cat({"(local.set $i (local.get $n))\n(block $done (loop $top\n (br_if $done (i32.eqz (local.get $i)))\n"
+                 " (local.set $i (i32.sub (local.get $i) (i32.const 1)))\n",
+                 body, " (br $top)))\n"});
+  return cat({"(module (memory 1)\n(func (export \"walk\") (param $p i32) (param $n i32) (result i32) (local $i i32) "
+              "(local $s i32)\n",
+              loop, "(local.get $s))\n",
+              R"((func (export "sum") (result i64) (local $a i32) (local $s i64)
     (loop $top
       (local.set $s (i64.add (i64.rotl (local.get $s) (i64.const 5)) (i64.load (local.get $a))))
       (local.set $a (i32.add (local.get $a) (i32.const 8)))
       (br_if $top (i32.lt_u (local.get $a) (i32.const 65536))))
     (local.get $s)))
-)";
+)"});
 }
 
 TEST(CompilerBounds, RandomSteppingLoopsMatchTheInterpreter) {
