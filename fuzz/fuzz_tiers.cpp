@@ -141,7 +141,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                  .multi_memory = true,
                                  .memory64 = true,
                                  .exceptions = true,
-                                 .gc = true};
+                                 .gc = true,
+                                 .strided_loops = true};
   auto input = fuzz::module_of_input(std::span<const std::uint8_t>(data, size), options, "tiers");
   if (!input) return 0;
   const bool is_module = input->as_is;

@@ -6,6 +6,7 @@
 #include "wasm/syntax/opcodes.hpp"
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -247,7 +248,70 @@ class Generator {
     Bytes& code = f.code;
     statements(code, 0);
     for (auto t : type.results) expr(code, t, 0);
+    if (options_.strided_loops && !in_.empty()) strided_loop(code);
     return f;
+  }
+
+  // GenOptions::strided_loops: with counter = n, while counter != 0: counter -= 1, then 1-3
+  // accesses at base + counter * stride (+ the memarg's offset). The results are already on the
+  // stack; the block leaves them there.
+  void strided_loop(Bytes& code) {
+    static constexpr std::array<std::int32_t, 8> kStrides{1, 2, 4, 8, 12, -1, -4, -8};
+    const std::uint32_t counter = counter_base_;
+    const std::uint32_t n = in_.below(4) == 0 ? in_.below(20) : 16 + in_.below(400);
+    const std::int32_t stride = kStrides[in_.below(kStrides.size())];
+    const std::int64_t span = std::int64_t{n} * std::abs(stride);
+    std::int64_t base = 0;
+    switch (in_.below(4)) {
+      case 0: base = stride < 0 ? span - in_.below(16) : 0; break;  // from the bottom (below 0 when short)
+      case 1: base = 65536 - (stride < 0 ? 0 : span) - in_.below(16); break;  // up to the end of the first page
+      case 2: base = static_cast<std::int64_t>(in_.raw(2) % 70000); break;
+      default: base = 65536 - 8 + in_.below(16); break;  // across the end
+    }
+    ww::i32_const(code, static_cast<std::int32_t>(n));
+    ww::op_index(code, 0x21, counter);
+    code.push_back(0x02);  // block
+    code.push_back(0x40);
+    code.push_back(0x03);  // loop
+    code.push_back(0x40);
+    ww::op_index(code, 0x20, counter);
+    code.push_back(0x45);  // i32.eqz
+    ww::op_index(code, 0x0d, 1);  // br_if 1: out when the counter is 0
+    ww::op_index(code, 0x20, counter);
+    ww::i32_const(code, 1);
+    code.push_back(0x6b);  // i32.sub
+    ww::op_index(code, 0x21, counter);
+    const std::uint32_t accesses = 1 + in_.below(3);
+    for (std::uint32_t a = 0; a < accesses; ++a) {
+      ww::i32_const(code, static_cast<std::int32_t>(base));
+      ww::op_index(code, 0x20, counter);
+      ww::i32_const(code, stride);
+      code.push_back(0x6c);  // i32.mul
+      code.push_back(0x6a);  // i32.add
+      // i32.store8/16, i32.store, i64.store; i32.load8_u/16_u, i32.load, i64.load.
+      static constexpr std::array<std::uint8_t, 8> kOps{0x3a, 0x3b, 0x36, 0x37, 0x2d, 0x2f, 0x28, 0x29};
+      static constexpr std::array<std::uint32_t, 8> kAligns{0, 1, 2, 3, 0, 1, 2, 3};
+      const std::uint32_t which = in_.below(kOps.size());
+      if (which < 4) {
+        ww::op_index(code, 0x20, counter);
+        if (kOps[which] == 0x37) code.push_back(0xad);  // i64.extend_i32_u
+        memarg(code, kOps[which], kAligns[which]);
+      } else {
+        memarg(code, kOps[which], kAligns[which]);
+        if (kOps[which] == 0x29) code.push_back(0xa7);  // i32.wrap_i64
+        if (has_global(ww::type::i32)) {
+          const std::uint32_t g = global_of(ww::type::i32);
+          ww::op_index(code, 0x23, g);
+          code.push_back(0x6a);  // i32.add
+          ww::op_index(code, 0x24, g);
+        } else {
+          code.push_back(0x1a);  // drop
+        }
+      }
+    }
+    ww::op_index(code, 0x0c, 0);  // br 0
+    code.push_back(0x0b);
+    code.push_back(0x0b);
   }
 
   void statements(Bytes& code, int depth) {

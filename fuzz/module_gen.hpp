@@ -53,6 +53,12 @@ struct GenOptions {
   // a funcref local cast to the callee's type). Off by default (wasm-interp has none of it); the
   // tiers target turns it on.
   bool gc = false;
+  // After each function's results, while input is left: a counted loop through memory 0, each
+  // round a store or a load at base + counter * stride (strides up and down, counts both sides
+  // of 16, bases near both ends of memory and past them), the shape the compiled tier runs
+  // without bounds checks once its entry test proves them. Off by default; the tiers target
+  // turns it on. An input used up by the body gives the module it gave before the option.
+  bool strided_loops = false;
 };
 
 struct GeneratedModule {
