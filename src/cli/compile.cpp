@@ -41,8 +41,8 @@ Options:
   --compile-memory BYTES
                 stop a variant's compile once the process's heap has grown by more
                 (512M, 4G; 0: no limit; default 4G)
-  -j, --jobs N  compile on N threads (default: the cores this process may use); the machine
-                code is the same whatever N
+  -j, --jobs N  compile on N threads (also -jN; default: the cores this process may
+                use); the machine code is the same whatever N
   -W compile-timeout=DURATION,compile-memory=BYTES,jobs=N
                 the same, as a comma-separated list
   -W nan-canonicalization=y|n
@@ -180,10 +180,13 @@ int compile_command(std::span<const std::string_view> args) {
       print(stdout, kCompileHelp);
       return 0;
     }
-    // --KEY VALUE, --KEY=VALUE, -j N, -W KEY=VALUE[,...], -WKEY=VALUE.
+    // --KEY VALUE, --KEY=VALUE, -j N, -jN, -W KEY=VALUE[,...], -WKEY=VALUE.
     std::string_view key;
     std::optional<std::string_view> value;
-    if (arg == "--compile-timeout" || arg == "--compile-memory" || arg == "--jobs" || arg == "-j") {
+    if (arg.starts_with("-j") && arg.size() > 2) {
+      key = "jobs";
+      value = arg.substr(2);
+    } else if (arg == "--compile-timeout" || arg == "--compile-memory" || arg == "--jobs" || arg == "-j") {
       key = arg == "-j" ? std::string_view("jobs") : arg.substr(2);
       if (i + 1 >= args.size()) return usage(UsageError{std::string(arg) + " needs a value"});
       value = args[++i];

@@ -249,7 +249,8 @@ TEST(Cli, CompileStopsAtItsLimitsAndWritesNothing) {
     EXPECT_EQ(entries(), 0U);
   }
   for (const std::vector<std::string>& args : {std::vector<std::string>{"compile", "--compile-memory", "1", ok},
-                                               std::vector<std::string>{"compile", "-Wcompile-memory=1", "-j", "2", ok}}) {
+                                               std::vector<std::string>{"compile", "-Wcompile-memory=1", "-j", "2", ok},
+                                               std::vector<std::string>{"compile", "-j2", "--compile-memory=1", ok}}) {
     auto r = sprawl(args, {}, false, env);
     EXPECT_EQ(r.status, 126) << r.err;
     EXPECT_TRUE(contains(r.err, "stopped past the compile memory limit of 1 bytes")) << r.err;
@@ -258,6 +259,7 @@ TEST(Cli, CompileStopsAtItsLimitsAndWritesNothing) {
   }
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"compile", "--jobs", "0", ok}, std::vector<std::string>{"compile", "-j", "x", ok},
+        std::vector<std::string>{"compile", "-j0", ok}, std::vector<std::string>{"compile", "-jx", ok},
         std::vector<std::string>{"compile", "--compile-timeout", "soon", ok},
         std::vector<std::string>{"compile", "--compile-memory", "lots", ok},
         std::vector<std::string>{"compile", "-W", "fuel=1", ok}}) {

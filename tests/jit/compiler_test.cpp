@@ -450,6 +450,135 @@ TEST(CompilerBounds, RandomSteppingLoopsMatchTheInterpreter) {
   EXPECT_GE(versioned_modules, kModules / 2);
 }
 
+// Metered counted loops: the copy without checks also leaves out the loop's fuel checks when the
+// entry test proves the counter covers every iteration the loop can run (loop_versioning.cpp,
+// "Fuel checks"); otherwise the loop as written refuels, runs out or meets its deadline where the
+// interpreter does. `count` has no other check to remove, `fill` has bounds checks too,
+// `branchy` charges its two arms differently (its counter is bounded by two recurrences), and
+// `calls` reloads its counter after each call, so its fuel checks stay.
+constexpr std::string_view kMeteredLoops = R"((module
+  (memory 1)
+  (func (export "count") (param $n i32) (result i64)
+    (local $i i32) (local $s i64)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $s (i64.add (i64.mul (local.get $s) (i64.const 31)) (i64.extend_i32_u (local.get $i))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $s))
+  (func (export "fill") (param $n i32) (result i64)
+    (local $i i32) (local $s i64)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store offset=16 (i32.shl (local.get $i) (i32.const 2)) (local.get $i))
+        (local.set $s (i64.add (local.get $s) (i64.load32_u offset=12 (i32.shl (local.get $i) (i32.const 2)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $s))
+  (func (export "branchy") (param $n i32) (result i64)
+    (local $i i32) (local $s i64)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (if (i32.and (local.get $i) (i32.const 1))
+          (then (local.set $s (i64.add (local.get $s) (i64.const 3))))
+          (else (local.set $s (i64.mul (i64.add (local.get $s) (i64.const 1)) (i64.const 7)))))
+        (i32.store (i32.shl (i32.and (local.get $i) (i32.const 255)) (i32.const 2)) (local.get $i))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $s))
+  (func $twice (param i64) (result i64) (i64.shl (local.get 0) (i64.const 1)))
+  (func (export "calls") (param $n i32) (result i64)
+    (local $i i32) (local $s i64)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $s (i64.add (call $twice (local.get $s)) (i64.extend_i32_u (local.get $i))))
+        (i32.store (i32.shl (i32.and (local.get $i) (i32.const 255)) (i32.const 2)) (local.get $i))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $s))
+)
+)";
+
+Outcome run_budget(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::string_view name, std::uint32_t n,
+                   ExecutionBudget budget) {
+  Store store;
+  EXPECT_TRUE(store.set_tier(tier));
+  Linker linker;
+  auto imports = linker.resolve(module->module());
+  EXPECT_TRUE(imports.has_value());
+  auto inst = store.instantiate(module, *imports);
+  EXPECT_TRUE(inst.has_value());
+  if (!inst) return {};
+  store.set_budget(budget);
+  const std::vector<Value> args{Value::i32(n)};
+  return jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export(name)), args));
+}
+
+TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCoversEveryIteration) {
+  auto module = compile_wat(kMeteredLoops);
+  ASSERT_NE(module, nullptr);
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-metered-loops-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+  // A deadline an hour away: the counter then holds at most one chunk of the budget at a time
+  // (Store::Impl::refuel), so long loops take the checked copy and refuel part way.
+  const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  for (const char* name : {"count", "fill", "branchy", "calls"}) {
+    for (std::uint32_t n : {0u, 15u, 16u, 17u, 1000u, 6000u, 16000u}) {
+      const Outcome all = run_budget(module, Tier::Interpret, name, n, {std::uint64_t{1} << 40, std::nullopt});
+      ASSERT_EQ(all.trap, TrapKind::None) << name << " n " << n;
+      const std::uint64_t need = all.fuel;
+      std::vector<ExecutionBudget> budgets{
+          {std::nullopt, std::nullopt}, {std::uint64_t{1} << 40, std::nullopt}, {std::uint64_t{1} << 40, later},
+          {need / 2, std::nullopt},     {need + 1, later},                       {need - 1, later}};
+      // Budgets that leave the counter at the loop's last check just above, at and below what
+      // it needs (the loop's exit charges a few units after it).
+      for (std::uint64_t k = 0; k <= 12 && k <= need; ++k) budgets.push_back({need - k, std::nullopt});
+      for (const ExecutionBudget& budget : budgets) {
+        const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
+        const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
+        EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
+                             << (budget.deadline ? " with a deadline" : "");
+      }
+    }
+  }
+  ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  // In the metered code, which functions got a checked copy, and which functions call the refuel
+  // helper from a block outside it (block labels end `.checked` in the copy).
+  std::set<std::string> versioned;
+  std::set<std::string> refuels_outside_copy;
+  for (const auto& entry : std::filesystem::directory_iterator(dump)) {
+    std::ifstream in(entry.path());
+    std::string line;
+    std::string function;
+    std::string block;
+    while (std::getline(in, line)) {
+      if (line.starts_with("define ")) {
+        function = line.substr(line.find('@'), line.find('(') - line.find('@'));
+        block.clear();
+      } else if (!line.empty() && !line.starts_with(" ") && !line.starts_with("}") && line.find(':') != std::string::npos) {
+        block = line.substr(0, line.find(':'));
+      }
+      if (block.ends_with(".checked")) versioned.insert(function);
+      if (line.find("@sprawling_jit_refuel(") != std::string::npos && !line.starts_with("declare") &&
+          !block.ends_with(".checked")) {
+        refuels_outside_copy.insert(function);
+      }
+    }
+  }
+  std::filesystem::remove_all(dump);
+  for (const auto& [function, name] : {std::pair{"@wasm_f0", "count"}, {"@wasm_f1", "fill"}, {"@wasm_f2", "branchy"}}) {
+    EXPECT_TRUE(versioned.contains(function)) << name;
+    EXPECT_FALSE(refuels_outside_copy.contains(function)) << name;
+  }
+  EXPECT_TRUE(refuels_outside_copy.contains("@wasm_f4")) << "calls";
+}
+
 // Tail calls compile: return_call to machine code of the module jumps there (constant native
 // stack), any other callee (a host function, an interpreted one: $odd is over the compile budget,
 // so it stays interpreted) is left pending for the caller to run in the same frame. Answers, traps

@@ -172,6 +172,8 @@ struct VersionLoopsOnRangeChecks : llvm::PassInfoMixin<VersionLoopsOnRangeChecks
     if (version_loops_on_range_checks(f) == 0) return llvm::PreservedAnalyses::all();
     fam.invalidate(f, llvm::PreservedAnalyses::none());
     llvm::FunctionPassManager vectorize;
+    vectorize.addPass(llvm::SimplifyCFGPass());
+    vectorize.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
     vectorize.addPass(llvm::LoopSimplifyPass());
     vectorize.addPass(llvm::LoopVectorizePass());
     (void)vectorize.run(f, fam);

@@ -19,6 +19,21 @@
 // short run the proof would cost more than the checks it saves); else the proof picks the copy.
 // Loops that may leave early on data (searches, string compares) are not versioned: they
 // usually stop long before M.
+//
+// Fuel checks. Metered code checks its counter at each loop header (`fuel - visible <= 0`,
+// marked rarely true) and refuels on a cold path that stays in the loop: the refuel is a call
+// and its result a reload, so ScalarEvolution sees no recurrence in the counter. The counter as
+// it would be without refuels is read off the IR instead: from a check's operand back to the
+// header phi, every step an addition of a constant or a join (a refuel path's edge left out, the
+// others' offsets joined into a range: the arms of a branch charge different amounts), and the
+// same from the latch's incoming value round to the phi. That puts the operand in iteration j
+// between {start + k_lo, +, d_lo} and {start + k_hi, +, d_hi}. The check-free copy then runs only
+// when the lower one stays above the check's threshold and the upper one below 2^63 over every
+// iteration 0..M, when no refuel happens: by induction over the iterations (and the checks
+// within one, in order) none does, so dropping the refuel paths changes nothing the interpreter
+// would see, the counter's values at exits and traps included. A loop with any refuel the
+// reading cannot follow (a call's return reloads the counter) keeps all its fuel checks in both
+// copies.
 #include "wasm/jit/loop_versioning.hpp"
 
 #include <llvm/ADT/SmallPtrSet.h>
@@ -45,6 +60,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -70,6 +88,11 @@ constexpr std::int64_t kMaxFactor = std::int64_t{1} << 32;
 constexpr std::uint64_t kColdRatio = 1024;
 // How deep an address expression is taken apart.
 constexpr unsigned kMaxDepth = 8;
+// How many values the reading of a loop's fuel counter looks at (each addend is below 2^32 in
+// magnitude, so no sum along a path can overflow).
+constexpr unsigned kMaxFuelSteps = 1024;
+// The helper a fuel check's cold path calls (emitter.hpp).
+constexpr llvm::StringLiteral kRefuel = "sprawling_jit_refuel";
 
 // A trap check of the loop: the branch leaves the loop when X > S (unsigned), or X >= S when
 // `or_equal`.
@@ -78,6 +101,17 @@ struct Check {
   const llvm::SCEV* x;
   const llvm::SCEV* s;
   bool or_equal;
+};
+
+// A fuel check of the loop: the branch takes its rarely taken edge into a refuel path (a block
+// of the loop calling the refuel helper) when X <= threshold (signed); X, the operand as it
+// would be without refuels, lies between two recurrences.
+struct FuelCheck {
+  llvm::BranchInst* branch;
+  const llvm::SCEV* low;   // at or below X in every iteration
+  const llvm::SCEV* high;  // at or above X in every iteration
+  std::int64_t threshold;
+  bool refuels_if_true;  // the refuel path is the branch's first successor
 };
 
 // [lo, hi] as i128 values.
@@ -249,9 +283,130 @@ std::vector<Check> checks_of(llvm::Loop& loop, llvm::ScalarEvolution& se, const 
   return out;
 }
 
-// The checks the entry test must prove, fewest first: of checks `k + Y > S` with the same Y, S
-// and comparison (a run of fields or elements from one address), the one with the largest
-// constant k implies the others.
+bool calls_refuel(const llvm::BasicBlock& bb) {
+  for (const llvm::Instruction& i : bb) {
+    const auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
+    if (call != nullptr && call->getCalledFunction() != nullptr && call->getCalledFunction()->getName() == kRefuel) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The loop's fuel checks (see the top of this file), or none when any refuel of the loop is one
+// the reading cannot follow: then every fuel check stays in both copies.
+std::vector<FuelCheck> fuel_checks_of(llvm::Loop& loop, llvm::ScalarEvolution& se, const llvm::DominatorTree& dt,
+                                      const Prover& prover) {
+  // The rarely taken edges into blocks of the loop that call the refuel helper (the emitter's
+  // fuel checks, whose refuel path has the check as its only way in).
+  struct Site {
+    llvm::BranchInst* branch;
+    llvm::BasicBlock* refuel;
+  };
+  std::vector<Site> sites;
+  std::size_t refuel_blocks = 0;
+  for (llvm::BasicBlock* bb : loop.blocks()) {
+    if (calls_refuel(*bb)) ++refuel_blocks;
+    auto* br = llvm::dyn_cast<llvm::BranchInst>(bb->getTerminator());
+    std::uint64_t weight[2] = {0, 0};
+    if (br == nullptr || !br->isConditional() || !llvm::extractBranchWeights(*br, weight[0], weight[1])) continue;
+    for (unsigned e = 0; e < 2; ++e) {
+      llvm::BasicBlock* to = br->getSuccessor(e);
+      if (loop.contains(to) && weight[e] * kColdRatio <= weight[1 - e] && to->getSinglePredecessor() == bb &&
+          calls_refuel(*to)) {
+        sites.push_back({br, to});
+      }
+    }
+  }
+  if (sites.empty() || sites.size() != refuel_blocks) return {};
+  const auto on_refuel_path = [&](const llvm::BasicBlock* bb) {
+    return std::any_of(sites.begin(), sites.end(), [&](const Site& s) { return dt.dominates(s.refuel, bb); });
+  };
+  // `v` as `phi + k` for some k in [lo, hi], phi the counter's header phi, when no refuel happens
+  // on the way: along additions of constants, and through joins (a refuel path's edge left out,
+  // the others' ranges joined). Each value is read once; a cycle that misses the header (an
+  // irreducible region) reads as unknown.
+  struct Reading {
+    llvm::PHINode* phi;
+    std::int64_t lo;
+    std::int64_t hi;
+  };
+  std::map<const llvm::Value*, std::optional<Reading>> memo;
+  unsigned steps = 0;
+  std::function<std::optional<Reading>(llvm::Value*)> read = [&](llvm::Value* v) -> std::optional<Reading> {
+    if (auto it = memo.find(v); it != memo.end()) return it->second;
+    memo[v] = std::nullopt;
+    if (++steps > kMaxFuelSteps) return std::nullopt;
+    std::optional<Reading> r;
+    if (auto* phi = llvm::dyn_cast<llvm::PHINode>(v)) {
+      if (phi->getParent() == loop.getHeader()) {
+        r = Reading{phi, 0, 0};
+      } else if (loop.contains(phi)) {
+        bool known = true;
+        for (unsigned i = 0; known && i < phi->getNumIncomingValues(); ++i) {
+          if (on_refuel_path(phi->getIncomingBlock(i))) continue;
+          const std::optional<Reading> in = read(phi->getIncomingValue(i));
+          known = in.has_value() && (!r || in->phi == r->phi);
+          if (known) r = r ? Reading{r->phi, std::min(r->lo, in->lo), std::max(r->hi, in->hi)} : in;
+        }
+        if (!known) r.reset();
+      }
+    } else if (auto* bo = llvm::dyn_cast<llvm::BinaryOperator>(v); bo != nullptr && loop.contains(bo)) {
+      const auto* c = llvm::dyn_cast<llvm::ConstantInt>(bo->getOperand(1));
+      const bool add = bo->getOpcode() == llvm::Instruction::Add;
+      if (c != nullptr && c->getValue().getSignificantBits() <= 33 && (add || bo->getOpcode() == llvm::Instruction::Sub)) {
+        const std::int64_t k = add ? c->getSExtValue() : -c->getSExtValue();
+        if (const std::optional<Reading> in = read(bo->getOperand(0))) r = Reading{in->phi, in->lo + k, in->hi + k};
+      }
+    }
+    memo[v] = r;
+    return r;
+  };
+  llvm::BasicBlock* latch = loop.getLoopLatch();
+  llvm::BasicBlock* pre = loop.getLoopPreheader();
+  std::vector<FuelCheck> out;
+  for (const Site& site : sites) {
+    auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(site.branch->getCondition());
+    if (cmp == nullptr || latch == nullptr || pre == nullptr) return {};
+    const bool refuels_if_true = site.branch->getSuccessor(0) == site.refuel;
+    // The predicate under which the branch refuels, as `a <pred> c`.
+    llvm::CmpInst::Predicate refuels = refuels_if_true ? cmp->getPredicate() : cmp->getInversePredicate();
+    llvm::Value* a = cmp->getOperand(0);
+    const auto* c = llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1));
+    if (c == nullptr) {
+      c = llvm::dyn_cast<llvm::ConstantInt>(a);
+      a = cmp->getOperand(1);
+      refuels = llvm::CmpInst::getSwappedPredicate(refuels);
+    }
+    if (c == nullptr || !a->getType()->isIntegerTy(64)) return {};
+    std::int64_t threshold = c->getSExtValue();  // refuels when a <= threshold
+    if (refuels == llvm::ICmpInst::ICMP_SLT && threshold != std::numeric_limits<std::int64_t>::min()) {
+      --threshold;
+    } else if (refuels != llvm::ICmpInst::ICMP_SLE) {
+      return {};
+    }
+    const std::optional<Reading> at = read(a);
+    if (!at) return {};
+    const std::optional<Reading> round = read(at->phi->getIncomingValueForBlock(latch));
+    if (!round || round->phi != at->phi) return {};
+    // Iteration j's operand lies between {start + at.lo, +, round.lo} and {start + at.hi, +, round.hi}.
+    llvm::Value* start = at->phi->getIncomingValueForBlock(pre);
+    llvm::Type* i64 = start->getType();
+    const auto rec = [&](std::int64_t k, std::int64_t step) {
+      return se.getAddRecExpr(se.getAddExpr(se.getSCEV(start), se.getConstant(i64, static_cast<std::uint64_t>(k), true)),
+                              se.getConstant(i64, static_cast<std::uint64_t>(step), true), &loop, llvm::SCEV::FlagAnyWrap);
+    };
+    const llvm::SCEV* low = rec(at->lo, round->lo);
+    const llvm::SCEV* high = rec(at->hi, round->hi);
+    if (!prover.supported(low) || !prover.supported(high)) return {};
+    out.push_back({site.branch, low, high, threshold, refuels_if_true});
+  }
+  return out;
+}
+
+// The checks the entry test must prove: of checks `k + Y > S` with the same Y, S and comparison
+// (a run of fields or elements from one address), the one with the largest constant k implies
+// the others.
 std::vector<Check> strongest(const std::vector<Check>& checks, llvm::ScalarEvolution& se) {
   struct Group {
     const llvm::SCEV* rest;
@@ -309,7 +464,8 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
   {
     const Prover dry(loop, se, expander, at);
     const std::vector<Check> found = checks_of(loop, se, dry);
-    if (found.empty() || strongest(found, se).size() > kMaxProvenChecks) return nullptr;
+    const std::size_t fuel = fuel_checks_of(loop, se, dt, dry).size();
+    if ((found.empty() && fuel == 0) || strongest(found, se).size() + fuel > kMaxProvenChecks) return nullptr;
   }
   // Values of the loop used after it go through phis of its exit blocks, which then take the
   // copy's edges too.
@@ -323,6 +479,7 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
   Prover prover(loop, se, expander, at);
   const std::vector<Check> checks = checks_of(loop, se, prover);
   const std::vector<Check> proven = strongest(checks, se);
+  const std::vector<FuelCheck> fuel = fuel_checks_of(loop, se, dt, prover);
   llvm::IRBuilder<> b(at);
   llvm::Type* i128 = b.getIntNTy(128);
   llvm::Value* m = b.CreateZExt(m64, i128);
@@ -331,6 +488,13 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
     const Interval x = prover.interval(c.x, m, b, bad);
     const Interval s = prover.interval(c.s, m, b, bad);
     bad.push_back(c.or_equal ? b.CreateICmpUGE(x.hi, s.lo) : b.CreateICmpUGT(x.hi, s.lo));
+  }
+  // The counter stays above the threshold, and below 2^63 (so its i64 value is the exact one).
+  for (const FuelCheck& c : fuel) {
+    const Interval low = prover.interval(c.low, m, b, bad);
+    const Interval high = c.high == c.low ? low : prover.interval(c.high, m, b, bad);
+    bad.push_back(b.CreateICmpSLE(low.lo, llvm::ConstantInt::get(i128, static_cast<std::uint64_t>(c.threshold), true)));
+    bad.push_back(b.CreateICmpUGE(high.hi, llvm::ConstantInt::get(i128, std::uint64_t{1} << 63)));
   }
   llvm::Value* any_bad = bad.empty() ? b.getTrue() : b.CreateOr(bad);
   expander.clear();
@@ -365,11 +529,13 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
       }
     }
   }
-  // The original loop is the unchecked copy: none of its checks can fail.
+  // The original loop is the unchecked copy: none of its checks can fail, none of its fuel
+  // checks refuels.
   for (const Check& c : checks) {
     const bool exits_if_true = !loop.contains(c.branch->getSuccessor(0));
     c.branch->setCondition(llvm::ConstantInt::getBool(f.getContext(), !exits_if_true));
   }
+  for (const FuelCheck& c : fuel) c.branch->setCondition(llvm::ConstantInt::getBool(f.getContext(), !c.refuels_if_true));
   return checked->getHeader();
 }
 
