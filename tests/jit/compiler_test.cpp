@@ -503,11 +503,14 @@ constexpr std::string_view kMeteredLoops = R"((module
 )
 )";
 
+// One call of `name(n)` in a new store under `budget`; "env" "add1" is the host's.
 Outcome run_budget(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::string_view name, std::uint32_t n,
                    ExecutionBudget budget) {
   Store store;
   EXPECT_TRUE(store.set_tier(tier));
   Linker linker;
+  linker.define("env", "add1",
+                store.add_host_function(FuncType{{ValType::I32}, {ValType::I32}}, jit_testing::host_add1, nullptr, "add1"));
   auto imports = linker.resolve(module->module());
   EXPECT_TRUE(imports.has_value());
   auto inst = store.instantiate(module, *imports);
@@ -516,6 +519,35 @@ Outcome run_budget(const std::shared_ptr<const CompiledModule>& module, Tier tie
   store.set_budget(budget);
   const std::vector<Value> args{Value::i32(n)};
   return jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export(name)), args));
+}
+
+// The lines of the IR functions SPRAWLING_JIT_DUMP_IR wrote to `dir`, each with its function's
+// name (`@wasm_f0`) and its block's label.
+struct DumpedLine {
+  std::string function;
+  std::string block;
+  std::string line;
+};
+std::vector<DumpedLine> dumped_ir(const std::filesystem::path& dir) {
+  std::vector<DumpedLine> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    std::string line;
+    std::string function;
+    std::string block;
+    while (std::getline(in, line)) {
+      if (line.starts_with("define ")) {
+        function = line.substr(line.find('@'), line.find('(') - line.find('@'));
+        block.clear();
+      } else if (line.starts_with("}") || line.starts_with("declare")) {
+        function.clear();
+      } else if (!line.empty() && !line.starts_with(" ") && line.find(':') != std::string::npos) {
+        block = line.substr(0, line.find(':'));
+      }
+      if (!function.empty()) out.push_back({function, block, line});
+    }
+  }
+  return out;
 }
 
 TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCoversEveryIteration) {
@@ -552,23 +584,10 @@ TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCove
   // helper from a block outside it (block labels end `.checked` in the copy).
   std::set<std::string> versioned;
   std::set<std::string> refuels_outside_copy;
-  for (const auto& entry : std::filesystem::directory_iterator(dump)) {
-    std::ifstream in(entry.path());
-    std::string line;
-    std::string function;
-    std::string block;
-    while (std::getline(in, line)) {
-      if (line.starts_with("define ")) {
-        function = line.substr(line.find('@'), line.find('(') - line.find('@'));
-        block.clear();
-      } else if (!line.empty() && !line.starts_with(" ") && !line.starts_with("}") && line.find(':') != std::string::npos) {
-        block = line.substr(0, line.find(':'));
-      }
-      if (block.ends_with(".checked")) versioned.insert(function);
-      if (line.find("@sprawling_jit_refuel(") != std::string::npos && !line.starts_with("declare") &&
-          !block.ends_with(".checked")) {
-        refuels_outside_copy.insert(function);
-      }
+  for (const DumpedLine& at : dumped_ir(dump)) {
+    if (at.block.ends_with(".checked")) versioned.insert(at.function);
+    if (at.line.find("@sprawling_jit_refuel(") != std::string::npos && !at.block.ends_with(".checked")) {
+      refuels_outside_copy.insert(at.function);
     }
   }
   std::filesystem::remove_all(dump);
@@ -577,6 +596,101 @@ TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCove
     EXPECT_FALSE(refuels_outside_copy.contains(function)) << name;
   }
   EXPECT_TRUE(refuels_outside_copy.contains("@wasm_f4")) << "calls";
+}
+
+// A loop header's fuel check merged into the test of the call that follows it
+// (fuel_merging.hpp): `fib` is the loop clang makes of `fib(n-1) + fib(n-2)`, `heavy`'s callee
+// charges many units at entry, `indirect` calls through a table (its fuel test comes after the
+// table lookup, blocks later, so it is not merged) and `hosted` calls a host function, whose call
+// has no fast path to merge with. Budgets run out at every check of the
+// first iterations and just before the end, whole and in deadline-sized chunks.
+constexpr std::string_view kCallsInLoops = R"((module
+  (import "env" "add1" (func $add1 (param i32) (result i32)))
+  (type $t (func (param i32) (result i32)))
+  (table 2 funcref)
+  (elem (i32.const 0) $fib $heavy_callee)
+  (func $fib (export "fib") (param $n i32) (result i32) (local $acc i32)
+    (if (i32.ge_u (local.get $n) (i32.const 2))
+      (then
+        (loop $top
+          (local.set $acc (i32.add (local.get $acc) (call $fib (i32.sub (local.get $n) (i32.const 1)))))
+          (local.set $n (i32.sub (local.get $n) (i32.const 2)))
+          (br_if $top (i32.ge_u (local.get $n) (i32.const 2))))))
+    (i32.add (local.get $acc) (local.get $n)))
+  (func (export "indirect") (param $n i32) (result i32) (local $acc i32)
+    (if (i32.ge_u (local.get $n) (i32.const 2))
+      (then
+        (loop $top
+          (local.set $acc (i32.add (local.get $acc)
+            (call_indirect (type $t) (i32.sub (local.get $n) (i32.const 1)) (i32.and (local.get $n) (i32.const 1)))))
+          (local.set $n (i32.sub (local.get $n) (i32.const 2)))
+          (br_if $top (i32.ge_u (local.get $n) (i32.const 2))))))
+    (i32.add (local.get $acc) (local.get $n)))
+  (func $heavy_callee (param $x i32) (result i32)
+    (i32.xor (i32.mul (i32.add (i32.mul (local.get $x) (i32.const 3)) (i32.const 7)) (i32.const 5))
+             (i32.shr_u (i32.add (i32.rotl (local.get $x) (i32.const 9)) (i32.const 11)) (i32.const 2))))
+  (func (export "heavy") (param $n i32) (result i32) (local $acc i32)
+    (if (i32.ne (local.get $n) (i32.const 0))
+      (then
+        (loop $top
+          (local.set $acc (i32.add (local.get $acc) (call $heavy_callee (local.get $n))))
+          (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+          (br_if $top (local.get $n)))))
+    (local.get $acc))
+  (func (export "hosted") (param $n i32) (result i32) (local $acc i32)
+    (if (i32.ne (local.get $n) (i32.const 0))
+      (then
+        (loop $top
+          (local.set $acc (i32.add (local.get $acc) (call $add1 (local.get $n))))
+          (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+          (br_if $top (local.get $n)))))
+    (local.get $acc))
+)
+)";
+
+TEST(CompilerBounds, FuelChecksMergedIntoCallsRefuelAndRunOutWhereTheInterpreterDoes) {
+  auto module = compile_wat(kCallsInLoops);
+  ASSERT_NE(module, nullptr);
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-merged-fuel-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+  const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  for (const char* name : {"fib", "indirect", "heavy", "hosted"}) {
+    for (std::uint32_t n : {0u, 1u, 2u, 3u, 7u, 18u}) {
+      const Outcome all = run_budget(module, Tier::Interpret, name, n, {std::uint64_t{1} << 40, std::nullopt});
+      ASSERT_EQ(all.trap, TrapKind::None) << name << " n " << n;
+      const std::uint64_t need = all.fuel;
+      std::vector<ExecutionBudget> budgets{{std::nullopt, std::nullopt},
+                                           {std::uint64_t{1} << 40, std::nullopt},
+                                           {std::uint64_t{1} << 40, later},
+                                           {need / 2, std::nullopt},
+                                           {need / 3, later}};
+      // Out of fuel at each check of the first calls and of the last ones.
+      for (std::uint64_t k = 0; k <= 40; ++k) {
+        budgets.push_back({k, std::nullopt});
+        if (k <= need) budgets.push_back({need - k, std::nullopt});
+      }
+      for (const ExecutionBudget& budget : budgets) {
+        const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
+        const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
+        EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
+                             << (budget.deadline ? " with a deadline" : "");
+      }
+    }
+  }
+  ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  // Which functions' metered code has a merged check (its test is named `fuel.merged`).
+  std::set<std::string> merged;
+  for (const DumpedLine& at : dumped_ir(dump)) {
+    if (at.line.find("%fuel.merged") != std::string::npos) merged.insert(at.function);
+  }
+  std::filesystem::remove_all(dump);
+  // Defined functions: 0 fib, 1 indirect, 2 heavy_callee, 3 heavy, 4 hosted; a body called
+  // directly is also emitted as @wasm_r<i>.
+  EXPECT_TRUE(merged.contains("@wasm_f0") || merged.contains("@wasm_r0")) << "fib";
+  EXPECT_TRUE(merged.contains("@wasm_f3")) << "heavy";
+  EXPECT_FALSE(merged.contains("@wasm_f4")) << "hosted";
 }
 
 // Tail calls compile: return_call to machine code of the module jumps there (constant native

@@ -6,6 +6,7 @@
 // internal code the decoder does not recognise).
 #include "wasm/jit/jit.hpp"
 #include "wasm/jit/emitter.hpp"
+#include "wasm/jit/fuel_merging.hpp"
 #include "wasm/jit/loop_versioning.hpp"
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/jit/scan.hpp"
@@ -244,6 +245,11 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false,
       if (f.isDeclaration() || f.getInstructionCount() > kLoopPassesAbove) continue;
       if (fam.getResult<llvm::LoopAnalysis>(f).empty()) continue;
       (void)loops.run(f, fam);
+    }
+    // Last, on every function: the loop passes above read the fuel checks as the emitter made
+    // them (fuel_merging.hpp).
+    for (llvm::Function& f : m.functions()) {
+      if (!f.isDeclaration()) (void)merge_fuel_checks_into_calls(f);
     }
   }
   const unsigned bound = fast_codegen_above();

@@ -1,0 +1,21 @@
+// Fuel checks merged into the call that follows them (private to the jit plugin). In metered
+// code a loop header checks the counter (`fuel - visible <= 0`: refuel) and a call soon after
+// checks it again on its fast path (`fuel - charges <= 1`: the slow path, which refuels); a
+// recursive function's loop (clang turns `f(n-1) + f(n-2)` into one) pays both on every call.
+// Where the call's test is in the block the header's check leads to, the header tests once for
+// enough fuel for both and, when it has it, runs a copy of that block whose call test knows its
+// fuel part false; below that, the checks run as written, in order, on a copy of the block. So
+// refuels, out-of-fuel traps and the counter are the interpreter's by construction.
+#pragma once
+
+namespace llvm {
+class Function;
+}
+
+namespace sprawling::wasm::jit {
+
+// Merges the fuel checks of `f` that qualify (each copied block at most a bounded size); returns
+// how many it merged.
+unsigned merge_fuel_checks_into_calls(llvm::Function& f);
+
+}  // namespace sprawling::wasm::jit
