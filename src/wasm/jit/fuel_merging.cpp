@@ -197,7 +197,9 @@ std::optional<Merge> merge_at(llvm::BasicBlock* refuel) {
     const auto test = below(cmp, true);
     if (!test) continue;
     const auto offset = offset_from(test->first, counter_phi, fuelled);
-    if (!offset) continue;
+    // Charges only (a refund could wrap a counter near 2^63 to a negative one, which the test
+    // would catch and the merged test would not).
+    if (!offset || *offset > 0) continue;
     // counter + offset < K  <=>  counter < K - offset.
     m.merged = std::max(m.merged, test->second - *offset);
     m.fuel_tests.push_back(leaf);
