@@ -48,8 +48,6 @@
 namespace sprawling::wasm::jit {
 namespace {
 
-// The helper a fuel check's cold path calls (emitter.hpp).
-constexpr llvm::StringLiteral kRefuel = "sprawling_jit_refuel";
 // A block is copied only up to this many instructions (the copy is the cold path's), and at most
 // this many checks are merged per function: both bound the code and compile time added.
 constexpr unsigned kMaxBlockInstructions = 96;
@@ -86,13 +84,6 @@ std::optional<std::pair<llvm::Value*, std::int64_t>> below(llvm::Value* cond, bo
     default:
       return std::nullopt;
   }
-}
-
-bool calls_refuel(const llvm::BasicBlock& bb) {
-  return std::any_of(bb.begin(), bb.end(), [](const llvm::Instruction& i) {
-    const auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
-    return call != nullptr && call->getCalledFunction() != nullptr && call->getCalledFunction()->getName() == kRefuel;
-  });
 }
 
 // A header's fuel check whose next block ends in a call's test (the file's top comment).
@@ -294,8 +285,16 @@ void apply(llvm::Function& f, const Merge& m) {
 
 }  // namespace
 
+bool calls_refuel(const llvm::BasicBlock& bb) {
+  return std::any_of(bb.begin(), bb.end(), [](const llvm::Instruction& i) {
+    const auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
+    return call != nullptr && call->getCalledFunction() != nullptr &&
+           call->getCalledFunction()->getName() == kRefuelHelper;
+  });
+}
+
 unsigned merge_fuel_checks_into_calls(llvm::Function& f) {
-  const llvm::Function* helper = f.getParent()->getFunction(kRefuel);
+  const llvm::Function* helper = f.getParent()->getFunction(kRefuelHelper);
   if (helper == nullptr) return 0;
   std::vector<llvm::BasicBlock*> refuels;
   for (const llvm::User* user : helper->users()) {

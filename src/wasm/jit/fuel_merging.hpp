@@ -8,11 +8,19 @@
 // refuels, out-of-fuel traps and the counter are the interpreter's by construction.
 #pragma once
 
+#include <llvm/ADT/StringRef.h>
+
 namespace llvm {
+class BasicBlock;
 class Function;
-}
+}  // namespace llvm
 
 namespace sprawling::wasm::jit {
+
+// The helper a metered fuel check's cold path calls (emitter.hpp), and whether `bb` calls it:
+// how this pass and loop versioning's fuel proofs find the emitter's fuel checks.
+constexpr llvm::StringLiteral kRefuelHelper = "sprawling_jit_refuel";
+bool calls_refuel(const llvm::BasicBlock& bb);
 
 // Merges the fuel checks of `f` that qualify (each copied block at most a bounded size); returns
 // how many it merged.

@@ -36,6 +36,8 @@
 // copies.
 #include "wasm/jit/loop_versioning.hpp"
 
+#include "wasm/jit/fuel_merging.hpp"
+
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/AssumptionCache.h>
@@ -91,8 +93,6 @@ constexpr unsigned kMaxDepth = 8;
 // How many values the reading of a loop's fuel counter looks at (each addend is below 2^32 in
 // magnitude, so no sum along a path can overflow).
 constexpr unsigned kMaxFuelSteps = 1024;
-// The helper a fuel check's cold path calls (emitter.hpp).
-constexpr llvm::StringLiteral kRefuel = "sprawling_jit_refuel";
 
 // A trap check of the loop: the branch leaves the loop when X > S (unsigned), or X >= S when
 // `or_equal`.
@@ -281,16 +281,6 @@ std::vector<Check> checks_of(llvm::Loop& loop, llvm::ScalarEvolution& se, const 
     out.push_back({br, xs, ss, or_equal});
   }
   return out;
-}
-
-bool calls_refuel(const llvm::BasicBlock& bb) {
-  for (const llvm::Instruction& i : bb) {
-    const auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
-    if (call != nullptr && call->getCalledFunction() != nullptr && call->getCalledFunction()->getName() == kRefuel) {
-      return true;
-    }
-  }
-  return false;
 }
 
 // The loop's fuel checks (see the top of this file), or none when any refuel of the loop is one
