@@ -238,10 +238,11 @@ class Generator {
     }
     counter_base_ = static_cast<std::uint32_t>(locals_.size());
     f.locals.emplace_back(kMaxLoopDepth, ww::type::i32);  // loop counters, never touched by local.set
-    if (options_.canonical_nan_pairs) {  // the operands of a float operation (float_binary)
+    if (options_.canonical_nan_pairs) {  // the operands of a float operation (float_binary, v128_binary)
       nan_scratch_ = counter_base_ + kMaxLoopDepth;
       f.locals.emplace_back(2, ww::type::f32);
       f.locals.emplace_back(2, ww::type::f64);
+      if (options_.simd) f.locals.emplace_back(2, ww::type::v128);
     }
     results_ = type.results;
     loop_depth_ = 0;
@@ -1342,6 +1343,42 @@ class Generator {
     v128_const(code);
   }
 
+  // The operator of a v128 binary expression whose operands are on the stack. Under
+  // canonical_nan_pairs f32x4/f64x2 add, sub, mul and div become
+  //   canonical NaN splat, (a op b), (a != a) & (b != b), v128.bitselect
+  // with a and b kept in the v128 scratch locals: a lane whose operands are both NaNs gives the
+  // canonical NaN (as float_binary does for the scalar operators); every other lane is as computed.
+  void v128_binary(Bytes& code, std::uint32_t sub) {
+    // f32x4.add sub mul div: 0xe4..0xe7; f64x2: 0xf0..0xf3.
+    const bool f32 = sub >= 0xe4 && sub <= 0xe7, f64 = sub >= 0xf0 && sub <= 0xf3;
+    if (!options_.canonical_nan_pairs || !(f32 || f64)) {
+      ww::simd(code, sub);
+      return;
+    }
+    const std::uint32_t a = nan_scratch_ + 4, b = a + 1;
+    ww::op_index(code, 0x21, b);  // local.set b
+    ww::op_index(code, 0x21, a);  // local.set a
+    ww::simd(code, 0x0c);         // v128.const: the canonical NaN in every lane
+    for (int lane = 0; lane < (f32 ? 4 : 2); ++lane) {
+      if (f32) {
+        for (const std::uint8_t byte : {0x00, 0x00, 0xc0, 0x7f}) code.push_back(byte);
+      } else {
+        for (const std::uint8_t byte : {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x7f}) code.push_back(byte);
+      }
+    }
+    ww::op_index(code, 0x20, a);
+    ww::op_index(code, 0x20, b);
+    ww::simd(code, sub);
+    const std::uint32_t ne = f32 ? 0x42 : 0x48;  // f32x4.ne / f64x2.ne: all ones in a NaN lane
+    for (const std::uint32_t l : {a, b}) {
+      ww::op_index(code, 0x20, l);
+      ww::op_index(code, 0x20, l);
+      ww::simd(code, ne);
+    }
+    ww::simd(code, 0x4e);  // v128.and
+    ww::simd(code, 0x52);  // v128.bitselect: the NaN where the mask is set
+  }
+
   // Pushes exactly one v128.
   void v128_expr(Bytes& code, int depth) {
     if (depth >= kMaxExprDepth || in_.empty()) {
@@ -1371,7 +1408,7 @@ class Generator {
         const SimdOps::Row* row = pick(ops.binary);
         v128_expr(code, depth + 1);
         v128_expr(code, depth + 1);
-        ww::simd(code, row->sub);
+        v128_binary(code, row->sub);
         return;
       }
       case 5: {
@@ -1439,7 +1476,7 @@ class Generator {
   std::vector<std::uint8_t> locals_;
   std::uint32_t counter_base_ = 0;
   std::uint32_t loop_depth_ = 0;
-  std::uint32_t nan_scratch_ = 0;  // canonical_nan_pairs: f32 a, f32 b, f64 a, f64 b from here
+  std::uint32_t nan_scratch_ = 0;  // canonical_nan_pairs: f32 a, f32 b, f64 a, f64 b (, v128 a, v128 b) from here
   std::uint32_t struct_type_ = 0, array_i32_type_ = 0, array_i8_type_ = 0;  // GenOptions::gc's types
   std::uint32_t caught_ref_type_ = 0;  // [] -> [i32 exnref]: the block a catch_ref of tag 1 lands in
   ww::Bytes results_;

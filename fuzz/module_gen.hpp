@@ -15,7 +15,8 @@ struct GenOptions {
   // (NaN payloads leaking into integers or memory through reinterpret or float stores).
   bool deterministic_only = false;
   // For the tiers target (interpreter against compiled tier): f32/f64 add, sub, mul and div whose
-  // operands are *both* NaN give the canonical NaN. There the spec allows any arithmetic NaN and
+  // operands are *both* NaN give the canonical NaN, and so do such lanes of f32x4/f64x2 add, sub,
+  // mul and div. There the spec allows any arithmetic NaN and
   // x86 returns the first source operand's payload, so the result depends on which operand each
   // compiler put first; with one NaN operand the hardware propagates it whatever the order, so
   // every other NaN stays as computed and is compared bit for bit, also through reinterprets,

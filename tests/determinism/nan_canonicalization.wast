@@ -58,10 +58,17 @@
     (local v128)
     (local.set 2 (f64x2.promote_low_f32x4 (i32x4.replace_lane 1 (i32x4.splat (local.get 0)) (local.get 1))))
     (i64x2.extract_lane 0 (local.get 2)) (i64x2.extract_lane 1 (local.get 2)))
-  ;; SIMD arithmetic makes canonical NaNs with or without it.
+  ;; SIMD add/sub/mul/div/sqrt give the CPU's NaN without it (as the scalar operators), the
+  ;; canonical one with it, also through a local.set that retargets the producer.
   (func (export "f32x4.div") (param i32) (result i32)
     (i32x4.extract_lane 2 (f32x4.div (f32x4.splat (f32.reinterpret_i32 (local.get 0)))
                                      (f32x4.splat (f32.reinterpret_i32 (local.get 0))))))
+  (func (export "f64x2.mul_to_local") (param i64 i64) (result i64 i64) (local v128)
+    (local.set 2 (f64x2.mul (i64x2.replace_lane 1 (i64x2.splat (local.get 0)) (local.get 1))
+                            (f64x2.splat (f64.const 2))))
+    (i64x2.extract_lane 0 (local.get 2)) (i64x2.extract_lane 1 (local.get 2)))
+  (func (export "f32x4.sqrt") (param i32) (result i32)
+    (i32x4.extract_lane 3 (f32x4.sqrt (f32x4.splat (f32.reinterpret_i32 (local.get 0))))))
 )
 
 ;; Invalid operations (0/0, inf-inf, 0*inf, sqrt(-1)): x86 makes the negative default NaN.
@@ -96,6 +103,9 @@
 (assert_return (invoke "f64x2.promote_low_f32x4" (i32.const 0xFFA00001) (i32.const 0x3F800000))
                (i64.const 0x7FF8000000000000) (i64.const 0x3FF0000000000000))
 (assert_return (invoke "f32x4.div" (i32.const 0)) (i32.const 0x7FC00000))
+(assert_return (invoke "f64x2.mul_to_local" (i64.const 0xFFF4000000000001) (i64.const 0x4000000000000000))
+               (i64.const 0x7FF8000000000000) (i64.const 0x4010000000000000))
+(assert_return (invoke "f32x4.sqrt" (i32.const 0xBF800000)) (i32.const 0x7FC00000))
 ;; Not NaN: the same bits as without canonicalization.
 (assert_return (invoke "f32.add" (i32.const 0x3FC00000) (i32.const 0x3F800000)) (i32.const 0x40200000))
 (assert_return (invoke "f32.div" (i32.const 0x3F800000) (i32.const 0)) (i32.const 0x7F800000))

@@ -184,6 +184,42 @@ TEST(CompilerSimd, EverySimdInstructionCompiles) {
   }
 }
 
+// Where both operands of a lane of f32x4/f64x2 add, sub, mul or div are NaNs, the CPU returns the
+// payload of the one the compiler put first, and GCC and LLVM may order them differently (the spec
+// allows either: both are arithmetic NaNs; the scalar operators are the same). Such a lane must
+// hold one of the two operands quieted in either tier; it is then cleared in both outcomes, so every
+// other bit is still compared exactly. Returns false if a lane holds anything else.
+bool clear_lanes_of_two_nans(const Row& r, const std::vector<Value>& args, Outcome& want, Outcome& got) {
+  const std::string_view text = r.text;
+  const bool f32 = text.starts_with("f32x4."), f64 = text.starts_with("f64x2.");
+  const std::string_view op = text.substr(6);
+  if (!(f32 || f64) || !(op == "add" || op == "sub" || op == "mul" || op == "div") || args.size() != 2 ||
+      want.results.size() != 1 || got.results.size() != 1)
+    return true;
+  const unsigned bits = f32 ? 32 : 64;
+  const std::uint64_t lane_mask = f32 ? 0xFFFFFFFFULL : ~0ULL;
+  const std::uint64_t quiet = f32 ? 0x00400000ULL : 0x0008000000000000ULL;
+  auto lane = [&](const Value& v, unsigned i) {
+    const unsigned at = i * bits;
+    return ((at < 64 ? v.bits : v.bits_hi) >> (at % 64)) & lane_mask;
+  };
+  auto is_nan = [&](std::uint64_t x) {
+    return f32 ? (x & 0x7FFFFFFFULL) > 0x7F800000ULL : (x & 0x7FFFFFFFFFFFFFFFULL) > 0x7FF0000000000000ULL;
+  };
+  for (unsigned i = 0; i < 128 / bits; ++i) {
+    const std::uint64_t a = lane(args[0], i), b = lane(args[1], i);
+    if (!is_nan(a) || !is_nan(b)) continue;
+    for (Outcome* o : {&want, &got}) {
+      const std::uint64_t x = lane(o->results[0], i);
+      if (x != (a | quiet) && x != (b | quiet)) return false;
+      const unsigned at = i * bits;
+      std::uint64_t& word = at < 64 ? o->results[0].bits : o->results[0].bits_hi;
+      word &= ~(lane_mask << (at % 64));
+    }
+  }
+  return true;
+}
+
 // Each instruction over lane patterns chosen for its edge cases (NaN payloads and signs, -0,
 // saturation, shift counts past the lane width, out-of-range swizzle indexes, accesses across the
 // end of memory): the same v128 bits, trap kind, function and offset, and fuel.
@@ -194,8 +230,10 @@ TEST(CompilerSimd, EveryInstructionAgreesWithTheInterpreter) {
   for (const Row& r : kRows) {
     for (const std::vector<Value>& args : argument_lists(r)) {
       for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1000}}) {
-        const Outcome want = run(module, Tier::Interpret, r.text, args, fuel);
-        const Outcome got = run(module, Tier::Compile, r.text, args, fuel);
+        Outcome want = run(module, Tier::Interpret, r.text, args, fuel);
+        Outcome got = run(module, Tier::Compile, r.text, args, fuel);
+        EXPECT_TRUE(clear_lanes_of_two_nans(r, args, want, got))
+            << r.text << show(args) << " want" << show(want.results) << " got" << show(got.results);
         EXPECT_EQ(want, got) << r.text << show(args) << " fuel " << (fuel ? 1000 : -1) << " want" << show(want.results)
                              << " got" << show(got.results);
         ++runs;

@@ -143,9 +143,19 @@ void Translator::canonicalize_nan(Opcode opc) {
     case Opcode::F64Trunc:
     case Opcode::F64Nearest:
     case Opcode::F64PromoteF32: canon = Op::CanonF64; break;
+    case Opcode::F32x4Add:
+    case Opcode::F32x4Sub:
+    case Opcode::F32x4Mul:
+    case Opcode::F32x4Div:
+    case Opcode::F32x4Sqrt:
     case Opcode::F32x4DemoteF64x2Zero: canon = Op::VCanonF32x4; break;
+    case Opcode::F64x2Add:
+    case Opcode::F64x2Sub:
+    case Opcode::F64x2Mul:
+    case Opcode::F64x2Div:
+    case Opcode::F64x2Sqrt:
     case Opcode::F64x2PromoteLowF32x4: canon = Op::VCanonF64x2; break;
-    default: return;  // no NaN, canonical NaNs already (SIMD arithmetic), or a NaN's bits kept exactly (abs, neg, copysign)
+    default: return;  // no NaN, canonical NaNs already (SIMD min/max/rounding, relaxed), or a NaN's bits kept exactly (abs, neg, copysign)
   }
   const u32 k = height() - 1;
   const u32 src = slot(k);

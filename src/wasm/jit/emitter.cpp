@@ -1690,8 +1690,11 @@ class FunctionEmitter {
     return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(l.ivt->getNumElements()),
                                           llvm::ConstantInt::get(l.ivt->getElementType(), v));
   }
+  // add/sub/mul/div/sqrt: the CPU's own NaN in each lane (a NaN operand's payload quieted, or its
+  // default NaN), as the interpreter's lane functions and the scalar operators (wasm/simd.hpp).
+  llvm::Value* hardware(const Lanes& l, llvm::Value* r) { return b_.CreateBitCast(r, l.ivt); }
   // A NaN lane of a float result is the positive canonical NaN (wasm/simd.hpp), whatever the
-  // operands: as the interpreter.
+  // operands: as the interpreter (rounding and the relaxed fused multiply-adds).
   llvm::Value* canon(const Lanes& l, llvm::Value* r) {
     const u64 nan = l.bits == 32 ? 0x7FC00000u : 0x7FF8000000000000u;
     return b_.CreateSelect(b_.CreateFCmpUNO(r, r), splat(l, nan), b_.CreateBitCast(r, l.ivt));
@@ -1762,7 +1765,7 @@ class FunctionEmitter {
       llvm::Value* a = b_.CreateBitCast(a2, l.vt);
       using I = llvm::Intrinsic::ID;
       std::optional<I> id;
-      if (n == "sqrt") id = llvm::Intrinsic::experimental_constrained_sqrt;
+      if (n == "sqrt") return hardware(l, constrained(llvm::Intrinsic::experimental_constrained_sqrt, l.vt, {a}));
       if (n == "ceil") id = llvm::Intrinsic::experimental_constrained_ceil;
       if (n == "floor") id = llvm::Intrinsic::experimental_constrained_floor;
       if (n == "trunc") id = llvm::Intrinsic::experimental_constrained_trunc;
@@ -1814,10 +1817,10 @@ class FunctionEmitter {
     if (l.fp) {
       llvm::Value* a = b_.CreateBitCast(a2, l.vt);
       llvm::Value* b = b_.CreateBitCast(b2, l.vt);
-      if (n == "add") return canon(l, b_.CreateFAdd(a, b));
-      if (n == "sub") return canon(l, b_.CreateFSub(a, b));
-      if (n == "mul") return canon(l, b_.CreateFMul(a, b));
-      if (n == "div") return canon(l, b_.CreateFDiv(a, b));
+      if (n == "add") return hardware(l, b_.CreateFAdd(a, b));
+      if (n == "sub") return hardware(l, b_.CreateFSub(a, b));
+      if (n == "mul") return hardware(l, b_.CreateFMul(a, b));
+      if (n == "div") return hardware(l, b_.CreateFDiv(a, b));
       using P = llvm::CmpInst::Predicate;
       std::optional<P> p;
       if (n == "eq") p = P::FCMP_OEQ;
