@@ -693,6 +693,75 @@ TEST(CompilerBounds, FuelChecksMergedIntoCallsRefuelAndRunOutWhereTheInterpreter
   EXPECT_FALSE(merged.contains("@wasm_f4")) << "hosted";
 }
 
+// v128 values carried by loops (v128_phis.hpp): an accumulator and a vector induction variable in
+// an inner loop whose outer loop carries them on (joined on a later round), a v128 the loop reads
+// but never changes, one whose halves swap every iteration, one of whose halves alone changes
+// (replace_lane), and float lanes. Results and fuel are the interpreter's at every budget; the
+// IR must have the joined phis.
+constexpr std::string_view kV128Loops = R"((module
+  (func (export "sums") (param $n i32) (result i32)
+    (local $i i32) (local $j i32) (local $acc v128) (local $ind v128) (local $k v128) (local $swap v128)
+    (local $half v128) (local $f v128)
+    (local.set $k (v128.const i32x4 3 5 7 11))
+    (local.set $ind (v128.const i32x4 0 1 2 3))
+    (local.set $swap (v128.const i64x2 1 2))
+    (local.set $f (v128.const f64x2 0.5 -1.25))
+    (block $out
+      (loop $outer
+        (br_if $out (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $j (i32.const 0))
+        (loop $inner
+          (local.set $acc (i32x4.add (local.get $acc) (i32x4.mul (local.get $ind) (local.get $k))))
+          (local.set $ind (i32x4.add (local.get $ind) (v128.const i32x4 4 4 4 4)))
+          (local.set $swap (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7
+                             (i64x2.add (local.get $swap) (i64x2.splat (i64.extend_i32_u (local.get $j))))
+                             (local.get $swap)))
+          (local.set $half (i64x2.replace_lane 0 (local.get $half) (i64.extend_i32_u (local.get $j))))
+          (local.set $f (f64x2.add (f64x2.mul (local.get $f) (f64x2.splat (f64.const 1.5))) (f64x2.splat (f64.const 0.25))))
+          (local.set $j (i32.add (local.get $j) (i32.const 1)))
+          (br_if $inner (i32.lt_u (local.get $j) (i32.const 5))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $outer)))
+    (i32.add
+      (i32.add (i32.add (i32x4.extract_lane 0 (local.get $acc)) (i32x4.extract_lane 3 (local.get $acc)))
+               (i32.add (i32x4.extract_lane 1 (local.get $ind)) (i32.wrap_i64 (i64x2.extract_lane 1 (local.get $swap)))))
+      (i32.add (i32.wrap_i64 (i64x2.extract_lane 0 (local.get $half)))
+               (i32.xor (i32.wrap_i64 (i64x2.extract_lane 0 (local.get $f))) (i32.wrap_i64 (i64x2.extract_lane 1 (local.get $f)))))))
+)
+)";
+
+TEST(CompilerSimd, LoopCarriedV128ValuesAreOneVectorAndAgreeWithTheInterpreter) {
+  auto module = compile_wat(kV128Loops);
+  ASSERT_NE(module, nullptr);
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-v128-phis-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+  for (std::uint32_t n : {0u, 1u, 2u, 9u, 300u}) {
+    const Outcome all = run_budget(module, Tier::Interpret, "sums", n, {std::uint64_t{1} << 40, std::nullopt});
+    ASSERT_EQ(all.trap, TrapKind::None) << " n " << n;
+    std::vector<ExecutionBudget> budgets{{std::nullopt, std::nullopt}, {std::uint64_t{1} << 40, std::nullopt}};
+    for (std::uint64_t k = 0; k <= 30; ++k) {
+      budgets.push_back({k * 7, std::nullopt});
+      if (k <= all.fuel) budgets.push_back({all.fuel - k, std::nullopt});
+    }
+    for (const ExecutionBudget& budget : budgets) {
+      const Outcome want = run_budget(module, Tier::Interpret, "sums", n, budget);
+      const Outcome got = run_budget(module, Tier::Compile, "sums", n, budget);
+      EXPECT_EQ(want, got) << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0);
+    }
+  }
+  ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  std::size_t joined = 0;
+  for (const DumpedLine& at : dumped_ir(dump)) {
+    if (at.line.find(" = phi <") != std::string::npos) ++joined;  // InstCombine may retype a joined phi
+  }
+  std::filesystem::remove_all(dump);
+  // acc, ind, swap, half and f, each a vector phi in the inner loop and in the outer one (k is a
+  // constant by then); without the pass there are none.
+  EXPECT_GE(joined, 10U);
+}
+
 // Tail calls compile: return_call to machine code of the module jumps there (constant native
 // stack), any other callee (a host function, an interpreted one: $odd is over the compile budget,
 // so it stays interpreted) is left pending for the caller to run in the same frame. Answers, traps

@@ -10,6 +10,7 @@
 #include "wasm/jit/loop_versioning.hpp"
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/jit/scan.hpp"
+#include "wasm/jit/v128_phis.hpp"
 
 #include <llvm-c/Core.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -183,6 +184,16 @@ struct VersionLoopsOnRangeChecks : llvm::PassInfoMixin<VersionLoopsOnRangeChecks
     return llvm::PreservedAnalyses::none();
   }
 };
+// v128_phis.hpp's pass, right after SROA has made the slots' phis, so that InstCombine and the
+// loop passes see a loop-carried v128 as one vector.
+struct JoinV128Phis : llvm::PassInfoMixin<JoinV128Phis> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& /*fam*/) {
+    if (join_v128_phis(f) == 0) return llvm::PreservedAnalyses::all();
+    llvm::PreservedAnalyses kept;
+    kept.preserveSet<llvm::CFGAnalyses>();
+    return kept;
+  }
+};
 llvm::FunctionPassManager loop_passes() {
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::createFunctionToLoopPassAdaptor(llvm::LoopRotatePass(), /*UseMemorySSA=*/false));
@@ -232,6 +243,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false,
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::SROAPass(slots_only ? llvm::SROAOptions::PreserveCFG : llvm::SROAOptions::ModifyCFG));
   if (!slots_only) {
+    fpm.addPass(JoinV128Phis());
     fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
     fpm.addPass(llvm::SimplifyCFGPass());
     fpm.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
