@@ -1188,6 +1188,15 @@ class Generator {
     }
   }
 
+  // The canonical quiet NaN's little-endian bytes, f32 0x7FC00000 or f64 0x7FF8000000000000.
+  static void canonical_nan_bytes(Bytes& code, bool is64) {
+    if (is64) {
+      for (const std::uint8_t byte : {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x7f}) code.push_back(byte);
+    } else {
+      for (const std::uint8_t byte : {0x00, 0x00, 0xc0, 0x7f}) code.push_back(byte);
+    }
+  }
+
   // The operator of a float binary expression whose operands are on the stack. Under
   // canonical_nan_pairs an arithmetic one (add sub mul div) becomes
   //   canonical NaN, (a op b), (a != a) & (b != b), select
@@ -1201,13 +1210,8 @@ class Generator {
     const std::uint32_t a = nan_scratch_ + (is64 ? 2 : 0), b = a + 1;
     ww::op_index(code, 0x21, b);  // local.set b
     ww::op_index(code, 0x21, a);  // local.set a
-    if (is64) {
-      code.push_back(0x44);
-      for (const std::uint8_t byte : {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x7f}) code.push_back(byte);
-    } else {
-      code.push_back(0x43);
-      for (const std::uint8_t byte : {0x00, 0x00, 0xc0, 0x7f}) code.push_back(byte);
-    }
+    code.push_back(is64 ? 0x44 : 0x43);  // f64.const / f32.const
+    canonical_nan_bytes(code, is64);
     ww::op_index(code, 0x20, a);
     ww::op_index(code, 0x20, b);
     code.push_back(op);
@@ -1359,13 +1363,7 @@ class Generator {
     ww::op_index(code, 0x21, b);  // local.set b
     ww::op_index(code, 0x21, a);  // local.set a
     ww::simd(code, 0x0c);         // v128.const: the canonical NaN in every lane
-    for (int lane = 0; lane < (f32 ? 4 : 2); ++lane) {
-      if (f32) {
-        for (const std::uint8_t byte : {0x00, 0x00, 0xc0, 0x7f}) code.push_back(byte);
-      } else {
-        for (const std::uint8_t byte : {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x7f}) code.push_back(byte);
-      }
-    }
+    for (int lane = 0; lane < (f32 ? 4 : 2); ++lane) canonical_nan_bytes(code, f64);
     ww::op_index(code, 0x20, a);
     ww::op_index(code, 0x20, b);
     ww::simd(code, sub);

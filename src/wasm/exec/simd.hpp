@@ -302,13 +302,18 @@ template <class To, class From>
   return of(r);
 }
 
-// Float rounding per lane (the portable path of ceil/floor/trunc/nearest); nearbyint rounds half to even
-// in the default rounding mode, which the engine never changes.
+// fn applied to each F lane of a (the portable path of sqrt).
+template <class F, class Fn>
+[[nodiscard]] inline V128 per_lane(V128 a, Fn fn) noexcept {
+  auto x = lanes<F>(a);
+  for (auto& l : x) l = fn(l);
+  return of(x);
+}
+// Float rounding per lane (the portable path of ceil/floor/trunc/nearest), NaN lanes canonical;
+// nearbyint rounds half to even in the default rounding mode, which the engine never changes.
 template <class F, class Fn>
 [[nodiscard]] inline V128 fround(V128 a, Fn fn) noexcept {
-  auto x = lanes<F>(a);
-  for (auto& l : x) l = canon_scalar(fn(l));
-  return of(x);
+  return per_lane<F>(a, [&](F x) { return canon_scalar(fn(x)); });
 }
 }  // namespace impl
 
@@ -686,16 +691,8 @@ SPRAWLING_SIMD_FARITH(f64x2, f64x2)
   return impl::of_mi(_mm_castpd_si128(_mm_sqrt_pd(_mm_castsi128_pd(impl::mi(a)))));
 }
 #else
-[[nodiscard]] inline V128 f32x4_sqrt(V128 a) noexcept {
-  auto x = impl::lanes<float>(a);
-  for (auto& l : x) l = std::sqrt(l);
-  return impl::of(x);
-}
-[[nodiscard]] inline V128 f64x2_sqrt(V128 a) noexcept {
-  auto x = impl::lanes<double>(a);
-  for (auto& l : x) l = std::sqrt(l);
-  return impl::of(x);
-}
+[[nodiscard]] inline V128 f32x4_sqrt(V128 a) noexcept { return impl::per_lane<float>(a, [](float x) { return std::sqrt(x); }); }
+[[nodiscard]] inline V128 f64x2_sqrt(V128 a) noexcept { return impl::per_lane<double>(a, [](double x) { return std::sqrt(x); }); }
 #endif
 
 // min/max: NaN if either lane is NaN; -0 < +0. pmin/pmax: the spec's `b < a ? b : a` / `a < b ? b : a`,
