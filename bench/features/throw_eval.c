@@ -1,9 +1,9 @@
 // The native form of throw_eval.wat, which gives its checksum: a recursive-descent evaluator of
 // generated arithmetic expressions that reports an error (a division by zero) by longjmp out of
 // the recursion, as C interpreters and parsers (Lua, SQLite, libpng) report theirs. Built for
-// WebAssembly with clang's -mllvm -wasm-enable-sjlj, every longjmp would be a throw through the
-// evaluator's frames; Debian's clang 19 emits an invalid module for it (a `catch` outside its
-// `try`, which wasm-tools and this engine both refuse), so the WebAssembly form is written by hand.
+// WebAssembly with clang's -mllvm -wasm-enable-sjlj (bench/features/run's sjlj_eval, with the
+// setjmp.h and runtime of bench/features/sjlj/), every longjmp is a throw through the evaluator's
+// frames; throw_eval.wat is the same program written by hand with try_table and throw.
 // Usage: throw_eval [EXPRESSIONS]   (default 2,000,000); prints the checksum and the error count.
 #include <setjmp.h>
 #include <stdint.h>
