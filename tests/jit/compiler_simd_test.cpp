@@ -7,8 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -270,6 +277,63 @@ const std::string kLoop = R"((module
         (br $top)))
     (v128.xor (global.get $acc) (local.get $v)))
 ))";
+
+// The IR files SPRAWLING_JIT_DUMP_IR wrote into `dir`, concatenated.
+std::string dumped_ir_text(const std::filesystem::path& dir) {
+  std::string all;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    all.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return all;
+}
+
+// i8x16.swizzle and relaxed_swizzle (pshufb on x86-64 with SSSE3 after a saturating add of 0x70,
+// which makes every index from 16 up select 0; a helper call elsewhere): each of the 256 index
+// bytes in each of the 16 lanes gives the interpreter's lane, metered and unmetered; and where the
+// host has SSSE3 the IR calls pshufb and no helper.
+TEST(CompilerSimd, SwizzlesGiveTheInterpretersLaneForEveryIndexByteInEveryLane) {
+  const auto module = compile_wat(R"((module
+    (func (export "swizzle") (param v128 v128) (result v128) (i8x16.swizzle (local.get 0) (local.get 1)))
+    (func (export "relaxed") (param v128 v128) (result v128) (i8x16.relaxed_swizzle (local.get 0) (local.get 1)))))");
+  ASSERT_NE(module, nullptr);
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-swizzle-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+  const Value data = v128(0xA7A6A5A4A3A2A1A0ULL, 0xAFAEADACABAAA9A8ULL);
+  std::size_t selected = 0;
+  for (unsigned k = 0; k < 256; ++k) {
+    std::uint64_t half[2] = {0, 0};
+    for (unsigned lane = 0; lane < 16; ++lane)  // lane `lane` of vector k: (k + 17 lane) mod 256
+      half[lane / 8] |= std::uint64_t{(k + 17 * lane) & 0xFF} << (8 * (lane % 8));
+    const std::vector<Value> args{data, v128(half[0], half[1])};
+    for (const char* name : {"swizzle", "relaxed"}) {
+      for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1000}}) {
+        const Outcome want = run(module, Tier::Interpret, name, args, fuel);
+        const Outcome got = run(module, Tier::Compile, name, args, fuel);
+        EXPECT_EQ(want, got) << name << show(args) << " want" << show(want.results) << " got" << show(got.results);
+        if (want.results.size() != 1) continue;
+        for (unsigned lane = 0; lane < 16; ++lane) {  // the data's bytes are all non-zero
+          const std::uint64_t word = lane < 8 ? want.results[0].bits : want.results[0].bits_hi;
+          selected += ((word >> (8 * (lane % 8))) & 0xFF) != 0 ? 1 : 0;
+        }
+      }
+    }
+  }
+  ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  const std::string ir = dumped_ir_text(dump);
+  std::filesystem::remove_all(dump);
+  // Each lane sees each index once per function and budget, 16 of them below 16: 4 runs x 16 lanes
+  // x 16 indexes select a byte of the data, the rest give 0.
+  EXPECT_EQ(selected, 4U * 16U * 16U);
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("ssse3")) {
+    EXPECT_NE(ir.find("@llvm.x86.ssse3.pshuf.b.128"), std::string::npos);
+    EXPECT_EQ(ir.find("sprawling_jit_simd_"), std::string::npos);
+  }
+#endif
+}
 
 TEST(CompilerSimd, LoopsCallsAndGlobalsAgreeForEveryBudget) {
   const auto module = compile_wat(kLoop);

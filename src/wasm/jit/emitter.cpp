@@ -15,6 +15,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
@@ -28,6 +29,8 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include <algorithm>
 #include <array>
@@ -1615,8 +1618,9 @@ class FunctionEmitter {
 
   // ---- SIMD: a v128 is two slots (bytes 0..7 in the first), made a vector where an op needs one.
   // Every op is vector IR with the interpreter's lane semantics (wasm/simd.hpp, relaxed_simd.hpp)
-  // except those simd_un/simd_bin/simd_tern return null for (the swizzles): they call their helper
-  // (sprawling_jit_simd_<op>: the interpreter's own lane function) through the operand block io_.
+  // except those simd_un/simd_bin/simd_tern return null for (the swizzles, which are pshufb on
+  // x86-64 with SSSE3, swizzle()): they call their helper (sprawling_jit_simd_<op>: the
+  // interpreter's own lane function) through the operand block io_.
   struct Lanes {
     llvm::FixedVectorType* vt;  // the lanes as LLVM sees them (float lanes as float)
     llvm::FixedVectorType* ivt;  // the same lanes as integers
@@ -1685,6 +1689,18 @@ class FunctionEmitter {
       case ImmKind::MemArgLane64: return 8;
       default: return 16;
     }
+  }
+  // i8x16.swizzle (and relaxed_swizzle, the same on both tiers): lane i is a[s[i]], or 0 when
+  // s[i] >= 16. pshufb gives a[s[i] & 15], or 0 when bit 7 of s[i] is set; adding 0x70 with
+  // unsigned saturation keeps 0..15's low four bits with bit 7 clear and sets bit 7 of 16..255.
+  llvm::Value* swizzle(llvm::Value* a, llvm::Value* s) {
+    auto* v16 = llvm::FixedVectorType::get(t_.i8, 16);
+    llvm::Value* index = b_.CreateBinaryIntrinsic(
+        llvm::Intrinsic::uadd_sat, b_.CreateBitCast(s, v16),
+        llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(16), llvm::ConstantInt::get(t_.i8, 0x70)));
+    llvm::Value* r = b_.CreateCall(llvm::Intrinsic::getDeclaration(&me_.mod, llvm::Intrinsic::x86_ssse3_pshuf_b_128),
+                                   {b_.CreateBitCast(a, v16), index});
+    return b_.CreateBitCast(r, v2i64());
   }
   llvm::Value* splat(const Lanes& l, u64 v) {
     return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(l.ivt->getNumElements()),
@@ -2015,7 +2031,11 @@ class FunctionEmitter {
         if constexpr (L == Layout::VUnary) {
           r = simd_un(text, vget(a.a));
         } else if constexpr (L == Layout::VBinary) {
-          if (wop != Opcode::I8x16Swizzle && wop != Opcode::I8x16RelaxedSwizzle) r = simd_bin(text, vget(a.a), vget(a.b));
+          if (wop != Opcode::I8x16Swizzle && wop != Opcode::I8x16RelaxedSwizzle) {
+            r = simd_bin(text, vget(a.a), vget(a.b));
+          } else if (me_.pshufb) {
+            r = swizzle(vget(a.a), vget(a.b));
+          }
         } else {
           r = simd_tern(text, vget(a.a), vget(a.b), vget(a.c));
         }
@@ -2563,6 +2583,15 @@ bool ModuleEmitter::in_registers(u32 d) {
     registers[d] = ok ? 1 : 0;
   }
   return registers[d] == 1;
+}
+
+bool ModuleEmitter::host_has_pshufb(const llvm::Module& m) {
+  static const bool ssse3 = [] {
+    const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    const auto it = features.find("ssse3");
+    return it != features.end() && it->second;
+  }();
+  return ssse3 && llvm::Triple(m.getTargetTriple()).getArch() == llvm::Triple::x86_64;
 }
 
 u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc) {

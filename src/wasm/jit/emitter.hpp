@@ -74,6 +74,9 @@ struct ModuleEmitter {
   std::vector<signed char> registers;     // per defined function: in_registers(), -1 not yet known
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
+  // The code is for an x86-64 CPU with SSSE3 (`mod`'s triple; the tier compiles for the host):
+  // i8x16.swizzle is pshufb, not a helper call.
+  bool pshufb = false;
 
   ModuleEmitter(const CompiledModule::Impl& m, FunctionCode f, bool met, llvm::LLVMContext& c,
                 llvm::Module& md)
@@ -94,7 +97,9 @@ struct ModuleEmitter {
                                             llvm::FunctionType::get(t.i32, {t.ptr, t.i32, t.i32, t.i64, t.ptr}, false));
     memory_grow =
         mod.getOrInsertFunction("sprawling_jit_memory_grow", llvm::FunctionType::get(t.i32, {t.ptr, t.i32}, false));
+    pshufb = host_has_pshufb(mod);
   }
+  static bool host_has_pshufb(const llvm::Module& m);
   // A runtime helper by name (runtime_calls.hpp), declared on first use.
   llvm::FunctionCallee helper(const char* name, llvm::Type* ret, llvm::ArrayRef<llvm::Type*> params) {
     return mod.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
