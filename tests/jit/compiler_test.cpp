@@ -24,6 +24,8 @@ namespace sprawling::wasm {
 namespace {
 
 using jit_testing::compile_wat;
+using jit_testing::dumped_ir;
+using jit_testing::DumpedLine;
 using jit_testing::Outcome;
 using jit_testing::run;
 using jit_testing::tiers_agree;
@@ -519,35 +521,6 @@ Outcome run_budget(const std::shared_ptr<const CompiledModule>& module, Tier tie
   store.set_budget(budget);
   const std::vector<Value> args{Value::i32(n)};
   return jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export(name)), args));
-}
-
-// The lines of the IR functions SPRAWLING_JIT_DUMP_IR wrote to `dir`, each with its function's
-// name (`@wasm_f0`) and its block's label.
-struct DumpedLine {
-  std::string function;
-  std::string block;
-  std::string line;
-};
-std::vector<DumpedLine> dumped_ir(const std::filesystem::path& dir) {
-  std::vector<DumpedLine> out;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(entry.path());
-    std::string line;
-    std::string function;
-    std::string block;
-    while (std::getline(in, line)) {
-      if (line.starts_with("define ")) {
-        function = line.substr(line.find('@'), line.find('(') - line.find('@'));
-        block.clear();
-      } else if (line.starts_with("}") || line.starts_with("declare")) {
-        function.clear();
-      } else if (!line.empty() && !line.starts_with(" ") && line.find(':') != std::string::npos) {
-        block = line.substr(0, line.find(':'));
-      }
-      if (!function.empty()) out.push_back({function, block, line});
-    }
-  }
-  return out;
 }
 
 TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCoversEveryIteration) {

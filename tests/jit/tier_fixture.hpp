@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <expected>
 #include <memory>
 #include <optional>
@@ -108,6 +110,35 @@ inline Outcome tiers_agree(const std::shared_ptr<const CompiledModule>& module, 
   const Outcome got = run(module, Tier::Compile, name, {arg}, fuel);
   EXPECT_EQ(want, got) << name << "(" << arg.bits << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
   return want;
+}
+
+// The lines of the IR functions SPRAWLING_JIT_DUMP_IR wrote to `dir`, each with its function's
+// name (`@wasm_f0`) and its block's label.
+struct DumpedLine {
+  std::string function;
+  std::string block;
+  std::string line;
+};
+inline std::vector<DumpedLine> dumped_ir(const std::filesystem::path& dir) {
+  std::vector<DumpedLine> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    std::string line;
+    std::string function;
+    std::string block;
+    while (std::getline(in, line)) {
+      if (line.starts_with("define ")) {
+        function = line.substr(line.find('@'), line.find('(') - line.find('@'));
+        block.clear();
+      } else if (line.starts_with("}") || line.starts_with("declare")) {
+        function.clear();
+      } else if (!line.empty() && !line.starts_with(" ") && line.find(':') != std::string::npos) {
+        block = line.substr(0, line.find(':'));
+      }
+      if (!function.empty()) out.push_back({function, block, line});
+    }
+  }
+  return out;
 }
 
 }  // namespace sprawling::wasm::jit_testing
