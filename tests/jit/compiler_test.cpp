@@ -1519,5 +1519,92 @@ TEST(CompilerTypedRefs, WideArgumentsAndTable64IndexesAgreeWithTheInterpreter) {
   }
 }
 
+
+// call_indirect and call_ref call a callee's machine code inline once the callee is resolved in
+// the store (FuncInst::native, set by the helper the first inline attempt falls back to): callees
+// with a small frame, a large frame (the value stack's room check reads its size) and a costly
+// first segment (the metered entry charge), first reached through each instruction.
+constexpr std::string_view kIndirectCallees = R"((module
+  (type $t (func (param i32) (result i32)))
+  (table $tab 3 funcref)
+  (elem (table $tab) (i32.const 0) func $small $costly $big)
+  (func $small (export "small") (type $t) (i32.add (local.get 0) (i32.const 1)))
+  (func $costly (type $t)
+    (i32.xor (i32.mul (i32.add (i32.mul (local.get 0) (i32.const 3)) (i32.const 7)) (i32.const 5))
+             (i32.shr_u (i32.add (i32.rotl (local.get 0) (i32.const 9)) (i32.const 11)) (i32.const 2))))
+  ;; 290 locals: a frame of about 300 slots. Recurses through the table while x > 0.
+  (func $big (export "big") (type $t) (local i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64
+    i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64)
+    (local.set 290 (i64.extend_i32_u (local.get 0)))
+    (if (result i32) (i32.eqz (local.get 0))
+      (then (i32.wrap_i64 (local.get 290)))
+      (else (i32.add (i32.const 1) (call_indirect (type $t) (i32.sub (local.get 0) (i32.const 1)) (i32.const 2))))))
+  ;; n rounds: each calls every callee through call_indirect and through call_ref.
+  (func (export "mix") (param $n i32) (result i32) (local $i i32) (local $acc i32)
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $acc (i32.add (local.get $acc)
+          (call_indirect (type $t) (i32.xor (local.get $acc) (local.get $i)) (i32.rem_u (local.get $i) (i32.const 3)))))
+        (local.set $acc (i32.add (local.get $acc)
+          (call_ref $t (local.get $i) (ref.cast (ref $t) (table.get $tab (i32.rem_u (i32.add (local.get $i) (i32.const 1)) (i32.const 3)))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $acc))
+  (func (export "deep") (param i32) (result i32) (call_indirect (type $t) (local.get 0) (i32.const 2)))
+))";
+
+TEST(CompilerCalls, CallIndirectAndCallRefReachEachCalleesMachineCodeWithItsFrameAndEntryCharge) {
+  auto module = compile_wat(kIndirectCallees);
+  ASSERT_NE(module, nullptr);
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module->impl().jit(variant);
+    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
+  }
+  StoreLimits small_stack;
+  small_stack.max_value_stack_slots = 20'000;  // "deep" runs out of it at about 60 frames of "big"
+  for (const auto& [name, n] : std::vector<std::pair<const char*, std::uint32_t>>{
+           {"mix", 1}, {"mix", 2}, {"mix", 3}, {"mix", 50}, {"deep", 10}, {"deep", 59}, {"deep", 200}}) {
+    const std::vector<Value> args{Value::i32(n)};
+    const Outcome all = run(module, Tier::Interpret, name, args, std::uint64_t{1} << 40, small_stack);
+    std::vector<std::optional<std::uint64_t>> budgets{std::nullopt, std::uint64_t{1} << 40};
+    for (std::uint64_t f : {all.fuel / 2, all.fuel / 3 + 1, all.fuel - 1, all.fuel}) budgets.emplace_back(f);
+    for (const std::optional<std::uint64_t>& fuel : budgets) {
+      const Outcome want = run(module, Tier::Interpret, name, args, fuel, small_stack);
+      const Outcome got = run(module, Tier::Compile, name, args, fuel, small_stack);
+      EXPECT_EQ(want, got) << name << "(" << n << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+    }
+  }
+  EXPECT_EQ(run(module, Tier::Compile, "deep", {Value::i32(200)}, std::nullopt, small_stack).trap,
+            TrapKind::CallStackExhausted);
+  // After a round of "mix" on the compiled tier, each callee reached through the table has its
+  // machine code recorded for the inline path; a function never called has none.
+  for (const std::optional<std::uint64_t>& fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
+    Store store;
+    ASSERT_TRUE(store.set_tier(Tier::Compile));
+    store.set_budget({fuel, std::nullopt});
+    auto inst = store.instantiate(module, {});
+    ASSERT_TRUE(inst.has_value());
+    auto* small = std::get<FuncInst*>(*(*inst)->find_export("small"));
+    auto* big = std::get<FuncInst*>(*(*inst)->find_export("big"));
+    const int variant = fuel ? kMetered : kUnmetered;
+    EXPECT_EQ(small->native[variant], nullptr);
+    ASSERT_TRUE(store.invoke(std::get<FuncInst*>(*(*inst)->find_export("mix")), std::vector<Value>{Value::i32(3)}));
+    EXPECT_NE(small->native[variant], nullptr);
+    EXPECT_NE(big->native[variant], nullptr);
+    EXPECT_EQ(small->native[1 - variant], nullptr);
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

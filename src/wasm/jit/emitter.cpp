@@ -1044,24 +1044,18 @@ class FunctionEmitter {
     after_call(base, value_slots(ft.results), post);
   }
   // A function reference's callee as call_ref and return_call_ref may call natively: this
-  // instance's, resolved in this store, with a slot; else a branch to `slow`. In the block it
-  // continues in: the slot's published entry (null while interpreted), frame size and entry charge.
+  // instance's, with machine code published and resolved in this store (FuncInst::native, set by
+  // the call helpers the first time they see both); else a branch to `slow`, whose helper sets it
+  // when it can. In the block it continues in: the entry, frame size and entry charge.
   KnownCallee known_callee(llvm::Value* fi, llvm::BasicBlock* slow, const char* name) {
     auto* known = new_block(name);
     const int variant = me_.metered ? kMetered : kUnmetered;
     llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
     llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
-    llvm::Value* resolved = b_.CreateLoad(
-        t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, entry) + variant * sizeof(void*)));
-    llvm::Value* jslot =
-        b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, jit) + variant * sizeof(void*)));
-    llvm::Value* bad =
-        b_.CreateOr(b_.CreateICmpNE(inst, self), b_.CreateOr(b_.CreateIsNull(resolved), b_.CreateIsNull(jslot)));
-    b_.CreateCondBr(bad, slow, known, cold_);
+    llvm::Value* entry =
+        b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, native) + variant * sizeof(void*)));
+    b_.CreateCondBr(b_.CreateOr(b_.CreateICmpNE(inst, self), b_.CreateIsNull(entry)), slow, known, cold_);
     b_.SetInsertPoint(known);
-    auto* entry =
-        b_.CreateAlignedLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, jslot, offsetof(jit::Slot, entry)), llvm::Align(8));
-    entry->setAtomic(llvm::AtomicOrdering::Acquire);
     llvm::Value* frame_slots = b_.CreateZExt(
         b_.CreateLoad(t_.i32, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, frame_slots))), t_.i64);
     llvm::Value* cost = b_.getInt64(0);

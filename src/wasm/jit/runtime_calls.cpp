@@ -89,7 +89,9 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   // Machine code for the callee (call_indirect, or a callee of another instance): enter it
   // directly, after the entry charge the interpreter's do_call makes (locals: the callee zeroes).
   if (const Slot* slot = callee->jit[variant]; slot != nullptr) {
-    if (const Entry entry = slot->entry.load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
+    const Entry entry = slot->entry.load(std::memory_order_acquire);
+    if (entry != nullptr) callee->native[variant] = entry;  // resolved above: the inline paths may call it
+    if (entry != nullptr && native_stack_ok()) {
       if (c->metered) c->fuel -= callee->entry_fuel;
       if (callee->instance == c->inst) {
         c->fr += sizeof(Frame);
@@ -282,6 +284,8 @@ std::uint32_t sprawling_jit_return_call(Ctx* c, FuncInst* callee, std::uint64_t*
   }
   const int variant = c->metered ? kMetered : kUnmetered;
   if (callee->entry[variant] == nullptr) resolve_code(*callee, variant);
+  if (const Slot* slot = callee->jit[variant]; slot != nullptr && callee->native[variant] == nullptr)
+    callee->native[variant] = slot->entry.load(std::memory_order_acquire);  // as sprawling_jit_call's
   // No frame record is taken: only the value stack can run out (before the charge).
   if (static_cast<std::uint64_t>(c->stack_end - fp) < callee->frame_slots)
     return static_cast<std::uint32_t>(TrapKind::CallStackExhausted);

@@ -80,6 +80,12 @@ struct FuncInst {
   std::uint32_t num_locals = 0;
   std::uint32_t frame_slots = 0;
   std::uint32_t num_results = 0;
+  // Per variant: this function's published machine code, once it is also resolved in this store
+  // (frame_slots and entry_fuel known), else null. The runtime's call helpers set it the first
+  // time they find both (an entry is published once and stays callable while its code lives), so
+  // machine code's call_indirect and call_ref read one field instead of the resolution, the slot
+  // and the slot's entry. Only this store's thread reads and writes it.
+  jit::Entry native[2] = {nullptr, nullptr};
   // Per variant: the translated code and its entry, null until the function first runs in that
   // variant in this store (lazy translation: resolve_code fills them, frame_slots and entry_fuel).
   const CompiledFunc* code[2] = {nullptr, nullptr};
