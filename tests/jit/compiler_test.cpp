@@ -1606,5 +1606,26 @@ TEST(CompilerCalls, CallIndirectAndCallRefReachEachCalleesMachineCodeWithItsFram
   }
 }
 
+
+// table.grow of 2^63 elements or more on a table64, its counter overdrawn by its segment's charge:
+// both tiers run out of fuel with exactly the budget consumed (the charge once wrapped the
+// counter to a balance near 2^63 on both).
+TEST(CompilerFuel, TableGrowOfTwoToTheSixtyThreeRunsOutOfFuelOnBothTiers) {
+  auto module = compile_wat(R"((module
+    (table $t i64 1 funcref)
+    (func (export "grow") (param i64) (result i64)
+      (drop (i64.add (i64.mul (local.get 0) (i64.const 3)) (i64.const 1)))
+      (drop (i64.add (i64.mul (local.get 0) (i64.const 5)) (i64.const 7)))
+      (table.grow $t (ref.null func) (local.get 0)))))");
+  ASSERT_NE(module, nullptr);
+  for (const std::uint64_t n : {std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
+    for (const std::uint64_t fuel : {3u, 17u, 1000u}) {
+      const Outcome o = tiers_agree(module, "grow", Value::i64(n), fuel);
+      EXPECT_EQ(o.trap, TrapKind::OutOfFuel) << n << " on " << fuel;
+      EXPECT_EQ(o.fuel, fuel);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sprawling::wasm

@@ -245,7 +245,7 @@ template <bool Metered>
 #define CHARGE_UNITS(n)                                                              \
   do {                                                                               \
     if constexpr (Metered) {                                                         \
-      fuel -= static_cast<i64>(n);                                                   \
+      fuel = fuel_minus(fuel, static_cast<u64>(n));                                  \
       if (fuel <= 0) [[unlikely]] {                                                  \
         REFUEL(0);        \
       }                                                                              \

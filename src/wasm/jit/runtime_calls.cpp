@@ -335,7 +335,7 @@ constexpr auto kOobTable = static_cast<std::uint32_t>(TrapKind::OutOfBoundsTable
 // The interpreter's CHARGE_UNITS: per unit after the bounds check, then the balance is checked.
 std::uint32_t charge_units(Ctx* c, std::uint64_t n) {
   if (!c->metered) return 0;
-  c->fuel -= static_cast<std::int64_t>(n);
+  c->fuel = fuel_minus(c->fuel, n);
   if (c->fuel > 0) return 0;
   return static_cast<std::uint32_t>(c->store->refuel(c->fuel, 0));
 }

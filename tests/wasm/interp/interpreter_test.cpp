@@ -131,6 +131,32 @@ TEST_F(FuelTest, RecursionEntryChecksSeeOnlyWhatRan) {
   EXPECT_EQ(run("down", {Value::i32(1000)}, 8002).value(), 10005u);
 }
 
+// A table64 table.grow of 2^63 elements or more charges the most fuel a counter holds. With the
+// counter already overdrawn by its segment's charge (ten instructions on a budget of 3), that
+// charge wrapped the counter to a balance near 2^63: the run went on and reported 2^63 + 41
+// consumed on a budget of 17 (a differential campaign's finding). It runs out of fuel instead.
+TEST(FuelTrap, TableGrowOfTwoToTheSixtyThreeRunsOutOfFuelFromAnOverdrawnCounter) {
+  auto module = testing::compile_text(R"((module
+    (table $t i64 1 funcref)
+    (func (export "grow") (param i64) (result i64)
+      (drop (i64.add (i64.mul (local.get 0) (i64.const 3)) (i64.const 1)))
+      (drop (i64.add (i64.mul (local.get 0) (i64.const 5)) (i64.const 7)))
+      (table.grow $t (ref.null func) (local.get 0)))))");
+  ASSERT_NE(module, nullptr);
+  for (const std::uint64_t n : {std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
+    for (const std::uint64_t fuel : {3u, 17u, 1000u}) {
+      Store store;
+      store.set_budget(ExecutionBudget{fuel, std::nullopt});
+      auto inst = store.instantiate(module, {});
+      ASSERT_TRUE(inst.has_value());
+      auto r = store.invoke(export_func(**inst, "grow"), std::vector<Value>{Value::i64(n)});
+      ASSERT_FALSE(r.has_value()) << n << " on " << fuel;
+      EXPECT_EQ(r.error().kind, TrapKind::OutOfFuel) << n << " on " << fuel;
+      EXPECT_EQ(store.fuel_consumed(), fuel);
+    }
+  }
+}
+
 TEST(FuelTrap, CallStackExhaustedReportsOnlyWhatRan) {
   // Finding F4: after the trap, 20,000 charged-ahead post-call segments that never ran were
   // reported as consumed (200,008 on a budget of 200,000, fuzz_run). Depth 100: the entry level
