@@ -310,7 +310,8 @@ std::expected<Instance*, InstantiationError> Store::instantiate(std::shared_ptr<
     ConstEval ce{s, {}};
     g.bits = eval_const(init, inst, &ce);
     if (ce.refused) return gc_refused();
-    g.bits_hi = init.bits_hi;
+    // A v128's high half: the constant's, or the global's it reads (global.get of a v128 global).
+    g.bits_hi = init.op == ConstExpr::Op::GlobalGet ? inst.globals[init.index]->bits_hi : init.bits_hi;
     inst.globals.push_back(&g);
   }
   for (std::size_t i = m.imported_tags; i < m.tags.size(); ++i) {
