@@ -17,6 +17,7 @@ namespace sprawling::wasm {
 namespace {
 
 using jit_testing::compile_wat;
+using jit_testing::expect_all_compiled;
 using jit_testing::kept_interpreted;
 using jit_testing::Outcome;
 using jit_testing::run;
@@ -235,13 +236,7 @@ const std::vector<std::string_view> kEhExports = {"catch",    "catch_ref", "reth
 TEST(CompilerEh, EveryExceptionInstructionCompiles) {
   const auto module = compile_wat(kEh);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    EXPECT_EQ(code.error, "");
-    ASSERT_EQ(code.reasons.size(), module->module().code.size());
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
-    EXPECT_EQ(code.compiled, code.reasons.size());
-  }
+  expect_all_compiled(*module);
 }
 
 TEST(CompilerEh, EveryInstructionAgreesWithTheInterpreterAtEveryBudget) {
@@ -408,10 +403,7 @@ constexpr std::string_view kDeep = R"((module
 TEST(CompilerEh, AThrowThroughAThousandCompiledFramesEndsAsInTheInterpreter) {
   const auto module = compile_wat(kDeep);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
-  }
+  expect_all_compiled(*module);
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
     EXPECT_EQ(tiers_agree(module, "deep", Value::i32(1000), fuel).results.at(0).bits, 77u);
     EXPECT_EQ(tiers_agree(module, "relay", Value::i32(1000), fuel).results.at(0).bits, 1001u);

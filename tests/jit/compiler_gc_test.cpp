@@ -22,6 +22,7 @@ namespace sprawling::wasm {
 namespace {
 
 using jit_testing::compile_wat;
+using jit_testing::expect_all_compiled;
 using jit_testing::Outcome;
 using jit_testing::run;
 
@@ -224,12 +225,7 @@ constexpr std::uint32_t kArgs[] = {0, 1, 2, 3, 4, 5, 6, 9, 12, 17, 0xFFFFFFFFu};
 TEST(CompilerGc, EveryGcFunctionCompiles) {
   const auto module = compile_wat(kOps);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    EXPECT_EQ(code.error, "");
-    EXPECT_EQ(code.compiled, module->module().code.size()) << "variant " << variant;
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << "function " << i;
-  }
+  expect_all_compiled(*module);
 }
 
 // Each export on every argument, unmetered and under every budget from 1 up to what the run
@@ -341,11 +337,7 @@ TEST(CompilerGc, CompiledFramesKeepEveryKindOfRootAlive) {
       }
     }
   }
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << "function " << i;
-    EXPECT_EQ(code.compiled, module->module().code.size());
-  }
+  expect_all_compiled(*module);
 }
 
 // ---- objects made in machine code: after the first collection the size classes' free lists

@@ -3,6 +3,7 @@
 #include "jit/tier_fixture.hpp"
 #include "sandbox/engine_code_cache.hpp"
 #include "wasm/jit/jit.hpp"
+#include "wasm/table64_grow_module.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,6 +25,7 @@ namespace sprawling::wasm {
 namespace {
 
 using jit_testing::compile_wat;
+using jit_testing::expect_all_compiled;
 using jit_testing::dumped_ir;
 using jit_testing::DumpedLine;
 using jit_testing::Outcome;
@@ -96,17 +98,7 @@ class CompilerTest : public ::testing::Test {
   std::shared_ptr<const CompiledModule> module_;
 };
 
-TEST_F(CompilerTest, CompilesEveryFunction) {
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module_->impl().jit(variant);
-    EXPECT_EQ(code.error, "");
-    EXPECT_EQ(code.compiled, module_->module().code.size()) << "variant " << variant;
-    for (std::size_t i = 0; i < code.entries.size(); ++i) {
-      EXPECT_NE(code.entries[i].entry.load(), nullptr) << i;
-      EXPECT_EQ(code.reasons[i], "") << i;
-    }
-  }
-}
+TEST_F(CompilerTest, CompilesEveryFunction) { expect_all_compiled(*module_); }
 
 TEST_F(CompilerTest, ResultsAndFuelMatchTheInterpreter) {
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
@@ -1067,13 +1059,7 @@ constexpr std::string_view kMemories = R"((module
 TEST(CompilerMemories, FunctionsUsingOtherMemoriesCompileAndAgreeWithTheInterpreter) {
   auto module = compile_wat(kMemories);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    EXPECT_EQ(code.error, "");
-    ASSERT_EQ(code.reasons.size(), 12u);
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
-    EXPECT_EQ(code.compiled, code.reasons.size());
-  }
+  expect_all_compiled(*module);
   auto same = [&](std::string_view name, Value arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, arg, fuel);
   };
@@ -1189,13 +1175,7 @@ constexpr std::string_view kTables64 = R"((module
 TEST(CompilerTable64, FunctionsUsingA64BitTableCompileAndAgreeWithTheInterpreter) {
   auto module = compile_wat(kTables64);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    EXPECT_EQ(code.error, "");
-    ASSERT_EQ(code.reasons.size(), 6u);
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
-    EXPECT_EQ(code.compiled, code.reasons.size());
-  }
+  expect_all_compiled(*module);
   auto same = [&](std::string_view name, Value arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, arg, fuel);
   };
@@ -1267,11 +1247,7 @@ constexpr std::string_view kExceptions = R"((module
 TEST(CompilerExceptions, ThrowsPropagateThroughCompiledFramesToTheirCatch) {
   auto module = compile_wat(kExceptions);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    ASSERT_EQ(code.reasons.size(), 6u);
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
-  }
+  expect_all_compiled(*module);
   auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, Value::i32(arg), fuel);
   };
@@ -1385,11 +1361,7 @@ constexpr std::string_view kTypedRefs = R"((module
 TEST(CompilerTypedRefs, FunctionsUsingThemCompileAndAgreeWithTheInterpreter) {
   auto module = compile_wat(kTypedRefs);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    ASSERT_EQ(code.reasons.size(), 7u);
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
-  }
+  expect_all_compiled(*module);
   auto same = [&](std::string_view name, std::uint32_t arg, std::optional<std::uint64_t> fuel) {
     return tiers_agree(module, name, Value::i32(arg), fuel);
   };
@@ -1506,10 +1478,7 @@ constexpr std::string_view kWideArgs = R"((module
 TEST(CompilerTypedRefs, WideArgumentsAndTable64IndexesAgreeWithTheInterpreter) {
   auto module = compile_wat(kWideArgs);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
-  }
+  expect_all_compiled(*module);
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
     EXPECT_EQ(tiers_agree(module, "call_ref", Value::i32(1), fuel).results.at(0).bits, 24u);
     EXPECT_EQ(tiers_agree(module, "tail_ref", Value::i32(1), fuel).results.at(0).bits, 46u);
@@ -1567,10 +1536,7 @@ constexpr std::string_view kIndirectCallees = R"((module
 TEST(CompilerCalls, CallIndirectAndCallRefReachEachCalleesMachineCodeWithItsFrameAndEntryCharge) {
   auto module = compile_wat(kIndirectCallees);
   ASSERT_NE(module, nullptr);
-  for (int variant : {kUnmetered, kMetered}) {
-    const jit::ModuleCode& code = module->impl().jit(variant);
-    for (std::size_t i = 0; i < code.reasons.size(); ++i) EXPECT_EQ(code.reasons[i], "") << i;
-  }
+  expect_all_compiled(*module);
   StoreLimits small_stack;
   small_stack.max_value_stack_slots = 20'000;  // "deep" runs out of it at about 60 frames of "big"
   for (const auto& [name, n] : std::vector<std::pair<const char*, std::uint32_t>>{
@@ -1611,12 +1577,7 @@ TEST(CompilerCalls, CallIndirectAndCallRefReachEachCalleesMachineCodeWithItsFram
 // both tiers run out of fuel with exactly the budget consumed (the charge once wrapped the
 // counter to a balance near 2^63 on both).
 TEST(CompilerFuel, TableGrowOfTwoToTheSixtyThreeRunsOutOfFuelOnBothTiers) {
-  auto module = compile_wat(R"((module
-    (table $t i64 1 funcref)
-    (func (export "grow") (param i64) (result i64)
-      (drop (i64.add (i64.mul (local.get 0) (i64.const 3)) (i64.const 1)))
-      (drop (i64.add (i64.mul (local.get 0) (i64.const 5)) (i64.const 7)))
-      (table.grow $t (ref.null func) (local.get 0)))))");
+  auto module = compile_wat(fuel_testing::kTable64GrowModule);
   ASSERT_NE(module, nullptr);
   for (const std::uint64_t n : {std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
     for (const std::uint64_t fuel : {3u, 17u, 1000u}) {

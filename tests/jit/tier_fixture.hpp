@@ -2,8 +2,10 @@
 // record everything the two tiers must agree on (results, trap kind/function/offset, fuel).
 #pragma once
 
-#include "wasm/runtime/runtime.hpp"
+#include "wasm/jit/jit.hpp"
 #include "wasm/runtime/linker.hpp"
+#include "wasm/runtime/runtime.hpp"
+#include "wasm/runtime/store_impl.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <gtest/gtest.h>
@@ -28,6 +30,21 @@ inline std::shared_ptr<const CompiledModule> compile_wat(std::string_view wat) {
   auto m = compile(*bin);
   EXPECT_TRUE(m.has_value()) << (m ? "" : m.error().message);
   return m ? *m : nullptr;
+}
+
+// Every function the module defines has machine code in both variants (unmetered, metered): no
+// compile error, no reason to stay interpreted, each entry published.
+inline void expect_all_compiled(const CompiledModule& module) {
+  for (int variant : {kUnmetered, kMetered}) {
+    const jit::ModuleCode& code = module.impl().jit(variant);
+    EXPECT_EQ(code.error, "") << "variant " << variant;
+    ASSERT_EQ(code.reasons.size(), module.module().code.size()) << "variant " << variant;
+    for (std::size_t i = 0; i < code.reasons.size(); ++i) {
+      EXPECT_EQ(code.reasons[i], "") << "variant " << variant << ", function " << i;
+      EXPECT_NE(code.entries[i].entry.load(), nullptr) << "variant " << variant << ", function " << i;
+    }
+    EXPECT_EQ(code.compiled, code.reasons.size()) << "variant " << variant;
+  }
 }
 
 struct Outcome {

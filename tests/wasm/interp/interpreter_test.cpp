@@ -2,6 +2,7 @@
 // where exhaustion is detected, the deadline, and trap locations.
 #include "wasm/engine_fixtures.hpp"
 #include "wasm/runtime/linker.hpp"
+#include "wasm/table64_grow_module.hpp"
 #include "wasm/text/wat.hpp"
 
 #include <bit>
@@ -136,12 +137,7 @@ TEST_F(FuelTest, RecursionEntryChecksSeeOnlyWhatRan) {
 // charge wrapped the counter to a balance near 2^63: the run went on and reported 2^63 + 41
 // consumed on a budget of 17 (a differential campaign's finding). It runs out of fuel instead.
 TEST(FuelTrap, TableGrowOfTwoToTheSixtyThreeRunsOutOfFuelFromAnOverdrawnCounter) {
-  auto module = testing::compile_text(R"((module
-    (table $t i64 1 funcref)
-    (func (export "grow") (param i64) (result i64)
-      (drop (i64.add (i64.mul (local.get 0) (i64.const 3)) (i64.const 1)))
-      (drop (i64.add (i64.mul (local.get 0) (i64.const 5)) (i64.const 7)))
-      (table.grow $t (ref.null func) (local.get 0)))))");
+  auto module = testing::compile_text(fuel_testing::kTable64GrowModule);
   ASSERT_NE(module, nullptr);
   for (const std::uint64_t n : {std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
     for (const std::uint64_t fuel : {3u, 17u, 1000u}) {
