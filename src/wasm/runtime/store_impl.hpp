@@ -69,8 +69,8 @@ struct Slot {
 // A bulk operation's charge of `units` taken from a fuel counter, as both tiers make it: saturated
 // at INT64_MIN instead of wrapping. No budget reaches that far (budgets are at most 2^62), so the
 // refill that follows finds the run out of fuel; a counter that wrapped would have become a huge
-// balance (a table.grow of 2^63 elements charges INT64_MAX, with the counter already at or below
-// 0 part way through its segment).
+// balance (a table.grow of 2^63 elements charges INT64_MAX, and subtracting that wraps once the
+// counter is below -1, as it is when the segment overdrew it).
 inline std::int64_t fuel_minus(std::int64_t counter, std::uint64_t units) noexcept {
   std::int64_t out = 0;
   if (units > static_cast<std::uint64_t>(INT64_MAX) ||
