@@ -102,14 +102,14 @@ TEST_F(CodeCacheTest, PrecompiledModuleStartsOnCachedCode) {
   EXPECT_EQ(fs::status(dir_).permissions() & fs::perms::all, fs::perms::owner_all);
 
   const auto module = fresh();
-  const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Auto, cache_.get());
+  const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Auto, cache_);
   ASSERT_NE(code, nullptr);
   EXPECT_TRUE(code->from_cache);
   EXPECT_EQ(code->error, "");
   EXPECT_EQ(code->compiled, 3u);
   for (const auto& e : code->entries) EXPECT_NE(e.entry.load(), nullptr);
   // The metered variant was not compiled: auto leaves it to the interpreter.
-  EXPECT_EQ(module->impl().jit_for(kMetered, Tier::Auto, cache_.get()), nullptr);
+  EXPECT_EQ(module->impl().jit_for(kMetered, Tier::Auto, cache_), nullptr);
 }
 
 TEST_F(CodeCacheTest, CachedCodeGivesTheInterpretersResultsTrapsAndFuelInEveryTier) {
@@ -121,7 +121,7 @@ TEST_F(CodeCacheTest, CachedCodeGivesTheInterpretersResultsTrapsAndFuelInEveryTi
 
 TEST_F(CodeCacheTest, AutoWithoutCachedCodeInterpretsAndCompilesNothing) {
   const auto module = fresh();
-  EXPECT_EQ(module->impl().jit_for(kUnmetered, Tier::Auto, cache_.get()), nullptr);
+  EXPECT_EQ(module->impl().jit_for(kUnmetered, Tier::Auto, cache_), nullptr);
   EXPECT_EQ(module->impl().jit_for(kUnmetered, Tier::Auto, nullptr), nullptr);
   same_as_interpreter(Tier::Auto);
 }
@@ -148,7 +148,7 @@ TEST_F(CodeCacheTest, CachedCodeTranslatesOnlyWhatItMustAndLocatesTrapsInUntrans
       EXPECT_EQ(want, got) << "divisor " << divisor << " metered " << metered;
       // `via` (the run's entry), and `div` only when it trapped (to locate the trap).
       EXPECT_EQ(module->impl().translated_count(metered), divisor == 0 ? 2u : 1u);
-      EXPECT_TRUE(module->impl().jit_for(metered ? kMetered : kUnmetered, Tier::Auto, cache_.get())->from_cache);
+      EXPECT_TRUE(module->impl().jit_for(metered ? kMetered : kUnmetered, Tier::Auto, cache_)->from_cache);
     }
   }
 }
@@ -156,9 +156,9 @@ TEST_F(CodeCacheTest, CachedCodeTranslatesOnlyWhatItMustAndLocatesTrapsInUntrans
 // A bad entry: Tier::Auto runs the interpreter, Tier::Compile recompiles (and says why).
 void expect_rejected(const std::shared_ptr<runtime::engine::FileCodeCache>& cache, std::string_view why) {
   auto module = compile_wat(kModule);
-  EXPECT_EQ(module->impl().jit_for(kUnmetered, Tier::Auto, cache.get()), nullptr);
+  EXPECT_EQ(module->impl().jit_for(kUnmetered, Tier::Auto, cache), nullptr);
   module = compile_wat(kModule);
-  const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Compile, cache.get());
+  const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Compile, cache);
   ASSERT_NE(code, nullptr);
   EXPECT_FALSE(code->from_cache);
   EXPECT_NE(code->cache_miss.find(why), std::string::npos) << code->cache_miss;
@@ -259,7 +259,7 @@ TEST_F(CodeCacheTest, ConcurrentWritersOfOneEntryLeaveAWholeEntry) {
   // Meanwhile, readers: whatever they see is whole or absent, never run half.
   for (int i = 0; i < 10; ++i) {
     const auto module = fresh();
-    const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Auto, cache_.get());
+    const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Auto, cache_);
     if (code != nullptr) {
       EXPECT_EQ(code->compiled, 3u);
     }
@@ -297,7 +297,7 @@ TEST_F(CodeCacheTest, FolderWritableByOthersIsNotUsed) {
   const PrecompileReport r = fill(false);
   fs::permissions(dir_, fs::perms::owner_all | fs::perms::others_write);
   auto module = fresh();
-  EXPECT_EQ(module->impl().jit_for(kUnmetered, Tier::Auto, cache_.get()), nullptr);
+  EXPECT_EQ(module->impl().jit_for(kUnmetered, Tier::Auto, cache_), nullptr);
   auto written = precompile(*module, false, *cache_);
   ASSERT_FALSE(written.has_value());
   EXPECT_NE(written.error().find("writable by others"), std::string::npos) << written.error();

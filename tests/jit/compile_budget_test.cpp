@@ -393,7 +393,7 @@ TEST_F(CompileLimits, CompilingOnSeveralThreadsGivesTheSameObjectsAndResultsAsOn
       const auto fresh = compile_wat(wat);
       const Outcome got = run(fresh, Tier::Auto, "top", {Value::i32(x)}, fuel, {}, cache_);
       EXPECT_EQ(want, got) << "x " << x << " metered " << metered;
-      EXPECT_TRUE(fresh->impl().jit_for(metered ? kMetered : kUnmetered, Tier::Auto, cache_.get())->from_cache);
+      EXPECT_TRUE(fresh->impl().jit_for(metered ? kMetered : kUnmetered, Tier::Auto, cache_)->from_cache);
     }
   }
 }

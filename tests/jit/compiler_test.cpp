@@ -28,6 +28,7 @@ using jit_testing::compile_wat;
 using jit_testing::expect_all_compiled;
 using jit_testing::dumped_ir;
 using jit_testing::DumpedLine;
+using jit_testing::MemoryCache;
 using jit_testing::Outcome;
 using jit_testing::run;
 using jit_testing::tiers_agree;
@@ -842,21 +843,6 @@ struct Call {
   std::string_view name;
   Value arg;
 };
-class MemoryCache final : public CodeCacheStorage {
- public:
-  std::optional<std::vector<std::uint8_t>> read(std::string_view name) override {
-    const auto it = entries_.find(std::string(name));
-    if (it == entries_.end()) return std::nullopt;
-    return it->second;
-  }
-  std::expected<void, std::string> write(std::string_view name, std::span<const std::uint8_t> bytes) override {
-    entries_[std::string(name)].assign(bytes.begin(), bytes.end());
-    return {};
-  }
-
- private:
-  std::map<std::string, std::vector<std::uint8_t>> entries_;
-};
 // Direct calls inside one object pass arguments (and a metered body's fuel counter) in registers
 // and take the result from one (ModuleEmitter::body): callees of every shape of that convention
 // (no argument up to four, no result or one) and of the frame's (five arguments, two results, a
@@ -923,7 +909,7 @@ void every_way_agrees(std::string_view wat, const std::vector<Call>& calls) {
       EXPECT_EQ(run(module, Tier::Compile, c.name, {c.arg}, fuel), want) << what << " compiled lazily";
       const auto cached = compile_wat(wat);
       EXPECT_EQ(run(cached, Tier::Compile, c.name, {c.arg}, fuel, {}, cache), want) << what << " from the cache";
-      const jit::ModuleCode* code = cached->impl().jit_for(fuel ? kMetered : kUnmetered, Tier::Compile, cache.get());
+      const jit::ModuleCode* code = cached->impl().jit_for(fuel ? kMetered : kUnmetered, Tier::Compile, cache);
       ASSERT_NE(code, nullptr);
       EXPECT_TRUE(code->from_cache) << what;
     }
@@ -949,6 +935,30 @@ void every_way_agrees(std::string_view wat, const std::vector<Call>& calls) {
       compiled += code->entries[i].entry.load() != nullptr ? 1 : 0;
     }
     EXPECT_GT(compiled, 0u) << "variant " << variant;
+  }
+  // And from the hot set: what one module's tier-up compiled, the same module compiled again
+  // (new slots, as in a later process) links on its first request and runs.
+  for (const std::optional<std::uint64_t> fuel : fuels) {
+    auto hot = std::make_shared<MemoryCache>();
+    {
+      const auto first = compile_wat(wat);
+      for (const Call& c : calls) (void)run(first, Tier::Auto, c.name, {c.arg}, fuel, {}, hot);
+      ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+    }
+    const auto module = compile_wat(wat);
+    for (int round = 0; round < 2; ++round) {
+      for (const Call& c : calls) {
+        EXPECT_EQ(run(module, Tier::Auto, c.name, {c.arg}, fuel, {}, hot),
+                  run(module, Tier::Interpret, c.name, {c.arg}, fuel))
+            << c.name << "(" << c.arg.bits << ") from the hot set, round " << round;
+      }
+      ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+    }
+    const std::lock_guard lock(module->impl().jit_mutex);
+    const jit::ModuleCode* code = module->impl().jit_tier_up[fuel ? kMetered : kUnmetered].get();
+    ASSERT_NE(code, nullptr);
+    EXPECT_GT(code->from_hot_set, 0u);
+    EXPECT_EQ(code->materialized, 0u);
   }
   jit::tier_up_set_calls(20000);
 }
@@ -1414,7 +1424,7 @@ TEST(CompilerTailCalls, CachedAndTieredUpCodeAgreeWithTheInterpreter) {
                 run(module, Tier::Auto, name, {Value::i32(arg)}, fuel, {}, cache))
           << "cached " << name << "(" << arg << ")";
     }
-    const jit::ModuleCode* code = module->impl().jit_for(fuel ? kMetered : kUnmetered, Tier::Auto, cache.get());
+    const jit::ModuleCode* code = module->impl().jit_for(fuel ? kMetered : kUnmetered, Tier::Auto, cache);
     ASSERT_NE(code, nullptr);
     EXPECT_TRUE(code->from_cache);
   }

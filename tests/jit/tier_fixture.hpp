@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <span>
 #include <expected>
 #include <memory>
 #include <optional>
@@ -46,6 +49,38 @@ inline void expect_all_compiled(const CompiledModule& module) {
     EXPECT_EQ(code.compiled, code.reasons.size()) << "variant " << variant;
   }
 }
+
+// A code cache in memory. Tier-up reads and writes it from its own thread (the hot set).
+class MemoryCache final : public CodeCacheStorage {
+ public:
+  std::optional<std::vector<std::uint8_t>> read(std::string_view name) override {
+    const std::lock_guard lock(mutex_);
+    const auto it = entries_.find(std::string(name));
+    if (it == entries_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::expected<void, std::string> write(std::string_view name, std::span<const std::uint8_t> bytes) override {
+    const std::lock_guard lock(mutex_);
+    entries_[std::string(name)].assign(bytes.begin(), bytes.end());
+    return {};
+  }
+  // The names of the entries (in order), and one entry's bytes to change.
+  std::vector<std::string> names() {
+    const std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& [name, bytes] : entries_) out.push_back(name);
+    return out;
+  }
+  template <typename F>
+  void change(const std::string& name, F&& f) {
+    const std::lock_guard lock(mutex_);
+    f(entries_.at(name));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::vector<std::uint8_t>> entries_;
+};
 
 struct Outcome {
   std::vector<Value> results;

@@ -236,6 +236,110 @@ TEST_F(TierUp, AModuleDroppedWhileItsFunctionsAreQueuedIsFreed) {
   for (const auto& o : others) EXPECT_TRUE(o.expired());
 }
 
+// The hot set: with a code cache, each function tier-up compiles is kept there, and a later
+// process (here: the module compiled again, so its tier-up code and slots are new and the first
+// module's are gone) links the whole hot set on its first request — functions it has not called
+// yet too — and compiles nothing, with the interpreter's outcomes, traps located as before.
+TEST_F(TierUp, TheHotSetKeepsCompiledFunctionsForTheNextProcess) {
+  for (const bool metered : {false, true}) {
+    const std::optional<std::uint64_t> fuel = metered ? std::optional<std::uint64_t>(1'000'000) : std::nullopt;
+    const int variant = metered ? kMetered : kUnmetered;
+    auto cache = std::make_shared<jit_testing::MemoryCache>();
+    const auto both = [&](const std::shared_ptr<const CompiledModule>& m, const char* name, std::uint32_t arg) {
+      const Outcome tiered = run(m, Tier::Auto, name, {i32(arg)}, fuel, {}, cache);
+      EXPECT_EQ(tiered, run(m, Tier::Interpret, name, {i32(arg)}, fuel)) << name << "(" << arg << ")";
+      return tiered;
+    };
+    {
+      auto first = compile_wat(kWat);
+      ASSERT_NE(first, nullptr);
+      both(first, "sum", 3 * kCalls);
+      for (int i = 0; i < kCalls; ++i) both(first, "load", static_cast<std::uint32_t>(i) * 4);
+      ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+      const jit::ModuleCode* code = tier_up_code_of(*first, variant);
+      ASSERT_NE(code, nullptr);
+      EXPECT_TRUE(has_machine_code(*first, variant, kSq));
+      EXPECT_TRUE(has_machine_code(*first, variant, kLoad));
+      EXPECT_EQ(code->from_hot_set, 0U);
+      EXPECT_GE(code->materialized, 2U);
+    }
+    const std::size_t kept = cache->names().size();
+    EXPECT_GE(kept, 3U);  // the index, sq and load
+    auto second = compile_wat(kWat);
+    ASSERT_NE(second, nullptr);
+    both(second, "sum", 3 * kCalls);  // sq's request links the hot set
+    ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+    const jit::ModuleCode* code = tier_up_code_of(*second, variant);
+    ASSERT_NE(code, nullptr);
+    EXPECT_GE(code->from_hot_set, 2U);
+    EXPECT_EQ(code->materialized, 0U);
+    EXPECT_TRUE(has_machine_code(*second, variant, kSq));
+    EXPECT_TRUE(has_machine_code(*second, variant, kLoad));  // never called by this module yet
+    EXPECT_EQ(both(second, "load", 65532).trap, TrapKind::OutOfBoundsMemoryAccess);
+    both(second, "load", 8);
+    both(second, "sum", 50);
+    EXPECT_EQ(cache->names().size(), kept);  // nothing compiled, nothing added
+  }
+}
+
+// A hot set entry that is not intact (its checksum fails) is refused and its function compiled
+// as if it were absent, then kept again; an object is linked only as the function it defines.
+TEST_F(TierUp, AHotSetEntryNotIntactIsRefusedAndItsFunctionCompiledAgain) {
+  auto cache = std::make_shared<jit_testing::MemoryCache>();
+  {
+    auto first = compile_wat(kWat);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(run(first, Tier::Auto, "sum", {i32(3 * kCalls)}, std::nullopt, {}, cache).trap, TrapKind::None);
+    ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+    ASSERT_TRUE(has_machine_code(*first, kUnmetered, kSq));
+  }
+  // The functions' entries hold an object (kilobytes); the index a few words.
+  std::size_t damaged = 0;
+  for (const std::string& name : cache->names()) {
+    cache->change(name, [&](std::vector<std::uint8_t>& bytes) {
+      if (bytes.size() < 1024) return;
+      bytes[bytes.size() / 2] ^= 0x40;
+      ++damaged;
+    });
+  }
+  EXPECT_GE(damaged, 1U);
+  auto second = compile_wat(kWat);
+  ASSERT_NE(second, nullptr);
+  const Outcome want = run(second, Tier::Interpret, "sum", {i32(3 * kCalls)}, std::nullopt);
+  EXPECT_EQ(run(second, Tier::Auto, "sum", {i32(3 * kCalls)}, std::nullopt, {}, cache), want);
+  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+  const jit::ModuleCode* code = tier_up_code_of(*second, kUnmetered);
+  ASSERT_NE(code, nullptr);
+  EXPECT_EQ(code->from_hot_set, 0U);
+  EXPECT_GE(code->materialized, 1U);
+  EXPECT_TRUE(has_machine_code(*second, kUnmetered, kSq));
+  EXPECT_EQ(run(second, Tier::Auto, "sum", {i32(50)}, std::nullopt, {}, cache),
+            run(second, Tier::Interpret, "sum", {i32(50)}, std::nullopt));
+  // Kept again, intact: a third module links it.
+  auto third = compile_wat(kWat);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(run(third, Tier::Auto, "sum", {i32(3 * kCalls)}, std::nullopt, {}, cache), want);
+  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+  EXPECT_GE(tier_up_code_of(*third, kUnmetered)->from_hot_set, 1U);
+
+  // An object is linked only as the one function it defines.
+  auto fresh = jit::tier_up_code(third->impl(), false);
+  const std::atomic<bool> go{false};
+  const jit::TierUpObject sq = jit::compile_function(third->impl(), *fresh, kSq, go);
+  ASSERT_FALSE(sq.object.empty());
+  auto other = jit::tier_up_code(third->impl(), false);
+  EXPECT_NE(jit::link_tier_up_object(third->impl(), *other, kLoad, 0, sq.object).find("not only wasm_f2"),
+            std::string::npos);
+  const std::vector<std::uint8_t> junk(64, 0x5A);
+  EXPECT_NE(jit::link_tier_up_object(third->impl(), *other, kSq, 0, junk).find("not an object file"),
+            std::string::npos);
+  EXPECT_EQ(other->entries[kLoad].entry.load(), nullptr);
+  EXPECT_EQ(other->entries[kSq].entry.load(), nullptr);
+  EXPECT_EQ(jit::link_tier_up_object(third->impl(), *other, kSq, 0, sq.object), "");
+  ASSERT_NE(other->entries[kSq].entry.load(), nullptr);
+  EXPECT_EQ(other->from_hot_set, 1U);
+}
+
 // On-stack replacement: a function entered once whose loop runs on after its compilation
 // continues as machine code at a loop header (unmetered tier-up), with every slot and the memory
 // as the interpreter left them, and returns or traps as the interpreter would.

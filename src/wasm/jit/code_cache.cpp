@@ -295,7 +295,92 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const Compil
   return code;
 }
 
+// The keys of the hot set's entries: the module's, told apart by what they hold.
+CacheKey hot_index_key(const CacheKeyParts& parts, const CompiledModule::Impl& cm, bool metered) {
+  return make_key(parts, module_digest(cm) + " tier-up index", metered);
+}
+CacheKey hot_function_key(const CacheKeyParts& parts, const CompiledModule::Impl& cm, bool metered,
+                          std::uint32_t defined) {
+  return make_key(parts, module_digest(cm) + " tier-up function " + std::to_string(defined), metered);
+}
+
+// The index's functions (defined indices, each once, in the order they were added); none when
+// it is absent or not intact.
+std::vector<std::uint32_t> hot_index(CodeCacheStorage& cache, const CacheKey& key, std::size_t functions) {
+  std::vector<std::uint32_t> out;
+  const auto entry = cache.read(key.name);
+  if (!entry) return out;
+  const auto payload = decode_entry(*entry, key);
+  if (!payload || payload->size() % 4 != 0) return out;
+  std::vector<char> seen(functions, 0);
+  for (std::size_t at = 0; at < payload->size(); at += 4) {
+    const auto d = static_cast<std::uint32_t>(get_le(*payload, at, 4));
+    if (d < functions && seen[d] == 0) {
+      seen[d] = 1;
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::expected<void, std::string> hot_set_add(const CompiledModule::Impl& cm, const ModuleCode& code,
+                                             CodeCacheStorage& cache, std::uint32_t defined,
+                                             const TierUpObject& object) {
+  const auto& parts = host_key_parts();
+  if (!parts) return std::unexpected(parts.error());
+  // The function first, then the index that names it: a reader never finds a name without its
+  // entry unless the cache evicted it (which it skips).
+  std::vector<std::uint8_t> payload;
+  payload.reserve(4 + object.object.size());
+  put32(payload, object.osr);
+  payload.insert(payload.end(), object.object.begin(), object.object.end());
+  const CacheKey fkey = hot_function_key(*parts, cm, code.metered, defined);
+  if (auto w = cache.write(fkey.name, encode_entry(fkey, payload)); !w) return w;
+  // Read again rather than kept: another process of the same module may have added to it. Two
+  // writing at once can each drop the other's newest function, which is compiled again later.
+  const CacheKey ikey = hot_index_key(*parts, cm, code.metered);
+  std::vector<std::uint32_t> index = hot_index(cache, ikey, code.entries.size());
+  if (std::ranges::find(index, defined) != index.end()) return {};
+  index.push_back(defined);
+  std::vector<std::uint8_t> list;
+  list.reserve(4 * index.size());
+  for (const std::uint32_t d : index) put32(list, d);
+  return cache.write(ikey.name, encode_entry(ikey, list));
+}
+
+std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeCacheStorage& cache,
+                         std::vector<std::string>& refused) {
+  const auto& parts = host_key_parts();
+  if (!parts) {
+    refused.push_back(parts.error());
+    return 0;
+  }
+  std::size_t linked = 0;
+  for (const std::uint32_t d : hot_index(cache, hot_index_key(*parts, cm, code.metered), code.entries.size())) {
+    if (code.entries[d].entry.load(std::memory_order_acquire) != nullptr) continue;
+    const CacheKey key = hot_function_key(*parts, cm, code.metered, d);
+    const auto entry = cache.read(key.name);
+    if (!entry) {
+      refused.push_back("function " + std::to_string(d) + ": no entry " + key.name);
+      continue;
+    }
+    const auto payload = decode_entry(*entry, key);
+    if (!payload || payload->size() < 4) {
+      refused.push_back("function " + std::to_string(d) + ": entry " + key.name + " rejected: " +
+                        (payload ? std::string("too short") : payload.error()));
+      continue;
+    }
+    const auto osr = static_cast<std::uint32_t>(get_le(*payload, 0, 4));
+    if (std::string why = link_tier_up_object(cm, code, d, osr, payload->subspan(4)); !why.empty()) {
+      refused.push_back("function " + std::to_string(d) + ": entry " + key.name + " not linked: " + why);
+      continue;
+    }
+    ++linked;
+  }
+  return linked;
+}
 
 }  // namespace jit
 
@@ -305,7 +390,8 @@ const jit::ModuleCode& CompiledModule::Impl::jit(int variant) const {
   return *jit_code[variant];
 }
 
-jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCacheStorage* cache, bool tier_up) const {
+jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, const std::shared_ptr<CodeCacheStorage>& cache,
+                                               bool tier_up) const {
   const std::lock_guard lock(jit_mutex);
   // Whole-module code (cached or compiled for Tier::Compile) serves every store once it exists;
   // tier-up code has its own slot, so a Compile store after a tier-up one still gets the whole
@@ -331,6 +417,7 @@ jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, CodeCache
     if (!jit_tier_up[variant]) {
       jit_tier_up[variant] = jit::tier_up_code(*this, variant == kMetered);
       jit_tier_up[variant]->cache_miss = std::move(miss);
+      jit_tier_up[variant]->hot_cache = cache;
     }
     return jit_tier_up[variant].get();
   }

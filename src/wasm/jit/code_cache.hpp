@@ -55,4 +55,16 @@ std::vector<std::uint8_t> encode_image(const ObjectImage& image);
 // The image in `payload` (its object a view into payload).
 std::expected<ObjectView, std::string> decode_image(std::span<const std::uint8_t> payload, std::size_t functions);
 
+// The hot set: tier-up's objects (TierUpObject) kept in the code cache per module variant, an
+// entry per function and an index entry listing them, each keyed as a module's code is (so a
+// different engine, plugin, LLVM, CPU or module finds none). Called on the tier-up thread.
+// Keeps `object` of defined function `defined` and adds it to the index; the error says why not.
+std::expected<void, std::string> hot_set_add(const CompiledModule::Impl& cm, const ModuleCode& code,
+                                             CodeCacheStorage& cache, std::uint32_t defined,
+                                             const TierUpObject& object);
+// Links every function of the hot set that `code` has no entry for yet (link_tier_up_object);
+// returns how many, and in `refused` why each entry it could not use was refused.
+std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeCacheStorage& cache,
+                         std::vector<std::string>& refused);
+
 }  // namespace sprawling::wasm::jit

@@ -56,6 +56,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <string>
 #include <thread>
 #include <string_view>
 #include <type_traits>
@@ -692,50 +694,67 @@ std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool 
   return out;
 }
 
-void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined,
-                      const std::atomic<bool>& cancel) {
-  if (!code.error.empty() || code.entries[defined].entry.load(std::memory_order_acquire) != nullptr) return;
+namespace {
+// Tier-up code's JIT, made by its first job (off the interpreter's thread): the helpers and
+// kTierUpSlotsSymbol, the address its objects read their callees' slots at. False (code.error
+// says why) when LLVM could not be set up.
+bool tier_up_jit(ModuleCode& code) {
+  if (!code.error.empty()) return false;
   if (!code.impl) code.impl = std::make_unique<ModuleCode::Impl>();
   ModuleCode::Impl& state = *code.impl;
-  if (!state.lljit) {  // the first job: LLVM set up here, off the interpreter's thread
-    auto jtmb = host_target_builder();
-    if (!jtmb) {
-      code.error = error_text(jtmb.takeError());
-      return;
-    }
-    auto tm = jtmb->createTargetMachine();
-    if (!tm) {
-      code.error = error_text(tm.takeError());
-      return;
-    }
-    auto fast_jtmb = *jtmb;
-    fast_jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
-    auto fast_tm = fast_jtmb.createTargetMachine();
-    if (!fast_tm) {
-      code.error = error_text(fast_tm.takeError());
-      return;
-    }
-    auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
-    if (!lljit) {
-      code.error = error_text(lljit.takeError());
-      return;
-    }
-    if (auto e = define_helpers(**lljit)) {
-      code.error = error_text(std::move(e));
-      return;
-    }
-    state.tm = std::move(*tm);
-    state.fast_tm = std::move(*fast_tm);
-    state.lljit = std::move(*lljit);
+  if (state.lljit) return true;
+  auto jtmb = host_target_builder();
+  if (!jtmb) {
+    code.error = error_text(jtmb.takeError());
+    return false;
   }
-  if (cancel.load(std::memory_order_relaxed)) return;
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) {
+    code.error = error_text(tm.takeError());
+    return false;
+  }
+  auto fast_jtmb = *jtmb;
+  fast_jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+  auto fast_tm = fast_jtmb.createTargetMachine();
+  if (!fast_tm) {
+    code.error = error_text(fast_tm.takeError());
+    return false;
+  }
+  auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+  if (!lljit) {
+    code.error = error_text(lljit.takeError());
+    return false;
+  }
+  if (auto e = define_helpers(**lljit)) {
+    code.error = error_text(std::move(e));
+    return false;
+  }
+  llvm::orc::SymbolMap slots;
+  slots[(*lljit)->mangleAndIntern(kTierUpSlotsSymbol)] = {llvm::orc::ExecutorAddr::fromPtr(code.entries.data()),
+                                                          llvm::JITSymbolFlags::Exported};
+  if (auto e = (*lljit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(slots)))) {
+    code.error = error_text(std::move(e));
+    return false;
+  }
+  state.tm = std::move(*tm);
+  state.fast_tm = std::move(*fast_tm);
+  state.lljit = std::move(*lljit);
+  return true;
+}
+}  // namespace
+
+TierUpObject compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined,
+                              const std::atomic<bool>& cancel) {
+  if (code.entries[defined].entry.load(std::memory_order_acquire) != nullptr || !tier_up_jit(code)) return {};
+  ModuleCode::Impl& state = *code.impl;
+  if (cancel.load(std::memory_order_relaxed)) return {};
   const bool metered = code.metered;
   auto t0 = std::chrono::steady_clock::now();
   const FunctionCode funcs = cm.all_code(metered);
   const Scan sc = scan(funcs[defined], metered, cm.module, defined);
   if (!sc.reason.empty()) {
     code.reasons[defined] = sc.reason;
-    return;
+    return {};
   }
   auto context = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>("wasm_f" + std::to_string(defined), *context);
@@ -759,11 +778,11 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   llvm::raw_string_ostream vs(verify);
   if (llvm::verifyModule(*mod, &vs)) {
     code.reasons[defined] = "the compiled tier generated invalid IR: " + verify;
-    return;
+    return {};
   }
   const double ir = seconds_since(t0);
   code.seconds_ir += ir;
-  if (cancel.load(std::memory_order_relaxed)) return;
+  if (cancel.load(std::memory_order_relaxed)) return {};
   t0 = std::chrono::steady_clock::now();
   const bool huge = instruction_count(*mod) > kHugeFactor * fast_codegen_above();
   optimize(*mod, *state.tm, huge);
@@ -771,19 +790,21 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   code.seconds_opt += opt;
   const unsigned instructions = instruction_count(*mod);
   dump_ir(*mod, function_name(defined));
-  if (cancel.load(std::memory_order_relaxed)) return;
+  if (cancel.load(std::memory_order_relaxed)) return {};
   t0 = std::chrono::steady_clock::now();
   const bool fast = instructions > fast_codegen_above();
   llvm::orc::SimpleCompiler compiler(fast ? *state.fast_tm : *state.tm);
   auto object = compiler(*mod);
   if (!object) {
     code.reasons[defined] = "LLVM: " + error_text(object.takeError());
-    return;
+    return {};
   }
   const std::uint64_t machine_bytes = perf_map_wanted() ? symbol_size(**object, function_name(defined)) : 0;
+  // Kept for the hot set (the code cache): the object is linked from a copy of its bytes.
+  TierUpObject kept{osr, {(*object)->getBufferStart(), (*object)->getBufferEnd()}};
   if (auto e = state.lljit->addObjectFile(std::move(*object))) {
     code.reasons[defined] = "LLVM: " + error_text(std::move(e));
-    return;
+    return {};
   }
   auto found = state.lljit->lookup(function_name(defined));  // links it
   const double codegen = seconds_since(t0);
@@ -798,7 +819,7 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   }
   if (!found) {
     code.reasons[defined] = "LLVM: " + error_text(found.takeError());
-    return;
+    return {};
   }
   if (perf_map_wanted()) perf_map_add(found->getValue(), machine_bytes, cm.module, defined);
   code.reasons[defined].clear();
@@ -807,6 +828,48 @@ void compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uin
   code.materialized_bytes += cm.module.code[defined].code_size;
   code.entries[defined].osr.store(osr, std::memory_order_relaxed);  // published with the entry
   code.entries[defined].entry.store(found->toPtr<Entry>(), std::memory_order_release);
+  return kept;
+}
+
+std::string link_tier_up_object(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined,
+                                std::uint32_t osr, std::span<const std::uint8_t> object) {
+  if (code.entries[defined].entry.load(std::memory_order_acquire) != nullptr) return "";
+  if (!tier_up_jit(code)) return code.error;
+  ModuleCode::Impl& state = *code.impl;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string name = function_name(defined);
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(reinterpret_cast<const char*>(object.data()), object.size()), name);
+  // A copy another process made: it must define this function and nothing the JIT has already
+  // (a function linked twice), else it is refused before it is added.
+  auto file = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
+  if (!file) return "not an object file: " + error_text(file.takeError());
+  bool defines = false;
+  for (const llvm::object::SymbolRef& sym : (*file)->symbols()) {
+    auto flags = sym.getFlags();
+    auto sym_name = sym.getName();
+    if (!flags || !sym_name) {
+      llvm::consumeError(flags.takeError());
+      llvm::consumeError(sym_name.takeError());
+      return "an unreadable symbol";
+    }
+    if ((*flags & llvm::object::SymbolRef::SF_Global) == 0 || (*flags & llvm::object::SymbolRef::SF_Undefined) != 0)
+      continue;
+    if (*sym_name != name) return "it defines " + sym_name->str() + ", not only " + name;
+    defines = true;
+  }
+  if (!defines) return "it does not define " + name;
+  if (auto e = state.lljit->addObjectFile(std::move(buffer))) return "LLVM: " + error_text(std::move(e));
+  auto found = state.lljit->lookup(name);
+  if (!found) return "LLVM: " + error_text(found.takeError());
+  code.seconds_codegen += seconds_since(t0);
+  if (perf_map_wanted()) perf_map_add(found->getValue(), 0, cm.module, defined);
+  code.reasons[defined].clear();
+  ++code.compiled;
+  ++code.from_hot_set;
+  code.entries[defined].osr.store(osr, std::memory_order_relaxed);  // published with the entry
+  code.entries[defined].entry.store(found->toPtr<Entry>(), std::memory_order_release);
+  return "";
 }
 
 namespace {

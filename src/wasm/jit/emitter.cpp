@@ -908,9 +908,7 @@ class FunctionEmitter {
       } else if (me_.tier_up != nullptr) {
         // The slot outlives this code (both belong to the module variant's ModuleCode); the
         // entry is published with release once, so an acquire load sees the whole function.
-        llvm::Value* slot_addr = b_.CreateIntToPtr(
-            b_.getInt64(reinterpret_cast<std::uintptr_t>(&me_.tier_up->entries[d].entry)), t_.ptr);
-        auto* entry = b_.CreateAlignedLoad(t_.ptr, slot_addr, llvm::Align(8));
+        auto* entry = b_.CreateAlignedLoad(t_.ptr, me_.tier_up_entry_address(b_, d), llvm::Align(8));
         entry->setAtomic(llvm::AtomicOrdering::Acquire);
         callee_code = entry;
       }
@@ -1146,9 +1144,7 @@ class FunctionEmitter {
       if (me_.callee(d) != nullptr) {
         callee_code = me_.fns[d];
       } else if (me_.tier_up != nullptr) {
-        llvm::Value* slot_addr = b_.CreateIntToPtr(
-            b_.getInt64(reinterpret_cast<std::uintptr_t>(&me_.tier_up->entries[d].entry)), t_.ptr);
-        auto* entry = b_.CreateAlignedLoad(t_.ptr, slot_addr, llvm::Align(8));
+        auto* entry = b_.CreateAlignedLoad(t_.ptr, me_.tier_up_entry_address(b_, d), llvm::Align(8));
         entry->setAtomic(llvm::AtomicOrdering::Acquire);
         callee_code = entry;
       }

@@ -7,6 +7,7 @@
 
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -39,6 +40,9 @@ inline llvm::Value* entry_result(llvm::IRBuilderBase& b, llvm::Value* status, ll
 // entry's call is a jump. Metered code's body also takes the fuel counter (one argument slot
 // fewer) and returns it as a third field, {status, result, fuel}; its entry calls it.
 constexpr unsigned kRegisterArgs = 4;
+
+// The symbol tier-up code reads its callees' slots through (ModuleEmitter::tier_up_entry_address).
+inline constexpr const char* kTierUpSlotsSymbol = "sprawling_tier_up_slots";
 
 struct Types {
   llvm::Type* i1;
@@ -100,6 +104,17 @@ struct ModuleEmitter {
     pshufb = host_has_pshufb(mod);
   }
   static bool host_has_pshufb(const llvm::Module& m);
+  // Where defined function `d`'s published entry is read under tier-up: `tier_up`'s slot, as an
+  // offset from kTierUpSlotsSymbol (each tier-up JIT defines it as its code's entries, compiler.cpp),
+  // so the object holds no address of this process and a later process can link it again.
+  llvm::Value* tier_up_entry_address(llvm::IRBuilder<>& b, u32 d) {
+    llvm::GlobalVariable* slots = mod.getGlobalVariable(kTierUpSlotsSymbol);
+    if (slots == nullptr)
+      slots = new llvm::GlobalVariable(mod, t.i8, false, llvm::GlobalValue::ExternalLinkage, nullptr, kTierUpSlotsSymbol);
+    const auto* base = reinterpret_cast<const char*>(tier_up->entries.data());
+    const auto* at = reinterpret_cast<const char*>(&tier_up->entries[d].entry);
+    return b.CreateConstInBoundsGEP1_64(t.i8, slots, static_cast<std::uint64_t>(at - base));
+  }
   // A runtime helper by name (runtime_calls.hpp), declared on first use.
   llvm::FunctionCallee helper(const char* name, llvm::Type* ret, llvm::ArrayRef<llvm::Type*> params) {
     return mod.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));

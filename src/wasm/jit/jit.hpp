@@ -152,6 +152,12 @@ class ModuleCode {
   bool metered = false;               // the variant (tier-up code compiles it function by function)
   std::size_t tier_up_requested = 0;  // functions queued for compilation
   std::size_t tier_up_too_large = 0;  // of which stayed interpreted for their size
+  // The hot set: the code cache tier-up keeps each function it compiles in, and links what an
+  // earlier process kept from on its first request (tiering.cpp); null without a cache. Only
+  // the tier-up thread touches these, as it does `compiled`.
+  std::shared_ptr<CodeCacheStorage> hot_cache;
+  bool hot_set_loaded = false;
+  std::size_t from_hot_set = 0;  // functions whose code came from the hot set
   std::string error;                 // LLVM's message when the module could not be compiled at all
   bool stopped_at_deadline = false;  // emitting the IR stopped at the job's deadline (not kept)
   // The lazy path's compile memory (JobLimits::compile_memory): the heap when its compile began,
@@ -181,9 +187,9 @@ class ModuleCode {
       if (tier_up_requested == 0) return;
       std::fprintf(stderr,
                    "sprawl jit: tier-up: %zu of %zu functions hot, %zu compiled (%zu wasm code bytes), %zu too large; "
-                   "IR %.3f s, optimizing %.3f s, code generation %.3f s%s%s\n",
-                   tier_up_requested, entries.size(), compiled, materialized_bytes, tier_up_too_large, seconds_ir,
-                   seconds_opt, seconds_codegen, error.empty() ? "" : "; error: ", error.c_str());
+                   "%zu linked from the hot set; IR %.3f s, optimizing %.3f s, code generation %.3f s%s%s\n",
+                   tier_up_requested, entries.size(), compiled, materialized_bytes, tier_up_too_large, from_hot_set,
+                   seconds_ir, seconds_opt, seconds_codegen, error.empty() ? "" : "; error: ", error.c_str());
       print_over_budget(reasons);
       return;
     }
@@ -288,6 +294,13 @@ struct ObjectImage {
   std::uint64_t peak_heap_growth = 0;
 };
 using ObjectResult = std::expected<ObjectImage, std::string>;
+// A function tier-up compiled, as the code cache's hot set keeps it: its relocatable object (it
+// names no address of the process that made it) and its on-stack replacement header (Slot::osr).
+// Empty when nothing was compiled.
+struct TierUpObject {
+  std::uint32_t osr = 0;
+  std::vector<std::uint8_t> object;
+};
 // An image as read from the code cache: the object stays in the entry's bytes (a 21 MB object
 // for CPython: copying it twice cost more than linking it).
 struct ObjectView {

@@ -2,6 +2,7 @@
 // interpreter's request when one turns hot, and the one background thread per process that
 // compiles the requests (compile_function) and publishes their entries.
 #include "wasm/jit/jit.hpp"
+#include "wasm/jit/code_cache.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -235,12 +236,17 @@ class Worker {
     ++code->tier_up_requested;
     const std::size_t max = tier_up_max_bytes();
     const CompiledModule::Impl& cm = module->impl();
-    if (max != 0 && cm.module.code[job.defined].code_size > max) {
+    // Left interpreted for its size; the first request of a code with a hot set still links
+    // the hot set below.
+    const auto too_large = [&] {
+      if (max == 0 || cm.module.code[job.defined].code_size <= max) return false;
       ++code->tier_up_too_large;
       code->reasons[job.defined] = "larger than the tier-up bound (" + std::to_string(max) +
                                    " bytes of wasm code, SPRAWLING_JIT_TIER_UP_MAX_BYTES)";
-      return;
-    }
+      return true;
+    };
+    const bool link_hot_set = code->hot_cache && !code->hot_set_loaded;
+    if (!link_hot_set && too_large()) return;
     // The compiler is the plugin, loaded by the first job that needs it (jit::plugin() loads it
     // once, for the whole process): a function that cannot be compiled stays interpreted.
     if (const PluginStatus& p = plugin(); !p.loaded) {
@@ -256,7 +262,27 @@ class Worker {
       return;
     }
     const std::uint64_t before = heap_bytes_in_use();
-    compile_function(cm, *code, job.defined, cancel);
+    if (link_hot_set) {
+      // The first request links what earlier processes kept of this module variant, the
+      // requested function too when it is there (jobs of one code never run at once).
+      code->hot_set_loaded = true;
+      std::vector<std::string> refused;
+      const std::size_t linked = hot_set_load(cm, *code, *code->hot_cache, refused);
+      if (std::getenv("SPRAWLING_JIT_STATS") != nullptr) {
+        std::fprintf(stderr, "sprawl jit: tier-up: %zu functions linked from the hot set\n", linked);
+        for (const std::string& why : refused) std::fprintf(stderr, "sprawl jit: tier-up: hot set: %s\n", why.c_str());
+      }
+    }
+    const bool linked = code->entries[job.defined].entry.load(std::memory_order_acquire) != nullptr;
+    if (!linked && !(link_hot_set && too_large())) {
+      const TierUpObject object = compile_function(cm, *code, job.defined, cancel);
+      if (code->hot_cache && !object.object.empty()) {
+        auto kept = hot_set_add(cm, *code, *code->hot_cache, job.defined, object);
+        if (!kept && std::getenv("SPRAWLING_JIT_STATS") != nullptr)
+          std::fprintf(stderr, "sprawl jit: tier-up: function %u not kept in the hot set: %s\n", job.defined,
+                       kept.error().c_str());
+      }
+    }
     const std::uint64_t after = heap_bytes_in_use();
     get().charge(code, after > before ? after - before : 0);
   }

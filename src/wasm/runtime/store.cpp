@@ -223,7 +223,7 @@ void Store::Impl::ensure_jit_code([[maybe_unused]] int variant) {
   if (all_jit_ready[variant]) return;
   for (auto& inst : instances) {
     if (inst->jit_ready[variant]) continue;
-    jit::ModuleCode* code = inst->compiled_module->impl().jit_for(variant, tier, code_cache.get(), tier_up);
+    jit::ModuleCode* code = inst->compiled_module->impl().jit_for(variant, tier, code_cache, tier_up);
     // Tier-up code made for another store stays unused by a store with tier-up off.
     if (code != nullptr && (!code->tier_up || tier_up)) {
       const std::uint32_t imported = inst->module->imported_funcs;

@@ -254,7 +254,8 @@ struct CompiledModule::Impl {
   // The code for a store on `tier` with `cache` (may be null); null: none (Auto, not cached, and
   // `tier_up` off). Auto with `tier_up`: code whose functions are compiled when hot (tiering.cpp),
   // unless whole-module code exists by then.
-  jit::ModuleCode* jit_for(int variant, Tier tier, CodeCacheStorage* cache, bool tier_up = false) const;
+  jit::ModuleCode* jit_for(int variant, Tier tier, const std::shared_ptr<CodeCacheStorage>& cache,
+                           bool tier_up = false) const;
 };
 
 // CompiledModule::Impl::all_code: a view of one variant's code of every defined function, in
