@@ -224,6 +224,44 @@ TEST(Cli, CompileFillsTheCodeCacheThatRunStartsFrom) {
   EXPECT_EQ(sprawl({"compile"}, {}, false, env).status, 128);
 }
 
+// Tier-up keeps what it compiles in the code cache (the hot set): the next `sprawl run` of the
+// module links it on its first request instead of compiling it, with the same output.
+TEST(Cli, RunKeepsHotFunctionsForTheNextRun) {
+  if (!runtime::wasm_sandbox_has_compiled_tier()) GTEST_SKIP() << "no compiled tier in this build";
+  TempDir dir;
+  const auto hot = dir.write("hot.wat", R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (data (i32.const 8) "ok\n")
+    (func $sq (param i32) (result i32) (i32.mul (local.get 0) (local.get 0)))
+    (func (export "_start") (local $i i32)
+      (loop $l
+        (drop (call $sq (local.get $i)))
+        (br_if $l (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (i32.const 10000000))))
+      (i32.store (i32.const 0) (i32.const 8))
+      (i32.store (i32.const 4) (i32.const 3))
+      (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16))))))")
+                       .string();
+  const std::vector<std::string> env{"SPRAWLING_CACHE_DIR=" + (dir.path() / "code").string(), "SPRAWLING_JIT_STATS=1",
+                                     "SPRAWLING_JIT_TIER_UP_CALLS=10"};
+  // A run's exit does not wait for a compilation in flight (the loop gives it about 0.1 s): run
+  // until a run found everything that turned hot in the hot set and compiled nothing.
+  const auto linked_all = [](const std::string& err) {
+    return contains(err, " functions linked from the hot set") && !contains(err, "tier-up: 0 functions linked") &&
+           contains(err, "(0 wasm code bytes)");
+  };
+  std::string err;
+  for (int i = 0; i < 20 && !linked_all(err); ++i) {
+    auto next = sprawl({"run", hot}, {}, false, env);
+    EXPECT_EQ(next.out, "ok\n");
+    err = next.err;
+  }
+  EXPECT_TRUE(linked_all(err)) << err;
+  auto off = sprawl({"run", "-C", "cache=n", hot}, {}, false, env);
+  EXPECT_EQ(off.out, "ok\n");
+  EXPECT_FALSE(contains(off.err, "functions linked from the hot set")) << off.err;
+}
+
 // `sprawl compile` under limits it passes at once: exit status 126, the limit and the function
 // named, no entry written; the limits' spellings; a thread count is a whole number from 1.
 TEST(Cli, CompileStopsAtItsLimitsAndWritesNothing) {
