@@ -859,11 +859,12 @@ std::string link_tier_up_object(const CompiledModule::Impl& cm, ModuleCode& code
     defines = true;
   }
   if (!defines) return "it does not define " + name;
+  const std::uint64_t machine_bytes = perf_map_wanted() ? symbol_size(*buffer, name) : 0;
   if (auto e = state.lljit->addObjectFile(std::move(buffer))) return "LLVM: " + error_text(std::move(e));
   auto found = state.lljit->lookup(name);
   if (!found) return "LLVM: " + error_text(found.takeError());
   code.seconds_codegen += seconds_since(t0);
-  if (perf_map_wanted()) perf_map_add(found->getValue(), 0, cm.module, defined);
+  if (perf_map_wanted()) perf_map_add(found->getValue(), machine_bytes, cm.module, defined);
   code.reasons[defined].clear();
   ++code.compiled;
   ++code.from_hot_set;
