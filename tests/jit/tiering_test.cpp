@@ -70,6 +70,19 @@ bool has_machine_code(const CompiledModule& m, int variant, std::uint32_t define
   return code != nullptr && code->entries[defined].entry.load() != nullptr;
 }
 
+// Once the tier-up thread is idle: how many functions of `m`'s tier-up code of `variant` were
+// linked from the hot set, and how many it compiled.
+struct Origin {
+  std::size_t linked = 0;
+  std::size_t compiled = 0;
+};
+Origin origin_of(const CompiledModule& m, int variant) {
+  EXPECT_TRUE(jit::tier_up_wait_idle(120'000));
+  const jit::ModuleCode* code = tier_up_code_of(m, variant);
+  EXPECT_NE(code, nullptr);
+  return code == nullptr ? Origin{} : Origin{code->from_hot_set, code->materialized};
+}
+
 class TierUp : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -255,24 +268,20 @@ TEST_F(TierUp, TheHotSetKeepsCompiledFunctionsForTheNextProcess) {
       ASSERT_NE(first, nullptr);
       both(first, "sum", 3 * kCalls);
       for (int i = 0; i < kCalls; ++i) both(first, "load", static_cast<std::uint32_t>(i) * 4);
-      ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
-      const jit::ModuleCode* code = tier_up_code_of(*first, variant);
-      ASSERT_NE(code, nullptr);
+      const Origin o = origin_of(*first, variant);
       EXPECT_TRUE(has_machine_code(*first, variant, kSq));
       EXPECT_TRUE(has_machine_code(*first, variant, kLoad));
-      EXPECT_EQ(code->from_hot_set, 0U);
-      EXPECT_GE(code->materialized, 2U);
+      EXPECT_EQ(o.linked, 0U);
+      EXPECT_GE(o.compiled, 2U);
     }
     const std::size_t kept = cache->names().size();
     EXPECT_GE(kept, 3U);  // the index, sq and load
     auto second = compile_wat(kWat);
     ASSERT_NE(second, nullptr);
     both(second, "sum", 3 * kCalls);  // sq's request links the hot set
-    ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
-    const jit::ModuleCode* code = tier_up_code_of(*second, variant);
-    ASSERT_NE(code, nullptr);
-    EXPECT_GE(code->from_hot_set, 2U);
-    EXPECT_EQ(code->materialized, 0U);
+    const Origin o = origin_of(*second, variant);
+    EXPECT_GE(o.linked, 2U);
+    EXPECT_EQ(o.compiled, 0U);
     EXPECT_TRUE(has_machine_code(*second, variant, kSq));
     EXPECT_TRUE(has_machine_code(*second, variant, kLoad));  // never called by this module yet
     EXPECT_EQ(both(second, "load", 65532).trap, TrapKind::OutOfBoundsMemoryAccess);
@@ -307,11 +316,9 @@ TEST_F(TierUp, AHotSetEntryNotIntactIsRefusedAndItsFunctionCompiledAgain) {
   ASSERT_NE(second, nullptr);
   const Outcome want = run(second, Tier::Interpret, "sum", {i32(3 * kCalls)}, std::nullopt);
   EXPECT_EQ(run(second, Tier::Auto, "sum", {i32(3 * kCalls)}, std::nullopt, {}, cache), want);
-  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
-  const jit::ModuleCode* code = tier_up_code_of(*second, kUnmetered);
-  ASSERT_NE(code, nullptr);
-  EXPECT_EQ(code->from_hot_set, 0U);
-  EXPECT_GE(code->materialized, 1U);
+  const Origin o = origin_of(*second, kUnmetered);
+  EXPECT_EQ(o.linked, 0U);
+  EXPECT_GE(o.compiled, 1U);
   EXPECT_TRUE(has_machine_code(*second, kUnmetered, kSq));
   EXPECT_EQ(run(second, Tier::Auto, "sum", {i32(50)}, std::nullopt, {}, cache),
             run(second, Tier::Interpret, "sum", {i32(50)}, std::nullopt));
@@ -319,8 +326,7 @@ TEST_F(TierUp, AHotSetEntryNotIntactIsRefusedAndItsFunctionCompiledAgain) {
   auto third = compile_wat(kWat);
   ASSERT_NE(third, nullptr);
   EXPECT_EQ(run(third, Tier::Auto, "sum", {i32(3 * kCalls)}, std::nullopt, {}, cache), want);
-  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
-  EXPECT_GE(tier_up_code_of(*third, kUnmetered)->from_hot_set, 1U);
+  EXPECT_GE(origin_of(*third, kUnmetered).linked, 1U);
 
   // An object is linked only as the one function it defines.
   auto fresh = jit::tier_up_code(third->impl(), false);
