@@ -104,7 +104,9 @@ Options:
                            holds the module (see `sprawl compile`), else the interpreter, and
                            functions it finds hot (20000 calls) are compiled on a background
                            thread and run as machine code from their next call (tier-up; the
-                           run never waits for it). interpret: the interpreter alone. compile:
+                           run never waits for it), and kept in the code cache, where later
+                           runs of the module find them at their first hot function (the hot
+                           set). interpret: the interpreter alone. compile:
                            machine code from the cache, else LLVM compiles each function on its
                            first call (the time counts towards --timeout). A function over the
                            compile budget (a fact of its code: size, nesting, branch targets,
@@ -121,7 +123,8 @@ Options:
                            own)
   -C cache=y|n, --cache y|n
                            use the compiled-code cache (default y): SPRAWLING_CACHE_DIR, else
-                           $XDG_CACHE_HOME/sprawling/code, else ~/.cache/sprawling/code
+                           $XDG_CACHE_HOME/sprawling/code, else ~/.cache/sprawling/code; read
+                           for the module's code, written by tier-up (its hot set)
   -C tier-up=y|n, --tier-up y|n
                            under --tier auto, compile hot functions in the background (default
                            y); n: auto is the interpreter unless the cache holds the module
