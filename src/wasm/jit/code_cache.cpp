@@ -361,20 +361,22 @@ std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeC
   for (const std::uint32_t d : hot_index(cache, hot_index_key(*parts, cm, code.metered), code.entries.size())) {
     if (code.entries[d].entry.load(std::memory_order_acquire) != nullptr) continue;
     const CacheKey key = hot_function_key(*parts, cm, code.metered, d);
+    const auto refuse = [&](const std::string& why) {
+      refused.push_back("function " + std::to_string(d) + ", entry " + key.name + ": " + why);
+    };
     const auto entry = cache.read(key.name);
     if (!entry) {
-      refused.push_back("function " + std::to_string(d) + ": no entry " + key.name);
+      refuse("absent");
       continue;
     }
     const auto payload = decode_entry(*entry, key);
     if (!payload || payload->size() < 4) {
-      refused.push_back("function " + std::to_string(d) + ": entry " + key.name + " rejected: " +
-                        (payload ? std::string("too short") : payload.error()));
+      refuse("rejected: " + (payload ? std::string("too short") : payload.error()));
       continue;
     }
     const auto osr = static_cast<std::uint32_t>(get_le(*payload, 0, 4));
     if (std::string why = link_tier_up_object(cm, code, d, osr, payload->subspan(4)); !why.empty()) {
-      refused.push_back("function " + std::to_string(d) + ": entry " + key.name + " not linked: " + why);
+      refuse("not linked: " + why);
       continue;
     }
     ++linked;

@@ -236,17 +236,19 @@ class Worker {
     ++code->tier_up_requested;
     const std::size_t max = tier_up_max_bytes();
     const CompiledModule::Impl& cm = module->impl();
-    // Left interpreted for its size; the first request of a code with a hot set still links
-    // the hot set below.
-    const auto too_large = [&] {
-      if (max == 0 || cm.module.code[job.defined].code_size <= max) return false;
+    // A function over the bound stays interpreted; the first request of a code with a hot set
+    // still links the hot set below (which may hold it, kept by a process with a larger bound).
+    const bool too_large = max != 0 && cm.module.code[job.defined].code_size > max;
+    const auto leave_too_large = [&] {
       ++code->tier_up_too_large;
       code->reasons[job.defined] = "larger than the tier-up bound (" + std::to_string(max) +
                                    " bytes of wasm code, SPRAWLING_JIT_TIER_UP_MAX_BYTES)";
-      return true;
     };
     const bool link_hot_set = code->hot_cache && !code->hot_set_loaded;
-    if (!link_hot_set && too_large()) return;
+    if (too_large && !link_hot_set) {
+      leave_too_large();
+      return;
+    }
     // The compiler is the plugin, loaded by the first job that needs it (jit::plugin() loads it
     // once, for the whole process): a function that cannot be compiled stays interpreted.
     if (const PluginStatus& p = plugin(); !p.loaded) {
@@ -274,7 +276,8 @@ class Worker {
       }
     }
     const bool linked = code->entries[job.defined].entry.load(std::memory_order_acquire) != nullptr;
-    if (!linked && !(link_hot_set && too_large())) {
+    if (!linked && too_large) leave_too_large();
+    if (!linked && !too_large) {
       const TierUpObject object = compile_function(cm, *code, job.defined, cancel);
       if (code->hot_cache && !object.object.empty()) {
         auto kept = hot_set_add(cm, *code, *code->hot_cache, job.defined, object);
