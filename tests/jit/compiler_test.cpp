@@ -238,6 +238,71 @@ TEST(CompilerBounds, ProvenChecksLeftOutTrapWhereTheInterpreterDoes) {
   }
 }
 
+// Accesses no value can put past a memory's minimum size (minimum_bounds.hpp): `table` stores and
+// loads at a masked index whose last byte is exactly memory 0's minimum (131,072), `other` the
+// same at memory 1's (65,536); `past` and `other_past` end one byte further, so their checks stay
+// and trap for the highest index until the memory grows (`grown`).
+constexpr std::string_view kMinimumBounds = R"((module
+  (memory 2 8)
+  (memory $m1 1 4)
+  (func $table (export "table") (param $x i32) (result i32)
+    (i32.store offset=130048 (i32.shl (i32.and (local.get $x) (i32.const 255)) (i32.const 2)) (local.get $x))
+    (i32.load offset=130048 (i32.shl (i32.and (local.get $x) (i32.const 255)) (i32.const 2))))
+  (func $past (export "past") (param $x i32) (result i32)
+    (i32.store offset=130049 (i32.shl (i32.and (local.get $x) (i32.const 255)) (i32.const 2)) (local.get $x))
+    (i32.load offset=130049 (i32.shl (i32.and (local.get $x) (i32.const 255)) (i32.const 2))))
+  (func $other (export "other") (param $x i32) (result i32)
+    (i32.store $m1 offset=65024 (i32.shl (i32.and (local.get $x) (i32.const 127)) (i32.const 2)) (local.get $x))
+    (i32.load $m1 offset=65024 (i32.shl (i32.and (local.get $x) (i32.const 127)) (i32.const 2))))
+  (func $other_past (export "other_past") (param $x i32) (result i32)
+    (i32.store $m1 offset=65025 (i32.shl (i32.and (local.get $x) (i32.const 127)) (i32.const 2)) (local.get $x))
+    (i32.load $m1 offset=65025 (i32.shl (i32.and (local.get $x) (i32.const 127)) (i32.const 2))))
+  (func (export "grown") (param $x i32) (result i32)
+    (drop (memory.grow (i32.const 1)))
+    (drop (memory.grow $m1 (i32.const 1)))
+    (i32.add (call $past (local.get $x)) (call $other_past (local.get $x))))
+)
+)";
+
+TEST(CompilerBounds, ChecksNoAccessCanFailWithinTheMinimumSizeAreLeftOutAndTheOthersTrapAsTheInterpretersDo) {
+  auto module = compile_wat(kMinimumBounds);
+  ASSERT_NE(module, nullptr);
+  expect_all_compiled(*module);
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-minimum-bounds-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  std::vector<std::uint32_t> xs{0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0x12345678u};
+  for (std::uint32_t x = 0; x <= 300; ++x) xs.push_back(x);
+  for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 20}}) {
+    // The unmetered code's IR is the one read below (each variant writes the same file names).
+    if (!fuel) ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+    for (const char* name : {"table", "past", "other", "other_past", "grown"}) {
+      for (std::uint32_t x : xs) {
+        const std::vector<Value> args{Value::i32(x)};
+        const Outcome want = run(module, Tier::Interpret, name, args, fuel);
+        const Outcome got = run(module, Tier::Compile, name, args, fuel);
+        EXPECT_EQ(want, got) << name << " x " << x << (fuel ? " metered" : "");
+        // Only the last index of `past` and `other_past` reaches past the memory (its size then
+        // is its minimum: each run instantiates anew).
+        const std::string_view n(name);
+        const std::uint32_t last = n == "past" ? 0xFF : n == "other_past" ? 0x7F : 0;
+        EXPECT_EQ(want.trap != TrapKind::None, last != 0 && (x & last) == last) << name << " x " << x;
+      }
+    }
+    ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  }
+  // Which functions still have a path to the trap exit (the unmetered code has no other trap), in
+  // their entry (`@wasm_f<d>`) or their body (`@wasm_r<d>`, made for the ones `grown` calls).
+  std::set<std::string> trapping;
+  for (const DumpedLine& at : dumped_ir(dump))
+    if (at.block == "trap") trapping.insert(at.function.substr(std::string_view("@wasm_f").size()));
+  std::filesystem::remove_all(dump);
+  EXPECT_FALSE(trapping.contains("0")) << "table";
+  EXPECT_TRUE(trapping.contains("1")) << "past";
+  EXPECT_FALSE(trapping.contains("2")) << "other";
+  EXPECT_TRUE(trapping.contains("3")) << "other_past";
+}
+
 // Loops whose accesses step through memory run a copy without bounds checks when one test at
 // the loop's entry proves every iteration it can run stays in bounds (loop_versioning.cpp), and
 // the loop as written otherwise: a loop that walks off either end of memory, or whose i32

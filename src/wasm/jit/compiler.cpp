@@ -8,6 +8,7 @@
 #include "wasm/jit/emitter.hpp"
 #include "wasm/jit/fuel_merging.hpp"
 #include "wasm/jit/loop_versioning.hpp"
+#include "wasm/jit/minimum_bounds.hpp"
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/jit/scan.hpp"
 #include "wasm/jit/v128_phis.hpp"
@@ -186,6 +187,15 @@ struct VersionLoopsOnRangeChecks : llvm::PassInfoMixin<VersionLoopsOnRangeChecks
     return llvm::PreservedAnalyses::none();
   }
 };
+// minimum_bounds.hpp's pass, right after SROA (an access's end is an SSA value then, and its
+// check is still as the emitter made it). The checks it folds never reach the loop passes, so a
+// loop whose other accesses are affine (a CRC's table lookup beside its buffer's walk) versions
+// into a copy with no check at all. The slot-only pipeline of huge functions runs it too.
+struct FoldChecksBelowMinimum : llvm::PassInfoMixin<FoldChecksBelowMinimum> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& /*fam*/) {
+    return fold_checks_below_minimum(f) == 0 ? llvm::PreservedAnalyses::all() : llvm::PreservedAnalyses::none();
+  }
+};
 // v128_phis.hpp's pass, right after SROA has made the slots' phis, so that InstCombine and the
 // loop passes see a loop-carried v128 as one vector.
 struct JoinV128Phis : llvm::PassInfoMixin<JoinV128Phis> {
@@ -244,6 +254,7 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false,
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::SROAPass(slots_only ? llvm::SROAOptions::PreserveCFG : llvm::SROAOptions::ModifyCFG));
+  fpm.addPass(FoldChecksBelowMinimum());
   if (!slots_only) {
     fpm.addPass(JoinV128Phis());
     fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));

@@ -2,6 +2,7 @@
 // internal_code.hpp, generated from internal_ops.def). Each instruction does what its interpreter
 // handler does, so fuel segments, trap sites and results are the interpreter's by construction.
 #include "wasm/jit/emitter.hpp"
+#include "wasm/jit/minimum_bounds.hpp"
 
 #include "wasm/jit/runtime_calls.hpp"
 
@@ -521,9 +522,21 @@ class FunctionEmitter {
     }
     if (!proven) {
       llvm::Value* last = b_.CreateAdd(ea64, b_.getInt64(size));
-      trap_if(b_.CreateICmpUGT(last, b_.CreateLoad(t_.i64, mem_size_)), TrapKind::OutOfBoundsMemoryAccess);
+      llvm::Value* out = b_.CreateICmpUGT(last, b_.CreateLoad(t_.i64, mem_size_));
+      tag_minimum(out, 0);
+      trap_if(out, TrapKind::OutOfBoundsMemoryAccess);
     }
     return b_.CreateInBoundsGEP(t_.i8, b_.CreateLoad(t_.ptr, mem_base_), ea64);
+  }
+  // Tags a bounds check `end > size` of i32 memory `mem` with the memory's minimum size in bytes,
+  // the least it can ever have: minimum_bounds.hpp's pass folds the check when `end` is bounded
+  // by it whatever the values it comes from (a static table indexed by a masked byte).
+  void tag_minimum(llvm::Value* check, u32 mem) {
+    const MemoryType& type = me_.cm.module.memories.at(mem);
+    if (type.limits.is64 || type.limits.min == 0) return;
+    auto* bytes = llvm::ConstantAsMetadata::get(b_.getInt64(type.limits.min * kPageSize));
+    llvm::cast<llvm::Instruction>(check)->setMetadata(me_.ctx.getMDKindID(kMinimumBytesKind),
+                                                      llvm::MDNode::get(me_.ctx, {bytes}));
   }
   struct Where {
     llvm::Value* ea64;
@@ -609,7 +622,9 @@ class FunctionEmitter {
     if (offset > ~u64{0} - width) {
       trap_if(b_.getTrue(), TrapKind::OutOfBoundsMemoryAccess);  // past 2^64 whatever the address
     } else if (!m.is64) {
-      trap_if(b_.CreateICmpUGT(b_.CreateAdd(addr, b_.getInt64(offset + width)), size), TrapKind::OutOfBoundsMemoryAccess);
+      llvm::Value* out = b_.CreateICmpUGT(b_.CreateAdd(addr, b_.getInt64(offset + width)), size);
+      tag_minimum(out, mem);
+      trap_if(out, TrapKind::OutOfBoundsMemoryAccess);
     } else {
       llvm::Value* sum = b_.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, addr, b_.getInt64(offset + width));
       llvm::Value* out = b_.CreateOr(b_.CreateExtractValue(sum, 1), b_.CreateICmpUGT(b_.CreateExtractValue(sum, 0), size));
