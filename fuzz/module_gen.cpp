@@ -387,9 +387,16 @@ class Generator {
   }
 
   void address(Bytes& code, int depth) {
-    // Mostly in range, sometimes anything (out-of-bounds traps are the point too).
+    // Mostly in range, sometimes anything (out-of-bounds traps are the point too), sometimes an
+    // expression masked to 2^8..2^17 bytes: a static table's index, whose bounds check the
+    // compiled tier leaves out when the mask keeps the access within memory 0's minimum (one
+    // page) and keeps when it does not.
     if (in_.below(4) != 0) {
       ww::i32_const(code, static_cast<std::int32_t>(in_.raw(2) % 70000));
+    } else if (in_.below(3) == 0) {
+      expr(code, ww::type::i32, depth + 1);
+      ww::i32_const(code, static_cast<std::int32_t>((1u << (8 + in_.below(10))) - 1 - in_.below(4)));
+      code.push_back(0x71);  // i32.and
     } else {
       expr(code, ww::type::i32, depth + 1);
     }
