@@ -118,9 +118,19 @@ class FunctionEmitter {
     b_.setDefaultConstrainedExcept(llvm::fp::ebStrict);
     b_.setDefaultConstrainedRounding(llvm::RoundingMode::NearestTiesToEven);
     ctxp_ = fn_->getArg(0);
-    fp_ = fn_->getArg(1);
     auto* entry = llvm::BasicBlock::Create(me_.ctx, "entry", fn_);
     b_.SetInsertPoint(entry);
+    // An entry takes fp, and reads the frame-record top from the context, where its caller left
+    // it (sync_frame_records). A body's caller passes its own fp and record top, and the offset
+    // of this frame from its fp: the body adds them, so that what its caller keeps across the
+    // call is what it keeps anyway, not one more register for each.
+    if (in_registers_) {
+      fp_ = b_.CreateInBoundsGEP(t_.i8, fn_->getArg(1), fn_->getArg(3));
+      fr_ = b_.CreateConstInBoundsGEP1_64(t_.i8, fn_->getArg(2), sizeof(Frame));
+    } else {
+      fp_ = fn_->getArg(1);
+      fr_ = ctx_load(t_.ptr, offsetof(Ctx, fr));
+    }
     slots_.resize(f_.frame_slots);
     for (u32 i = 0; i < f_.frame_slots; ++i) slots_[i] = b_.CreateAlloca(t_.i64);
     fuel_ = b_.CreateAlloca(t_.i64);
@@ -144,7 +154,7 @@ class FunctionEmitter {
     for (u32 i = f_.num_params; i < exn_locals_.size(); ++i)
       if (exn_locals_[i]) b_.CreateStore(b_.getInt64(0), fp_at(i));
     if (fuel_in_registers()) {
-      b_.CreateStore(fn_->getArg(2), fuel_);
+      b_.CreateStore(fn_->getArg(4), fuel_);
     } else {
       load_fuel();
     }
@@ -206,6 +216,7 @@ class FunctionEmitter {
       open = instr(in);
     }
     if (open) b_.CreateUnreachable();  // only dead code can end open (the scan checked the rest)
+    sync_frame_records();
   }
 
  private:
@@ -221,10 +232,16 @@ class FunctionEmitter {
   // return, as the third field of its result (ModuleEmitter::body); on any other status it is in
   // Ctx::fuel, as everywhere else.
   [[nodiscard]] bool fuel_in_registers() const { return in_registers_ && me_.metered; }
-  [[nodiscard]] unsigned first_arg() const { return fuel_in_registers() ? 3 : 2; }
+  [[nodiscard]] unsigned first_arg() const { return fuel_in_registers() ? 5 : 4; }
   llvm::IRBuilder<> b_;
   llvm::Value* ctxp_ = nullptr;
   llvm::Value* fp_ = nullptr;
+  // This activation's frame-record top: what Ctx::fr is while it runs, kept in a register (or
+  // its spill slot) and written to the context only where something else reads it there.
+  llvm::Value* fr_ = nullptr;
+  // The calls that set Ctx::fr themselves (or, a body's, take fr_ as an argument):
+  // sync_frame_records leaves them alone.
+  llvm::SmallPtrSet<llvm::CallInst*, 8> fr_set_;
   llvm::Value* globals_ = nullptr;
   std::vector<llvm::AllocaInst*> slots_;
   llvm::AllocaInst* fuel_ = nullptr;
@@ -263,7 +280,7 @@ class FunctionEmitter {
     CallChecks k;
     llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
     llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
-    k.fr = ctx_load(t_.ptr, offsetof(Ctx, fr));
+    k.fr = fr_;
     llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
     llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
     k.room = b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(fp_, t_.i64)),
@@ -322,6 +339,25 @@ class FunctionEmitter {
     b_.SetInsertPoint(body);
   }
 
+  // Ctx::fr is written only where it is read: a native call between compiled bodies passes the
+  // callee's record top in a register and restores nothing (each keeps its own, fr_), so after
+  // any call the context may hold a callee's deeper value. Every other call that takes the
+  // context (a helper, which may enter the interpreter or a host function and push frame
+  // records from Ctx::fr; a tail call, whose callee takes over this record) gets fr_ stored
+  // just before it. Calls that set it themselves are in fr_set_.
+  void sync_frame_records() {
+    std::vector<llvm::CallInst*> calls;
+    for (llvm::BasicBlock& bb : *fn_)
+      for (llvm::Instruction& in : bb)
+        if (auto* call = llvm::dyn_cast<llvm::CallInst>(&in); call != nullptr && !fr_set_.contains(call) &&
+                                                               llvm::is_contained(call->args(), ctxp_))
+          calls.push_back(call);
+    for (llvm::CallInst* call : calls) {
+      b_.SetInsertPoint(call);
+      ctx_store(fr_, offsetof(Ctx, fr));
+    }
+  }
+
   // ---- helpers
   llvm::BasicBlock* block_at(u32 word) {
     auto [it, fresh] = blocks_.try_emplace(word, nullptr);
@@ -354,6 +390,19 @@ class FunctionEmitter {
 #endif
   }
   llvm::Value* fp_at(u32 slot) { return b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, slot); }
+  // fp_at(base) as a call's frame argument, computed where the call is: as a plain address LLVM
+  // hoists it out of a loop and keeps it in a register of its own across every call there (one
+  // more callee-saved register to save in fib's loop, for the helper path only).
+  llvm::Value* frame_at(u32 base) {
+#if defined(__x86_64__)
+    if (base != 0) {
+      auto* ty = llvm::FunctionType::get(t_.ptr, {t_.ptr}, false);
+      const std::string lea = "leaq " + std::to_string(u64{base} * sizeof(u64)) + "($1), $0";
+      return b_.CreateCall(ty, llvm::InlineAsm::get(ty, lea, "=r,r", /*hasSideEffects=*/false), {fp_});
+    }
+#endif
+    return fp_at(base);
+  }
   llvm::Value* ctx_field(std::size_t off) { return b_.CreateConstInBoundsGEP1_64(t_.i8, ctxp_, off); }
   llvm::Value* ctx_load(llvm::Type* ty, std::size_t off) { return b_.CreateLoad(ty, ctx_field(off)); }
   void ctx_store(llvm::Value* v, std::size_t off) { b_.CreateStore(v, ctx_field(off)); }
@@ -844,7 +893,7 @@ class FunctionEmitter {
   // base...); returns the call's {status, result}, whose result is the callee's when it
   // returned normally in the block the call was made in (the value's block is the fast path).
   llvm::Value* native_call(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, u32 base,
-                           llvm::Value* nfp, llvm::BasicBlock* slow, llvm::BasicBlock* join,
+                           llvm::BasicBlock* slow, llvm::BasicBlock* join,
                            llvm::Function* body = nullptr) {
     auto* fast = new_block("call_fast");
     const CallChecks k = call_checks_.no_native_calls != nullptr ? call_checks_ : read_call_checks();
@@ -855,24 +904,28 @@ class FunctionEmitter {
     b_.CreateCondBr(no, slow, fast, cold_);
     b_.SetInsertPoint(fast);
     if (me_.metered) b_.CreateStore(b_.CreateSub(b_.CreateLoad(t_.i64, fuel_), entry_cost), fuel_);
-    ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
+    // The callee's frame record: an entry takes it from the context, a body this frame's top in
+    // a register (and adds the record itself).
+    if (body == nullptr) ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
     // A metered body takes the counter in a register and gives it back in one on a normal
     // return; on any other status it is in the context, where the other paths read it.
     const bool fuel_passed = body != nullptr && me_.metered;
     if (!fuel_passed) store_fuel();
     llvm::CallInst* call = nullptr;
     if (body != nullptr) {
-      std::vector<llvm::Value*> args{ctxp_, nfp};
+      std::vector<llvm::Value*> args{ctxp_, fp_, fr, b_.getInt64(u64{base} * sizeof(u64))};
       if (fuel_passed) args.push_back(b_.CreateLoad(t_.i64, fuel_));
       for (u32 i = 0; args.size() < body->arg_size(); ++i) args.push_back(slot(base + i));
       call = b_.CreateCall(body, args);
     } else {
-      call = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, nfp});
+      call = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, frame_at(base)});
     }
     call->setTailCallKind(llvm::CallInst::TCK_None);
+    fr_set_.insert(call);
     llvm::Value* st = b_.CreateExtractValue(call, 0);
     if (fuel_passed) b_.CreateStore(b_.CreateExtractValue(call, 2), fuel_);  // read on status 0 only
-    ctx_store(fr, offsetof(Ctx, fr));
+    // Ctx::fr is not restored: this code keeps its own (fr_), and writes it back before whatever
+    // reads it (sync_frame_records).
     // A trap in the callee: located and its counter stored by the callee. A tail call the callee
     // left pending (kTailPending): its callee runs at nfp as this call's (sprawling_jit_tail_resume).
     auto* nonzero = new_block("call_status");
@@ -892,7 +945,8 @@ class FunctionEmitter {
     }
     unwind_status_->addIncoming(st, b_.GetInsertBlock());
     b_.SetInsertPoint(pending);
-    llvm::Value* rst = b_.CreateCall(me_.helper("sprawling_jit_tail_resume", t_.i32, {t_.ptr, t_.ptr}), {ctxp_, nfp});
+    llvm::Value* rst =
+        b_.CreateCall(me_.helper("sprawling_jit_tail_resume", t_.i32, {t_.ptr, t_.ptr}), {ctxp_, frame_at(base)});
     helper_status(rst);
     if (fuel_passed) load_fuel();  // join continues with the counter in fuel_
     b_.CreateBr(join);
@@ -906,10 +960,9 @@ class FunctionEmitter {
     const FuncType& ft = m.func_type(funcidx);
     const u32 np = value_slots(ft.params);  // slots: a v128 takes two
     const u32 nr = value_slots(ft.results);
-    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     llvm::Function* body = funcidx >= m.imported_funcs ? me_.body(funcidx - m.imported_funcs) : nullptr;
     if (body != nullptr) {
-      emit_body_call(body, funcidx - m.imported_funcs, base, np, nr, post, nfp);
+      emit_body_call(body, funcidx - m.imported_funcs, base, np, nr, post);
       return;
     }
     store_args(base, np);
@@ -935,13 +988,13 @@ class FunctionEmitter {
       const CompiledFunc& callee = me_.cm.code(d, false);
       const CompiledFunc& callee_v = me_.funcs[d];
       const u64 cost = me_.metered ? static_cast<u64>(layout::FuelCheck::read(callee_v.code.data()).cost) : 0;
-      native_call(callee_code, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, nfp, slow, join);
+      native_call(callee_code, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, slow, join);
     } else {
       b_.CreateBr(slow);
     }
     b_.SetInsertPoint(slow);
     store_fuel();
-    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, load_func(funcidx), nfp});
+    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, load_func(funcidx), frame_at(base)});
     helper_status(st);
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
@@ -952,7 +1005,7 @@ class FunctionEmitter {
   // registers when the call is native; the helper path (the interpreter's entry protocol: its
   // checks failed) and a tail call left pending (which no body makes, but its entry protocol is
   // the same) pass them through the frame.
-  void emit_body_call(llvm::Function* body, u32 d, u32 base, u32 np, u32 nr, u32 post, llvm::Value* nfp) {
+  void emit_body_call(llvm::Function* body, u32 d, u32 base, u32 np, u32 nr, u32 post) {
     const u32 funcidx = me_.cm.module.imported_funcs + d;
     if (me_.cm.module.uses_gc) gc_spill_frame(base);  // as store_args: the callee stores its own
     auto* join = new_block("returned");
@@ -961,16 +1014,16 @@ class FunctionEmitter {
     const CompiledFunc& callee = me_.cm.code(d, false);
     const u64 cost = me_.metered ? static_cast<u64>(layout::FuelCheck::read(me_.funcs[d].code.data()).cost) : 0;
     llvm::Value* r =
-        native_call(body, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, nfp, slow, fast_done, body);
+        native_call(body, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, slow, fast_done, body);
     // native_call's pending path branches to fast_done as well: the result is then in the frame.
     b_.SetInsertPoint(slow);
     for (u32 i = 0; i < np; ++i) b_.CreateStore(slot(base + i), fp_at(base + i));
     store_fuel();
-    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, load_func(funcidx), nfp});
+    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, load_func(funcidx), frame_at(base)});
     helper_status(st);
     if (me_.metered) load_fuel();  // as native_call leaves it on its paths to fast_done
     llvm::BasicBlock* slow_end = b_.GetInsertBlock();
-    llvm::Value* from_frame = nr == 1 ? b_.CreateLoad(t_.i64, nfp) : nullptr;
+    llvm::Value* from_frame = nr == 1 ? b_.CreateLoad(t_.i64, fp_at(base)) : nullptr;
     b_.CreateBr(join);
     b_.SetInsertPoint(fast_done);
     // fast_done's predecessors: the call (status 0: the value in a register) and the pending path.
@@ -981,7 +1034,7 @@ class FunctionEmitter {
       for (llvm::BasicBlock* pred : llvm::predecessors(fast_done)) {
         const llvm::IRBuilderBase::InsertPointGuard g(b_);
         b_.SetInsertPoint(pred->getTerminator());
-        v->addIncoming(pred == call_block ? b_.CreateExtractValue(r, 1) : b_.CreateLoad(t_.i64, nfp), pred);
+        v->addIncoming(pred == call_block ? b_.CreateExtractValue(r, 1) : b_.CreateLoad(t_.i64, fp_at(base)), pred);
       }
       value = v;
     }
@@ -1038,19 +1091,18 @@ class FunctionEmitter {
   // sprawling_jit_call_indirect.
   void emit_call_indirect(u32 type, u32 table, u32 idx_slot, u32 base, u32 post) {
     const FuncType& ft = me_.cm.module.types[type];
-    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     llvm::Value* element = slot(idx_slot);  // u64: an i32 index zero-extended, a table64 one whole
     store_args(base, value_slots(ft.params));
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
     if (const std::optional<KnownCallee> k = table_callee(type, table, element, slow)) {
-      native_call(k->entry, k->frame_slots, k->cost, base, nfp, slow, join);
+      native_call(k->entry, k->frame_slots, k->cost, base, slow, join);
     } else {
       b_.CreateBr(slow);
     }
     b_.SetInsertPoint(slow);
     store_fuel();
-    llvm::Value* st = b_.CreateCall(me_.call_indirect, {ctxp_, u32c(type), u32c(table), element, nfp});
+    llvm::Value* st = b_.CreateCall(me_.call_indirect, {ctxp_, u32c(type), u32c(table), element, frame_at(base)});
     helper_status(st);
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
@@ -1082,7 +1134,6 @@ class FunctionEmitter {
   // tiered with a published entry, else through sprawling_jit_call (the interpreter's do_call).
   void emit_call_ref(u32 type, u32 ref_slot, u32 base, u32 post) {
     const FuncType& ft = me_.cm.module.types[type];
-    llvm::Value* nfp = b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, base);
     llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
     trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
     store_args(base, value_slots(ft.params));  // slots: a v128 takes two
@@ -1092,10 +1143,10 @@ class FunctionEmitter {
     llvm::Value* entry = k.entry;
     llvm::Value* frame_slots = k.frame_slots;
     llvm::Value* cost = k.cost;
-    native_call(entry, frame_slots, cost, base, nfp, slow, join);
+    native_call(entry, frame_slots, cost, base, slow, join);
     b_.SetInsertPoint(slow);
     store_fuel();
-    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, fi, nfp});
+    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, fi, frame_at(base)});
     helper_status(st);
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
@@ -1455,9 +1506,10 @@ class FunctionEmitter {
         emit_call_indirect(a.type, a.table, a.idx, a.base, a.post);
         return true;
       } else if constexpr (O == Op::Return) {
-        // The results at fp for callers through the entry; the one result in a register too,
-        // for a direct call (ModuleEmitter::body).
-        for (u32 i = 0; i < f_.num_results; ++i) b_.CreateStore(slot(i), fp_at(i));
+        // The results at fp for callers through the entry; a body's one result in a register
+        // only (its entry stores it at fp: emit_function).
+        if (!in_registers_)
+          for (u32 i = 0; i < f_.num_results; ++i) b_.CreateStore(slot(i), fp_at(i));
         if (fuel_in_registers()) {
           ret(ok_status(), f_.num_results == 1 ? slot(0) : nullptr, b_.CreateLoad(t_.i64, fuel_));
         } else {
@@ -2604,9 +2656,9 @@ u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc) {
   FunctionEmitter emitter(me, defined, sc, body != nullptr ? body : me.fns[defined]);
   emitter.emit();
   if (body != nullptr) {
-    // The entry: the arguments from the frame, then a jump to the body (same return type, every
-    // argument in a register), whose {status, result} it returns. Metered, the counter goes in
-    // from the context and, on a normal return, back to it: a call, not a jump.
+    // The entry: the arguments from the frame, then a call of the body (every argument in a
+    // register), whose {status, result} it returns, with the result stored at fp on a normal
+    // return. Metered, the counter goes in from the context and, on a normal return, back to it.
     llvm::Function* entry = me.fns[defined];
     entry->addFnAttr(llvm::Attribute::NoUnwind);
     entry->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -2614,16 +2666,27 @@ u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc) {
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(me.ctx, "entry", entry));
     llvm::Value* ctx = entry->getArg(0);
     llvm::Value* fuel_at = b.CreateConstInBoundsGEP1_64(me.t.i8, ctx, offsetof(Ctx, fuel));
-    std::vector<llvm::Value*> args{ctx, entry->getArg(1)};
+    llvm::Value* fr = b.CreateLoad(me.t.ptr, b.CreateConstInBoundsGEP1_64(me.t.i8, ctx, offsetof(Ctx, fr)));
+    std::vector<llvm::Value*> args{ctx, entry->getArg(1), b.CreateConstInBoundsGEP1_64(me.t.i8, fr, -sizeof(Frame)),
+                                   b.getInt64(0)};
     if (me.metered) args.push_back(b.CreateLoad(me.t.i64, fuel_at));
     for (u32 i = 0; args.size() < body->arg_size(); ++i)
       args.push_back(b.CreateLoad(me.t.i64, b.CreateConstInBoundsGEP1_64(me.t.i64, entry->getArg(1), i)));
     llvm::CallInst* r = b.CreateCall(body, args);
+    llvm::Value* status = b.CreateExtractValue(r, 0);
+    if (me.funcs[defined].num_results == 1) {
+      // The result at fp on a normal return (the body gives it in a register only).
+      auto* returned = llvm::BasicBlock::Create(me.ctx, "returned", entry);
+      auto* done = llvm::BasicBlock::Create(me.ctx, "done", entry);
+      b.CreateCondBr(b.CreateICmpEQ(status, b.getInt32(0)), returned, done);
+      b.SetInsertPoint(returned);
+      b.CreateStore(b.CreateExtractValue(r, 1), entry->getArg(1));
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+    }
     if (!me.metered) {
-      r->setTailCallKind(llvm::CallInst::TCK_Tail);
       b.CreateRet(r);
     } else {
-      llvm::Value* status = b.CreateExtractValue(r, 0);
       llvm::Value* kept = b.CreateLoad(me.t.i64, fuel_at);
       b.CreateStore(b.CreateSelect(b.CreateICmpEQ(status, b.getInt32(0)), b.CreateExtractValue(r, 2), kept), fuel_at);
       b.CreateRet(entry_result(b, status, b.CreateExtractValue(r, 1)));

@@ -142,8 +142,9 @@ struct ModuleEmitter {
       return nullptr;
     if (bodies.size() < fns.size()) bodies.resize(fns.size(), nullptr);
     if (bodies[d] == nullptr) {
-      // Metered: the counter too, after fp, and back as the result's third field.
-      std::vector<llvm::Type*> params{t.ptr, t.ptr};
+      // (ctx, the caller's fp, the caller's frame-record top, this frame's offset in bytes from
+      // that fp); metered, the counter too, and back as the result's third field.
+      std::vector<llvm::Type*> params{t.ptr, t.ptr, t.ptr, t.i64};
       if (metered) params.push_back(t.i64);
       params.insert(params.end(), funcs[d].num_params, t.i64);
       llvm::Type* result = metered ? llvm::StructType::get(ctx, {t.i32, t.i64, t.i64}) : t.result;

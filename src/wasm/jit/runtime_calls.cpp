@@ -94,23 +94,27 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
     if (entry != nullptr && native_stack_ok()) {
       if (c->metered) c->fuel -= callee->entry_fuel;
       if (callee->instance == c->inst) {
-        c->fr += sizeof(Frame);
+        // Machine code leaves Ctx::fr as it last wrote it (a callee's, maybe): restored here.
+        char* const top = c->fr;
+        c->fr = top + sizeof(Frame);
         std::uint32_t st = entry(c, nfp).status;
         if (st == kTailPending) {
+          c->fr = top + sizeof(Frame);
           st = run_pending(c, nfp);
         } else if (st != 0) {
           st |= kLocated;  // located by the callee, in this same context
         }
-        c->fr -= sizeof(Frame);
+        c->fr = top;
         return st;
       }
       const Result r = enter(entry, s, callee, nfp, fr + 1, c->fuel, *c->out, c->metered);
       c->fuel = r.fuel;
       if (r.tail != nullptr) {
         c->tail_callee = r.tail;
-        c->fr += sizeof(Frame);
+        char* const top = c->fr;
+        c->fr = top + sizeof(Frame);
         const std::uint32_t st = run_pending(c, nfp);
-        c->fr -= sizeof(Frame);
+        c->fr = top;
         return st;
       }
       if (r.trap == TrapKind::None) return 0;
@@ -128,17 +132,21 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
 // with Ctx::fr its frame-record top (the call's record pushed): machine code of this instance
 // natively, another instance's through enter, an interpreted one in a nested run that skips the
 // entry protocol. A callee that itself leaves a tail call pending is followed in this loop, so
-// the native stack stays bounded however long the chain. 0 or a located trap.
+// the native stack stays bounded however long the chain. 0 or a located trap. Ctx::fr is this
+// frame's record top before each callee (machine code may leave a deeper one) and on return.
 std::uint32_t run_pending(Ctx* c, std::uint64_t* fp) {
   Store::Impl& s = *c->store;
   const int variant = c->metered ? kMetered : kUnmetered;
+  char* const top = c->fr;
   for (;;) {
+    c->fr = top;
     FuncInst* const callee = c->tail_callee;
     if (const Slot* slot = callee->jit[variant]; slot != nullptr) {
       if (const Entry entry = slot->entry.load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
         if (callee->instance == c->inst) {
           const std::uint32_t st = entry(c, fp).status;
           if (st == kTailPending) continue;
+          c->fr = top;
           return st == 0 ? 0 : st | kLocated;
         }
         const Result r = enter(entry, s, callee, fp, reinterpret_cast<Frame*>(c->fr), c->fuel, *c->out, c->metered);
@@ -319,9 +327,10 @@ std::uint32_t sprawling_jit_return_call_indirect(Ctx* c, std::uint32_t type_inde
 }
 
 std::uint32_t sprawling_jit_tail_resume(Ctx* c, std::uint64_t* nfp) {
-  c->fr += sizeof(Frame);
+  char* const top = c->fr;
+  c->fr = top + sizeof(Frame);
   const std::uint32_t st = run_pending(c, nfp);
-  c->fr -= sizeof(Frame);
+  c->fr = top;
   return st;
 }
 
