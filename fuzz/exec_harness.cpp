@@ -56,8 +56,8 @@ std::optional<std::vector<CallRecord>> run_exports(
     return call < limits.fuel_by_call.size() ? std::optional(limits.fuel_by_call[call]) : limits.fuel_per_call;
   };
   if (!store.set_tier(limits.tier)) {
-    std::fprintf(stderr, "this build has no compiled tier (the tiers target needs SPRAWLING_WITH_JIT)\n");
-    std::abort();
+    std::fprintf(stderr, "the compiled tier cannot run here: %s\n", wasm::compiled_tier_unavailable_reason().c_str());
+    std::_Exit(kNoCompiledTierExit);
   }
   store.set_budget(wasm::ExecutionBudget{.fuel = limits.fuel_per_call, .deadline = std::nullopt});
   auto instance = store.instantiate(compiled, {});

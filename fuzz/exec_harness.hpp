@@ -26,6 +26,11 @@ struct CallRecord {
   std::size_t trap_offset = 0;
 };
 
+// The exit status of a harness asked for the compiled tier that cannot load it (a build whose
+// plugin came from other engine sources, say): not a finding, so not an abort; the reason is on
+// stderr, and tests/differential/differential.py stops on it instead of filing each module.
+inline constexpr int kNoCompiledTierExit = 3;
+
 struct ExecLimits {
   std::optional<std::uint64_t> fuel_per_call;  // nullopt: unmetered (the engine's other code variant)
   std::uint64_t max_memory_bytes;

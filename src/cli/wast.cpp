@@ -74,7 +74,7 @@ int wast_command(std::span<const std::string_view> args) {
         tier = wasm::Tier::Interpret;
       } else if (value == "compile") {
         if (!wasm::compiled_tier_available()) {
-          std::fputs("sprawl wast: --tier compile: this build has no compiled tier (SPRAWLING_WITH_JIT=OFF)\n", stderr);
+          std::fprintf(stderr, "sprawl wast: --tier compile: %s\n", wasm::compiled_tier_unavailable_reason().c_str());
           return status::kUsage;
         }
         tier = wasm::Tier::Compile;

@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# fuzz_replay_tiers' exit status when it cannot load the compiled tier (fuzz/exec_harness.hpp).
+NO_COMPILED_TIER_EXIT = 3
 
 try:
     import wasmtime
@@ -373,6 +375,10 @@ class Runner:
             r = subprocess.run([self.args.replay_tiers] + [str(f) for f in remaining], capture_output=True, text=True,
                                timeout=900)
             done = [line.split(" ")[1] for line in r.stdout.splitlines() if line.startswith("replay: /")]
+            if r.returncode == NO_COMPILED_TIER_EXIT:
+                # Not a finding in any module: the harness cannot load the compiled tier at all.
+                sys.exit(f"differential: {self.args.replay_tiers} cannot run the compiled tier "
+                         f"({r.stderr.strip()[-500:]}); rebuild it and the plugin together")
             if r.returncode == 0:
                 self.counts["tiers"] += len(remaining)
                 return
@@ -495,6 +501,15 @@ def main() -> int:
         return 77
     if not args.modules and not args.seconds:
         args.modules = 32
+    if "compile" in args.tiers and "exec" in args.checks:
+        # A sprawl that cannot load its compiled tier would fail every script: say so once.
+        with tempfile.TemporaryDirectory() as d:
+            probe = Path(d) / "probe.wast"
+            probe.write_text("(module)\n")
+            r = subprocess.run([args.sprawl, "wast", "--tier", "compile", str(probe)], capture_output=True, text=True,
+                               timeout=120)
+            if r.returncode != 0:
+                sys.exit(f"differential: {args.sprawl} cannot run --tier compile: {r.stderr.strip()[-500:]}")
     print(f"differential: seed {args.seed}", flush=True)
     # SIGINT or SIGTERM ends a campaign with its counts (Harness.run); a shell starts a background
     # job with SIGINT ignored, so both are set here.
