@@ -121,14 +121,13 @@ class FunctionEmitter {
     auto* entry = llvm::BasicBlock::Create(me_.ctx, "entry", fn_);
     b_.SetInsertPoint(entry);
     // An entry takes fp, and reads the frame-record top from the context, where its caller left
-    // it (sync_frame_records). A body's caller passes its own fp and record top, and the offset
-    // of this frame from its fp: the body adds them, so that what its caller keeps across the
-    // call is what it keeps anyway, not one more register for each.
+    // it (sync_frame_records). A body takes fp (its caller computes it at the call: frame_at)
+    // and its caller's record top, and adds the record itself, so that what its caller keeps
+    // across the call is what it keeps anyway, not one more register.
+    fp_ = fn_->getArg(1);
     if (in_registers_) {
-      fp_ = b_.CreateInBoundsGEP(t_.i8, fn_->getArg(1), fn_->getArg(3));
       fr_ = b_.CreateConstInBoundsGEP1_64(t_.i8, fn_->getArg(2), sizeof(Frame));
     } else {
-      fp_ = fn_->getArg(1);
       fr_ = ctx_load(t_.ptr, offsetof(Ctx, fr));
     }
     slots_.resize(f_.frame_slots);
@@ -154,7 +153,7 @@ class FunctionEmitter {
     for (u32 i = f_.num_params; i < exn_locals_.size(); ++i)
       if (exn_locals_[i]) b_.CreateStore(b_.getInt64(0), fp_at(i));
     if (fuel_in_registers()) {
-      b_.CreateStore(fn_->getArg(4), fuel_);
+      b_.CreateStore(fn_->getArg(3), fuel_);
     } else {
       load_fuel();
     }
@@ -232,7 +231,7 @@ class FunctionEmitter {
   // return, as the third field of its result (ModuleEmitter::body); on any other status it is in
   // Ctx::fuel, as everywhere else.
   [[nodiscard]] bool fuel_in_registers() const { return in_registers_ && me_.metered; }
-  [[nodiscard]] unsigned first_arg() const { return fuel_in_registers() ? 5 : 4; }
+  [[nodiscard]] unsigned first_arg() const { return fuel_in_registers() ? 4 : 3; }
   llvm::IRBuilder<> b_;
   llvm::Value* ctxp_ = nullptr;
   llvm::Value* fp_ = nullptr;
@@ -392,7 +391,7 @@ class FunctionEmitter {
   llvm::Value* fp_at(u32 slot) { return b_.CreateConstInBoundsGEP1_64(t_.i64, fp_, slot); }
   // fp_at(base) as a call's frame argument, computed where the call is: as a plain address LLVM
   // hoists it out of a loop and keeps it in a register of its own across every call there (one
-  // more callee-saved register to save in fib's loop, for the helper path only).
+  // more callee-saved register to save in fib's loop).
   llvm::Value* frame_at(u32 base) {
 #if defined(__x86_64__)
     if (base != 0) {
@@ -913,7 +912,7 @@ class FunctionEmitter {
     if (!fuel_passed) store_fuel();
     llvm::CallInst* call = nullptr;
     if (body != nullptr) {
-      std::vector<llvm::Value*> args{ctxp_, fp_, fr, b_.getInt64(u64{base} * sizeof(u64))};
+      std::vector<llvm::Value*> args{ctxp_, frame_at(base), fr};
       if (fuel_passed) args.push_back(b_.CreateLoad(t_.i64, fuel_));
       for (u32 i = 0; args.size() < body->arg_size(); ++i) args.push_back(slot(base + i));
       call = b_.CreateCall(body, args);
@@ -2667,8 +2666,7 @@ u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc) {
     llvm::Value* ctx = entry->getArg(0);
     llvm::Value* fuel_at = b.CreateConstInBoundsGEP1_64(me.t.i8, ctx, offsetof(Ctx, fuel));
     llvm::Value* fr = b.CreateLoad(me.t.ptr, b.CreateConstInBoundsGEP1_64(me.t.i8, ctx, offsetof(Ctx, fr)));
-    std::vector<llvm::Value*> args{ctx, entry->getArg(1), b.CreateConstInBoundsGEP1_64(me.t.i8, fr, -sizeof(Frame)),
-                                   b.getInt64(0)};
+    std::vector<llvm::Value*> args{ctx, entry->getArg(1), b.CreateConstInBoundsGEP1_64(me.t.i8, fr, -sizeof(Frame))};
     if (me.metered) args.push_back(b.CreateLoad(me.t.i64, fuel_at));
     for (u32 i = 0; args.size() < body->arg_size(); ++i)
       args.push_back(b.CreateLoad(me.t.i64, b.CreateConstInBoundsGEP1_64(me.t.i64, entry->getArg(1), i)));

@@ -34,11 +34,11 @@ inline llvm::Value* entry_result(llvm::IRBuilderBase& b, llvm::Value* status, ll
 
 // Direct calls inside one IR module pass up to this many argument slots in registers, and get a
 // function's single result slot back in one: such a function's code is an internal function
-// (`wasm_r<defined>`, the body) taking (Ctx*, u64* fp, slot...) and returning
-// {status, result}, and its entry `wasm_f<defined>` loads the arguments from the frame and jumps
-// to it. Four keep every argument in a register under the System V ABI (with Ctx* and fp), so the
-// entry's call is a jump. Metered code's body also takes the fuel counter (one argument slot
-// fewer) and returns it as a third field, {status, result, fuel}; its entry calls it.
+// (`wasm_r<defined>`, the body) taking (Ctx*, u64* fp, char* caller_fr, slot...) and returning
+// {status, result}, and its entry `wasm_f<defined>` loads the arguments from the frame, calls it
+// and stores the result at fp. Under the System V ABI the first three argument slots are in
+// registers, the fourth on the native stack. Metered code's body also takes the fuel counter
+// (before the slots) and returns it as a third field, {status, result, fuel}.
 constexpr unsigned kRegisterArgs = 4;
 
 // The symbol tier-up code reads its callees' slots through (ModuleEmitter::tier_up_entry_address).
@@ -142,9 +142,9 @@ struct ModuleEmitter {
       return nullptr;
     if (bodies.size() < fns.size()) bodies.resize(fns.size(), nullptr);
     if (bodies[d] == nullptr) {
-      // (ctx, the caller's fp, the caller's frame-record top, this frame's offset in bytes from
-      // that fp); metered, the counter too, and back as the result's third field.
-      std::vector<llvm::Type*> params{t.ptr, t.ptr, t.ptr, t.i64};
+      // (ctx, fp, the caller's frame-record top); metered, the counter too, and back as the
+      // result's third field.
+      std::vector<llvm::Type*> params{t.ptr, t.ptr, t.ptr};
       if (metered) params.push_back(t.i64);
       params.insert(params.end(), funcs[d].num_params, t.i64);
       llvm::Type* result = metered ? llvm::StructType::get(ctx, {t.i32, t.i64, t.i64}) : t.result;
