@@ -43,7 +43,19 @@ char* compute_native_limit() noexcept {
   return static_cast<char*>(low) + kNativeStackReserve;
 }
 
-std::uint32_t run_pending(Ctx* c, std::uint64_t* fp);
+std::uint32_t run_pending(Ctx* c, std::uint64_t* fp, char* fr);
+
+// Machine code writes Ctx::fr only before what reads it and never restores it, so after it
+// returns the context may hold a callee's deeper record top: the runtime's calls into machine code
+// put the caller's back when they leave.
+struct KeepFrameRecordTop {
+  Ctx* const c;
+  char* const top;
+  explicit KeepFrameRecordTop(Ctx* ctx) : c(ctx), top(ctx->fr) {}
+  KeepFrameRecordTop(const KeepFrameRecordTop&) = delete;
+  KeepFrameRecordTop& operator=(const KeepFrameRecordTop&) = delete;
+  ~KeepFrameRecordTop() { c->fr = top; }
+};
 
 // Runs `callee` interpreted in a nested run whose frame is at fp and whose frame record is `fr`
 // (with entry_made, its entry was made already: a pending tail callee), then hands back the
@@ -94,28 +106,17 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
     if (entry != nullptr && native_stack_ok()) {
       if (c->metered) c->fuel -= callee->entry_fuel;
       if (callee->instance == c->inst) {
-        // Machine code leaves Ctx::fr as it last wrote it (a callee's, maybe): restored here.
-        char* const top = c->fr;
-        c->fr = top + sizeof(Frame);
-        std::uint32_t st = entry(c, nfp).status;
-        if (st == kTailPending) {
-          c->fr = top + sizeof(Frame);
-          st = run_pending(c, nfp);
-        } else if (st != 0) {
-          st |= kLocated;  // located by the callee, in this same context
-        }
-        c->fr = top;
-        return st;
+        const KeepFrameRecordTop keep(c);
+        c->fr = keep.top + sizeof(Frame);
+        const std::uint32_t st = entry(c, nfp).status;
+        if (st == kTailPending) return run_pending(c, nfp, keep.top + sizeof(Frame));
+        return st == 0 ? 0 : st | kLocated;  // located by the callee, in this same context
       }
       const Result r = enter(entry, s, callee, nfp, fr + 1, c->fuel, *c->out, c->metered);
       c->fuel = r.fuel;
       if (r.tail != nullptr) {
         c->tail_callee = r.tail;
-        char* const top = c->fr;
-        c->fr = top + sizeof(Frame);
-        const std::uint32_t st = run_pending(c, nfp);
-        c->fr = top;
-        return st;
+        return run_pending(c, nfp, c->fr + sizeof(Frame));
       }
       if (r.trap == TrapKind::None) return 0;
       c->loc_fn = r.func;
@@ -129,27 +130,26 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
 }
 
 // Runs the pending tail callee (Ctx::tail_callee) in the frame at fp, its entry made, to its end,
-// with Ctx::fr its frame-record top (the call's record pushed): machine code of this instance
+// with `fr` its frame-record top (the call's record pushed): machine code of this instance
 // natively, another instance's through enter, an interpreted one in a nested run that skips the
 // entry protocol. A callee that itself leaves a tail call pending is followed in this loop, so
-// the native stack stays bounded however long the chain. 0 or a located trap. Ctx::fr is this
-// frame's record top before each callee (machine code may leave a deeper one) and on return.
-std::uint32_t run_pending(Ctx* c, std::uint64_t* fp) {
+// the native stack stays bounded however long the chain. 0 or a located trap. Ctx::fr is `fr` as
+// each callee starts and the caller's again on return.
+std::uint32_t run_pending(Ctx* c, std::uint64_t* fp, char* fr) {
   Store::Impl& s = *c->store;
   const int variant = c->metered ? kMetered : kUnmetered;
-  char* const top = c->fr;
+  const KeepFrameRecordTop keep(c);
   for (;;) {
-    c->fr = top;
+    c->fr = fr;
     FuncInst* const callee = c->tail_callee;
     if (const Slot* slot = callee->jit[variant]; slot != nullptr) {
       if (const Entry entry = slot->entry.load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
         if (callee->instance == c->inst) {
           const std::uint32_t st = entry(c, fp).status;
           if (st == kTailPending) continue;
-          c->fr = top;
           return st == 0 ? 0 : st | kLocated;
         }
-        const Result r = enter(entry, s, callee, fp, reinterpret_cast<Frame*>(c->fr), c->fuel, *c->out, c->metered);
+        const Result r = enter(entry, s, callee, fp, reinterpret_cast<Frame*>(fr), c->fuel, *c->out, c->metered);
         c->fuel = r.fuel;
         if (r.tail != nullptr) {
           c->tail_callee = r.tail;
@@ -161,7 +161,7 @@ std::uint32_t run_pending(Ctx* c, std::uint64_t* fp) {
         return static_cast<std::uint32_t>(r.trap) | kLocated;
       }
     }
-    return run_interpreted(c, s, callee, fp, reinterpret_cast<Frame*>(c->fr), true);
+    return run_interpreted(c, s, callee, fp, reinterpret_cast<Frame*>(fr), true);
   }
 }
 
@@ -327,11 +327,7 @@ std::uint32_t sprawling_jit_return_call_indirect(Ctx* c, std::uint32_t type_inde
 }
 
 std::uint32_t sprawling_jit_tail_resume(Ctx* c, std::uint64_t* nfp) {
-  char* const top = c->fr;
-  c->fr = top + sizeof(Frame);
-  const std::uint32_t st = run_pending(c, nfp);
-  c->fr = top;
-  return st;
+  return run_pending(c, nfp, c->fr + sizeof(Frame));
 }
 
 }  // extern "C"
