@@ -713,13 +713,18 @@ TEST(CompilerBounds, FuelChecksMergedIntoCallsRefuelAndRunOutWhereTheInterpreter
   ::unsetenv("SPRAWLING_JIT_DUMP_IR");
   // Which functions' metered code has a merged check (its test is named `fuel.merged`).
   std::set<std::string> merged;
+  // And which joined the two copies' `counter - charges` as `phi(counter) - charges` (named
+  // `….base`), so that the fast path keeps only the counter live into the call.
+  std::set<std::string> sunk;
   for (const DumpedLine& at : dumped_ir(dump)) {
     if (at.line.find("%fuel.merged") != std::string::npos) merged.insert(at.function);
+    if (at.line.find(".base = phi i64") != std::string::npos) sunk.insert(at.function);
   }
   std::filesystem::remove_all(dump);
   // Defined functions: 0 fib, 1 indirect, 2 heavy_callee, 3 heavy, 4 hosted; a body called
   // directly is also emitted as @wasm_r<i>.
   EXPECT_TRUE(merged.contains("@wasm_f0") || merged.contains("@wasm_r0")) << "fib";
+  EXPECT_TRUE(sunk.contains("@wasm_f0") || sunk.contains("@wasm_r0")) << "fib";
   EXPECT_TRUE(merged.contains("@wasm_f3")) << "heavy";
   EXPECT_FALSE(merged.contains("@wasm_f4")) << "hosted";
 }

@@ -199,6 +199,46 @@ std::optional<Merge> merge_at(llvm::BasicBlock* refuel) {
   return m;
 }
 
+// A phi the join above made of `x + c` from each copy, with the same constant c (the slow
+// path's counter after the block's charges, which the exact copy's fuel test also reads), becomes
+// `phi(x) + c` in the joining block, and the fast copy's addition dies: the fast path then keeps
+// only the counter live into the call, not also the counter less the charges, which took a
+// callee-saved register across a recursive function's calls (fib's loop spilled its frame pointer).
+void sink_common_offsets(llvm::BasicBlock& bb) {
+  for (llvm::PHINode& phi : llvm::make_early_inc_range(bb.phis())) {
+    auto* first = llvm::dyn_cast<llvm::BinaryOperator>(phi.getIncomingValue(0));
+    if (first == nullptr || first->getOpcode() != llvm::Instruction::Add ||
+        !llvm::isa<llvm::ConstantInt>(first->getOperand(1))) {
+      continue;
+    }
+    bool same = phi.getNumIncomingValues() > 1;
+    bool frees = false;  // some addition has no other use
+    for (llvm::Value* v : phi.incoming_values()) {
+      auto* add = llvm::dyn_cast<llvm::BinaryOperator>(v);
+      same = same && add != nullptr && add->getOpcode() == llvm::Instruction::Add &&
+             add->getOperand(1) == first->getOperand(1);
+      frees = frees || (add != nullptr && add->hasOneUse());
+    }
+    if (!same || !frees) continue;
+    llvm::PHINode* base = llvm::PHINode::Create(phi.getType(), phi.getNumIncomingValues(), phi.getName() + ".base", &phi);
+    for (unsigned k = 0; k < phi.getNumIncomingValues(); ++k) {
+      base->addIncoming(llvm::cast<llvm::BinaryOperator>(phi.getIncomingValue(k))->getOperand(0), phi.getIncomingBlock(k));
+    }
+    llvm::Instruction* sum =
+        llvm::BinaryOperator::CreateAdd(base, first->getOperand(1), phi.getName(), bb.getFirstInsertionPt());
+    std::vector<llvm::Instruction*> adds;
+    for (llvm::Value* v : phi.incoming_values()) {
+      auto* add = llvm::cast<llvm::Instruction>(v);
+      if (std::find(adds.begin(), adds.end(), add) == adds.end()) adds.push_back(add);
+    }
+    phi.replaceAllUsesWith(sum);
+    phi.eraseFromParent();
+    for (llvm::Instruction* add : adds) {
+      if (add->use_empty()) add->eraseFromParent();
+    }
+  }
+}
+
 void apply(llvm::Function& f, const Merge& m) {
   llvm::LLVMContext& ctx = f.getContext();
   auto* hbr = llvm::cast<llvm::BranchInst>(m.header->getTerminator());
@@ -281,6 +321,7 @@ void apply(llvm::Function& f, const Merge& m) {
     }
   }
   (void)llvm::ConstantFoldTerminator(m.fuelled);
+  for (llvm::BasicBlock* succ : llvm::successors(exact)) sink_common_offsets(*succ);
 }
 
 }  // namespace
