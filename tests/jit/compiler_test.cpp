@@ -629,6 +629,83 @@ TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCove
   EXPECT_TRUE(refuels_outside_copy.contains("@wasm_f4")) << "calls";
 }
 
+// Loops that keep their fuel check in every iteration (no checked copy: a variable step, an exit
+// on data), written as clang emits loops (the exit test at the bottom, so the iteration's charge
+// follows the header's check), whose header tests the counter after the charge instead
+// (test_fuel_after_charge): `strides` marks multiples as a sieve does (`m += p`), `scan` looks
+// for a zero byte. Budgets run out at every check of the first iterations and just before the
+// end, whole and in deadline-sized chunks; the IR must test the charged counter.
+constexpr std::string_view kUncountedLoops = R"((module
+  (memory 1)
+  (func (export "strides") (param $n i32) (result i32)
+    (local $p i32) (local $m i32) (local $marks i32)
+    (local.set $p (i32.const 2))
+    (block $done
+      (loop $outer
+        (br_if $done (i32.ge_u (local.get $p) (local.get $n)))
+        (local.set $m (i32.mul (local.get $p) (i32.const 2)))
+        (if (i32.lt_u (local.get $m) (local.get $n))
+          (then
+            (loop $inner
+              (i32.store8 (local.get $m) (i32.const 1))
+              (local.set $marks (i32.add (local.get $marks) (i32.const 1)))
+              (local.set $m (i32.add (local.get $m) (local.get $p)))
+              (br_if $inner (i32.lt_u (local.get $m) (local.get $n))))))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (br $outer)))
+    (local.get $marks))
+  (func (export "scan") (param $n i32) (result i32)
+    (local $i i32) (local $c i32)
+    (memory.fill (i32.const 0) (i32.const 7) (local.get $n))
+    (i32.store8 (local.get $n) (i32.const 0))
+    (loop $top
+      (local.set $c (i32.load8_u (local.get $i)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $top (local.get $c)))
+    (i32.sub (local.get $i) (i32.const 1)))
+)
+)";
+
+TEST(CompilerBounds, FuelTestedAfterTheChargeRefuelsAndRunsOutWhereTheInterpreterDoes) {
+  auto module = compile_wat(kUncountedLoops);
+  ASSERT_NE(module, nullptr);
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-fuel-after-charge-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+  const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  for (const char* name : {"strides", "scan"}) {
+    for (std::uint32_t n : {0u, 1u, 2u, 3u, 40u, 3000u}) {
+      const Outcome all = run_budget(module, Tier::Interpret, name, n, {std::uint64_t{1} << 40, std::nullopt});
+      ASSERT_EQ(all.trap, TrapKind::None) << name << " n " << n;
+      const std::uint64_t need = all.fuel;
+      std::vector<ExecutionBudget> budgets{{std::nullopt, std::nullopt},
+                                           {std::uint64_t{1} << 40, std::nullopt},
+                                           {std::uint64_t{1} << 40, later},
+                                           {need / 2, std::nullopt},
+                                           {need / 3, later}};
+      for (std::uint64_t k = 0; k <= 60; ++k) {
+        budgets.push_back({k, std::nullopt});
+        if (k <= need) budgets.push_back({need - k, std::nullopt});
+      }
+      for (const ExecutionBudget& budget : budgets) {
+        const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
+        const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
+        EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
+                             << (budget.deadline ? " with a deadline" : "");
+      }
+    }
+  }
+  ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  std::set<std::string> tested_after_charge;
+  for (const DumpedLine& at : dumped_ir(dump)) {
+    if (at.line.find("%fuel.short") != std::string::npos) tested_after_charge.insert(at.function);
+  }
+  std::filesystem::remove_all(dump);
+  EXPECT_TRUE(tested_after_charge.contains("@wasm_f0")) << "strides";
+  EXPECT_TRUE(tested_after_charge.contains("@wasm_f1")) << "scan";
+}
+
 // A loop header's fuel check merged into the test of the call that follows it
 // (fuel_merging.hpp): `fib` is the loop clang makes of `fib(n-1) + fib(n-2)`, `heavy`'s callee
 // charges many units at entry, `indirect` calls through a table (its fuel test comes after the

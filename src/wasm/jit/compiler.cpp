@@ -276,6 +276,9 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false,
     for (llvm::Function& f : m.functions()) {
       if (!f.isDeclaration()) (void)merge_fuel_checks_into_calls(f);
     }
+    for (llvm::Function& f : m.functions()) {
+      if (!f.isDeclaration()) (void)test_fuel_after_charge(f);
+    }
   }
   const unsigned bound = fast_codegen_above();
   const unsigned limit = bound > ~0U / fast_factor ? ~0U : bound * fast_factor;

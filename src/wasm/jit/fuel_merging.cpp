@@ -324,7 +324,131 @@ void apply(llvm::Function& f, const Merge& m) {
   for (llvm::BasicBlock* succ : llvm::successors(exact)) sink_common_offsets(*succ);
 }
 
+// test_fuel_after_charge at the header whose refuel path is `refuel`: the shape
+//
+//   H:      %low = icmp slt i64 %F, a               ; either polarity, refuel rarely taken
+//           br %low, %refuel, %B
+//   refuel: ... call @sprawling_jit_refuel; %F2 = load ...; br %ok, %B, %trap
+//   B:      %P = phi [%F, H], [%F2, refuel]         ; every use adds a constant to it:
+//           %Fc = add i64 %P, -c                    ; B's first, the charge, c >= a
+//   (X:     %Fx = add i64 %P, -x                    ; an exit's charge, anywhere)
+//
+// becomes
+//
+//   H:      %Fc = add i64 %F, -c
+//           br (icmp slt i64 %Fc, 0), %H.exact, %B  ; the flags of the subtraction
+//   H.exact: %Fu = sub i64 %Fc, -c                ; %F again: only %Fc is live out of H
+//           br (icmp slt i64 %Fu, a), %refuel, %B   ; the check as written, cold
+//   refuel: ... (%Fu where it read %F) %F2 = load ...; %F2c = add i64 %F2, -c; br %ok, %B, %trap
+//   B:      %Pc = phi [%Fc, H], [%Fc, H.exact], [%F2c, refuel]
+//   (X:     %Fx = add i64 %Pc, c - x)
+//
+// %F >= c implies %F >= a, so the fast edge is taken only where the check would not refuel.
+// Counters stay far from the 64-bit limits (budgets are at most 2^62, and a counter below zero
+// refuels or traps at its next check), so `%F - c` never wraps.
+bool test_after_charge_at(llvm::BasicBlock* refuel) {
+  llvm::BasicBlock* header = refuel->getSinglePredecessor();
+  auto* hbr = header != nullptr ? llvm::dyn_cast<llvm::BranchInst>(header->getTerminator()) : nullptr;
+  if (hbr == nullptr || !hbr->isConditional() || hbr->getSuccessor(0) == hbr->getSuccessor(1)) return false;
+  const bool refuels_if_true = hbr->getSuccessor(0) == refuel;
+  llvm::BasicBlock* next = hbr->getSuccessor(refuels_if_true ? 1 : 0);
+  const auto low = below(hbr->getCondition(), refuels_if_true);
+  if (!low || next == header || next == refuel || !next->hasNPredecessors(2)) return false;
+  auto* rbr = llvm::dyn_cast<llvm::BranchInst>(refuel->getTerminator());
+  if (rbr == nullptr || std::find(llvm::succ_begin(rbr), llvm::succ_end(rbr), next) == llvm::succ_end(rbr)) return false;
+  if (std::count(llvm::succ_begin(rbr), llvm::succ_end(rbr), next) != 1) return false;
+  llvm::PHINode* counter = nullptr;
+  for (llvm::PHINode& phi : next->phis()) {
+    if (phi.getIncomingValueForBlock(header) == low->first) counter = &phi;
+  }
+  if (counter == nullptr) return false;
+  // Every use of the counter adds a constant to it (a charge; the loop's exits charge their own
+  // amounts); the charge is the first such addition in B itself.
+  llvm::BinaryOperator* charge = nullptr;
+  std::vector<llvm::BinaryOperator*> offsets;
+  for (llvm::User* user : counter->users()) {
+    auto* add = llvm::dyn_cast<llvm::BinaryOperator>(user);
+    if (add == nullptr || add->getOpcode() != llvm::Instruction::Add || add->getOperand(0) != counter) return false;
+    auto* k = llvm::dyn_cast<llvm::ConstantInt>(add->getOperand(1));
+    if (k == nullptr || k->getSExtValue() <= -kMaxConstant || k->getSExtValue() >= kMaxConstant) return false;
+    offsets.push_back(add);
+    if (add->getParent() == next && (charge == nullptr || add->comesBefore(charge))) charge = add;
+  }
+  if (charge == nullptr) return false;
+  auto* c = llvm::cast<llvm::ConstantInt>(charge->getOperand(1));
+  const std::int64_t cost = -c->getSExtValue();
+  if (cost <= 0 || low->second > cost) return false;
+  llvm::LLVMContext& ctx = header->getContext();
+  llvm::Function& f = *header->getParent();
+  // The header's test on the charged counter.
+  llvm::IRBuilder<> b(hbr);
+  llvm::Value* charged = b.CreateAdd(low->first, c, "fuel.charged");
+  // The check as written, on the new cold edge, of the counter taken back from the charged one
+  // (so that only the charged one is live out of the header), which refuel stores.
+  llvm::BasicBlock* exact = llvm::BasicBlock::Create(ctx, header->getName() + ".exact", &f, next);
+  b.SetInsertPoint(exact);
+  llvm::Value* uncharged = b.CreateSub(charged, c, "fuel.uncharged");
+  llvm::BranchInst* exact_br =
+      b.CreateCondBr(b.CreateICmpSLT(uncharged, b.getInt64(static_cast<std::uint64_t>(low->second))), refuel, next);
+  exact_br->copyMetadata(*hbr, {llvm::LLVMContext::MD_prof});
+  if (!refuels_if_true) exact_br->swapProfMetadata();
+  low->first->replaceUsesWithIf(uncharged, [refuel](llvm::Use& u) {
+    if (auto* phi = llvm::dyn_cast<llvm::PHINode>(u.getUser())) return phi->getIncomingBlock(u) == refuel;
+    auto* user = llvm::dyn_cast<llvm::Instruction>(u.getUser());
+    return user != nullptr && user->getParent() == refuel;
+  });
+  b.SetInsertPoint(hbr);
+  llvm::Value* negative = b.CreateICmpSLT(charged, b.getInt64(0), "fuel.short");
+  b.CreateCondBr(negative, exact, next, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
+  llvm::Value* old_cond = hbr->getCondition();
+  hbr->eraseFromParent();
+  if (auto* dead = llvm::dyn_cast<llvm::Instruction>(old_cond); dead != nullptr && dead->use_empty()) {
+    dead->eraseFromParent();
+  }
+  // refuel is reached from the exact check now, and charges its reloaded counter itself.
+  for (llvm::PHINode& phi : refuel->phis()) phi.replaceIncomingBlockWith(header, exact);
+  llvm::Value* reloaded = counter->getIncomingValueForBlock(refuel);
+  b.SetInsertPoint(rbr);
+  llvm::Value* reloaded_charged = b.CreateAdd(reloaded, c);
+  // next's other phis: the exact block's edge carries what the header's did.
+  for (llvm::PHINode& phi : next->phis()) {
+    if (&phi != counter) phi.addIncoming(phi.getIncomingValueForBlock(header), exact);
+  }
+  llvm::PHINode* joined = llvm::PHINode::Create(charged->getType(), 3, "fuel.left", next->getFirstNonPHIIt());
+  joined->addIncoming(charged, header);
+  joined->addIncoming(charged, exact);
+  joined->addIncoming(reloaded_charged, refuel);
+  // The other additions now start from the charged counter.
+  for (llvm::BinaryOperator* add : offsets) {
+    const std::int64_t rest = llvm::cast<llvm::ConstantInt>(add->getOperand(1))->getSExtValue() + cost;
+    if (rest == 0) {
+      add->replaceAllUsesWith(joined);
+      add->eraseFromParent();
+    } else {
+      add->setOperand(0, joined);
+      add->setOperand(1, llvm::ConstantInt::get(add->getType(), static_cast<std::uint64_t>(rest)));
+    }
+  }
+  counter->eraseFromParent();
+  return true;
+}
+
 }  // namespace
+
+unsigned test_fuel_after_charge(llvm::Function& f) {
+  const llvm::Function* helper = f.getParent()->getFunction(kRefuelHelper);
+  if (helper == nullptr) return 0;
+  std::vector<llvm::BasicBlock*> refuels;
+  for (const llvm::User* user : helper->users()) {
+    const auto* call = llvm::dyn_cast<llvm::CallInst>(user);
+    if (call == nullptr || call->getFunction() != &f || call->getCalledFunction() != helper) continue;
+    auto* refuel = const_cast<llvm::BasicBlock*>(call->getParent());
+    if (std::find(refuels.begin(), refuels.end(), refuel) == refuels.end()) refuels.push_back(refuel);
+  }
+  unsigned rewritten = 0;
+  for (llvm::BasicBlock* refuel : refuels) rewritten += test_after_charge_at(refuel) ? 1 : 0;
+  return rewritten;
+}
 
 bool calls_refuel(const llvm::BasicBlock& bb) {
   return std::any_of(bb.begin(), bb.end(), [](const llvm::Instruction& i) {

@@ -26,4 +26,13 @@ bool calls_refuel(const llvm::BasicBlock& bb);
 // how many it merged.
 unsigned merge_fuel_checks_into_calls(llvm::Function& f);
 
+// A loop header's fuel check (`counter < a`: refuel) followed by the block's charge
+// (`counter - c`, c >= a) becomes a test of the charged counter's sign (`counter - c < 0`), which
+// code generation makes from the subtraction's own flags: one instruction fewer per iteration.
+// When the sign is negative a new cold block makes the check as written (counter < a: refuel;
+// else on with the charged counter), so refuels, traps and the counter are the interpreter's.
+// Runs last (the passes before read the checks as the emitter made them); returns how many it
+// rewrote.
+unsigned test_fuel_after_charge(llvm::Function& f);
+
 }  // namespace sprawling::wasm::jit
