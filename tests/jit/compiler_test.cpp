@@ -581,6 +581,38 @@ Outcome run_budget(const std::shared_ptr<const CompiledModule>& module, Tier tie
   return jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export(name)), args));
 }
 
+// Each export in `names`, called with each n of `ns`, agrees between the tiers (results, trap,
+// fuel) under budgets that run out at each of the first `edge` units and of the last `edge`
+// units it needs, whole and in deadline-sized chunks (a deadline an hour away: the counter then
+// holds one chunk of the budget at a time, Store::Impl::refuel).
+void expect_tiers_agree_near_each_check(const std::shared_ptr<const CompiledModule>& module,
+                                        std::initializer_list<const char*> names,
+                                        std::initializer_list<std::uint32_t> ns, std::uint64_t edge) {
+  const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  for (const char* name : names) {
+    for (const std::uint32_t n : ns) {
+      const Outcome all = run_budget(module, Tier::Interpret, name, n, {std::uint64_t{1} << 40, std::nullopt});
+      ASSERT_EQ(all.trap, TrapKind::None) << name << " n " << n;
+      const std::uint64_t need = all.fuel;
+      std::vector<ExecutionBudget> budgets{{std::nullopt, std::nullopt},
+                                           {std::uint64_t{1} << 40, std::nullopt},
+                                           {std::uint64_t{1} << 40, later},
+                                           {need / 2, std::nullopt},
+                                           {need / 3, later}};
+      for (std::uint64_t k = 0; k <= edge; ++k) {
+        budgets.push_back({k, std::nullopt});
+        if (k <= need) budgets.push_back({need - k, std::nullopt});
+      }
+      for (const ExecutionBudget& budget : budgets) {
+        const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
+        const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
+        EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
+                             << (budget.deadline ? " with a deadline" : "");
+      }
+    }
+  }
+}
+
 TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCoversEveryIteration) {
   auto module = compile_wat(kMeteredLoops);
   ASSERT_NE(module, nullptr);
@@ -673,29 +705,7 @@ TEST(CompilerBounds, FuelTestedAfterTheChargeRefuelsAndRunsOutWhereTheInterprete
       std::filesystem::temp_directory_path() / ("sprawl-fuel-after-charge-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dump);
   ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
-  const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
-  for (const char* name : {"strides", "scan"}) {
-    for (std::uint32_t n : {0u, 1u, 2u, 3u, 40u, 3000u}) {
-      const Outcome all = run_budget(module, Tier::Interpret, name, n, {std::uint64_t{1} << 40, std::nullopt});
-      ASSERT_EQ(all.trap, TrapKind::None) << name << " n " << n;
-      const std::uint64_t need = all.fuel;
-      std::vector<ExecutionBudget> budgets{{std::nullopt, std::nullopt},
-                                           {std::uint64_t{1} << 40, std::nullopt},
-                                           {std::uint64_t{1} << 40, later},
-                                           {need / 2, std::nullopt},
-                                           {need / 3, later}};
-      for (std::uint64_t k = 0; k <= 60; ++k) {
-        budgets.push_back({k, std::nullopt});
-        if (k <= need) budgets.push_back({need - k, std::nullopt});
-      }
-      for (const ExecutionBudget& budget : budgets) {
-        const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
-        const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
-        EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
-                             << (budget.deadline ? " with a deadline" : "");
-      }
-    }
-  }
+  expect_tiers_agree_near_each_check(module, {"strides", "scan"}, {0u, 1u, 2u, 3u, 40u, 3000u}, 60);
   ::unsetenv("SPRAWLING_JIT_DUMP_IR");
   std::set<std::string> tested_after_charge;
   for (const DumpedLine& at : dumped_ir(dump)) {
@@ -763,30 +773,7 @@ TEST(CompilerBounds, FuelChecksMergedIntoCallsRefuelAndRunOutWhereTheInterpreter
       std::filesystem::temp_directory_path() / ("sprawl-merged-fuel-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dump);
   ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
-  const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
-  for (const char* name : {"fib", "indirect", "heavy", "hosted"}) {
-    for (std::uint32_t n : {0u, 1u, 2u, 3u, 7u, 18u}) {
-      const Outcome all = run_budget(module, Tier::Interpret, name, n, {std::uint64_t{1} << 40, std::nullopt});
-      ASSERT_EQ(all.trap, TrapKind::None) << name << " n " << n;
-      const std::uint64_t need = all.fuel;
-      std::vector<ExecutionBudget> budgets{{std::nullopt, std::nullopt},
-                                           {std::uint64_t{1} << 40, std::nullopt},
-                                           {std::uint64_t{1} << 40, later},
-                                           {need / 2, std::nullopt},
-                                           {need / 3, later}};
-      // Out of fuel at each check of the first calls and of the last ones.
-      for (std::uint64_t k = 0; k <= 40; ++k) {
-        budgets.push_back({k, std::nullopt});
-        if (k <= need) budgets.push_back({need - k, std::nullopt});
-      }
-      for (const ExecutionBudget& budget : budgets) {
-        const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
-        const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
-        EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
-                             << (budget.deadline ? " with a deadline" : "");
-      }
-    }
-  }
+  expect_tiers_agree_near_each_check(module, {"fib", "indirect", "heavy", "hosted"}, {0u, 1u, 2u, 3u, 7u, 18u}, 40);
   ::unsetenv("SPRAWLING_JIT_DUMP_IR");
   // Which functions' metered code has a merged check (its test is named `fuel.merged`).
   std::set<std::string> merged;

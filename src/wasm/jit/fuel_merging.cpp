@@ -433,18 +433,24 @@ bool test_after_charge_at(llvm::BasicBlock* refuel) {
   return true;
 }
 
-}  // namespace
-
-unsigned test_fuel_after_charge(llvm::Function& f) {
-  const llvm::Function* helper = f.getParent()->getFunction(kRefuelHelper);
-  if (helper == nullptr) return 0;
+// The blocks of `f` that call the refuel helper, each once, in the order of its uses.
+std::vector<llvm::BasicBlock*> refuel_blocks(llvm::Function& f) {
   std::vector<llvm::BasicBlock*> refuels;
+  const llvm::Function* helper = f.getParent()->getFunction(kRefuelHelper);
+  if (helper == nullptr) return refuels;
   for (const llvm::User* user : helper->users()) {
     const auto* call = llvm::dyn_cast<llvm::CallInst>(user);
     if (call == nullptr || call->getFunction() != &f || call->getCalledFunction() != helper) continue;
     auto* refuel = const_cast<llvm::BasicBlock*>(call->getParent());
     if (std::find(refuels.begin(), refuels.end(), refuel) == refuels.end()) refuels.push_back(refuel);
   }
+  return refuels;
+}
+
+}  // namespace
+
+unsigned test_fuel_after_charge(llvm::Function& f) {
+  const std::vector<llvm::BasicBlock*> refuels = refuel_blocks(f);
   unsigned rewritten = 0;
   for (llvm::BasicBlock* refuel : refuels) rewritten += test_after_charge_at(refuel) ? 1 : 0;
   return rewritten;
@@ -459,15 +465,7 @@ bool calls_refuel(const llvm::BasicBlock& bb) {
 }
 
 unsigned merge_fuel_checks_into_calls(llvm::Function& f) {
-  const llvm::Function* helper = f.getParent()->getFunction(kRefuelHelper);
-  if (helper == nullptr) return 0;
-  std::vector<llvm::BasicBlock*> refuels;
-  for (const llvm::User* user : helper->users()) {
-    const auto* call = llvm::dyn_cast<llvm::CallInst>(user);
-    if (call == nullptr || call->getFunction() != &f || call->getCalledFunction() != helper) continue;
-    auto* refuel = const_cast<llvm::BasicBlock*>(call->getParent());
-    if (std::find(refuels.begin(), refuels.end(), refuel) == refuels.end()) refuels.push_back(refuel);
-  }
+  const std::vector<llvm::BasicBlock*> refuels = refuel_blocks(f);
   // One at a time, each read from the IR as the merges before it left it (they rewrite uses).
   unsigned merged = 0;
   for (llvm::BasicBlock* refuel : refuels) {
