@@ -355,8 +355,8 @@ bool test_after_charge_at(llvm::BasicBlock* refuel) {
   const auto low = below(hbr->getCondition(), refuels_if_true);
   if (!low || next == header || next == refuel || !next->hasNPredecessors(2)) return false;
   auto* rbr = llvm::dyn_cast<llvm::BranchInst>(refuel->getTerminator());
-  if (rbr == nullptr || std::find(llvm::succ_begin(rbr), llvm::succ_end(rbr), next) == llvm::succ_end(rbr)) return false;
-  if (std::count(llvm::succ_begin(rbr), llvm::succ_end(rbr), next) != 1) return false;
+  // refuel rejoins next on exactly one edge.
+  if (rbr == nullptr || std::count(llvm::succ_begin(rbr), llvm::succ_end(rbr), next) != 1) return false;
   llvm::PHINode* counter = nullptr;
   for (llvm::PHINode& phi : next->phis()) {
     if (phi.getIncomingValueForBlock(header) == low->first) counter = &phi;
@@ -450,9 +450,8 @@ std::vector<llvm::BasicBlock*> refuel_blocks(llvm::Function& f) {
 }  // namespace
 
 unsigned test_fuel_after_charge(llvm::Function& f) {
-  const std::vector<llvm::BasicBlock*> refuels = refuel_blocks(f);
   unsigned rewritten = 0;
-  for (llvm::BasicBlock* refuel : refuels) rewritten += test_after_charge_at(refuel) ? 1 : 0;
+  for (llvm::BasicBlock* refuel : refuel_blocks(f)) rewritten += test_after_charge_at(refuel) ? 1 : 0;
   return rewritten;
 }
 
