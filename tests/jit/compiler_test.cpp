@@ -1139,6 +1139,93 @@ TEST(CompilerCalls, DirectCallsInRegistersAgreeWithTheInterpreterEveryWay) {
   }
 }
 
+// Native calls of whole-module code (direct, and call_indirect of this instance's functions)
+// test one limit, Ctx::fr_lim, which the runtime sets from the code's frame bounds where machine
+// code starts. A recursion whose frames are large (over 200 slots) runs out of value stack
+// first: at the same depth and fuel as in the interpreter, from the code cache, metered and not,
+// both ways of calling; a recursion deeper than one segment's bound (the calls past it take the
+// helper, which starts the next) ends as the interpreter's; and the code loaded has bounds at
+// least those of its largest frame, so its calls take the one test.
+std::string large_frames_module() {
+  std::string locals;
+  for (int i = 0; i < 200; ++i) locals += " i64";
+  return R"((module
+  (func $big (param i32) (result i64) (local)" + locals + R"()
+    (local.set 1 (i64.extend_i32_u (local.get 0)))
+    (local.set 150 (i64.mul (local.get 1) (i64.const 3)))
+    (if (result i64) (i32.eqz (local.get 0)) (then (local.get 150))
+      (else (i64.add (local.get 150) (call $small (i32.sub (local.get 0) (i32.const 1)))))))
+  (func $small (param i32) (result i64)
+    (if (result i64) (i32.eqz (local.get 0)) (then (i64.const 1))
+      (else (i64.add (i64.const 1) (call $big (i32.sub (local.get 0) (i32.const 1)))))))
+  (func (export "deep") (param i32) (result i64) (call $big (local.get 0)))
+  ;; the same through call_indirect: entries of this instance's code, called natively
+  (type $t (func (param i32) (result i64)))
+  (table 2 funcref)
+  (elem (i32.const 0) $bigi $smalli)
+  (func $bigi (param i32) (result i64) (local)" + locals + R"()
+    (local.set 1 (i64.extend_i32_u (local.get 0)))
+    (local.set 150 (i64.mul (local.get 1) (i64.const 3)))
+    (if (result i64) (i32.eqz (local.get 0)) (then (local.get 150))
+      (else (i64.add (local.get 150)
+                     (call_indirect (type $t) (i32.sub (local.get 0) (i32.const 1)) (i32.const 1))))))
+  (func $smalli (param i32) (result i64)
+    (if (result i64) (i32.eqz (local.get 0)) (then (i64.const 1))
+      (else (i64.add (i64.const 1) (call_indirect (type $t) (i32.sub (local.get 0) (i32.const 1)) (i32.const 0))))))
+  (func (export "deep_indirect") (param i32) (result i64) (call_indirect (type $t) (local.get 0) (i32.const 0))))
+)";
+}
+
+TEST(CompilerCalls, NativeCallsOfWholeModuleCodeStopWhereEitherStackOrTheDepthRunsOut) {
+  const std::string wat = large_frames_module();
+  auto cache = std::make_shared<MemoryCache>();
+  for (const bool metered : {false, true}) {
+    auto report = precompile(*compile_wat(wat), metered, *cache);
+    ASSERT_TRUE(report.has_value()) << (report ? "" : report.error());
+    EXPECT_EQ(report->compiled, report->functions);
+  }
+  const auto module = compile_wat(wat);
+  std::string entry;
+  const auto agree = [&](std::uint32_t n, std::optional<std::uint64_t> fuel, StoreLimits limits) {
+    const Outcome want = run(module, Tier::Interpret, entry, {Value::i32(n)}, fuel, limits);
+    EXPECT_EQ(run(module, Tier::Compile, entry, {Value::i32(n)}, fuel, limits, cache), want)
+        << entry << "(" << n << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1) << " stack "
+        << limits.max_value_stack_slots << " depth " << limits.max_call_depth;
+    return want;
+  };
+  for (const auto& [name, fuel] : std::vector<std::pair<std::string, std::optional<std::uint64_t>>>{
+           {"deep", std::nullopt}, {"deep", 1u << 30}, {"deep_indirect", std::nullopt}, {"deep_indirect", 1u << 30}}) {
+    entry = name;
+    // About 100 slots a call on average: the value stack holds some 400 of them.
+    StoreLimits values;
+    values.max_value_stack_slots = 40'000;
+    std::uint32_t last = 0;
+    for (std::uint32_t n = 360; n <= 420; ++n) {
+      if (agree(n, fuel, values).trap == TrapKind::None) last = n;
+    }
+    EXPECT_GT(last, 360u);
+    EXPECT_LT(last, 420u);
+    EXPECT_EQ(agree(5'000, fuel, values).trap, TrapKind::CallStackExhausted);
+    // The depth limit first.
+    StoreLimits depth;
+    depth.max_call_depth = 300;
+    for (std::uint32_t n : {298u, 299u, 300u, 301u}) agree(n, fuel, depth);
+    EXPECT_EQ(agree(5'000, fuel, depth).trap, TrapKind::CallStackExhausted);
+    // 15,000 deep with the default limits: past a segment of (value-stack room / twice the
+    // largest frame) calls, so the recursion crosses segments through the helper.
+    const Outcome whole = agree(15'000, fuel, {});
+    EXPECT_EQ(whole.trap, TrapKind::None);
+  }
+  for (const int variant : {kUnmetered, kMetered}) {
+    const std::lock_guard lock(module->impl().jit_mutex);
+    const jit::ModuleCode* code = module->impl().jit_code[variant].get();
+    ASSERT_NE(code, nullptr);
+    EXPECT_TRUE(code->from_cache);
+    EXPECT_GE(code->segment_slots, 2u * 201u) << variant;
+    EXPECT_GT(code->segment_bytes, 0u) << variant;
+  }
+}
+
 // Multiple memories and memory64: every function compiles, memory 0's and the others' accesses
 // alike; both tiers agree on results, traps and fuel: bounds at each memory's end, an i64
 // address plus offset past 2^64 (no wrap), an offset past 2^64 with any address, grows (each

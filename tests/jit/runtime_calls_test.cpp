@@ -8,10 +8,13 @@
 
 #include <pthread.h>
 
+#include <mutex>
+
 namespace sprawling::wasm {
 namespace {
 
 using jit_testing::compile_wat;
+using jit_testing::MemoryCache;
 using jit_testing::Outcome;
 using jit_testing::run;
 
@@ -27,14 +30,16 @@ struct ThreadRun {
   Tier tier;
   std::uint32_t n;
   std::optional<std::uint64_t> fuel;
+  std::shared_ptr<CodeCacheStorage> cache;
   Outcome out;
 };
 
 // Runs on a thread with a 512 KiB stack: the compiled frames of a 20,000-deep recursion do not
-// fit, so past the reserve the calls continue in the interpreter.
+// fit, so past the reserve the calls continue in the interpreter. With `cache`, the code is the
+// whole module's from there, whose direct calls test only the limit the runtime sets.
 Outcome run_on_small_stack(const std::shared_ptr<const CompiledModule>& module, Tier tier, std::uint32_t n,
-                           std::optional<std::uint64_t> fuel) {
-  ThreadRun r{module, tier, n, fuel, {}};
+                           std::optional<std::uint64_t> fuel, std::shared_ptr<CodeCacheStorage> cache = nullptr) {
+  ThreadRun r{module, tier, n, fuel, std::move(cache), {}};
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, std::size_t{512} << 10);
@@ -43,7 +48,7 @@ Outcome run_on_small_stack(const std::shared_ptr<const CompiledModule>& module, 
       &thread, &attr,
       [](void* p) -> void* {
         auto* t = static_cast<ThreadRun*>(p);
-        t->out = run(t->module, t->tier, "deep", {Value::i32(t->n)}, t->fuel);
+        t->out = run(t->module, t->tier, "deep", {Value::i32(t->n)}, t->fuel, {}, t->cache);
         return nullptr;
       },
       &r);
@@ -56,15 +61,27 @@ Outcome run_on_small_stack(const std::shared_ptr<const CompiledModule>& module, 
 TEST(RuntimeCalls, LowNativeStackFallsBackToTheInterpreterWithTheSameOutcome) {
   auto module = compile_wat(kDeep);
   ASSERT_NE(module, nullptr);
+  // The same module's code from the cache (a module keeps the code it first ran with).
+  auto whole = compile_wat(kDeep);
+  auto cache = std::make_shared<MemoryCache>();
+  for (const bool metered : {false, true}) ASSERT_TRUE(precompile(*whole, metered, *cache).has_value());
   for (std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
     for (std::uint32_t n : {100u, 15000u, 19999u, 20000u, 25000u}) {
       const Outcome want = run_on_small_stack(module, Tier::Interpret, n, fuel);
-      const Outcome got = run_on_small_stack(module, Tier::Compile, n, fuel);
-      EXPECT_EQ(want, got) << n;
+      EXPECT_EQ(want, run_on_small_stack(module, Tier::Compile, n, fuel)) << n;
+      EXPECT_EQ(want, run_on_small_stack(whole, Tier::Compile, n, fuel, cache)) << n << " whole-module code";
     }
   }
   EXPECT_EQ(run_on_small_stack(module, Tier::Compile, 15000, std::nullopt).results.at(0).bits, 15000u);
   EXPECT_EQ(run_on_small_stack(module, Tier::Compile, 25000, std::nullopt).trap, TrapKind::CallStackExhausted);
+  EXPECT_EQ(run_on_small_stack(whole, Tier::Compile, 15000, std::nullopt, cache).results.at(0).bits, 15000u);
+  for (const int variant : {kUnmetered, kMetered}) {
+    const std::lock_guard lock(whole->impl().jit_mutex);
+    const jit::ModuleCode* code = whole->impl().jit_code[variant].get();
+    ASSERT_NE(code, nullptr);
+    EXPECT_TRUE(code->from_cache);
+    EXPECT_GT(code->segment_bytes, 0u);
+  }
 }
 
 // A host function called from machine code calls back into the store (as WASI never does, but an

@@ -29,6 +29,7 @@
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/Utils/LoopSimplify.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
@@ -39,6 +40,7 @@
 #include <llvm/Transforms/Scalar/LoopRotation.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Support/LEB128.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -398,6 +400,77 @@ std::uint64_t symbol_size(const llvm::MemoryBuffer& object, llvm::StringRef name
   }
   return 0;
 }
+// What one object of whole-module code says of its frames (ModuleCode::segment_slots and
+// segment_bytes): the largest value-stack frame its functions take (kFrameSlotsSection) and the
+// largest native frame (.stack_sizes: per function an address, relocated, then a ULEB128 size),
+// each empty when the object does not say, or when .stack_sizes leaves out a function (LLVM
+// omits those whose frame has a dynamic size).
+struct FrameBounds {
+  std::optional<std::uint64_t> slots;
+  std::optional<std::uint64_t> native;
+};
+FrameBounds frame_bounds(llvm::MemoryBufferRef object) {
+  auto obj = llvm::object::ObjectFile::createObjectFile(object);
+  if (!obj) {
+    llvm::consumeError(obj.takeError());
+    return {};
+  }
+  FrameBounds b;
+  std::size_t sized = 0;
+  std::uint64_t native = 0;
+  bool well_formed = true;
+  for (const llvm::object::SectionRef& section : (*obj)->sections()) {
+    auto name = section.getName();
+    auto contents = section.getContents();
+    if (!name || !contents) {
+      if (!name) llvm::consumeError(name.takeError());
+      if (!contents) llvm::consumeError(contents.takeError());
+      continue;
+    }
+    const auto* at = reinterpret_cast<const std::uint8_t*>(contents->data());
+    const auto* end = at + contents->size();
+    if (*name == kFrameSlotsSection) {
+      for (; end - at >= 8; at += 8) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, at, sizeof v);
+        b.slots = std::max(b.slots.value_or(0), v);
+      }
+    } else if (*name == ".stack_sizes") {
+      while (at < end) {
+        if (end - at < 8) {
+          well_formed = false;
+          break;
+        }
+        at += 8;
+        const char* error = nullptr;
+        unsigned length = 0;
+        const std::uint64_t size = llvm::decodeULEB128(at, &length, end, &error);
+        if (error != nullptr) {
+          well_formed = false;
+          break;
+        }
+        at += length;
+        native = std::max(native, size);
+        ++sized;
+      }
+    }
+  }
+  std::size_t functions = 0;
+  for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
+    auto type = sym.getType();
+    auto section = sym.getSection();
+    if (!type || !section) {
+      if (!type) llvm::consumeError(type.takeError());
+      if (!section) llvm::consumeError(section.takeError());
+      well_formed = false;
+      continue;
+    }
+    if (*type == llvm::object::SymbolRef::ST_Function && *section != (*obj)->section_end()) ++functions;
+  }
+  if (well_formed && functions > 0 && sized >= functions) b.native = native;
+  return b;
+}
+
 void perf_map_add(std::uint64_t start, std::uint64_t size, const Module& m, std::uint32_t defined) {
   const std::uint32_t index = m.imported_funcs + defined;
   const auto named = m.function_names.find(index);
@@ -1047,6 +1120,8 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
                         std::atomic<std::size_t>& next, llvm::orc::JITTargetMachineBuilder jtmb, AheadOfTime& aot,
                         std::vector<std::vector<std::uint8_t>>& results, std::atomic<double>& cpu) {
   const double cpu0 = thread_cpu_seconds();
+  // Each function's frame size in .stack_sizes, read back by the loader (ModuleCode::segment_bytes).
+  jtmb.getOptions().EmitStackSizeSection = true;
   auto tm = jtmb.createTargetMachine();
   if (!tm) {
     aot.stop("LLVM: " + error_text(tm.takeError()));
@@ -1068,9 +1143,13 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
     ModuleEmitter me(cm, funcs, metered, context, mod);
     me.fns.assign(funcs.size(), nullptr);
     me.declare_on_use = &compilable;  // functions of other partitions: declared when called
+    me.segment_limits = true;
     std::size_t last = part.first;
+    std::uint64_t frame_slots = 1;  // this partition's largest frame, either variant's
     for (std::size_t i = part.first; i < part.end; ++i) {
       if (compilable[i] == 0) continue;
+      frame_slots = std::max<std::uint64_t>(
+          {frame_slots, funcs[i].frame_slots, cm.code(static_cast<u32>(i), false).frame_slots});
       me.define(static_cast<u32>(i),
                 llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), mod));
       me.fns[i]->setDSOLocal(true);  // called directly (PC-relative) inside the partition
@@ -1084,6 +1163,10 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
       emit_function(me, static_cast<u32>(i), scans[i]);
     }
     if (aot.stopped()) break;
+    auto* slots = new llvm::GlobalVariable(mod, me.t.i64, true, llvm::GlobalValue::InternalLinkage,
+                                           llvm::ConstantInt::get(me.t.i64, frame_slots), "sprawling_frame_slots");
+    slots->setSection(kFrameSlotsSection);
+    llvm::appendToUsed(mod, {slots});
     std::string verify;
     llvm::raw_string_ostream vs(verify);
     if (llvm::verifyModule(mod, &vs)) {
@@ -1203,6 +1286,29 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   publish_entries(**lljit, *out);  // the first lookup links every object
   // A failed link may leave the object unlinked in the JIT: it goes with it, before the bytes do.
   if (!out->error.empty()) return out;
+  // Per call deeper: a call's base within its caller's frame and the callee's frame, each at
+  // most the largest frame; an entry and its body, each with its return address and, to spare,
+  // more callee-saved registers than x86-64 has, should its frame size leave them out.
+  std::uint64_t slots = 0;
+  std::uint64_t native = 0;
+  bool known = !image.objects.empty();
+  for (const std::span<const std::uint8_t> object : image.objects) {
+    const llvm::StringRef bytes(reinterpret_cast<const char*>(object.data()), object.size());
+    // LLVM's ELF reader requires the alignment the objects were linked from above.
+    const std::unique_ptr<llvm::MemoryBuffer> aligned = reinterpret_cast<std::uintptr_t>(bytes.data()) % 16 == 0
+                                                            ? nullptr
+                                                            : llvm::MemoryBuffer::getMemBufferCopy(bytes);
+    const FrameBounds b = frame_bounds(aligned != nullptr ? aligned->getMemBufferRef()
+                                                          : llvm::MemoryBufferRef(bytes, "sprawling-code-cache"));
+    known = known && b.slots && b.native;
+    slots = std::max(slots, b.slots.value_or(0));
+    native = std::max(native, b.native.value_or(0));
+  }
+  constexpr std::uint64_t kFrameExtra = 8 + 16 * 8;
+  if (known && slots < (std::uint64_t{1} << 32) && native < (std::uint64_t{1} << 32)) {
+    out->segment_slots = 2 * slots;
+    out->segment_bytes = 2 * (native + kFrameExtra);
+  }
   out->seconds_codegen = seconds_since(t0);
   auto impl = std::make_unique<ModuleCode::Impl>();
   impl->lljit = std::move(*lljit);

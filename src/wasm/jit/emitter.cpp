@@ -111,6 +111,11 @@ class FunctionEmitter {
 
   void emit() {
     fn_->addFnAttr(llvm::Attribute::StrictFP);
+    // On a 64-byte boundary (LLVM's x86-64 default is 16): where a call-heavy function starts
+    // in its cache line moved fib's time by up to 11% on the AMD EPYC the benchmarks ran on;
+    // aligned, the call-heavy workloads ran 2-11% faster (fib, bytecode, strings, hashmap,
+    // json) and none slower beyond the noise (docs/compiled-tier.md).
+    fn_->setAlignment(llvm::Align(64));
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     fn_->addParamAttr(0, llvm::Attribute::NoAlias);
     fn_->addParamAttr(1, llvm::Attribute::NoAlias);
@@ -268,7 +273,6 @@ class FunctionEmitter {
   u32 w_ = 0;  // the current instruction's first word
   u32 osr_ = 0;
   struct CallChecks {
-    llvm::Value* fr = nullptr;               // Ctx::fr (the same at entry and every call site)
     llvm::Value* room = nullptr;             // value-stack slots from fp to the end
     llvm::Value* no_native_calls = nullptr;  // native stack or frame records exhausted here
   };
@@ -279,13 +283,12 @@ class FunctionEmitter {
     CallChecks k;
     llvm::Value* sp = b_.CreateIntrinsic(llvm::Intrinsic::stacksave, {t_.ptr}, {});
     llvm::Value* limit = ctx_load(t_.ptr, offsetof(Ctx, native_limit));
-    k.fr = fr_;
     llvm::Value* fr_end = ctx_load(t_.ptr, offsetof(Ctx, fr_end));
     llvm::Value* stack_end = ctx_load(t_.ptr, offsetof(Ctx, stack_end));
     k.room = b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(stack_end, t_.i64), b_.CreatePtrToInt(fp_, t_.i64)),
                            b_.getInt64(3));
     k.no_native_calls = b_.CreateOr(b_.CreateICmpULT(b_.CreatePtrToInt(sp, t_.i64), b_.CreatePtrToInt(limit, t_.i64)),
-                                    b_.CreateICmpEQ(k.fr, fr_end));
+                                    b_.CreateICmpEQ(fr_, fr_end));
     return k;
   }
 
@@ -895,9 +898,16 @@ class FunctionEmitter {
                            llvm::BasicBlock* slow, llvm::BasicBlock* join,
                            llvm::Function* body = nullptr) {
     auto* fast = new_block("call_fast");
-    const CallChecks k = call_checks_.no_native_calls != nullptr ? call_checks_ : read_call_checks();
-    llvm::Value* fr = k.fr;
-    llvm::Value* no = b_.CreateOr(k.no_native_calls, b_.CreateICmpULT(k.room, b_.CreateAdd(frame_slots, b_.getInt64(base))));
+    llvm::Value* fr = fr_;
+    llvm::Value* no = nullptr;
+    if (me_.segment_limits) {
+      // Below Ctx::fr_lim both stacks and the depth limit have room for this call (jit.hpp):
+      // a body, or an entry of this instance's code (the same bounds: one ModuleCode).
+      no = b_.CreateICmpUGE(fr, ctx_load(t_.ptr, offsetof(Ctx, fr_lim)));
+    } else {
+      const CallChecks k = call_checks_.no_native_calls != nullptr ? call_checks_ : read_call_checks();
+      no = b_.CreateOr(k.no_native_calls, b_.CreateICmpULT(k.room, b_.CreateAdd(frame_slots, b_.getInt64(base))));
+    }
     if (!llvm::isa<llvm::Function>(callee)) no = b_.CreateOr(no, b_.CreateIsNull(callee));
     if (me_.metered) no = b_.CreateOr(no, b_.CreateICmpSLE(b_.CreateLoad(t_.i64, fuel_), b_.getInt64(1)));
     b_.CreateCondBr(no, slow, fast, cold_);

@@ -43,6 +43,9 @@ constexpr unsigned kRegisterArgs = 4;
 
 // The symbol tier-up code reads its callees' slots through (ModuleEmitter::tier_up_entry_address).
 inline constexpr const char* kTierUpSlotsSymbol = "sprawling_tier_up_slots";
+// Whole-module code: each object's largest frame (value-stack slots, a u64) in a section of this
+// name, which the loader reads back for ModuleCode::segment_slots.
+inline constexpr const char* kFrameSlotsSection = ".sprawling.frame_slots";
 
 struct Types {
   llvm::Type* i1;
@@ -76,6 +79,10 @@ struct ModuleEmitter {
   std::vector<char> called_here;          // per defined function: note_calls() saw a direct call of it
   std::vector<llvm::Function*> bodies;    // per defined function: body(), made on first use
   std::vector<signed char> registers;     // per defined function: in_registers(), -1 not yet known
+  // Whole-module code: a direct call of a body tests only Ctx::fr_lim (and fuel), not the native
+  // stack, call depth and value stack one by one; the loader bounds the code's frames
+  // (ModuleCode::segment_slots, segment_bytes) and the runtime sets the limit from them.
+  bool segment_limits = false;
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
   // The code is for an x86-64 CPU with SSSE3 (`mod`'s triple; the tier compiles for the host):

@@ -36,6 +36,11 @@ struct Ctx {
   std::int64_t fuel = 0;   // the interpreter's counter, current at calls, exits and traps
   char* fr = nullptr;      // the frame-record top (Frame*): counts the call depth
   char* fr_end = nullptr;  // frames + max_call_depth
+  // Below this record top, a direct call between bodies of whole-module code skips its native
+  // stack, call depth and value-stack tests: the runtime sets it wherever machine code starts
+  // running (segment_limit) so that every deeper activation up to it has room for its frame on
+  // both stacks, from the code's bounds (ModuleCode::segment_slots and segment_bytes).
+  char* fr_lim = nullptr;
   std::uint64_t* stack_end = nullptr;
   std::uint8_t** mem_base = nullptr;  // &memory0->base: reloaded after calls and memory.grow
   std::uint64_t* mem_size = nullptr;  // &memory0->size
@@ -137,13 +142,21 @@ class ModuleCode {
   struct Impl;
   // Defined here, not in the plugin: the engine makes and destroys these too (the LLVM state in
   // `impl` goes through the deleter the plugin gave its shared_ptr).
-  explicit ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {}
+  explicit ModuleCode(std::size_t functions) : entries(functions), reasons(functions) {
+    for (Slot& slot : entries) slot.code = this;
+  }
   ~ModuleCode() { print_stats(); }
   ModuleCode(const ModuleCode&) = delete;
   ModuleCode& operator=(const ModuleCode&) = delete;
 
   std::vector<Slot> entries;
   std::size_t compiled = 0;          // functions with an entry (a stub until their first call)
+  // Whole-module code (compile_object, the code cache): what one call deeper takes at most of
+  // the value stack (slots: the largest base of a call plus the largest frame) and of the native
+  // stack (bytes: an entry's and a body's frames with their return addresses), read from the
+  // objects when they are linked. 0: not known, and every call of this code makes its own tests.
+  std::uint64_t segment_slots = 0;
+  std::uint64_t segment_bytes = 0;
   // Tier-up (tier_up_code): every entry starts null and the interpreter counts calls; a function
   // whose count runs out is compiled on the tier-up thread and its entry published there. The
   // fields below that the thread writes (compiled, reasons, the seconds) are read only once it is

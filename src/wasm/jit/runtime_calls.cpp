@@ -47,15 +47,42 @@ std::uint32_t run_pending(Ctx* c, std::uint64_t* fp, char* fr);
 
 // Machine code writes Ctx::fr only before what reads it and never restores it, so after it
 // returns the context may hold a callee's deeper record top: the runtime's calls into machine code
-// put the caller's back when they leave.
+// put the caller's back when they leave, and the caller's Ctx::fr_lim, which they set for the
+// code they run (segment_limit).
 struct KeepFrameRecordTop {
   Ctx* const c;
   char* const top;
-  explicit KeepFrameRecordTop(Ctx* ctx) : c(ctx), top(ctx->fr) {}
+  char* const lim;
+  explicit KeepFrameRecordTop(Ctx* ctx) : c(ctx), top(ctx->fr), lim(ctx->fr_lim) {}
   KeepFrameRecordTop(const KeepFrameRecordTop&) = delete;
   KeepFrameRecordTop& operator=(const KeepFrameRecordTop&) = delete;
-  ~KeepFrameRecordTop() { c->fr = top; }
+  ~KeepFrameRecordTop() {
+    c->fr = top;
+    c->fr_lim = lim;
+  }
 };
+
+// Ctx::fr_lim for machine code that starts running here: its first activation has record top
+// `top` and frame `fp`, and `slot` is its function's. A call one deeper takes at most
+// ModuleCode::segment_slots of the value stack and segment_bytes of the native stack, so the
+// activations below the limit returned can each make a direct call with room on both stacks and
+// within the depth limit, and their calls test only the limit. A call past it takes the
+// helper, which makes the interpreter's tests and, when the callee runs as machine code, sets
+// a limit for it from there (so a deep recursion costs one helper call per segment). Code
+// without those bounds: `top` (its calls make their own tests).
+[[gnu::noinline]] char* segment_limit(const Ctx* c, const Slot* slot, const std::uint64_t* fp, char* top) {
+  const ModuleCode* code = slot != nullptr ? slot->code : nullptr;
+  if (code == nullptr || code->segment_slots == 0 || code->segment_bytes == 0) return top;
+  // This function's frame and the runtime's call into machine code, with room to spare.
+  constexpr std::uintptr_t kSlack = 4096;
+  const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  const auto limit = reinterpret_cast<std::uintptr_t>(c->native_limit);
+  if (sp < limit || sp - limit < kSlack || fp > c->stack_end || top > c->fr_end) return top;
+  const std::uint64_t by_native = (sp - limit - kSlack) / code->segment_bytes;
+  const std::uint64_t by_values = static_cast<std::uint64_t>(c->stack_end - fp) / code->segment_slots;
+  const std::uint64_t by_depth = static_cast<std::uint64_t>(c->fr_end - top) / sizeof(Frame);
+  return top + std::min({by_native, by_values, by_depth}) * sizeof(Frame);
+}
 
 // Runs `callee` interpreted in a nested run whose frame is at fp and whose frame record is `fr`
 // (with entry_made, its entry was made already: a pending tail callee), then hands back the
@@ -108,6 +135,7 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
       if (callee->instance == c->inst) {
         const KeepFrameRecordTop keep(c);
         c->fr = keep.top + sizeof(Frame);
+        c->fr_lim = segment_limit(c, slot, nfp, c->fr);
         const std::uint32_t st = entry(c, nfp).status;
         if (st == kTailPending) return run_pending(c, nfp, keep.top + sizeof(Frame));
         return st == 0 ? 0 : st | kLocated;  // located by the callee, in this same context
@@ -145,6 +173,7 @@ std::uint32_t run_pending(Ctx* c, std::uint64_t* fp, char* fr) {
     if (const Slot* slot = callee->jit[variant]; slot != nullptr) {
       if (const Entry entry = slot->entry.load(std::memory_order_acquire); entry != nullptr && native_stack_ok()) {
         if (callee->instance == c->inst) {
+          c->fr_lim = segment_limit(c, slot, fp, fr);
           const std::uint32_t st = entry(c, fp).status;
           if (st == kTailPending) continue;
           return st == 0 ? 0 : st | kLocated;
@@ -205,6 +234,7 @@ Result enter(Entry entry, Store::Impl& store, FuncInst* callee, std::uint64_t* n
   c.memories = inst->memories.data();
   c.native_limit = native_stack_limit();
   c.inst = inst;
+  c.fr_lim = segment_limit(&c, callee->jit[metered ? kMetered : kUnmetered], nfp, c.fr);
   c.store = &store;
   c.gc_handles = &store.gc.handle_table();
   c.gc_inline = &store.gc.inline_state();

@@ -63,6 +63,7 @@ struct Slot {
   // replacement, Ctx::osr_at; 0: none), set by the compiler before `entry` is published.
   std::atomic<std::uint32_t> loop_hint{0};
   std::atomic<std::uint32_t> osr{0};
+  const ModuleCode* code = nullptr;  // the code this slot is part of
 };
 }  // namespace jit
 
