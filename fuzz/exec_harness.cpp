@@ -59,6 +59,7 @@ std::optional<std::vector<CallRecord>> run_exports(
     std::fprintf(stderr, "the compiled tier cannot run here: %s\n", wasm::compiled_tier_unavailable_reason().c_str());
     std::_Exit(kNoCompiledTierExit);
   }
+  if (limits.code_cache != nullptr) store.set_code_cache(limits.code_cache);
   store.set_budget(wasm::ExecutionBudget{.fuel = limits.fuel_per_call, .deadline = std::nullopt});
   auto instance = store.instantiate(compiled, {});
   if (!instance) {

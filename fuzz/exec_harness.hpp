@@ -41,6 +41,9 @@ struct ExecLimits {
   std::uint64_t max_store_bytes = UINT64_MAX;
   // Which tier runs the calls (Store::set_tier; Compile only where compiled_tier_available()).
   wasm::Tier tier = wasm::Tier::Interpret;
+  // Tier::Compile: the code cache the store reads (whole-module code, compiled ahead of time
+  // into it), or none (each function compiled at its first call).
+  std::shared_ptr<wasm::CodeCacheStorage> code_cache = nullptr;
 };
 
 using ArgsFor = std::function<std::vector<wasm::Value>(const wasm::FuncType&)>;

@@ -1,6 +1,7 @@
 // Fuzz target (f): the compiled tier against the interpreter (the reference). Each module (a
-// generated one, or a "\0asm" input run as it is) runs its exports under both tiers, metered,
-// unmetered and at a sweep of fuel budgets, and every call must agree exactly: results, trap kind,
+// generated one, or a "\0asm" input run as it is) runs its exports under both tiers (the compiled
+// tier's code made function by function at first calls, and the whole-module code a code cache
+// holds), metered, unmetered and at a sweep of fuel budgets, and every call must agree exactly: results, trap kind,
 // trap function index and byte offset, and the fuel consumed (so an out-of-fuel stop too). The one
 // exception is the store's heap limit, reached where conservative roots let it be
 // (ends_at_a_heap_limit).
@@ -166,15 +167,44 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const auto& r : *jit) std::fprintf(stderr, "  %s\n", call_line(r).c_str());
     fuzz::keep_module_and_abort("tiers", binary);
   };
-  // Runs the exports under `limits` on both tiers and insists they agree; the interpreter's
-  // records, or nothing when neither could instantiate.
+  // The module's whole-module code too: compiled ahead of time into a code cache, as `sprawl
+  // compile` makes it (its native calls test one limit, Ctx::fr_lim, that the runtime sets). A
+  // module object of its own, since a module keeps the code it first ran with; a generated
+  // module must compile whole, as on the lazy path below.
+  std::shared_ptr<const wasm::CompiledModule> whole;
+  auto whole_cache = std::make_shared<wasm::MemoryCodeCache>();
+  if (auto m = wasm::compile(binary)) {
+    bool all = true;
+    std::string why;
+    for (const bool variant : {true, false}) {
+      const auto report = wasm::precompile(**m, variant, *whole_cache);
+      if (!report) why = report.error();
+      all = all && report && report->compiled == report->functions;
+    }
+    if (all) {
+      whole = std::move(*m);
+    } else if (!is_module) {
+      std::fprintf(stderr, "the module did not compile whole ahead of time%s%s\n", why.empty() ? "" : ": ",
+                   why.c_str());
+      fuzz::keep_module_and_abort("tiers", binary);
+    }
+  }
+  // Runs the exports under `limits` on both tiers (the compiled tier compiling each function at
+  // its first call, then from the whole-module code) and insists they agree; the interpreter's
+  // records, or nothing when none could instantiate.
   auto compare = [&](fuzz::ExecLimits limits, const char* what) -> std::optional<std::vector<fuzz::CallRecord>> {
     limits.tier = wasm::Tier::Interpret;
     auto interp = fuzz::run_exports(compiled, limits, fresh_args());
     limits.tier = wasm::Tier::Compile;
     auto jit = fuzz::run_exports(compiled, limits, fresh_args());
-    const bool same = interp.has_value() == jit.has_value() && (!interp || same_run(*interp, *jit, !is_module));
+    bool same = interp.has_value() == jit.has_value() && (!interp || same_run(*interp, *jit, !is_module));
     if (!same) finding(what, interp, jit);
+    if (whole != nullptr) {
+      limits.code_cache = whole_cache;
+      auto aot = fuzz::run_exports(whole, limits, fresh_args());
+      same = interp.has_value() == aot.has_value() && (!interp || same_run(*interp, *aot, !is_module));
+      if (!same) finding((std::string(what) + "; whole-module code").c_str(), interp, aot);
+    }
     if (interp) {
       ++tally.runs;
       tally.calls += interp->size();

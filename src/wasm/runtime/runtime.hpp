@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -242,6 +244,28 @@ class CodeCacheStorage {
   // error says why it could not.
   [[nodiscard]] virtual std::expected<void, std::string> write(std::string_view name,
                                                                std::span<const std::uint8_t> bytes) = 0;
+};
+
+// A code cache held in memory for the life of the process (`sprawl wast --ahead-of-time`, the
+// fuzzers' whole-module runs). Tier-up may write it from its own thread.
+class MemoryCodeCache final : public CodeCacheStorage {
+ public:
+  [[nodiscard]] std::optional<std::vector<std::uint8_t>> read(std::string_view name) override {
+    const std::lock_guard lock(mutex_);
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) return std::nullopt;
+    return it->second;
+  }
+  [[nodiscard]] std::expected<void, std::string> write(std::string_view name,
+                                                       std::span<const std::uint8_t> bytes) override {
+    const std::lock_guard lock(mutex_);
+    entries_.insert_or_assign(std::string(name), std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+    return {};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::vector<std::uint8_t>, std::less<>> entries_;
 };
 
 // What `precompile` did.

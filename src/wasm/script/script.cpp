@@ -186,24 +186,6 @@ struct Outcome {
   static Outcome skip(std::string d) { return {Kind::Skip, std::move(d)}; }
 };
 
-// RunOptions::ahead_of_time: the code cache every module is compiled into before it is
-// instantiated, held in memory for the run.
-class MemoryCodeCache final : public CodeCacheStorage {
- public:
-  std::optional<std::vector<std::uint8_t>> read(std::string_view name) override {
-    const auto it = entries_.find(name);
-    if (it == entries_.end()) return std::nullopt;
-    return it->second;
-  }
-  std::expected<void, std::string> write(std::string_view name, std::span<const std::uint8_t> bytes) override {
-    entries_.insert_or_assign(std::string(name), std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-    return {};
-  }
-
- private:
-  std::map<std::string, std::vector<std::uint8_t>, std::less<>> entries_;
-};
-
 class Runner {
  public:
   Runner(const Script& script, const RunOptions& options, std::ostream& log)
@@ -557,7 +539,9 @@ class Runner {
   const RunOptions& options_;
   std::ostream& log_;
   Store store_;
-  std::shared_ptr<MemoryCodeCache> aot_cache_;  // RunOptions::ahead_of_time
+  // RunOptions::ahead_of_time: the code cache every module is compiled into before it is
+  // instantiated, held in memory for the run.
+  std::shared_ptr<MemoryCodeCache> aot_cache_;
   Linker linker_;
   Instance* current_ = nullptr;
   std::string refused_;  // why the latest module was refused as unsupported (empty: it was not)
