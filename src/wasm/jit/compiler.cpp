@@ -380,6 +380,13 @@ bool perf_map_wanted() {
   }();
   return wanted;
 }
+// Whether both hold a value; the error of each that does not is consumed (dropped).
+template <typename A, typename B>
+bool both_taken(llvm::Expected<A>& a, llvm::Expected<B>& b) {
+  if (!a) llvm::consumeError(a.takeError());
+  if (!b) llvm::consumeError(b.takeError());
+  return a && b;
+}
 // The size of `name`'s code in a relocatable object (0 if absent): its section's size, since
 // the JIT's objects carry no symbol sizes and tier-up puts one function in each.
 std::uint64_t symbol_size(const llvm::MemoryBuffer& object, llvm::StringRef name) {
@@ -391,11 +398,7 @@ std::uint64_t symbol_size(const llvm::MemoryBuffer& object, llvm::StringRef name
   for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
     auto n = sym.getName();
     auto section = sym.getSection();
-    if (!n || !section || *n != name || *section == (*obj)->section_end()) {
-      if (!n) llvm::consumeError(n.takeError());
-      if (!section) llvm::consumeError(section.takeError());
-      continue;
-    }
+    if (!both_taken(n, section) || *n != name || *section == (*obj)->section_end()) continue;
     return (*section)->getSize();
   }
   return 0;
@@ -422,11 +425,7 @@ FrameBounds frame_bounds(llvm::MemoryBufferRef object) {
   for (const llvm::object::SectionRef& section : (*obj)->sections()) {
     auto name = section.getName();
     auto contents = section.getContents();
-    if (!name || !contents) {
-      if (!name) llvm::consumeError(name.takeError());
-      if (!contents) llvm::consumeError(contents.takeError());
-      continue;
-    }
+    if (!both_taken(name, contents)) continue;
     const auto* at = reinterpret_cast<const std::uint8_t*>(contents->data());
     const auto* end = at + contents->size();
     if (*name == kFrameSlotsSection) {
@@ -459,9 +458,7 @@ FrameBounds frame_bounds(llvm::MemoryBufferRef object) {
   for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
     auto type = sym.getType();
     auto section = sym.getSection();
-    if (!type || !section) {
-      if (!type) llvm::consumeError(type.takeError());
-      if (!section) llvm::consumeError(section.takeError());
+    if (!both_taken(type, section)) {
       well_formed = false;
       continue;
     }
@@ -1271,13 +1268,21 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   // Not a copy when the bytes are aligned as LLVM's ELF reader requires ("Insufficient
   // alignment" otherwise; where the object starts in the entry depends on the key's length):
   // publish_entries below links the object (JITLink copies its sections into code memory)
-  // before this returns, and nothing reads the buffer after that.
+  // before this returns, and nothing reads the buffer after that. Each object's frame bounds
+  // are read from the same buffer first (ModuleCode::segment_slots and segment_bytes).
+  std::uint64_t slots = 0;
+  std::uint64_t native = 0;
+  bool known = !image.objects.empty();
   for (const std::span<const std::uint8_t> object : image.objects) {
     const llvm::StringRef bytes(reinterpret_cast<const char*>(object.data()), object.size());
     constexpr std::uintptr_t kObjectAlign = 16;
     auto buffer = reinterpret_cast<std::uintptr_t>(bytes.data()) % kObjectAlign == 0
                       ? llvm::MemoryBuffer::getMemBuffer(bytes, "sprawling-code-cache", /*RequiresNullTerminator=*/false)
                       : llvm::MemoryBuffer::getMemBufferCopy(bytes, "sprawling-code-cache");
+    const FrameBounds b = frame_bounds(buffer->getMemBufferRef());
+    known = known && b.slots && b.native;
+    slots = std::max(slots, b.slots.value_or(0));
+    native = std::max(native, b.native.value_or(0));
     if (auto e = (*lljit)->addObjectFile(std::move(buffer))) {
       out->error = error_text(std::move(e));
       return out;
@@ -1289,21 +1294,6 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   // Per call deeper: a call's base within its caller's frame and the callee's frame, each at
   // most the largest frame; an entry and its body, each with its return address and, to spare,
   // more callee-saved registers than x86-64 has, should its frame size leave them out.
-  std::uint64_t slots = 0;
-  std::uint64_t native = 0;
-  bool known = !image.objects.empty();
-  for (const std::span<const std::uint8_t> object : image.objects) {
-    const llvm::StringRef bytes(reinterpret_cast<const char*>(object.data()), object.size());
-    // LLVM's ELF reader requires the alignment the objects were linked from above.
-    const std::unique_ptr<llvm::MemoryBuffer> aligned = reinterpret_cast<std::uintptr_t>(bytes.data()) % 16 == 0
-                                                            ? nullptr
-                                                            : llvm::MemoryBuffer::getMemBufferCopy(bytes);
-    const FrameBounds b = frame_bounds(aligned != nullptr ? aligned->getMemBufferRef()
-                                                          : llvm::MemoryBufferRef(bytes, "sprawling-code-cache"));
-    known = known && b.slots && b.native;
-    slots = std::max(slots, b.slots.value_or(0));
-    native = std::max(native, b.native.value_or(0));
-  }
   constexpr std::uint64_t kFrameExtra = 8 + 16 * 8;
   if (known && slots < (std::uint64_t{1} << 32) && native < (std::uint64_t{1} << 32)) {
     out->segment_slots = 2 * slots;

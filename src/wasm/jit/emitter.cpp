@@ -172,7 +172,8 @@ class FunctionEmitter {
     std::size_t calls = 0;
     for (const Instr& in : scan_.instrs)
       calls += in.op == Op::Call || in.op == Op::CallIndirect || in.op == Op::CallRef ? 1 : 0;
-    if (calls > kCallSitesToHoist) call_checks_ = read_call_checks();
+    // (Whole-module code's native calls test Ctx::fr_lim instead: native_call.)
+    if (calls > kCallSitesToHoist && !me_.segment_limits) call_checks_ = read_call_checks();
 
     // The shared exits, so that a trap site costs one edge and one phi entry: `trap` stores the
     // counter and the location (kind << 32 | word) in the context; `status` takes a helper's
@@ -898,12 +899,11 @@ class FunctionEmitter {
                            llvm::BasicBlock* slow, llvm::BasicBlock* join,
                            llvm::Function* body = nullptr) {
     auto* fast = new_block("call_fast");
-    llvm::Value* fr = fr_;
     llvm::Value* no = nullptr;
     if (me_.segment_limits) {
       // Below Ctx::fr_lim both stacks and the depth limit have room for this call (jit.hpp):
       // a body, or an entry of this instance's code (the same bounds: one ModuleCode).
-      no = b_.CreateICmpUGE(fr, ctx_load(t_.ptr, offsetof(Ctx, fr_lim)));
+      no = b_.CreateICmpUGE(fr_, ctx_load(t_.ptr, offsetof(Ctx, fr_lim)));
     } else {
       const CallChecks k = call_checks_.no_native_calls != nullptr ? call_checks_ : read_call_checks();
       no = b_.CreateOr(k.no_native_calls, b_.CreateICmpULT(k.room, b_.CreateAdd(frame_slots, b_.getInt64(base))));
@@ -915,14 +915,14 @@ class FunctionEmitter {
     if (me_.metered) b_.CreateStore(b_.CreateSub(b_.CreateLoad(t_.i64, fuel_), entry_cost), fuel_);
     // The callee's frame record: an entry takes it from the context, a body this frame's top in
     // a register (and adds the record itself).
-    if (body == nullptr) ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr, sizeof(Frame)), offsetof(Ctx, fr));
+    if (body == nullptr) ctx_store(b_.CreateConstInBoundsGEP1_64(t_.i8, fr_, sizeof(Frame)), offsetof(Ctx, fr));
     // A metered body takes the counter in a register and gives it back in one on a normal
     // return; on any other status it is in the context, where the other paths read it.
     const bool fuel_passed = body != nullptr && me_.metered;
     if (!fuel_passed) store_fuel();
     llvm::CallInst* call = nullptr;
     if (body != nullptr) {
-      std::vector<llvm::Value*> args{ctxp_, frame_at(base), fr};
+      std::vector<llvm::Value*> args{ctxp_, frame_at(base), fr_};
       if (fuel_passed) args.push_back(b_.CreateLoad(t_.i64, fuel_));
       for (u32 i = 0; args.size() < body->arg_size(); ++i) args.push_back(slot(base + i));
       call = b_.CreateCall(body, args);
