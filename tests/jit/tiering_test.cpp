@@ -150,22 +150,31 @@ TEST_F(TierUp, AFunctionCalledOnceButLoopingLongIsCompiledForItsNextCall) {
   }
 }
 
-// A function's threshold grows with its size (SPRAWLING_JIT_TIER_UP_BYTES, default 512 wasm code
-// bytes a step): a large function called as often as a small one that turned hot is not asked
-// for yet, and is after enough more calls; both keep the interpreter's outcomes throughout.
-TEST_F(TierUp, LargeFunctionsNeedMoreCallsToTurnHot) {
-  // big: 300 adds of 7 bytes each (local.get, i32.const, i32.add, local.set): about 2,100 bytes,
-  // so its countdown is kCalls * 5 against small's kCalls.
+// big (defined 0): 300 adds of 7 bytes each (local.get, i32.const, i32.add, local.set), about
+// 2,100 wasm code bytes; small (defined 1): one add.
+std::shared_ptr<const CompiledModule> big_and_small() {
   std::string body;
   for (int i = 0; i < 300; ++i) body += "(local.set 0 (i32.add (local.get 0) (i32.const 1)))";
   const std::string wat = "(module (func (export \"big\") (param i32) (result i32) " + body +
                           " (local.get 0)) (func (export \"small\") (param i32) (result i32) (i32.add (local.get 0) "
                           "(i32.const 1))))";
-  const auto module = jit_testing::compile_wat(wat);
+  auto module = jit_testing::compile_wat(wat);
+  if (module != nullptr) {
+    const std::size_t big_bytes = module->impl().module.code[0].code_size;
+    EXPECT_GT(big_bytes, 4u * 512);
+    EXPECT_LT(big_bytes, 5u * 512);
+  }
+  return module;
+}
+
+// Without a hot set, a function's threshold grows with its size (SPRAWLING_JIT_TIER_UP_BYTES,
+// default 512 wasm code bytes a step): a large function called as often as a small one that
+// turned hot is not asked for yet, and is after enough more calls; both keep the interpreter's
+// outcomes throughout.
+TEST_F(TierUp, LargeFunctionsNeedMoreCallsToTurnHot) {
+  // big's countdown is kCalls * 5 against small's kCalls.
+  const auto module = big_and_small();
   ASSERT_NE(module, nullptr);
-  const std::size_t big_bytes = module->impl().module.code[0].code_size;
-  ASSERT_GT(big_bytes, 4u * 512);
-  ASSERT_LT(big_bytes, 5u * 512);
   const auto call = [&](const char* name, int times) {
     for (int i = 0; i < times; ++i) {
       const std::vector<Value> args{i32(static_cast<std::uint32_t>(i))};
@@ -181,6 +190,30 @@ TEST_F(TierUp, LargeFunctionsNeedMoreCallsToTurnHot) {
   call("big", 4 * kCalls);  // 6 * kCalls in all, past kCalls * 5
   ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
   EXPECT_TRUE(has_machine_code(*module, kUnmetered, 0)) << tier_up_code_of(*module, kUnmetered)->reasons[0];
+  call("big", 2);
+}
+
+// With a hot set (a code cache), what tier-up compiles is kept for every later process, so a
+// function's size does not raise its threshold: the large function turns hot after as few calls
+// as the small one, with the interpreter's outcomes, and both are kept.
+TEST_F(TierUp, WithAHotSetLargeFunctionsTurnHotAsSoonAsSmallOnes) {
+  const auto module = big_and_small();
+  ASSERT_NE(module, nullptr);
+  auto cache = std::make_shared<jit_testing::MemoryCache>();
+  const auto call = [&](const char* name, int times) {
+    for (int i = 0; i < times; ++i) {
+      const std::vector<Value> args{i32(static_cast<std::uint32_t>(i))};
+      EXPECT_EQ(run(module, Tier::Auto, name, args, std::nullopt, {}, cache),
+                run(module, Tier::Interpret, name, args, std::nullopt))
+          << name;
+    }
+  };
+  call("small", 2 * kCalls);
+  call("big", 2 * kCalls);
+  ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+  EXPECT_TRUE(has_machine_code(*module, kUnmetered, 1));
+  EXPECT_TRUE(has_machine_code(*module, kUnmetered, 0)) << tier_up_code_of(*module, kUnmetered)->reasons[0];
+  EXPECT_GE(cache->names().size(), 3U);  // the index, big and small
   call("big", 2);
 }
 

@@ -417,9 +417,8 @@ jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, const std
     if (!tier_up || tier != Tier::Auto) return nullptr;
     // Nothing compiled yet: hot functions, in the background (tiering.cpp).
     if (!jit_tier_up[variant]) {
-      jit_tier_up[variant] = jit::tier_up_code(*this, variant == kMetered);
+      jit_tier_up[variant] = jit::tier_up_code(*this, variant == kMetered, cache);
       jit_tier_up[variant]->cache_miss = std::move(miss);
-      jit_tier_up[variant]->hot_cache = cache;
     }
     return jit_tier_up[variant].get();
   }

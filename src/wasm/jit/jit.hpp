@@ -255,8 +255,11 @@ class ModuleCode {
 // is machine code from its next call on.
 inline constexpr std::int32_t kLoopSampleCalls = 128;
 // The code of a module variant whose functions are compiled when hot: every entry null, every
-// countdown at the threshold. No LLVM work happens here (the thread sets LLVM up on its first job).
-std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, bool metered);
+// countdown at the threshold (size-scaled without a hot set: tiering.cpp). `hot_cache`: the code
+// cache its hot set lives in, or null. No LLVM work happens here (the thread sets LLVM up on its
+// first job).
+std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, bool metered,
+                                         std::shared_ptr<CodeCacheStorage> hot_cache = nullptr);
 // The interpreter's cold path when the countdown of `f`'s slot in `variant` ran out: queues f for
 // compilation if its code tiers up (once; again later if the queue was full).
 void tier_up_hot(FuncInst& f, int variant);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <memory>
 #include <string>
 #include <limits>
@@ -32,13 +33,20 @@ constexpr std::int32_t kDefaultCalls = 20000;
 // A function above this many bytes of wasm code stays interpreted under tier-up (measured on
 // CPython, docs/compiled-tier.md "Tier-up": LLVM's time grows faster than the size).
 constexpr std::size_t kDefaultMaxBytes = 64 * 1024;
-// A function's threshold grows with its size: it is `calls` times 1 + (wasm code bytes / this).
-// LLVM's time grows with the size (about 60 µs of CPU per byte plus 20 ms: CPython's eval loop,
-// 51.7 KB, costs 2-4 s), and most of a large function's calls are loop samples (time spent in
-// it), so a large function must run longer before it pays back. At one threshold for all,
+// Without a hot set (no code cache), a function's threshold grows with its size: it is `calls`
+// times 1 + (wasm code bytes / this). LLVM's time grows with the size (5-15 µs of CPU per byte
+// plus a few ms; CPython's eval loop, 51.7 KB through FastISel, about 0.4 s, 1.6 s on a loaded
+// machine), and most of a large function's calls are loop samples (time spent in it), so a large
+// function must run longer before it pays back within the process. At one threshold for all,
 // CPython's eval loop turned hot within the first second of every job and its compilation made
 // 3-7 s jobs use more CPU than the interpreter (docs/compiled-tier.md, "Tier-up").
 constexpr std::size_t kDefaultBytesPerThreshold = 512;
+// With a hot set, what tier-up compiles is kept in the code cache and linked by every later
+// process of this module on the machine, so a compilation is paid once, not by each job: the
+// threshold is the calls alone, whatever the size. Size-scaled, the eval loop never turned hot in
+// CPU-bound Python jobs under a second, and every such job ran it interpreted (cpu_bound.py 0.28 s
+// from a settled hot set; 0.18 s with the eval loop in it, its first job 0.3 s longer).
+constexpr std::size_t kKeptBytesPerThreshold = 0;
 // Requests waiting at most: past it a request is dropped and counted again later, so a burst of
 // hot functions cannot grow memory without bound while one compiles.
 constexpr std::size_t kQueueBound = 256;
@@ -75,16 +83,20 @@ std::atomic<std::int32_t>& calls_setting() {
 std::int32_t threshold() {
   return calls_setting().load(std::memory_order_relaxed);
 }
-// SPRAWLING_JIT_TIER_UP_BYTES (0: every function at the same threshold).
-std::size_t bytes_per_threshold() {
-  static const auto bytes = static_cast<std::size_t>(
-      env_count("SPRAWLING_JIT_TIER_UP_BYTES", kDefaultBytesPerThreshold, UINT32_MAX));
-  return bytes;
+// SPRAWLING_JIT_TIER_UP_BYTES (0: every function at the same threshold), with or without a hot
+// set; unset, the default of each.
+std::size_t bytes_per_threshold(bool hot_set) {
+  static const std::optional<std::size_t> set = []() -> std::optional<std::size_t> {
+    const char* v = std::getenv("SPRAWLING_JIT_TIER_UP_BYTES");
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return static_cast<std::size_t>(env_count("SPRAWLING_JIT_TIER_UP_BYTES", kDefaultBytesPerThreshold, UINT32_MAX));
+  }();
+  return set.value_or(hot_set ? kKeptBytesPerThreshold : kDefaultBytesPerThreshold);
 }
 // The countdown of a function of `code_bytes` at `calls` (bounded below INT32_MAX, which marks
-// a function asked for already).
-std::int32_t countdown_for(std::int32_t calls, std::size_t code_bytes) {
-  const std::size_t unit = bytes_per_threshold();
+// a function asked for already), in code with or without a hot set.
+std::int32_t countdown_for(std::int32_t calls, std::size_t code_bytes, bool hot_set) {
+  const std::size_t unit = bytes_per_threshold(hot_set);
   const std::uint64_t factor = 1 + (unit == 0 ? 0 : code_bytes / unit);
   return static_cast<std::int32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(calls) * factor, INT32_MAX - 1));
 }
@@ -318,14 +330,18 @@ std::size_t tier_up_max_bytes() {
   return max;
 }
 
-std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, bool metered) {
+std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, bool metered,
+                                         std::shared_ptr<CodeCacheStorage> hot_cache) {
   auto code = std::make_shared<ModuleCode>(module.module.code.size());
   code->tier_up = true;
   code->metered = metered;
+  code->hot_cache = std::move(hot_cache);
   for (const FunctionBody& body : module.module.code) code->code_bytes += body.code_size;
   const std::int32_t calls = threshold();
+  const bool hot_set = code->hot_cache != nullptr;
   for (std::size_t i = 0; i < code->entries.size(); ++i)
-    code->entries[i].countdown.store(countdown_for(calls, module.module.code[i].code_size), std::memory_order_relaxed);
+    code->entries[i].countdown.store(countdown_for(calls, module.module.code[i].code_size, hot_set),
+                                     std::memory_order_relaxed);
   return code;
 }
 
@@ -345,7 +361,8 @@ void tier_up_hot(FuncInst& f, int variant) {
   // what has no entry there stays interpreted).
   if (!code || defined >= code->entries.size() || &code->entries[defined] != slot) return;
   if (!Worker::get().push(Job{inst.compiled_module, code, defined, code.get()}))
-    slot->countdown.store(countdown_for(threshold(), cm.module.code[defined].code_size), std::memory_order_relaxed);
+    slot->countdown.store(countdown_for(threshold(), cm.module.code[defined].code_size, code->hot_cache != nullptr),
+                          std::memory_order_relaxed);
 }
 
 void tier_up_set_calls(std::int32_t calls) {
