@@ -4,6 +4,7 @@
 // tier-up off leaves Auto to the interpreter; a module dropped with compilations queued is freed.
 #include "jit/tier_fixture.hpp"
 #include "wasm/runtime/linker.hpp"
+#include "wasm/jit/code_cache.hpp"
 #include "wasm/jit/jit.hpp"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sprawling::wasm {
@@ -90,7 +92,10 @@ class TierUp : public ::testing::Test {
     module_ = jit_testing::compile_wat(kWat);
     ASSERT_NE(module_, nullptr);
   }
-  void TearDown() override { jit::tier_up_set_calls(20000); }
+  void TearDown() override {
+    jit::tier_up_set_calls(20000);
+    jit::tier_up_set_upgrade_delay(std::nullopt);
+  }
   // Both tiers under `fuel` (none: unmetered): Auto with tier-up must give the interpreter's outcome.
   void same(const char* name, const std::vector<Value>& args, std::optional<std::uint64_t> fuel) {
     const Outcome interp = run(module_, Tier::Interpret, name, args, fuel);
@@ -215,6 +220,114 @@ TEST_F(TierUp, WithAHotSetLargeFunctionsTurnHotAsSoonAsSmallOnes) {
   EXPECT_TRUE(has_machine_code(*module, kUnmetered, 0)) << tier_up_code_of(*module, kUnmetered)->reasons[0];
   EXPECT_GE(cache->names().size(), 3U);  // the index, big and small
   call("big", 2);
+}
+
+// A function too large for the optimizing code generator within a job: a loop whose body is a
+// chain of 1,200 multiply-xor steps (thousands of IR instructions, so tier-up compiles it with
+// FastISel: quick code), then a division by the second argument (traps at 0).
+std::shared_ptr<const CompiledModule> huge_module() {
+  std::string chain;
+  for (int i = 0; i < 1200; ++i) chain += "(local.set $x (i32.xor (i32.mul (local.get $x) (i32.const 31)) (local.get $n)))";
+  return jit_testing::compile_wat(
+      "(module (func (export \"huge\") (param $n i32) (param $d i32) (result i32) (local $x i32)"
+      " (local.set $x (local.get $n)) (loop $l " + chain +
+      " (br_if $l (i32.gt_s (local.tee $n (i32.sub (local.get $n) (i32.const 1))) (i32.const 0))))"
+      " (i32.div_u (local.get $x) (local.get $d))))");
+}
+
+// Upgrades: quick code is compiled again with the optimizing pipeline once due (here at once),
+// in the process that compiled it and in one that linked it from the hot set; the entry changes,
+// the outcomes (results, the trap's kind and place, fuel) stay the interpreter's, the hot set then
+// holds the optimized code, which a later process links and does not upgrade, and it counts the
+// upgrades processes began.
+TEST_F(TierUp, QuickCodeOfAHugeFunctionIsUpgradedAndTheHotSetKeepsTheUpgrade) {
+  for (const bool metered : {false, true}) {
+    const std::optional<std::uint64_t> fuel = metered ? std::optional<std::uint64_t>(10'000'000) : std::nullopt;
+    const int variant = metered ? kMetered : kUnmetered;
+    auto cache = std::make_shared<jit_testing::MemoryCache>();
+    // A process: the module compiled again (so its tier-up code is new), called `times` rounds
+    // with `with` as its code cache (each outcome the interpreter's), then its tier-up code once
+    // the thread is idle.
+    struct Process {
+      std::shared_ptr<const CompiledModule> module;
+      const jit::ModuleCode* code = nullptr;
+    };
+    const auto calls = [&](const std::shared_ptr<const CompiledModule>& m, int times,
+                           const std::shared_ptr<jit_testing::MemoryCache>& with) {
+      for (int i = 0; i < times; ++i) {
+        for (const std::uint32_t d : {7U, 0U}) {
+          const std::vector<Value> args{i32(static_cast<std::uint32_t>(i % 4)), i32(d)};
+          EXPECT_EQ(run(m, Tier::Auto, "huge", args, fuel, {}, with), run(m, Tier::Interpret, "huge", args, fuel))
+              << "huge(" << i % 4 << ", " << d << ")";
+        }
+      }
+    };
+    const auto process = [&](int times, const std::shared_ptr<jit_testing::MemoryCache>& with) {
+      Process p{huge_module(), nullptr};
+      EXPECT_NE(p.module, nullptr);
+      if (p.module == nullptr) return p;
+      calls(p.module, times, with);
+      EXPECT_TRUE(jit::tier_up_wait_idle(120'000));
+      p.code = tier_up_code_of(*p.module, variant);
+      EXPECT_NE(p.code, nullptr);
+      return p;
+    };
+    // First process: quick code, not upgraded yet (due in an hour), kept in the hot set as such.
+    jit::tier_up_set_upgrade_delay(std::chrono::hours(1));
+    const Process first = process(kCalls, cache);
+    ASSERT_NE(first.code, nullptr);
+    ASSERT_TRUE(has_machine_code(*first.module, variant, 0)) << first.code->reasons[0];
+    EXPECT_EQ(first.code->quick[0], 1U) << "not compiled as quick code: the test's function is too small";
+    EXPECT_EQ(first.code->upgraded, 0U);
+    // Second process: links the quick code and upgrades it at once.
+    jit::tier_up_set_upgrade_delay(std::chrono::milliseconds(0));
+    const Process second = process(kCalls, cache);
+    ASSERT_NE(second.code, nullptr);
+    EXPECT_EQ(second.code->from_hot_set, 1U);
+    EXPECT_EQ(second.code->upgraded, 1U);
+    EXPECT_EQ(second.code->quick[0], 0U);
+    calls(second.module, 4, cache);  // the optimized code's outcomes
+    // Third process: links the optimized code, nothing to upgrade; the hot set counted one
+    // upgrade begun (this call records a second).
+    const Process third = process(kCalls, cache);
+    ASSERT_NE(third.code, nullptr);
+    EXPECT_EQ(third.code->from_hot_set, 1U);
+    EXPECT_EQ(third.code->upgraded, 0U);
+    EXPECT_EQ(third.code->quick[0], 0U);
+    EXPECT_EQ(jit::hot_set_begin_upgrade(third.module->impl(), *third.code, *cache, 0), 1U);
+    // Without a hot set, quick code stays (an upgrade would be paid again by every process); the
+    // threshold grows with the size there (12 KB: 24 times kCalls).
+    const Process alone = process(30 * kCalls, nullptr);
+    ASSERT_NE(alone.code, nullptr);
+    EXPECT_EQ(alone.code->quick[0], 1U);
+    EXPECT_EQ(alone.code->upgraded, 0U);
+    // And in the process that compiled the quick code, with an empty hot set: the entry is the
+    // quick code's until the upgrade is due (a second later), then the optimized code's.
+    jit::tier_up_set_upgrade_delay(std::chrono::seconds(1));
+    auto fresh_cache = std::make_shared<jit_testing::MemoryCache>();
+    const Process compiled = process(kCalls, fresh_cache);
+    ASSERT_NE(compiled.code, nullptr);
+    const jit::Entry quick = compiled.code->entries[0].entry.load();
+    ASSERT_NE(quick, nullptr);
+    EXPECT_EQ(compiled.code->quick[0], 1U);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+    EXPECT_EQ(compiled.code->upgraded, 1U);
+    EXPECT_NE(compiled.code->entries[0].entry.load(), quick);
+    calls(compiled.module, 4, fresh_cache);
+  }
+}
+
+// The default delay before an upgrade: about the optimizing compile's expected time (CPython's
+// eval loop, 51.7 KB: a few seconds), doubled for each upgrade processes began before.
+TEST_F(TierUp, AnUpgradeWaitsLongerForEachOneBegunBefore) {
+  jit::tier_up_set_upgrade_delay(std::nullopt);
+  const auto once = jit::tier_up_upgrade_delay(51659, 0);
+  EXPECT_GT(once, std::chrono::seconds(2));
+  EXPECT_LT(once, std::chrono::seconds(10));
+  EXPECT_EQ(jit::tier_up_upgrade_delay(51659, 3), 8 * once);
+  jit::tier_up_set_upgrade_delay(std::chrono::milliseconds(250));
+  EXPECT_EQ(jit::tier_up_upgrade_delay(51659, 3), std::chrono::milliseconds(250));
 }
 
 TEST_F(TierUp, OffLeavesAutoToTheInterpreter) {
@@ -364,17 +477,20 @@ TEST_F(TierUp, AHotSetEntryNotIntactIsRefusedAndItsFunctionCompiledAgain) {
   // An object is linked only as the one function it defines.
   auto fresh = jit::tier_up_code(third->impl(), false);
   const std::atomic<bool> go{false};
-  const jit::TierUpObject sq = jit::compile_function(third->impl(), *fresh, kSq, go);
+  const jit::TierUpObject sq = jit::compile_function(third->impl(), *fresh, kSq, go, false);
   ASSERT_FALSE(sq.object.empty());
   auto other = jit::tier_up_code(third->impl(), false);
-  EXPECT_NE(jit::link_tier_up_object(third->impl(), *other, kLoad, 0, sq.object).find("not only wasm_f2"),
+  EXPECT_NE(jit::link_tier_up_object(third->impl(), *other, kLoad, 0, sq.object, false).find("not only wasm_f2"),
             std::string::npos);
   const std::vector<std::uint8_t> junk(64, 0x5A);
-  EXPECT_NE(jit::link_tier_up_object(third->impl(), *other, kSq, 0, junk).find("not an object file"),
+  EXPECT_NE(jit::link_tier_up_object(third->impl(), *other, kSq, 0, junk, false).find("not an object file"),
             std::string::npos);
   EXPECT_EQ(other->entries[kLoad].entry.load(), nullptr);
   EXPECT_EQ(other->entries[kSq].entry.load(), nullptr);
-  EXPECT_EQ(jit::link_tier_up_object(third->impl(), *other, kSq, 0, sq.object), "");
+  // Under its upgrade name it is refused: an upgrade's object defines that name only.
+  EXPECT_NE(jit::link_tier_up_object(third->impl(), *other, kSq, 0, sq.object, true).find("not only wasm_f0_upgraded"),
+            std::string::npos);
+  EXPECT_EQ(jit::link_tier_up_object(third->impl(), *other, kSq, 0, sq.object, false), "");
   ASSERT_NE(other->entries[kSq].entry.load(), nullptr);
   EXPECT_EQ(other->from_hot_set, 1U);
 }

@@ -303,6 +303,21 @@ CacheKey hot_function_key(const CacheKeyParts& parts, const CompiledModule::Impl
                           std::uint32_t defined) {
   return make_key(parts, module_digest(cm) + " tier-up function " + std::to_string(defined), metered);
 }
+CacheKey hot_upgrades_key(const CacheKeyParts& parts, const CompiledModule::Impl& cm, bool metered,
+                          std::uint32_t defined) {
+  return make_key(parts, module_digest(cm) + " tier-up upgrades " + std::to_string(defined), metered);
+}
+// A hot set function entry: the on-stack replacement header, these flags, the object.
+constexpr std::uint32_t kHotQuick = 1;     // quick code (TierUpObject::quick): an upgrade candidate
+constexpr std::uint32_t kHotUpgraded = 2;  // an upgrade's object (its function's upgrade name)
+// The upgrades of a function processes began (hot_set_begin_upgrade); 0 when none or not intact.
+std::uint32_t hot_upgrades(CodeCacheStorage& cache, const CacheKey& key) {
+  const auto entry = cache.read(key.name);
+  if (!entry) return 0;
+  const auto payload = decode_entry(*entry, key);
+  if (!payload || payload->size() != 4) return 0;
+  return static_cast<std::uint32_t>(get_le(*payload, 0, 4));
+}
 
 // The index's functions (defined indices, each once, in the order they were added); none when
 // it is absent or not intact.
@@ -333,8 +348,9 @@ std::expected<void, std::string> hot_set_add(const CompiledModule::Impl& cm, con
   // The function first, then the index that names it: a reader never finds a name without its
   // entry unless the cache evicted it (which it skips).
   std::vector<std::uint8_t> payload;
-  payload.reserve(4 + object.object.size());
+  payload.reserve(8 + object.object.size());
   put32(payload, object.osr);
+  put32(payload, (object.quick ? kHotQuick : 0) | (object.upgraded ? kHotUpgraded : 0));
   payload.insert(payload.end(), object.object.begin(), object.object.end());
   const CacheKey fkey = hot_function_key(*parts, cm, code.metered, defined);
   if (auto w = cache.write(fkey.name, encode_entry(fkey, payload)); !w) return w;
@@ -350,8 +366,21 @@ std::expected<void, std::string> hot_set_add(const CompiledModule::Impl& cm, con
   return cache.write(ikey.name, encode_entry(ikey, list));
 }
 
+std::uint32_t hot_set_begin_upgrade(const CompiledModule::Impl& cm, const ModuleCode& code, CodeCacheStorage& cache,
+                                    std::uint32_t defined) {
+  const auto& parts = host_key_parts();
+  if (!parts) return 0;
+  const CacheKey key = hot_upgrades_key(*parts, cm, code.metered, defined);
+  const std::uint32_t before = hot_upgrades(cache, key);
+  std::vector<std::uint8_t> count;
+  put32(count, before + 1);
+  // Not kept (a full disk, a read-only cache): the next process only waits less.
+  [[maybe_unused]] const auto written = cache.write(key.name, encode_entry(key, count));
+  return before;
+}
+
 std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeCacheStorage& cache,
-                         std::vector<std::string>& refused) {
+                         std::vector<std::string>& refused, std::vector<QuickFunction>& quick) {
   const auto& parts = host_key_parts();
   if (!parts) {
     refused.push_back(parts.error());
@@ -370,14 +399,21 @@ std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeC
       continue;
     }
     const auto payload = decode_entry(*entry, key);
-    if (!payload || payload->size() < 4) {
+    if (!payload || payload->size() < 8) {
       refuse("rejected: " + (payload ? std::string("too short") : payload.error()));
       continue;
     }
     const auto osr = static_cast<std::uint32_t>(get_le(*payload, 0, 4));
-    if (std::string why = link_tier_up_object(cm, code, d, osr, payload->subspan(4)); !why.empty()) {
+    const auto flags = static_cast<std::uint32_t>(get_le(*payload, 4, 4));
+    if (std::string why = link_tier_up_object(cm, code, d, osr, payload->subspan(8), (flags & kHotUpgraded) != 0);
+        !why.empty()) {
       refuse("not linked: " + why);
       continue;
+    }
+    if ((flags & kHotQuick) != 0) {
+      if (code.quick.size() < code.entries.size()) code.quick.resize(code.entries.size(), 0);
+      code.quick[d] = 1;
+      quick.push_back({d, hot_upgrades(cache, hot_upgrades_key(*parts, cm, code.metered, d))});
     }
     ++linked;
   }

@@ -63,8 +63,13 @@ std::expected<void, std::string> hot_set_add(const CompiledModule::Impl& cm, con
                                              CodeCacheStorage& cache, std::uint32_t defined,
                                              const TierUpObject& object);
 // Links every function of the hot set that `code` has no entry for yet (link_tier_up_object);
-// returns how many, and in `refused` why each entry it could not use was refused.
+// returns how many, in `refused` why each entry it could not use was refused, and in `quick` the
+// linked functions that are quick code (ModuleCode::quick), with the upgrades begun of each.
 std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeCacheStorage& cache,
-                         std::vector<std::string>& refused);
+                         std::vector<std::string>& refused, std::vector<QuickFunction>& quick);
+// Records that an upgrade of `defined` begins (a count the hot set keeps per function, since a
+// process may end before the upgrade does); returns the upgrades begun before this one.
+std::uint32_t hot_set_begin_upgrade(const CompiledModule::Impl& cm, const ModuleCode& code, CodeCacheStorage& cache,
+                                    std::uint32_t defined);
 
 }  // namespace sprawling::wasm::jit

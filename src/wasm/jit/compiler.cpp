@@ -363,6 +363,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 std::string function_name(std::size_t defined) {
   return "wasm_f" + std::to_string(defined);
 }
+// The symbol of a tier-up object's function: an upgrade's has a name of its own, since it is
+// linked into the JIT that holds the quick code it replaces (which activations may still run).
+std::string tier_up_symbol(std::size_t defined, bool upgraded) {
+  return upgraded ? function_name(defined) + "_upgraded" : function_name(defined);
+}
 // The IR instructions of a tier-up module: its function's entry and body (ModuleEmitter::body).
 unsigned instruction_count(const llvm::Module& m) {
   unsigned n = 0;
@@ -835,9 +840,13 @@ bool tier_up_jit(ModuleCode& code) {
 }  // namespace
 
 TierUpObject compile_function(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined,
-                              const std::atomic<bool>& cancel) {
-  if (code.entries[defined].entry.load(std::memory_order_acquire) != nullptr || !tier_up_jit(code)) return {};
+                              const std::atomic<bool>& cancel, bool upgrade) {
+  // An upgrade replaces quick code (and only that); anything else compiles a function once.
+  const bool has_entry = code.entries[defined].entry.load(std::memory_order_acquire) != nullptr;
+  if (upgrade ? !has_entry || defined >= code.quick.size() || code.quick[defined] == 0 : has_entry) return {};
+  if (!tier_up_jit(code)) return {};
   ModuleCode::Impl& state = *code.impl;
+  const std::string name = tier_up_symbol(defined, upgrade);
   if (cancel.load(std::memory_order_relaxed)) return {};
   const bool metered = code.metered;
   auto t0 = std::chrono::steady_clock::now();
@@ -858,13 +867,16 @@ TierUpObject compile_function(const CompiledModule::Impl& cm, ModuleCode& code, 
     // interprets it.
     ModuleEmitter me(cm, funcs, metered, *context, *mod);
     me.tier_up = &code;
-    me.osr_hint = code.entries[defined].loop_hint.load(std::memory_order_relaxed);
+    // An upgrade takes on-stack replacement requests where the quick code does: the interpreter
+    // reads the header (Slot::osr) apart from the entry, so the two must not change.
+    me.osr_hint = upgrade ? code.entries[defined].osr.load(std::memory_order_relaxed)
+                          : code.entries[defined].loop_hint.load(std::memory_order_relaxed);
     me.fns.assign(funcs.size(), nullptr);
-    me.define(defined,
-              llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(defined), *mod));
+    me.define(defined, llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, name, *mod));
     me.note_calls(sc, funcs[defined]);
     osr = emit_function(me, defined, sc);
   }
+  if (upgrade && osr != code.entries[defined].osr.load(std::memory_order_relaxed)) return {};
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   if (llvm::verifyModule(*mod, &vs)) {
@@ -875,29 +887,32 @@ TierUpObject compile_function(const CompiledModule::Impl& cm, ModuleCode& code, 
   code.seconds_ir += ir;
   if (cancel.load(std::memory_order_relaxed)) return {};
   t0 = std::chrono::steady_clock::now();
-  const bool huge = instruction_count(*mod) > kHugeFactor * fast_codegen_above();
-  optimize(*mod, *state.tm, huge);
+  // An upgrade: the four passes (and the loop passes) and the optimizing code generator up to
+  // ahead of time's bound, as `sprawl compile` makes the function. Else the quick pipeline for a
+  // huge function (SROA alone, FastISel) and FastISel above the bound.
+  const bool huge = !upgrade && instruction_count(*mod) > kHugeFactor * fast_codegen_above();
+  optimize(*mod, *state.tm, huge, upgrade ? kAheadOfTimeFactor : 1);
   const double opt = seconds_since(t0);
   code.seconds_opt += opt;
   const unsigned instructions = instruction_count(*mod);
-  dump_ir(*mod, function_name(defined));
+  dump_ir(*mod, name);
   if (cancel.load(std::memory_order_relaxed)) return {};
   t0 = std::chrono::steady_clock::now();
-  const bool fast = instructions > fast_codegen_above();
+  const bool fast = !upgrade && instructions > fast_codegen_above();
   llvm::orc::SimpleCompiler compiler(fast ? *state.fast_tm : *state.tm);
   auto object = compiler(*mod);
   if (!object) {
-    code.reasons[defined] = "LLVM: " + error_text(object.takeError());
+    if (!upgrade) code.reasons[defined] = "LLVM: " + error_text(object.takeError());
     return {};
   }
-  const std::uint64_t machine_bytes = perf_map_wanted() ? symbol_size(**object, function_name(defined)) : 0;
+  const std::uint64_t machine_bytes = perf_map_wanted() ? symbol_size(**object, name) : 0;
   // Kept for the hot set (the code cache): the object is linked from a copy of its bytes.
-  TierUpObject kept{osr, {(*object)->getBufferStart(), (*object)->getBufferEnd()}};
+  TierUpObject kept{osr, {(*object)->getBufferStart(), (*object)->getBufferEnd()}, fast, upgrade};
   if (auto e = state.lljit->addObjectFile(std::move(*object))) {
-    code.reasons[defined] = "LLVM: " + error_text(std::move(e));
+    if (!upgrade) code.reasons[defined] = "LLVM: " + error_text(std::move(e));
     return {};
   }
-  auto found = state.lljit->lookup(function_name(defined));  // links it
+  auto found = state.lljit->lookup(name);  // links it
   const double codegen = seconds_since(t0);
   code.seconds_codegen += codegen;
   // SPRAWLING_JIT_STATS=2: each function as it is compiled (which ones cost what).
@@ -906,13 +921,22 @@ TierUpObject compile_function(const CompiledModule::Impl& cm, ModuleCode& code, 
                  "sprawl jit: tier-up f%u (%zu wasm code bytes, %u IR instructions%s): IR %.3f s, optimizing %.3f s, "
                  "code generation %.3f s\n",
                  defined, cm.module.code[defined].code_size, instructions,
-                 fast ? ", FastISel" : "", ir, opt, codegen);
+                 upgrade ? ", upgrade" : (fast ? ", FastISel" : ""), ir, opt, codegen);
   }
   if (!found) {
-    code.reasons[defined] = "LLVM: " + error_text(found.takeError());
+    if (!upgrade) code.reasons[defined] = "LLVM: " + error_text(found.takeError());
     return {};
   }
   if (perf_map_wanted()) perf_map_add(found->getValue(), machine_bytes, cm.module, defined);
+  if (code.quick.size() < code.entries.size()) code.quick.resize(code.entries.size(), 0);
+  code.quick[defined] = fast ? 1 : 0;
+  if (upgrade) {
+    // The quick code stays linked: activations running in it finish there, and callers that
+    // read its address before (FuncInst::native) keep calling it, with the same results.
+    ++code.upgraded;
+    code.entries[defined].entry.store(found->toPtr<Entry>(), std::memory_order_release);
+    return kept;
+  }
   code.reasons[defined].clear();
   ++code.compiled;
   ++code.materialized;
@@ -923,12 +947,12 @@ TierUpObject compile_function(const CompiledModule::Impl& cm, ModuleCode& code, 
 }
 
 std::string link_tier_up_object(const CompiledModule::Impl& cm, ModuleCode& code, std::uint32_t defined,
-                                std::uint32_t osr, std::span<const std::uint8_t> object) {
+                                std::uint32_t osr, std::span<const std::uint8_t> object, bool upgraded) {
   if (code.entries[defined].entry.load(std::memory_order_acquire) != nullptr) return "";
   if (!tier_up_jit(code)) return code.error;
   ModuleCode::Impl& state = *code.impl;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string name = function_name(defined);
+  const std::string name = tier_up_symbol(defined, upgraded);
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(reinterpret_cast<const char*>(object.data()), object.size()), name);
   // A copy another process made: it must define this function and nothing the JIT has already

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -171,6 +172,11 @@ class ModuleCode {
   std::shared_ptr<CodeCacheStorage> hot_cache;
   bool hot_set_loaded = false;
   std::size_t from_hot_set = 0;  // functions whose code came from the hot set
+  // Per defined function: its entry is quick code (TierUpObject::quick), which tier-up replaces
+  // with optimized code once the process has run long enough (tiering.cpp, upgrades); and how
+  // many it replaced so.
+  std::vector<std::uint8_t> quick;
+  std::size_t upgraded = 0;
   std::string error;                 // LLVM's message when the module could not be compiled at all
   bool stopped_at_deadline = false;  // emitting the IR stopped at the job's deadline (not kept)
   // The lazy path's compile memory (JobLimits::compile_memory): the heap when its compile began,
@@ -200,9 +206,9 @@ class ModuleCode {
       if (tier_up_requested == 0) return;
       std::fprintf(stderr,
                    "sprawl jit: tier-up: %zu of %zu functions hot, %zu compiled (%zu wasm code bytes), %zu too large; "
-                   "%zu linked from the hot set; IR %.3f s, optimizing %.3f s, code generation %.3f s%s%s\n",
+                   "%zu linked from the hot set, %zu upgraded; IR %.3f s, optimizing %.3f s, code generation %.3f s%s%s\n",
                    tier_up_requested, entries.size(), compiled, materialized_bytes, tier_up_too_large, from_hot_set,
-                   seconds_ir, seconds_opt, seconds_codegen, error.empty() ? "" : "; error: ", error.c_str());
+                   upgraded, seconds_ir, seconds_opt, seconds_codegen, error.empty() ? "" : "; error: ", error.c_str());
       print_over_budget(reasons);
       return;
     }
@@ -291,6 +297,14 @@ void tier_up_stop();
 // Whether the tier-up thread has a job queued or running (a process about to exit may then
 // leave without waiting for it, as the CLI does: wasm::tier_up_busy).
 bool tier_up_busy();
+// For tests and measurements: how long after quick code of a function is in use (compiled, or
+// linked from the hot set) tier-up replaces it with optimized code, for upgrades registered after
+// this (replaces SPRAWLING_JIT_TIER_UP_UPGRADE_MS); nullopt: the default, the expected compile
+// time from the function's size, doubled for each earlier attempt the hot set records.
+void tier_up_set_upgrade_delay(std::optional<std::chrono::milliseconds> delay);
+// The delay before an upgrade of a function of `code_bytes` of wasm code that processes began
+// `attempts` upgrades of before (the setting above, else its default).
+std::chrono::steady_clock::duration tier_up_upgrade_delay(std::size_t code_bytes, std::uint32_t attempts);
 // Wasm code bytes above which a hot function stays interpreted (LLVM's time grows faster than
 // linearly with a function's size; SPRAWLING_JIT_TIER_UP_MAX_BYTES overrides, 0: no bound).
 std::size_t tier_up_max_bytes();
@@ -312,10 +326,21 @@ struct ObjectImage {
 using ObjectResult = std::expected<ObjectImage, std::string>;
 // A function tier-up compiled, as the code cache's hot set keeps it: its relocatable object (it
 // names no address of the process that made it) and its on-stack replacement header (Slot::osr).
-// Empty when nothing was compiled.
+// Empty when nothing was compiled. `quick`: compiled with the fast code generator (FastISel: a
+// function too large for the optimizing one to pay back within a job), so an upgrade candidate;
+// an upgrade's object is optimized and defines the function under its upgrade name
+// (tier_up_symbol), so that it links beside the quick code it replaces.
 struct TierUpObject {
   std::uint32_t osr = 0;
   std::vector<std::uint8_t> object;
+  bool quick = false;
+  bool upgraded = false;
+};
+// A function the hot set holds as quick code, and how many upgrades of it processes began (each
+// doubles the delay before the next: jobs too short to finish one stop starting it).
+struct QuickFunction {
+  std::uint32_t defined = 0;
+  std::uint32_t attempts = 0;
 };
 // An image as read from the code cache: the object stays in the entry's bytes (a 21 MB object
 // for CPython: copying it twice cost more than linking it).

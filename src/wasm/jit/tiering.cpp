@@ -19,6 +19,7 @@
 #include <limits>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 namespace sprawling::wasm::jit {
 
@@ -47,6 +48,19 @@ constexpr std::size_t kDefaultBytesPerThreshold = 512;
 // CPU-bound Python jobs under a second, and every such job ran it interpreted (cpu_bound.py 0.28 s
 // from a settled hot set; 0.18 s with the eval loop in it, its first job 0.3 s longer).
 constexpr std::size_t kKeptBytesPerThreshold = 0;
+// Upgrades: quick code (FastISel, for a function too large for the optimizing code generator to
+// pay back within a job: CPython's eval loop) runs at about 2.5x the time of optimized code. Once
+// the process has run for about as long as the optimizing compile is expected to take (this many
+// seconds of CPU per wasm code byte: the eval loop, 51.7 KB, took 3.7 s), tier-up compiles the
+// function again with the optimizing pipeline and replaces its entry (and its hot set entry). A
+// job that ran that long is likely to run as long again (so the compile is seldom wasted), and a
+// shorter job never starts it. Each upgrade a process began is counted in the hot set; the delay
+// doubles with each, so jobs too short to finish one stop starting it. Only with a hot set: the
+// upgrade is then paid once on a machine; without one, every process whose quick code lived long
+// enough would pay it again, for functions (libc's printf core) whose count made them hot once
+// but that may not run much after.
+constexpr double kUpgradeSecondsPerByte = 70e-6;
+constexpr std::uint32_t kUpgradeDoublingsMax = 16;
 // Requests waiting at most: past it a request is dropped and counted again later, so a burst of
 // hot functions cannot grow memory without bound while one compiles.
 constexpr std::size_t kQueueBound = 256;
@@ -110,6 +124,34 @@ struct Job {
   const ModuleCode* key = nullptr;  // the code it compiles into: one job per code at a time
 };
 
+// The delay before an upgrade in milliseconds (SPRAWLING_JIT_TIER_UP_UPGRADE_MS, or
+// tier_up_set_upgrade_delay), -1: the default (upgrade_delay).
+std::atomic<std::int64_t>& upgrade_delay_setting() {
+  static std::atomic<std::int64_t> ms{[]() -> std::int64_t {
+    const char* v = std::getenv("SPRAWLING_JIT_TIER_UP_UPGRADE_MS");
+    if (v == nullptr || *v == '\0') return -1;
+    return static_cast<std::int64_t>(env_count("SPRAWLING_JIT_TIER_UP_UPGRADE_MS", 0, INT32_MAX));
+  }()};
+  return ms;
+}
+std::chrono::steady_clock::duration upgrade_delay(std::size_t code_bytes, std::uint32_t attempts) {
+  if (const std::int64_t ms = upgrade_delay_setting().load(std::memory_order_relaxed); ms >= 0)
+    return std::chrono::milliseconds(ms);
+  const auto once = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(kUpgradeSecondsPerByte * static_cast<double>(code_bytes)));
+  return once * (std::int64_t{1} << std::min(attempts, kUpgradeDoublingsMax));
+}
+
+// Quick code of a function to replace with optimized code once it is due (upgrades, above). Held
+// weakly, as a queued job.
+struct Upgrade {
+  std::weak_ptr<const CompiledModule> module;
+  std::weak_ptr<ModuleCode> code;
+  std::uint32_t defined = 0;
+  const ModuleCode* key = nullptr;
+  std::chrono::steady_clock::time_point due;
+};
+
 std::atomic<unsigned>& threads_setting() {
   static std::atomic<unsigned> threads{static_cast<unsigned>(
       std::max<std::uint64_t>(1, env_count("SPRAWLING_JIT_TIER_UP_THREADS", kDefaultThreads, 256)))};
@@ -149,10 +191,25 @@ class Worker {
     return running_ != 0 || !queue_.empty();
   }
 
+  // Idle: nothing queued or running, and no upgrade of live code due (one due later is not waited
+  // for).
   bool wait_idle(unsigned timeout_ms) {
     std::unique_lock lock(mutex_);
-    return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                          [this] { return queue_.empty() && running_ == 0; });
+    return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] {
+      const auto now = std::chrono::steady_clock::now();
+      return queue_.empty() && running_ == 0 &&
+             std::ranges::none_of(upgrades_, [&](const Upgrade& u) { return u.due <= now && !u.code.expired(); });
+    });
+  }
+
+  // Called on a tier-up thread only (after a compile or the hot set's linking), so a thread is
+  // there to take it when it is due.
+  void add_upgrade(Upgrade u) {
+    std::unique_lock lock(mutex_);
+    if (stopping_) return;
+    upgrades_.push_back(std::move(u));
+    lock.unlock();
+    wake_.notify_all();
   }
 
   unsigned peak_running() {
@@ -189,6 +246,7 @@ class Worker {
     w.stopping_ = true;
     w.cancel_.store(true, std::memory_order_relaxed);
     w.queue_.clear();
+    w.upgrades_.clear();
     lock.unlock();
     w.wake_.notify_all();
     // Threads start only under the mutex and never once stopping_ is set: the list is final here.
@@ -212,31 +270,83 @@ class Worker {
     return std::ranges::find_if(queue_, [this](const Job& j) { return !in_flight_.contains(j.key); });
   }
 
+  // The upgrade due first whose code no other thread compiles into (those of code gone are
+  // dropped), or end().
+  std::vector<Upgrade>::iterator next_upgrade_locked() {
+    std::erase_if(upgrades_, [](const Upgrade& u) { return u.code.expired(); });
+    auto best = upgrades_.end();
+    for (auto it = upgrades_.begin(); it != upgrades_.end(); ++it)
+      if (!in_flight_.contains(it->key) && (best == upgrades_.end() || it->due < best->due)) best = it;
+    return best;
+  }
+
+  // Requests first; an upgrade only when none is runnable, and once it is due.
   void loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [this] { return stopping_ || runnable_locked() != queue_.end(); });
       if (stopping_) break;
-      const auto it = runnable_locked();
-      Job job = std::move(*it);
-      queue_.erase(it);
-      in_flight_.insert(job.key);
-      ++running_;
-      peak_running_ = std::max(peak_running_, running_);
-      lock.unlock();
-      run(job, cancel_);
-      lock.lock();
-      --running_;
-      in_flight_.erase(job.key);
-      wake_.notify_all();  // a job of the same code may be runnable now
-      // Again after every job, since a compilation may have made function-local statics LLVM
-      // creates on first use: exit runs handlers and such destructors in reverse order of
-      // registration, so stop() runs before theirs (a job in flight at exit may still make one
-      // after it: processes call tier_up_stop before exit, as the CLI does).
-      std::atexit(&Worker::stop);
-      if (queue_.empty() && running_ == 0) idle_.notify_all();
+      if (const auto it = runnable_locked(); it != queue_.end()) {
+        Job job = std::move(*it);
+        queue_.erase(it);
+        work_locked(lock, job.key, [&] { run(job, cancel_); });
+        continue;
+      }
+      const auto up = next_upgrade_locked();
+      if (up == upgrades_.end()) {
+        wake_.wait(lock);
+        continue;
+      }
+      if (up->due > std::chrono::steady_clock::now()) {
+        wake_.wait_until(lock, up->due);
+        continue;
+      }
+      Upgrade upgrade = std::move(*up);
+      upgrades_.erase(up);
+      work_locked(lock, upgrade.key, [&] { run_upgrade(upgrade, cancel_); });
     }
     idle_.notify_all();
+  }
+
+  // Runs `work` (a job or an upgrade of `key`'s code) with the lock released.
+  template <typename Work>
+  void work_locked(std::unique_lock<std::mutex>& lock, const ModuleCode* key, Work&& work) {
+    in_flight_.insert(key);
+    ++running_;
+    peak_running_ = std::max(peak_running_, running_);
+    lock.unlock();
+    std::forward<Work>(work)();
+    lock.lock();
+    --running_;
+    in_flight_.erase(key);
+    wake_.notify_all();  // a job of the same code may be runnable now
+    // Again after every job, since a compilation may have made function-local statics LLVM
+    // creates on first use: exit runs handlers and such destructors in reverse order of
+    // registration, so stop() runs before theirs (a job in flight at exit may still make one
+    // after it: processes call tier_up_stop before exit, as the CLI does).
+    std::atexit(&Worker::stop);
+    if (queue_.empty() && running_ == 0) idle_.notify_all();
+  }
+
+  // An upgrade (above): the function compiled again with the optimizing pipeline, its entry
+  // replaced, its hot set entry too. The quick code stays where the upgrade fails or is refused.
+  static void run_upgrade(const Upgrade& up, const std::atomic<bool>& cancel) {
+    const std::shared_ptr<const CompiledModule> module = up.module.lock();
+    const std::shared_ptr<ModuleCode> code = up.code.lock();
+    if (!module || !code || up.defined >= code->quick.size() || code->quick[up.defined] == 0) return;
+    if (!plugin().loaded) return;
+    if (get().held() >= memory_cap_setting().load(std::memory_order_relaxed)) return;
+    const CompiledModule::Impl& cm = module->impl();
+    const std::uint64_t before = heap_bytes_in_use();
+    if (code->hot_cache) (void)hot_set_begin_upgrade(cm, *code, *code->hot_cache, up.defined);
+    const TierUpObject object = compile_function(cm, *code, up.defined, cancel, true);
+    if (code->hot_cache && !object.object.empty()) {
+      auto kept = hot_set_add(cm, *code, *code->hot_cache, up.defined, object);
+      if (!kept && std::getenv("SPRAWLING_JIT_STATS") != nullptr)
+        std::fprintf(stderr, "sprawl jit: tier-up: the upgrade of function %u not kept in the hot set: %s\n",
+                     up.defined, kept.error().c_str());
+    }
+    const std::uint64_t after = heap_bytes_in_use();
+    get().charge(code, after > before ? after - before : 0);
   }
 
   // The job holds the module and its code while it runs: a store or module dropped meanwhile
@@ -281,7 +391,12 @@ class Worker {
       // requested function too when it is there (jobs of one code never run at once).
       code->hot_set_loaded = true;
       std::vector<std::string> refused;
-      const std::size_t linked = hot_set_load(cm, *code, *code->hot_cache, refused);
+      std::vector<QuickFunction> quick;
+      const std::size_t linked = hot_set_load(cm, *code, *code->hot_cache, refused, quick);
+      const auto now = std::chrono::steady_clock::now();
+      for (const QuickFunction& q : quick)
+        get().add_upgrade(Upgrade{job.module, job.code, q.defined, job.key,
+                                  now + upgrade_delay(cm.module.code[q.defined].code_size, q.attempts)});
       if (std::getenv("SPRAWLING_JIT_STATS") != nullptr) {
         std::fprintf(stderr, "sprawl jit: tier-up: %zu functions linked from the hot set\n", linked);
         for (const std::string& why : refused) std::fprintf(stderr, "sprawl jit: tier-up: hot set: %s\n", why.c_str());
@@ -290,7 +405,10 @@ class Worker {
     const bool linked = code->entries[job.defined].entry.load(std::memory_order_acquire) != nullptr;
     if (!linked && too_large) leave_too_large();
     if (!linked && !too_large) {
-      const TierUpObject object = compile_function(cm, *code, job.defined, cancel);
+      const TierUpObject object = compile_function(cm, *code, job.defined, cancel, false);
+      if (object.quick && code->hot_cache)
+        get().add_upgrade(Upgrade{job.module, job.code, job.defined, job.key,
+                                  std::chrono::steady_clock::now() + upgrade_delay(cm.module.code[job.defined].code_size, 0)});
       if (code->hot_cache && !object.object.empty()) {
         auto kept = hot_set_add(cm, *code, *code->hot_cache, job.defined, object);
         if (!kept && std::getenv("SPRAWLING_JIT_STATS") != nullptr)
@@ -311,6 +429,7 @@ class Worker {
   std::condition_variable wake_;
   std::condition_variable idle_;
   std::deque<Job> queue_;
+  std::vector<Upgrade> upgrades_;
   std::vector<std::thread> threads_;
   std::unordered_set<const ModuleCode*> in_flight_;
   unsigned running_ = 0;
@@ -336,6 +455,7 @@ std::shared_ptr<ModuleCode> tier_up_code(const CompiledModule::Impl& module, boo
   code->tier_up = true;
   code->metered = metered;
   code->hot_cache = std::move(hot_cache);
+  code->quick.assign(code->entries.size(), 0);
   for (const FunctionBody& body : module.module.code) code->code_bytes += body.code_size;
   const std::int32_t calls = threshold();
   const bool hot_set = code->hot_cache != nullptr;
@@ -367,6 +487,14 @@ void tier_up_hot(FuncInst& f, int variant) {
 
 void tier_up_set_calls(std::int32_t calls) {
   calls_setting().store(std::clamp<std::int32_t>(calls, 1, INT32_MAX - 1), std::memory_order_relaxed);
+}
+
+std::chrono::steady_clock::duration tier_up_upgrade_delay(std::size_t code_bytes, std::uint32_t attempts) {
+  return upgrade_delay(code_bytes, attempts);
+}
+
+void tier_up_set_upgrade_delay(std::optional<std::chrono::milliseconds> delay) {
+  upgrade_delay_setting().store(delay ? std::max<std::int64_t>(0, delay->count()) : -1, std::memory_order_relaxed);
 }
 
 void tier_up_set_threads(unsigned threads) {
