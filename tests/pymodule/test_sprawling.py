@@ -420,7 +420,10 @@ def test_stdin_streamed_from_a_pipe_and_a_file(tmp_path):
 
 # ---- threads ----
 
-SPIN = "3000000"  # about 0.1-0.3 s of guest work
+# Guest work long enough that starting two threads is small beside it: about 0.15 s interpreted on
+# the machines CI runs on (3 million rounds took 8 ms there, so two threads' start-up alone could
+# make four runs look serialized: 0.040 s of runs within 0.033 s).
+SPIN = "60000000"
 
 
 def test_jobs_from_threads_overlap_so_the_gil_is_released():
