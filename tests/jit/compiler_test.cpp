@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -1223,6 +1224,164 @@ TEST(CompilerCalls, NativeCallsOfWholeModuleCodeStopWhereEitherStackOrTheDepthRu
     EXPECT_TRUE(code->from_cache);
     EXPECT_GE(code->segment_slots, 2u * 201u) << variant;
     EXPECT_GT(code->segment_bytes, 0u) << variant;
+  }
+}
+
+// Calls through references and across partitions in whole-module code. A function the module
+// may call through a reference (in an element segment, exported) or calls directly exports its
+// register-argument body (`wasm_r<d>`): call_indirect and call_ref of a type whose arguments and
+// result fit registers call it (FuncInst::body) instead of the entry, a direct call from another
+// partition (here: over 512 functions, so two) calls it instead of the entry, and a function
+// whose code has a tail call ($tail) exports an adapter to its entry. Callees that trap ($div),
+// throw into a try_table of the caller ($thrower), make the call at the depth limit, or have too
+// many arguments for registers ($five, through its entry) end as in the interpreter, under every
+// budget up to past completion.
+std::string references_module() {
+  std::string fillers;
+  for (int i = 0; i < 520; ++i) fillers += "  (func (result i32) (i32.const " + std::to_string(i) + "))\n";
+  return R"((module
+  (type $t (func (param i32 i32) (result i32)))
+  (type $five (func (param i32 i32 i32 i32 i32) (result i32)))
+  (type $r (func (param i32)))
+  (tag $boom (param i32))
+  (table (export "table") 8 funcref)
+  (elem (i32.const 0) $add $mul $tail $div $thrower $far $five_args $rec)
+  (global $g (mut i32) (i32.const 0))
+  (func $add (type $t) (i32.add (local.get 0) (local.get 1)))
+  (func $mul (type $t) (i32.mul (local.get 0) (i32.or (local.get 1) (i32.const 1))))
+  (func $tail (type $t) (return_call $add (local.get 0) (i32.const 100)))
+  (func $div (type $t) (i32.div_u (local.get 0) (local.get 1)))
+  (func $thrower (type $t)
+    (if (i32.eq (local.get 1) (i32.const 13)) (then (throw $boom (local.get 0))))
+    (i32.xor (local.get 0) (local.get 1)))
+  (func $five_args (type $five)
+    (i32.add (i32.add (local.get 0) (local.get 1)) (i32.add (local.get 2) (i32.sub (local.get 3) (local.get 4)))))
+  (func $rec (type $t)
+    (if (result i32) (i32.eqz (local.get 1)) (then (local.get 0))
+      (else (call_indirect (type $t) (i32.add (local.get 0) (i32.const 1)) (i32.sub (local.get 1) (i32.const 1))
+                           (i32.const 7)))))
+  (func $set (type $r) (global.set $g (local.get 0)))
+  ;; n rounds; the divisor d reaches $div on every fourth round
+  (func (export "run") (param $n i32) (param $d i32) (result i32)
+    (local $i i32) (local $acc i32)
+    (local.set $acc (i32.const 1))
+    (block $done
+      (loop $top
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $acc (call_indirect (type $t) (local.get $acc) (local.get $i)
+                                       (i32.and (local.get $i) (i32.const 3))))
+        (if (i32.eq (i32.and (local.get $i) (i32.const 3)) (i32.const 3))
+          (then (local.set $acc (call_indirect (type $t) (i32.add (local.get $acc) (i32.const 7)) (local.get $d)
+                                               (i32.const 3)))))
+        (local.set $acc (call_ref $t (local.get $acc) (local.get $i) (ref.func $mul)))
+        (local.set $acc (call $far (local.get $acc) (local.get $i)))
+        (local.set $acc (call_indirect (type $five) (local.get $acc) (local.get $i) (i32.const 3) (i32.const 4)
+                                       (i32.const 5) (i32.const 6)))
+        (local.set $acc (block $caught (result i32)
+          (try_table (result i32) (catch $boom $caught)
+            (call_indirect (type $t) (local.get $acc) (local.get $i) (i32.const 4)))))
+        (call $set (local.get $acc))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $top)))
+    (i32.add (local.get $acc) (global.get $g)))
+  (func (export "rec") (param $n i32) (result i32)
+    (call_indirect (type $t) (i32.const 0) (local.get $n) (i32.const 7)))
+)" + fillers + R"(  (func $far (type $t) (i32.add (i32.rotl (local.get 0) (i32.const 5)) (local.get 1)))
+)
+)";
+}
+
+TEST(CompilerCalls, CallsThroughReferencesAndAcrossPartitionsPassRegistersAsTheInterpreterWould) {
+  const std::string wat = references_module();
+  every_way_agrees(wat, {{"rec", Value::i32(40)}});
+  auto cache = std::make_shared<MemoryCache>();
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-reference-calls-" + std::to_string(::getpid()));
+  std::map<bool, std::vector<std::string>> ir;  // per variant: every line of its partitions
+  for (const bool metered : {false, true}) {
+    std::filesystem::remove_all(dump);
+    std::filesystem::create_directories(dump);
+    ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+    auto report = precompile(*compile_wat(wat), metered, *cache);
+    ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+    ASSERT_TRUE(report.has_value()) << (report ? "" : report.error());
+    EXPECT_EQ(report->compiled, report->functions);
+    for (const auto& entry : std::filesystem::directory_iterator(dump)) {
+      std::ifstream in(entry.path());
+      for (std::string line; std::getline(in, line);) ir[metered].push_back(line);
+    }
+  }
+  std::filesystem::remove_all(dump);
+  // Defined indexes: $add 0, $mul 1, $tail 2, $div 3, $thrower 4, $five_args 5, $rec 6, $set 7,
+  // run 8, rec 9, the fillers 10-529, $far 530 (the second partition).
+  const std::string body_result[] = {"{ i32, i64 }", "{ i32, i64, i64 }"};
+  for (const bool metered : {false, true}) {
+    const std::vector<std::string>& lines = ir[metered];
+    const auto has = [&](const std::string& text) {
+      return std::ranges::any_of(lines, [&](const std::string& l) { return l.find(text) != std::string::npos; });
+    };
+    const std::string r = body_result[metered ? 1 : 0];
+    EXPECT_TRUE(has("define dso_local " + r + " @wasm_r0(")) << metered;  // exported, not internal
+    EXPECT_TRUE(has("define dso_local " + r + " @wasm_r2(")) << metered;  // $tail's adapter...
+    EXPECT_TRUE(has("@wasm_f2(ptr")) << metered;                     // ...calls its entry
+    EXPECT_FALSE(has("@wasm_r5(")) << metered;                       // five arguments: entries only
+    EXPECT_TRUE(has("declare " + r + " @wasm_r530(")) << metered;    // $far from the first partition
+    EXPECT_TRUE(has("call " + r + " @wasm_r530(")) << metered;
+    // call_indirect and call_ref: a body's prototype called through a loaded pointer.
+    EXPECT_TRUE(std::ranges::any_of(lines, [&](const std::string& l) {
+      return l.find("call " + r + " %") != std::string::npos && std::ranges::count(l, ',') >= (metered ? 5 : 4);
+    })) << metered;
+  }
+  const auto module = compile_wat(wat);
+  const auto agree = [&](std::string_view name, const std::vector<Value>& args, std::optional<std::uint64_t> fuel,
+                         StoreLimits limits = {}) {
+    const Outcome want = run(module, Tier::Interpret, name, args, fuel, limits);
+    EXPECT_EQ(run(module, Tier::Compile, name, args, fuel, limits, cache), want)
+        << name << "(" << args.at(0).bits << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1);
+    return want;
+  };
+  for (const std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    EXPECT_EQ(agree("run", {Value::i32(40), Value::i32(3)}, fuel).trap, TrapKind::None);
+    EXPECT_EQ(agree("run", {Value::i32(40), Value::i32(0)}, fuel).trap, TrapKind::IntegerDivideByZero);
+    EXPECT_EQ(agree("rec", {Value::i32(100)}, fuel).results.at(0).bits, 100u);
+    StoreLimits limits;
+    limits.max_call_depth = 200;
+    for (std::uint32_t n : {197u, 198u, 199u, 200u}) agree("rec", {Value::i32(n)}, fuel, limits);
+    EXPECT_EQ(agree("rec", {Value::i32(5000)}, fuel, limits).trap, TrapKind::CallStackExhausted);
+  }
+  const Outcome full = agree("run", {Value::i32(16), Value::i32(3)}, std::uint64_t{1} << 30);
+  ASSERT_EQ(full.trap, TrapKind::None);
+  for (std::uint64_t budget = 1; budget <= full.fuel + 2; ++budget) {
+    agree("run", {Value::i32(16), Value::i32(3)}, budget);
+    if (::testing::Test::HasFailure()) return;
+  }
+  // A function the runtime resolved has its body where machine code's call_indirect reads it.
+  for (const int variant : {kUnmetered, kMetered}) {
+    Store store;
+    ASSERT_TRUE(store.set_tier(Tier::Compile));
+    store.set_code_cache(cache);
+    store.set_budget({variant == kMetered ? std::optional<std::uint64_t>{1u << 30} : std::nullopt, std::nullopt});
+    auto inst = store.instantiate(module, {});
+    ASSERT_TRUE(inst.has_value());
+    const std::vector<Value> args{Value::i32(8), Value::i32(3)};
+    ASSERT_TRUE(store.invoke(std::get<FuncInst*>(*(*inst)->find_export("run")), args));
+    const auto* table = std::get<TableInst*>(*(*inst)->find_export("table"));
+    const auto element = [&](std::size_t i) { return reinterpret_cast<const FuncInst*>(table->elements.at(i)); };
+    EXPECT_NE(element(0)->body[variant], nullptr);  // $add
+    EXPECT_NE(element(2)->body[variant], nullptr);  // $tail's adapter
+    EXPECT_EQ(element(6)->body[variant], nullptr);  // $five_args
+    EXPECT_NE(element(6)->native[variant], nullptr);
+  }
+  // The loaded code knows each exported body; $five_args (five arguments) and the fillers (never
+  // called) have none.
+  for (const int variant : {kUnmetered, kMetered}) {
+    const std::lock_guard lock(module->impl().jit_mutex);
+    const jit::ModuleCode* code = module->impl().jit_code[variant].get();
+    ASSERT_NE(code, nullptr);
+    EXPECT_TRUE(code->from_cache);
+    ASSERT_EQ(code->bodies.size(), 531u);
+    for (const std::size_t d : {0u, 1u, 2u, 3u, 4u, 6u, 7u, 8u, 9u, 530u}) EXPECT_NE(code->bodies[d], nullptr) << d;
+    for (const std::size_t d : {5u, 10u, 529u}) EXPECT_EQ(code->bodies[d], nullptr) << d;
   }
 }
 

@@ -644,6 +644,30 @@ void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
   }
 }
 
+// Whole-module code: the register-argument entry points its objects export (ModuleCode::bodies;
+// ModuleEmitter::calls says which functions have one), looked up after publish_entries.
+void publish_bodies(llvm::orc::LLJIT& lljit, ModuleCode& out) {
+  llvm::orc::SymbolLookupSet wanted;
+  std::vector<llvm::orc::SymbolStringPtr> names(out.entries.size());
+  for (std::size_t i = 0; i < out.entries.size(); ++i) {
+    if (!out.reasons[i].empty()) continue;
+    names[i] = lljit.mangleAndIntern(ModuleEmitter::body_name(static_cast<u32>(i)));
+    wanted.add(names[i], llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol);
+  }
+  auto found = lljit.getExecutionSession().lookup(
+      llvm::orc::makeJITDylibSearchOrder(&lljit.getMainJITDylib(), llvm::orc::JITDylibLookupFlags::MatchAllSymbols),
+      std::move(wanted));
+  if (!found) {
+    out.error = error_text(found.takeError());
+    return;
+  }
+  out.bodies.assign(out.entries.size(), nullptr);
+  for (std::size_t i = 0; i < out.entries.size(); ++i) {
+    if (names[i] == nullptr) continue;
+    if (const auto it = found->find(names[i]); it != found->end()) out.bodies[i] = it->second.getAddress().toPtr<void*>();
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<ModuleCode> compile_module(const CompiledModule::Impl& cm, bool metered) {
@@ -1145,7 +1169,8 @@ unsigned compile_threads(unsigned asked) {
 // stopped; each partition in its own LLVMContext and module, compiled with this thread's target
 // machine into results[p].
 void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std::vector<Scan>& scans,
-                        const std::vector<char>& compilable, const std::vector<Partition>& parts,
+                        const std::vector<char>& compilable, const std::vector<unsigned char>& calls,
+                        const std::vector<Partition>& parts,
                         std::atomic<std::size_t>& next, llvm::orc::JITTargetMachineBuilder jtmb, AheadOfTime& aot,
                         std::vector<std::vector<std::uint8_t>>& results, std::atomic<double>& cpu) {
   const double cpu0 = thread_cpu_seconds();
@@ -1173,6 +1198,7 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
     me.fns.assign(funcs.size(), nullptr);
     me.declare_on_use = &compilable;  // functions of other partitions: declared when called
     me.segment_limits = true;
+    me.calls = &calls;
     std::size_t last = part.first;
     std::uint64_t frame_slots = 1;  // this partition's largest frame, either variant's
     for (std::size_t i = part.first; i < part.end; ++i) {
@@ -1190,6 +1216,7 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
       if (compilable[i] == 0) continue;
       if (!aot.check(i, "emitting the IR of", emitted++ % kMemoryCheckEvery == 0)) break;
       emit_function(me, static_cast<u32>(i), scans[i]);
+      if (me.needs_body_adapter(static_cast<u32>(i))) emit_body_adapter(me, static_cast<u32>(i));
     }
     if (aot.stopped()) break;
     auto* slots = new llvm::GlobalVariable(mod, me.t.i64, true, llvm::GlobalValue::InternalLinkage,
@@ -1242,6 +1269,7 @@ std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Imp
   const double seconds_ir = aot.seconds();
   const double cpu_scans = thread_cpu_seconds() - cpu0;
   const std::vector<Partition> parts = partitions_of(cm, scans);
+  const std::vector<unsigned char> calls = module_calls(cm.module, funcs, scans);
   const unsigned threads =
       static_cast<unsigned>(std::min<std::size_t>(compile_threads(options.jobs), std::max<std::size_t>(1, parts.size())));
   std::vector<std::vector<std::uint8_t>> results(parts.size());
@@ -1250,10 +1278,10 @@ std::expected<ObjectImage, std::string> compile_object(const CompiledModule::Imp
   {
     std::vector<std::thread> helpers;
     for (unsigned k = 1; k < threads; ++k) {
-      helpers.emplace_back(compile_partitions, std::cref(cm), metered, std::cref(scans), std::cref(compilable),
+      helpers.emplace_back(compile_partitions, std::cref(cm), metered, std::cref(scans), std::cref(compilable), std::cref(calls),
                            std::cref(parts), std::ref(next), *jtmb, std::ref(aot), std::ref(results), std::ref(cpu));
     }
-    compile_partitions(cm, metered, scans, compilable, parts, next, *jtmb, aot, results, cpu);
+    compile_partitions(cm, metered, scans, compilable, calls, parts, next, *jtmb, aot, results, cpu);
     for (std::thread& t : helpers) t.join();
   }
   if (aot.stopped()) return std::unexpected(aot.error());
@@ -1322,6 +1350,8 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   }
   publish_entries(**lljit, *out);  // the first lookup links every object
   // A failed link may leave the object unlinked in the JIT: it goes with it, before the bytes do.
+  if (!out->error.empty()) return out;
+  publish_bodies(**lljit, *out);
   if (!out->error.empty()) return out;
   // Per call deeper: a call's base within its caller's frame and the callee's frame, each at
   // most the largest frame; an entry and its body, each with its return address and, to spare,

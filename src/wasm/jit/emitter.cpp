@@ -37,6 +37,7 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
@@ -895,9 +896,10 @@ class FunctionEmitter {
   // callee is that body (ModuleEmitter::body), called with the arguments in registers (slots
   // base...); returns the call's {status, result}, whose result is the callee's when it
   // returned normally in the block the call was made in (the value's block is the fast path).
+  // `body` is the body's prototype (ModuleEmitter::body_type), null for an entry.
   llvm::Value* native_call(llvm::Value* callee, llvm::Value* frame_slots, llvm::Value* entry_cost, u32 base,
                            llvm::BasicBlock* slow, llvm::BasicBlock* join,
-                           llvm::Function* body = nullptr) {
+                           llvm::FunctionType* body = nullptr) {
     auto* fast = new_block("call_fast");
     llvm::Value* no = nullptr;
     if (me_.segment_limits) {
@@ -924,8 +926,8 @@ class FunctionEmitter {
     if (body != nullptr) {
       std::vector<llvm::Value*> args{ctxp_, frame_at(base), fr_};
       if (fuel_passed) args.push_back(b_.CreateLoad(t_.i64, fuel_));
-      for (u32 i = 0; args.size() < body->arg_size(); ++i) args.push_back(slot(base + i));
-      call = b_.CreateCall(body, args);
+      for (u32 i = 0; args.size() < body->getNumParams(); ++i) args.push_back(slot(base + i));
+      call = b_.CreateCall(body, callee, args);
     } else {
       call = b_.CreateCall(t_.wasm_fn, callee, {ctxp_, frame_at(base)});
     }
@@ -1010,26 +1012,32 @@ class FunctionEmitter {
     after_call(base, nr, post);
   }
 
-  // A direct call of a body of this module (ModuleEmitter::body): the arguments and the result in
-  // registers when the call is native; the helper path (the interpreter's entry protocol: its
-  // checks failed) and a tail call left pending (which no body makes, but its entry protocol is
-  // the same) pass them through the frame.
+  // A direct call of a body of this module (ModuleEmitter::body).
   void emit_body_call(llvm::Function* body, u32 d, u32 base, u32 np, u32 nr, u32 post) {
     const u32 funcidx = me_.cm.module.imported_funcs + d;
     if (me_.cm.module.uses_gc) gc_spill_frame(base);  // as store_args: the callee stores its own
-    auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
-    auto* fast_done = new_block("call_returned");
     const CompiledFunc& callee = me_.cm.code(d, false);
     const u64 cost = me_.metered ? static_cast<u64>(layout::FuelCheck::read(me_.funcs[d].code.data()).cost) : 0;
-    llvm::Value* r =
-        native_call(body, b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, slow, fast_done, body);
+    register_call(body, body->getFunctionType(), b_.getInt64(callee.frame_slots), b_.getInt64(cost), base, np, nr,
+                  post, slow, [&] { return b_.CreateCall(me_.call, {ctxp_, load_func(funcidx), frame_at(base)}); });
+  }
+  // The call of a body (ModuleEmitter::body_type `type`; `callee` an IR function or an entry
+  // point loaded from a FuncInst) from the current block, whose checks so far branch to `slow`:
+  // the arguments and the result in registers when the call is native; the helper path
+  // (`slow_call`, made in `slow`: the interpreter's entry protocol, its checks failed) and a tail
+  // call left pending pass them through the frame.
+  void register_call(llvm::Value* callee, llvm::FunctionType* type, llvm::Value* frame_slots, llvm::Value* cost,
+                     u32 base, u32 np, u32 nr, u32 post, llvm::BasicBlock* slow,
+                     const std::function<llvm::Value*()>& slow_call) {
+    auto* join = new_block("returned");
+    auto* fast_done = new_block("call_returned");
+    llvm::Value* r = native_call(callee, frame_slots, cost, base, slow, fast_done, type);
     // native_call's pending path branches to fast_done as well: the result is then in the frame.
     b_.SetInsertPoint(slow);
     for (u32 i = 0; i < np; ++i) b_.CreateStore(slot(base + i), fp_at(base + i));
     store_fuel();
-    llvm::Value* st = b_.CreateCall(me_.call, {ctxp_, load_func(funcidx), frame_at(base)});
-    helper_status(st);
+    helper_status(slow_call());
     if (me_.metered) load_fuel();  // as native_call leaves it on its paths to fast_done
     llvm::BasicBlock* slow_end = b_.GetInsertBlock();
     llvm::Value* from_frame = nr == 1 ? b_.CreateLoad(t_.i64, fp_at(base)) : nullptr;
@@ -1060,6 +1068,12 @@ class FunctionEmitter {
     if (nr == 1) set_slot(base, value);
     reload_memory();
   }
+  // Whether this code's call_indirect and call_ref of a type with `np` argument and `nr` result
+  // slots call the callee's register-argument entry point (FuncInst::body): whole-module code,
+  // whose functions that may be called so export one when their type fits (ModuleEmitter::calls).
+  bool calls_bodies(u32 np, u32 nr) const {
+    return me_.segment_limits && me_.calls != nullptr && me_.registers_fit(np, nr) && table_layout_known();
+  }
 
   // call_indirect's and return_call_indirect's callee: the table element, its type (pointer-equal
   // canonical types only), its instance (this one) and its published entry are tested inline;
@@ -1072,7 +1086,8 @@ class FunctionEmitter {
     llvm::Value* frame_slots;
     llvm::Value* cost;
   };
-  std::optional<KnownCallee> table_callee(u32 type, u32 table, llvm::Value* element, llvm::BasicBlock* slow) {
+  std::optional<KnownCallee> table_callee(u32 type, u32 table, llvm::Value* element, llvm::BasicBlock* slow,
+                                          bool body = false) {
     if (!table_layout_known()) return std::nullopt;
     auto* found = new_block("icall_found");
     auto* typed = new_block("icall_typed");
@@ -1094,14 +1109,25 @@ class FunctionEmitter {
     llvm::Value* have = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, type)));
     b_.CreateCondBr(b_.CreateICmpNE(have, want), slow, typed, cold_);
     b_.SetInsertPoint(typed);
-    return known_callee(fi, slow, "icall_known");
+    return known_callee(fi, slow, "icall_known", body);
   }
   // call_indirect: the callee called natively when table_callee's checks pass, else through
   // sprawling_jit_call_indirect.
   void emit_call_indirect(u32 type, u32 table, u32 idx_slot, u32 base, u32 post) {
     const FuncType& ft = me_.cm.module.types[type];
     llvm::Value* element = slot(idx_slot);  // u64: an i32 index zero-extended, a table64 one whole
-    store_args(base, value_slots(ft.params));
+    const u32 np = value_slots(ft.params);
+    const u32 nr = value_slots(ft.results);
+    if (calls_bodies(np, nr)) {
+      if (me_.cm.module.uses_gc) gc_spill_frame(base);  // as store_args: the callee stores its own
+      auto* slow = new_block("call_slow");
+      const KnownCallee k = *table_callee(type, table, element, slow, true);
+      register_call(k.entry, me_.body_type(np), k.frame_slots, k.cost, base, np, nr, post, slow, [&] {
+        return b_.CreateCall(me_.call_indirect, {ctxp_, u32c(type), u32c(table), element, frame_at(base)});
+      });
+      return;
+    }
+    store_args(base, np);
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
     if (const std::optional<KnownCallee> k = table_callee(type, table, element, slow)) {
@@ -1120,14 +1146,15 @@ class FunctionEmitter {
   // A function reference's callee as call_ref and return_call_ref may call natively: this
   // instance's, with machine code published and resolved in this store (FuncInst::native, set by
   // the call helpers the first time they see both); else a branch to `slow`, whose helper sets it
-  // when it can. In the block it continues in: the entry, frame size and entry charge.
-  KnownCallee known_callee(llvm::Value* fi, llvm::BasicBlock* slow, const char* name) {
+  // when it can. In the block it continues in: the entry (`body`: the register-argument entry
+  // point, FuncInst::body), frame size and entry charge.
+  KnownCallee known_callee(llvm::Value* fi, llvm::BasicBlock* slow, const char* name, bool body = false) {
     auto* known = new_block(name);
     const int variant = me_.metered ? kMetered : kUnmetered;
     llvm::Value* inst = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, instance)));
     llvm::Value* self = invariant(ctx_load(t_.ptr, offsetof(Ctx, inst)));
-    llvm::Value* entry =
-        b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, offsetof(FuncInst, native) + variant * sizeof(void*)));
+    const std::size_t at = (body ? offsetof(FuncInst, body) : offsetof(FuncInst, native)) + variant * sizeof(void*);
+    llvm::Value* entry = b_.CreateLoad(t_.ptr, b_.CreateConstInBoundsGEP1_64(t_.i8, fi, at));
     b_.CreateCondBr(b_.CreateOr(b_.CreateICmpNE(inst, self), b_.CreateIsNull(entry)), slow, known, cold_);
     b_.SetInsertPoint(known);
     llvm::Value* frame_slots = b_.CreateZExt(
@@ -1145,7 +1172,18 @@ class FunctionEmitter {
     const FuncType& ft = me_.cm.module.types[type];
     llvm::Value* fi = b_.CreateIntToPtr(slot(ref_slot), t_.ptr);
     trap_if(b_.CreateIsNull(fi), TrapKind::NullFunctionReference);
-    store_args(base, value_slots(ft.params));  // slots: a v128 takes two
+    // A subtype's function type has as many argument and result slots (v128 subtypes only itself).
+    const u32 np = value_slots(ft.params);
+    const u32 nr = value_slots(ft.results);
+    if (calls_bodies(np, nr)) {
+      if (me_.cm.module.uses_gc) gc_spill_frame(base);  // as store_args: the callee stores its own
+      auto* slow = new_block("call_slow");
+      const KnownCallee k = known_callee(fi, slow, "cref_known", true);
+      register_call(k.entry, me_.body_type(np), k.frame_slots, k.cost, base, np, nr, post, slow,
+                    [&] { return b_.CreateCall(me_.call, {ctxp_, fi, frame_at(base)}); });
+      return;
+    }
+    store_args(base, np);  // slots: a v128 takes two
     auto* join = new_block("returned");
     auto* slow = new_block("call_slow");
     const KnownCallee k = known_callee(fi, slow, "cref_known");
@@ -2701,6 +2739,61 @@ u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc) {
     }
   }
   return emitter.osr();
+}
+
+void emit_body_adapter(ModuleEmitter& me, u32 defined) {
+  const u32 np = me.funcs[defined].num_params;
+  llvm::Function* adapter =
+      llvm::Function::Create(me.body_type(np), llvm::Function::ExternalLinkage, ModuleEmitter::body_name(defined), me.mod);
+  adapter->setDSOLocal(true);
+  adapter->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(me.ctx, "entry", adapter));
+  llvm::Value* ctx = adapter->getArg(0);
+  llvm::Value* fp = adapter->getArg(1);
+  // As a native call of an entry: the callee's frame record from the context, the counter in it.
+  b.CreateStore(b.CreateConstInBoundsGEP1_64(me.t.i8, adapter->getArg(2), sizeof(Frame)),
+                b.CreateConstInBoundsGEP1_64(me.t.i8, ctx, offsetof(Ctx, fr)));
+  llvm::Value* fuel_at = b.CreateConstInBoundsGEP1_64(me.t.i8, ctx, offsetof(Ctx, fuel));
+  const unsigned first_slot = me.metered ? 4 : 3;
+  if (me.metered) b.CreateStore(adapter->getArg(3), fuel_at);
+  for (u32 i = 0; i < np; ++i)
+    b.CreateStore(adapter->getArg(first_slot + i), b.CreateConstInBoundsGEP1_64(me.t.i64, fp, i));
+  llvm::CallInst* r = b.CreateCall(me.t.wasm_fn, me.fns[defined], {ctx, fp});
+  llvm::Value* status = b.CreateExtractValue(r, 0);
+  // The result at fp on a normal return; the counter in the context on every return.
+  llvm::Value* value = b.getInt64(0);
+  if (me.funcs[defined].num_results == 1) {
+    value = b.CreateSelect(b.CreateICmpEQ(status, b.getInt32(0)), b.CreateLoad(me.t.i64, fp), b.getInt64(0));
+  }
+  llvm::Value* out = llvm::PoisonValue::get(adapter->getReturnType());
+  out = b.CreateInsertValue(out, status, 0);
+  out = b.CreateInsertValue(out, value, 1);
+  if (me.metered) out = b.CreateInsertValue(out, b.CreateLoad(me.t.i64, fuel_at), 2);
+  b.CreateRet(out);
+}
+
+std::vector<unsigned char> module_calls(const Module& m, FunctionCode funcs, const std::vector<Scan>& scans) {
+  std::vector<unsigned char> out(m.code.size(), 0);
+  const auto mark = [&](std::uint64_t funcidx, unsigned char how) {
+    if (funcidx >= m.imported_funcs && funcidx - m.imported_funcs < out.size()) out[funcidx - m.imported_funcs] |= how;
+  };
+  for (std::size_t i = 0; i < scans.size() && i < funcs.size(); ++i) {
+    for (const Instr& in : scans[i].instrs)
+      if (in.op == Op::Call) mark(layout::Call::read(funcs[i].code.data() + in.at).func, kCalledDirectly);
+  }
+  const auto mark_expr = [&](const ConstExpr& e) {
+    if (e.op == ConstExpr::Op::RefFunc) mark(e.index, kCalledThroughReference);
+    for (const ConstExpr::Step& step : e.steps)
+      if (step.kind == ConstExpr::Step::Kind::RefFunc) mark(step.value, kCalledThroughReference);
+  };
+  for (const Export& e : m.exports)
+    if (e.kind == ExternKind::Func) mark(e.index, kCalledThroughReference);
+  for (const ElementSegment& seg : m.elements)
+    for (const ConstExpr& item : seg.items) mark_expr(item);
+  for (const ConstExpr& e : m.global_inits) mark_expr(e);
+  for (const std::optional<ConstExpr>& e : m.table_inits)
+    if (e) mark_expr(*e);
+  return out;
 }
 
 }  // namespace sprawling::wasm::jit

@@ -40,6 +40,9 @@ inline llvm::Value* entry_result(llvm::IRBuilderBase& b, llvm::Value* status, ll
 // registers, the fourth on the native stack. Metered code's body also takes the fuel counter
 // (before the slots) and returns it as a third field, {status, result, fuel}.
 constexpr unsigned kRegisterArgs = 4;
+// ModuleEmitter::calls, per defined function (bits).
+constexpr unsigned char kCalledDirectly = 1;
+constexpr unsigned char kCalledThroughReference = 2;
 
 // The symbol tier-up code reads its callees' slots through (ModuleEmitter::tier_up_entry_address).
 inline constexpr const char* kTierUpSlotsSymbol = "sprawling_tier_up_slots";
@@ -83,6 +86,13 @@ struct ModuleEmitter {
   // stack, call depth and value stack one by one; the loader bounds the code's frames
   // (ModuleCode::segment_slots, segment_bytes) and the runtime sets the limit from them.
   bool segment_limits = false;
+  // Whole-module code: per defined function, how this module's code may call it (module_calls:
+  // kCalledDirectly, kCalledThroughReference). A function so called whose body takes registers
+  // (in_registers) exports it as `wasm_r<d>`: a direct call from another partition calls it
+  // there, and the loader records it (ModuleCode::bodies) for call_indirect and call_ref, which
+  // call it when their type fits (registers_fit); a function called through a reference whose
+  // type fits but whose code has tail calls exports emit_body_adapter's adapter instead.
+  const std::vector<unsigned char>* calls = nullptr;
   llvm::FunctionCallee refuel, call, call_indirect, memory_grow;
   std::array<llvm::FunctionCallee, kOpCount> num{};
   // The code is for an x86-64 CPU with SSSE3 (`mod`'s triple; the tier compiles for the host):
@@ -142,24 +152,51 @@ struct ModuleEmitter {
   // tail call (its return_call* jumps with the entry's prototype, which musttail requires of the
   // function it leaves).
   bool in_registers(u32 d);
-  // The body of defined function `d` when this module holds its code and it takes its arguments
-  // in registers (declared on first use, written by emit_function), else null.
+  // Whether a function of `params` argument slots and `results` result slots can take them in
+  // registers (kRegisterArgs; metered, the counter takes one).
+  bool registers_fit(u32 params, u32 results) const {
+    return params + (metered ? 1 : 0) <= kRegisterArgs && results <= 1;
+  }
+  // A body's prototype for `params` argument slots: (ctx, fp, the caller's frame-record top);
+  // metered, the counter too, and back as the result's third field.
+  llvm::FunctionType* body_type(u32 params) {
+    std::vector<llvm::Type*> types{t.ptr, t.ptr, t.ptr};
+    if (metered) types.push_back(t.i64);
+    types.insert(types.end(), params, t.i64);
+    llvm::Type* result = metered ? llvm::StructType::get(ctx, {t.i32, t.i64, t.i64}) : t.result;
+    return llvm::FunctionType::get(result, types, false);
+  }
+  // Whether defined function `d` has an exported register-argument body (`calls`).
+  bool exports_body(u32 d) {
+    return calls != nullptr && d < calls->size() && (*calls)[d] != 0 && in_registers(d);
+  }
+  // Whether defined function `d`, whose code this module holds, gets emit_body_adapter's adapter.
+  bool needs_body_adapter(u32 d) {
+    return calls != nullptr && d < calls->size() && ((*calls)[d] & kCalledThroughReference) != 0 &&
+           registers_fit(funcs[d].num_params, funcs[d].num_results) && !in_registers(d);
+  }
+  // The body of defined function `d` when it takes its arguments in registers and either this
+  // module holds its code and a direct call here or any call through exports_body can use it
+  // (made on first use, written by emit_function), or another partition exports it (declared).
+  // Else null.
   llvm::Function* body(u32 d) {
-    if (d >= here.size() || here[d] == 0 || d >= called_here.size() || called_here[d] == 0 || !in_registers(d))
+    const bool held = d < here.size() && here[d] != 0;
+    const bool exported = exports_body(d);
+    if (held) {
+      if (!exported && (d >= called_here.size() || called_here[d] == 0 || !in_registers(d))) return nullptr;
+    } else if (!exported || declare_on_use == nullptr || (*declare_on_use)[d] == 0) {
       return nullptr;
+    }
     if (bodies.size() < fns.size()) bodies.resize(fns.size(), nullptr);
     if (bodies[d] == nullptr) {
-      // (ctx, fp, the caller's frame-record top); metered, the counter too, and back as the
-      // result's third field.
-      std::vector<llvm::Type*> params{t.ptr, t.ptr, t.ptr};
-      if (metered) params.push_back(t.i64);
-      params.insert(params.end(), funcs[d].num_params, t.i64);
-      llvm::Type* result = metered ? llvm::StructType::get(ctx, {t.i32, t.i64, t.i64}) : t.result;
-      bodies[d] = llvm::Function::Create(llvm::FunctionType::get(result, params, false),
-                                         llvm::Function::InternalLinkage, "wasm_r" + std::to_string(d), mod);
+      bodies[d] = llvm::Function::Create(body_type(funcs[d].num_params),
+                                         exported ? llvm::Function::ExternalLinkage : llvm::Function::InternalLinkage,
+                                         body_name(d), mod);
+      if (exported) bodies[d]->setDSOLocal(held);  // called PC-relative inside its partition
     }
     return bodies[d];
   }
+  static std::string body_name(u32 d) { return "wasm_r" + std::to_string(d); }
   // The IR function a call to defined function `d` calls directly, or null (it is interpreted,
   // or tier-up code, which reads its slot).
   llvm::Function* callee(u32 d) {
@@ -179,5 +216,14 @@ struct ModuleEmitter {
 // Emits defined function `defined` (its IR function is me.fns[defined]) from its scan. Returns
 // 1 + the loop header where the function takes on-stack replacement requests, or 0.
 u32 emit_function(ModuleEmitter& me, u32 defined, const Scan& sc);
+// For a function that needs_body_adapter (its code makes tail calls, which need the entry's
+// prototype): `wasm_r<defined>`, which takes the arguments as a body does, stores them in the
+// callee's frame and calls its entry (emit_function first).
+void emit_body_adapter(ModuleEmitter& me, u32 defined);
+// ModuleEmitter::calls of a whole module from every defined function's code and scan:
+// kCalledDirectly when some function's `call` names it; kCalledThroughReference when it is
+// exported, or named by an element segment or a global's or a table's initial value (the only
+// places validation lets ref.func take a function from).
+std::vector<unsigned char> module_calls(const Module& m, FunctionCode funcs, const std::vector<Scan>& scans);
 
 }  // namespace sprawling::wasm::jit

@@ -158,6 +158,11 @@ class ModuleCode {
   // objects when they are linked. 0: not known, and every call of this code makes its own tests.
   std::uint64_t segment_slots = 0;
   std::uint64_t segment_bytes = 0;
+  // Whole-module code: per defined function, its register-argument entry point (`wasm_r<d>`: the
+  // body, or an adapter to the entry for a function whose code has tail calls) when the function
+  // may be called through a reference and its type passes its arguments and result in registers;
+  // null otherwise. Empty for other code. FuncInst::body holds it once the function is resolved.
+  std::vector<void*> bodies;
   // Tier-up (tier_up_code): every entry starts null and the interpreter counts calls; a function
   // whose count runs out is compiled on the tier-up thread and its entry published there. The
   // fields below that the thread writes (compiled, reasons, the seconds) are read only once it is

@@ -109,6 +109,15 @@ std::uint32_t run_interpreted(Ctx* c, Store::Impl& s, FuncInst* callee, std::uin
   return static_cast<std::uint32_t>(o.trap) | kLocated;
 }
 
+// A function's machine code found published and the function resolved in this store: machine
+// code's call_indirect and call_ref call it inline from now on (FuncInst::native and ::body).
+void resolved(FuncInst& callee, int variant, const Slot& slot, Entry entry) {
+  callee.native[variant] = entry;
+  const std::vector<void*>& bodies = slot.code->bodies;
+  const auto d = static_cast<std::size_t>(&slot - slot.code->entries.data());
+  callee.body[variant] = d < bodies.size() ? bodies[d] : nullptr;
+}
+
 // The caller's side of a call to a wasm function that is not entered directly as machine code:
 // the interpreter's do_call checks, then the callee runs in a nested interpreter run (which may
 // itself enter the callee's machine code).
@@ -129,7 +138,7 @@ std::uint32_t call_wasm(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   // directly, after the entry charge the interpreter's do_call makes (locals: the callee zeroes).
   if (const Slot* slot = callee->jit[variant]; slot != nullptr) {
     const Entry entry = slot->entry.load(std::memory_order_acquire);
-    if (entry != nullptr) callee->native[variant] = entry;  // resolved above: the inline paths may call it
+    if (entry != nullptr) resolved(*callee, variant, *slot, entry);  // resolved above: the inline paths may call it
     if (entry != nullptr && native_stack_ok()) {
       if (c->metered) c->fuel -= callee->entry_fuel;
       if (callee->instance == c->inst) {
@@ -322,8 +331,10 @@ std::uint32_t sprawling_jit_return_call(Ctx* c, FuncInst* callee, std::uint64_t*
   }
   const int variant = c->metered ? kMetered : kUnmetered;
   if (callee->entry[variant] == nullptr) resolve_code(*callee, variant);
-  if (const Slot* slot = callee->jit[variant]; slot != nullptr && callee->native[variant] == nullptr)
-    callee->native[variant] = slot->entry.load(std::memory_order_acquire);  // as sprawling_jit_call's
+  if (const Slot* slot = callee->jit[variant]; slot != nullptr && callee->native[variant] == nullptr) {
+    if (const Entry entry = slot->entry.load(std::memory_order_acquire); entry != nullptr)
+      resolved(*callee, variant, *slot, entry);  // as call_wasm's
+  }
   // No frame record is taken: only the value stack can run out (before the charge).
   if (static_cast<std::uint64_t>(c->stack_end - fp) < callee->frame_slots)
     return static_cast<std::uint32_t>(TrapKind::CallStackExhausted);

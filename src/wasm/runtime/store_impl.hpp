@@ -100,6 +100,12 @@ struct FuncInst {
   // machine code's call_indirect and call_ref read one field instead of the resolution, the slot
   // and the slot's entry. Only this store's thread reads and writes it.
   jit::Entry native[2] = {nullptr, nullptr};
+  // Per variant, set with `native`: the same code's register-argument entry point when its
+  // module variant's code has one for this function (ModuleCode::bodies: whole-module code, a
+  // function that may be called through a reference, at most kRegisterArgs argument slots and
+  // one result slot), else null. Whole-module code's call_indirect and call_ref call it with the
+  // arguments and the result in registers instead of through the frame.
+  void* body[2] = {nullptr, nullptr};
   // Per variant: the translated code and its entry, null until the function first runs in that
   // variant in this store (lazy translation: resolve_code fills them, frame_slots and entry_fuel).
   const CompiledFunc* code[2] = {nullptr, nullptr};
