@@ -59,6 +59,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -619,27 +620,49 @@ llvm::Error define_helpers(llvm::orc::LLJIT& lljit) {
   return lljit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }
 
-// Publishes the entry of every function with machine code (out->reasons "" ), or none on error.
-// Every symbol in one lookup: each lookup materializes the lazy re-exports of all the symbols not
-// yet looked up, so one lookup per function was quadratic (100,000 functions: minutes).
-void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
+// The symbol `name(i)` of every function with machine code (out.reasons[i] ""), in one lookup:
+// each lookup materializes the lazy re-exports of all the symbols not yet looked up, so one lookup
+// per function was quadratic (100,000 functions: minutes). `flags` WeaklyReferencedSymbol leaves
+// a symbol that is not there out of the map instead of failing. On error: out.error, and none.
+struct FoundSymbols {
+  std::vector<llvm::orc::SymbolStringPtr> names;  // per defined function, null when not looked up
+  llvm::orc::SymbolMap map;
+  [[nodiscard]] llvm::orc::ExecutorAddr address(std::size_t i) const {
+    if (names[i] == nullptr) return {};
+    const auto it = map.find(names[i]);
+    return it == map.end() ? llvm::orc::ExecutorAddr() : it->second.getAddress();
+  }
+};
+std::optional<FoundSymbols> lookup_functions(llvm::orc::LLJIT& lljit, ModuleCode& out,
+                                             const std::function<std::string(std::size_t)>& name,
+                                             llvm::orc::SymbolLookupFlags flags) {
   llvm::orc::SymbolLookupSet wanted;
-  std::vector<llvm::orc::SymbolStringPtr> names(out.entries.size());
+  FoundSymbols found;
+  found.names.resize(out.entries.size());
   for (std::size_t i = 0; i < out.entries.size(); ++i) {
     if (!out.reasons[i].empty()) continue;
-    names[i] = lljit.mangleAndIntern(function_name(i));
-    wanted.add(names[i]);
+    found.names[i] = lljit.mangleAndIntern(name(i));
+    wanted.add(found.names[i], flags);
   }
-  auto found = lljit.getExecutionSession().lookup(
+  auto map = lljit.getExecutionSession().lookup(
       llvm::orc::makeJITDylibSearchOrder(&lljit.getMainJITDylib(), llvm::orc::JITDylibLookupFlags::MatchAllSymbols),
       std::move(wanted));
-  if (!found) {
-    out.error = error_text(found.takeError());
-    return;
+  if (!map) {
+    out.error = error_text(map.takeError());
+    return std::nullopt;
   }
+  found.map = std::move(*map);
+  return found;
+}
+
+// Publishes the entry of every function with machine code, or none on error.
+void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
+  const std::optional<FoundSymbols> found =
+      lookup_functions(lljit, out, function_name, llvm::orc::SymbolLookupFlags::RequiredSymbol);
+  if (!found) return;
   for (std::size_t i = 0; i < out.entries.size(); ++i) {
     if (!out.reasons[i].empty()) continue;
-    out.entries[i].entry.store(found->at(names[i]).getAddress().toPtr<Entry>(), std::memory_order_release);
+    out.entries[i].entry.store(found->address(i).toPtr<Entry>(), std::memory_order_release);
     ++out.compiled;
   }
 }
@@ -647,25 +670,12 @@ void publish_entries(llvm::orc::LLJIT& lljit, ModuleCode& out) {
 // Whole-module code: the register-argument entry points its objects export (ModuleCode::bodies;
 // ModuleEmitter::calls says which functions have one), looked up after publish_entries.
 void publish_bodies(llvm::orc::LLJIT& lljit, ModuleCode& out) {
-  llvm::orc::SymbolLookupSet wanted;
-  std::vector<llvm::orc::SymbolStringPtr> names(out.entries.size());
-  for (std::size_t i = 0; i < out.entries.size(); ++i) {
-    if (!out.reasons[i].empty()) continue;
-    names[i] = lljit.mangleAndIntern(ModuleEmitter::body_name(static_cast<u32>(i)));
-    wanted.add(names[i], llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol);
-  }
-  auto found = lljit.getExecutionSession().lookup(
-      llvm::orc::makeJITDylibSearchOrder(&lljit.getMainJITDylib(), llvm::orc::JITDylibLookupFlags::MatchAllSymbols),
-      std::move(wanted));
-  if (!found) {
-    out.error = error_text(found.takeError());
-    return;
-  }
+  const std::optional<FoundSymbols> found = lookup_functions(
+      lljit, out, [](std::size_t i) { return ModuleEmitter::body_name(static_cast<u32>(i)); },
+      llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol);
+  if (!found) return;
   out.bodies.assign(out.entries.size(), nullptr);
-  for (std::size_t i = 0; i < out.entries.size(); ++i) {
-    if (names[i] == nullptr) continue;
-    if (const auto it = found->find(names[i]); it != found->end()) out.bodies[i] = it->second.getAddress().toPtr<void*>();
-  }
+  for (std::size_t i = 0; i < out.entries.size(); ++i) out.bodies[i] = found->address(i).toPtr<void*>();
 }
 
 }  // namespace
