@@ -58,8 +58,8 @@
 #include <initializer_list>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -1218,7 +1218,6 @@ void compile_partitions(const CompiledModule::Impl& cm, bool metered, const std:
       me.define(static_cast<u32>(i),
                 llvm::Function::Create(me.t.wasm_fn, llvm::Function::ExternalLinkage, function_name(i), mod));
       me.fns[i]->setDSOLocal(true);  // called directly (PC-relative) inside the partition
-      me.note_calls(scans[i], funcs[i]);
       last = i;
     }
     std::size_t emitted = 0;

@@ -2660,17 +2660,23 @@ class FunctionEmitter {
 };
 
 
-}  // namespace
-
-void ModuleEmitter::note_calls(const Scan& sc, const CompiledFunc& f) {
-  const u32 imported = cm.module.imported_funcs;
+// Calls fn(defined index) for each defined function a `call` in `f`'s code (its scan `sc`) names.
+template <typename Fn>
+void for_each_direct_callee(const Module& m, const Scan& sc, const CompiledFunc& f, Fn fn) {
   for (const Instr& in : sc.instrs) {
     if (in.op != Op::Call) continue;
     const u32 callee = layout::Call::read(f.code.data() + in.at).func;
-    if (callee < imported) continue;
-    if (called_here.size() < fns.size()) called_here.resize(fns.size(), 0);
-    called_here[callee - imported] = 1;
+    if (callee >= m.imported_funcs) fn(callee - m.imported_funcs);
   }
+}
+
+}  // namespace
+
+void ModuleEmitter::note_calls(const Scan& sc, const CompiledFunc& f) {
+  for_each_direct_callee(cm.module, sc, f, [&](u32 d) {
+    if (called_here.size() < fns.size()) called_here.resize(fns.size(), 0);
+    called_here[d] = 1;
+  });
 }
 
 bool ModuleEmitter::in_registers(u32 d) {
@@ -2774,13 +2780,14 @@ void emit_body_adapter(ModuleEmitter& me, u32 defined) {
 
 std::vector<unsigned char> module_calls(const Module& m, FunctionCode funcs, const std::vector<Scan>& scans) {
   std::vector<unsigned char> out(m.code.size(), 0);
+  for (std::size_t i = 0; i < scans.size() && i < funcs.size(); ++i) {
+    for_each_direct_callee(m, scans[i], funcs[i], [&](u32 d) {
+      if (d < out.size()) out[d] |= kCalledDirectly;
+    });
+  }
   const auto mark = [&](std::uint64_t funcidx, unsigned char how) {
     if (funcidx >= m.imported_funcs && funcidx - m.imported_funcs < out.size()) out[funcidx - m.imported_funcs] |= how;
   };
-  for (std::size_t i = 0; i < scans.size() && i < funcs.size(); ++i) {
-    for (const Instr& in : scans[i].instrs)
-      if (in.op == Op::Call) mark(layout::Call::read(funcs[i].code.data() + in.at).func, kCalledDirectly);
-  }
   const auto mark_expr = [&](const ConstExpr& e) {
     if (e.op == ConstExpr::Op::RefFunc) mark(e.index, kCalledThroughReference);
     for (const ConstExpr::Step& step : e.steps)

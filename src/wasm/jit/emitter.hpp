@@ -80,6 +80,7 @@ struct ModuleEmitter {
   const std::vector<char>* declare_on_use = nullptr;
   std::vector<char> here;                 // per defined function: define() was called for it
   std::vector<char> called_here;          // per defined function: note_calls() saw a direct call of it
+                                          // (the lazy and tier-up paths; whole-module code has `calls`)
   std::vector<llvm::Function*> bodies;    // per defined function: body(), made on first use
   std::vector<signed char> registers;     // per defined function: in_registers(), -1 not yet known
   // Whole-module code: a direct call of a body tests only Ctx::fr_lim (and fuel), not the native

@@ -158,10 +158,10 @@ class ModuleCode {
   // objects when they are linked. 0: not known, and every call of this code makes its own tests.
   std::uint64_t segment_slots = 0;
   std::uint64_t segment_bytes = 0;
-  // Whole-module code: per defined function, its register-argument entry point (`wasm_r<d>`: the
-  // body, or an adapter to the entry for a function whose code has tail calls) when the function
-  // may be called through a reference and its type passes its arguments and result in registers;
-  // null otherwise. Empty for other code. FuncInst::body holds it once the function is resolved.
+  // Whole-module code: per defined function, its exported register-argument entry point
+  // (`wasm_r<d>`: the body of a function the module calls directly or through a reference, or an
+  // adapter to the entry of a referenced function whose code has tail calls); null where it has
+  // none. Empty for other code. FuncInst::body holds it once the function is resolved.
   std::vector<void*> bodies;
   // Tier-up (tier_up_code): every entry starts null and the interpreter counts calls; a function
   // whose count runs out is compiled on the tier-up thread and its entry published there. The
