@@ -308,7 +308,7 @@ TEST(Cli, CompileStopsAtItsLimitsAndWritesNothing) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "1 of 1 functions")) << r.out;
   EXPECT_TRUE(contains(r.out, " on 1 thread, ")) << r.out;
-  EXPECT_EQ(entries(), 2U);
+  EXPECT_EQ(entries(), 3U);  // both variants, and the plugin's key parts (code_cache.cpp)
   auto help = sprawl({"compile", "--help"});
   for (const char* word : {"--compile-timeout DURATION", "--compile-memory BYTES", "-j, --jobs N",
                            "-W compile-timeout=DURATION,compile-memory=BYTES,jobs=N", "default 10m plus 2m per MB", "default 4G"})
@@ -351,16 +351,27 @@ TEST(Cli, OnlyARunThatCompilesLoadsTheCompilerPlugin) {
   EXPECT_TRUE(contains(sprawl({"run", "--tier", "compile", ok}, {}, false,
                               {cache, "SPRAWLING_JIT_PLUGIN=" + missing}).err, "not found"));
 
-  // With an entry in the cache, auto needs the plugin to check it; without the plugin it
-  // interprets and says why.
+  // With an entry in the cache, auto runs its machine code linked by the engine: no plugin, no
+  // libLLVM (the plugin is not even there). Told to link with LLVM's linker, it needs the plugin
+  // to check the entry, and without the plugin it interprets and says why.
   ASSERT_EQ(sprawl({"compile", ok}, {}, false, {cache}).status, 0);
-  auto warm = sprawl({"run", ok}, {}, false, {cache, "SPRAWLING_JIT_PLUGIN=" + missing, "SPRAWLING_JIT_STATS=1"});
+  auto warm = sprawl({"run", ok}, {}, false,
+                     {cache, "SPRAWLING_JIT_PLUGIN=" + missing, "SPRAWLING_JIT_STATS=1", "LD_DEBUG=files"});
   EXPECT_EQ(warm.status, 0) << warm.err;
   EXPECT_EQ(warm.out, "ok\n");
-  EXPECT_TRUE(contains(warm.err, "sprawl jit: auto: entry ")) << warm.err;
-  EXPECT_TRUE(contains(warm.err, missing)) << warm.err;
-  auto loaded = sprawl({"run", ok}, {}, false, {cache, "SPRAWLING_JIT_STATS=1"});
-  EXPECT_TRUE(contains(loaded.err, "loaded from the code cache")) << loaded.err;
+  EXPECT_TRUE(contains(warm.err, "1 of 1 functions loaded from the code cache")) << warm.err;
+  EXPECT_TRUE(contains(warm.err, "(by the engine)")) << warm.err;
+  EXPECT_FALSE(contains(warm.err, "libLLVM")) << warm.err;
+  EXPECT_FALSE(contains(warm.err, "libsprawling_jit")) << warm.err;
+  auto refused = sprawl({"run", ok}, {}, false,
+                        {cache, "SPRAWLING_JIT_PLUGIN=" + missing, "SPRAWLING_JIT_STATS=1", "SPRAWLING_JIT_LINKER=llvm"});
+  EXPECT_EQ(refused.status, 0) << refused.err;
+  EXPECT_EQ(refused.out, "ok\n");
+  EXPECT_TRUE(contains(refused.err, "sprawl jit: auto: entry ")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, missing)) << refused.err;
+  auto loaded = sprawl({"run", ok}, {}, false, {cache, "SPRAWLING_JIT_STATS=1", "SPRAWLING_JIT_LINKER=llvm"});
+  EXPECT_TRUE(contains(loaded.err, "1 of 1 functions loaded from the code cache")) << loaded.err;
+  EXPECT_TRUE(contains(loaded.err, "(by LLVM's JITLink)")) << loaded.err;
 #endif
 }
 

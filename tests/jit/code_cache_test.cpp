@@ -5,13 +5,17 @@
 #include "jit/tier_fixture.hpp"
 #include "sandbox/engine_code_cache.hpp"
 #include "wasm/jit/code_cache.hpp"
+#include "wasm/jit/object_linker.hpp"
 #include "wasm/runtime/store_impl.hpp"
 
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -271,8 +275,112 @@ TEST_F(CodeCacheTest, ConcurrentWritersOfOneEntryLeaveAWholeEntry) {
     ++files;
     EXPECT_TRUE(e.path().extension() == ".code") << e.path() << ": a temporary file left behind";
   }
-  EXPECT_EQ(files, 1u);
+  EXPECT_EQ(files, 2u);  // the entry, and the plugin's key parts the engine's linker checks it with
   same_as_interpreter(Tier::Auto);
+}
+
+// Cached code is linked by the engine (object_linker.cpp) without the plugin once the cache
+// holds the plugin's key parts (precompile writes them); SPRAWLING_JIT_LINKER=llvm links it with
+// LLVM's JITLink instead. Both publish the same functions and run as the interpreter does; with
+// the key parts gone, the plugin links the entry and writes them again.
+TEST_F(CodeCacheTest, TheEnginesLinkerRunsCachedCodeAsLlvmsDoes) {
+  const PrecompileReport unmetered = fill(false);
+  (void)fill(true);
+  const auto load = [&](bool engine) {
+    if (engine)
+      ::unsetenv("SPRAWLING_JIT_LINKER");
+    else
+      ::setenv("SPRAWLING_JIT_LINKER", "llvm", 1);
+    auto module = fresh();
+    const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Auto, cache_);
+    EXPECT_NE(code, nullptr);
+    if (code == nullptr) return std::pair{std::vector<bool>{}, false};
+    EXPECT_TRUE(code->from_cache);
+    EXPECT_EQ(code->compiled, 3u);
+    std::vector<bool> published;
+    for (const auto& e : code->entries) published.push_back(e.entry.load() != nullptr);
+    for (void* body : code->bodies) published.push_back(body != nullptr);
+    const bool by_engine = code->linked != nullptr && code->impl == nullptr;
+    same_as_interpreter(Tier::Auto);
+    same_as_interpreter(Tier::Compile);
+    return std::pair{published, by_engine};
+  };
+  const auto [llvm, llvm_by_engine] = load(false);
+  const auto [engine, engine_by_engine] = load(true);
+  EXPECT_FALSE(llvm_by_engine);
+  EXPECT_TRUE(engine_by_engine);
+  EXPECT_EQ(llvm, engine);
+  EXPECT_EQ(std::ranges::count(engine, true), 3 + 3);  // entries, and bodies: $sq is called, the others exported
+
+  // Without the key parts, the plugin checks and links the entry, and keeps them again.
+  std::size_t removed = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    const auto entry = slurp(e.path());
+    const std::string_view text(reinterpret_cast<const char*>(entry.data()), entry.size());
+    if (text.find("the plugin's key parts") != std::string_view::npos) removed += fs::remove(e.path()) ? 1 : 0;
+  }
+  EXPECT_EQ(removed, 1u);
+  EXPECT_FALSE(load(true).second);
+  EXPECT_TRUE(load(true).second);
+  EXPECT_TRUE(fs::exists(entry_path(unmetered)));
+}
+
+// The engine's linker reads only within an object's bytes and refuses what it does not link: a
+// truncated object, bytes changed anywhere in its headers, a relocation kind it does not know.
+// (Run under AddressSanitizer by the sanitizer build: a read past the object would stop it.)
+TEST_F(CodeCacheTest, TheEnginesLinkerRefusesMalformedObjects) {
+  auto module = fresh();
+  auto image = jit::compile_object(module->impl(), true, CompileOptions{});
+  ASSERT_TRUE(image.has_value());
+  ASSERT_EQ(image->objects.size(), 1u);
+  const std::vector<std::uint8_t>& object = image->objects[0];
+  const auto link = [](const std::vector<std::uint8_t>& bytes) {
+    const std::span<const std::uint8_t> one(bytes);
+    return jit::link_objects(std::span(&one, 1), jit::runtime_symbols());
+  };
+  {
+    auto whole = link(object);
+    ASSERT_TRUE(whole.has_value()) << whole.error();
+    EXPECT_TRUE(whole->symbols.contains(jit::entry_symbol(0)));
+    EXPECT_TRUE(whole->frames_known);
+  }
+  for (std::size_t size = 0; size < object.size(); size += 1 + size / 8) {
+    const std::vector<std::uint8_t> cut(object.begin(), object.begin() + static_cast<std::ptrdiff_t>(size));
+    EXPECT_FALSE(link(cut).has_value()) << size;
+  }
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, object.data(), sizeof eh);
+  const std::size_t headers_end = eh.e_shoff + std::size_t{eh.e_shnum} * sizeof(Elf64_Shdr);
+  std::uint64_t seed = 0x5eed;
+  const auto next = [&seed] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return seed >> 33;
+  };
+  std::size_t refused = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<std::uint8_t> bad = object;
+    const std::size_t at = round % 2 == 0 ? next() % sizeof eh : eh.e_shoff + next() % (headers_end - eh.e_shoff);
+    bad[at] ^= static_cast<std::uint8_t>(1 + next() % 255);
+    refused += link(bad).has_value() ? 0 : 1;
+  }
+  EXPECT_GT(refused, 600u);  // many header fields (addresses, flags, versions) are not read
+  // The first relocation of code, made a kind the linker does not know (R_X86_64_32).
+  std::vector<std::uint8_t> bad = object;
+  bool changed = false;
+  for (std::size_t i = 0; i < eh.e_shnum && !changed; ++i) {
+    Elf64_Shdr sh;
+    std::memcpy(&sh, object.data() + eh.e_shoff + i * sizeof sh, sizeof sh);
+    if (sh.sh_type != SHT_RELA || sh.sh_size == 0) continue;
+    Elf64_Rela rela;
+    std::memcpy(&rela, object.data() + sh.sh_offset, sizeof rela);
+    rela.r_info = ELF64_R_INFO(ELF64_R_SYM(rela.r_info), R_X86_64_32);
+    std::memcpy(bad.data() + sh.sh_offset, &rela, sizeof rela);
+    changed = true;
+  }
+  ASSERT_TRUE(changed);
+  auto refused_kind = link(bad);
+  ASSERT_FALSE(refused_kind.has_value());
+  EXPECT_NE(refused_kind.error().find("relocation type 10 is not linked here"), std::string::npos) << refused_kind.error();
 }
 
 TEST_F(CodeCacheTest, SizeBoundEvictsTheLeastRecentlyUsed) {

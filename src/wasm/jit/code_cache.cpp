@@ -4,6 +4,8 @@
 
 #include "wasm/support/sha256.hpp"
 #include "wasm/support/build_id.hpp"
+#include "wasm/jit/object_linker.hpp"
+#include "wasm/jit/runtime_calls.hpp"
 
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -96,6 +99,13 @@ std::string cpu_id() {
 #endif
 }
 
+// How the code is made: the key's "pipeline" line.
+std::string pipeline_text() {
+  return "format " + std::to_string(kFormat) +
+         "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size, 25 times it ahead of "
+         "time), small code model, PIC; whole module, an object per partition";
+}
+
 std::span<const std::uint8_t> bytes_of(std::string_view s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
@@ -116,6 +126,7 @@ const std::expected<CacheKeyParts, std::string>& host_name_parts() {
           "tell this engine from another build"));
     }
     p.cpu_id = cpu_id();
+    p.pipeline = pipeline_text();
     return p;
   }();
   return parts;
@@ -134,7 +145,7 @@ const std::expected<CacheKeyParts, std::string>& host_key_parts() {
     auto target = host_target();
     if (!target) return std::unexpected("the host target: " + target.error());
     p->target = std::move(*target);
-    p->pipeline = "format " + std::to_string(kFormat) + "; IR SROA+EarlyCSE+SimplifyCFG+InstCombine, codegen Default (FastISel above a size, 25 times it ahead of time), small code model, PIC; whole module, an object per partition";
+    p->pipeline = pipeline_text();
     return p;
   }();
   return parts;
@@ -172,8 +183,14 @@ std::vector<std::uint8_t> encode_entry(const CacheKey& key, std::span<const std:
   return out;
 }
 
-std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span<const std::uint8_t> entry,
-                                                                       const CacheKey& key) {
+namespace {
+
+struct EntryParts {
+  std::span<const std::uint8_t> material;
+  std::span<const std::uint8_t> payload;
+};
+// An entry's key material and payload, if its header is whole and its checksum holds.
+std::expected<EntryParts, std::string> split_entry(std::span<const std::uint8_t> entry) {
   if (entry.size() < kHeaderBytes || std::memcmp(entry.data(), kMagic.data(), kMagic.size()) != 0)
     return std::unexpected(std::string("not a code cache entry (no header)"));
   if (get_le(entry, 8, 4) != kFormat) return std::unexpected(std::string("another entry format"));
@@ -182,14 +199,23 @@ std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span
   if (key_len > entry.size() - kHeaderBytes || payload_len != entry.size() - kHeaderBytes - key_len)
     return std::unexpected("truncated or padded: " + std::to_string(entry.size()) + " bytes, the header says " +
                            std::to_string(kHeaderBytes + key_len + payload_len));
-  const auto material = entry.subspan(kHeaderBytes, key_len);
-  const auto payload = entry.subspan(kHeaderBytes + key_len);
-  if (!std::ranges::equal(material, bytes_of(key.material)))
-    return std::unexpected(std::string("made for another key (engine build, LLVM, CPU, fuel mode or module)"));
-  const auto sum = checksum(material, payload);
+  EntryParts parts{entry.subspan(kHeaderBytes, key_len), entry.subspan(kHeaderBytes + key_len)};
+  const auto sum = checksum(parts.material, parts.payload);
   if (!std::ranges::equal(sum, entry.subspan(24, 32))) return std::unexpected(std::string("checksum mismatch"));
-  return payload;
+  return parts;
 }
+
+}  // namespace
+
+std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span<const std::uint8_t> entry,
+                                                                       const CacheKey& key) {
+  auto parts = split_entry(entry);
+  if (!parts) return std::unexpected(parts.error());
+  if (!std::ranges::equal(parts->material, bytes_of(key.material)))
+    return std::unexpected(std::string("made for another key (engine build, LLVM, CPU, fuel mode or module)"));
+  return parts->payload;
+}
+
 
 std::vector<std::uint8_t> encode_image(const ObjectImage& image) {
   std::vector<std::uint8_t> out;
@@ -270,8 +296,103 @@ void perf_map_cached(const CompiledModule::Impl& cm, const ModuleCode& code) {
   std::fclose(file);
 }
 
-// The entry is looked up by its name first (no plugin needed); only an entry found loads the
-// plugin, which gives the rest of the key to check it against.
+// The key parts only the plugin knows (its build-id, LLVM's version, the target LLVM detects on
+// this CPU), as the last process that loaded the plugin found them, kept in the cache itself:
+// an entry named by the engine build and CPU words alone. With it a later process checks a code
+// entry's whole key without loading the plugin. It can only be stale in one way: LLVM updated
+// under the same engine and plugin builds, until a process loads the plugin again and rewrites
+// it; code made by the older LLVM for this CPU and engine then still runs, which is sound.
+CacheKey host_parts_key(const CacheKeyParts& names) {
+  CacheKey k;
+  k.material = "sprawling code cache: the plugin's key parts\nengine " + names.engine + "\ncpuid " + names.cpu_id + "\n";
+  k.name = digest_hex(bytes_of(k.material)) + ".code";
+  return k;
+}
+std::string host_parts_text(const CacheKeyParts& parts) {
+  return "plugin " + parts.plugin + "\nllvm " + parts.llvm + "\ntriple " + parts.target.triple + "\ncpu " +
+         parts.target.cpu + "\nfeatures " + parts.target.features + "\n";
+}
+void remember_host_parts(CodeCacheStorage& cache, const CacheKeyParts& parts) {
+  const CacheKey key = host_parts_key(parts);
+  const std::string text = host_parts_text(parts);
+  if (const auto old = cache.read(key.name)) {
+    if (const auto payload = decode_entry(*old, key); payload && std::ranges::equal(*payload, bytes_of(text))) return;
+  }
+  // Not kept (a full disk, a read-only cache): later processes load the plugin to check entries.
+  [[maybe_unused]] const auto written = cache.write(key.name, encode_entry(key, bytes_of(text)));
+}
+std::expected<CacheKeyParts, std::string> remembered_host_parts(CodeCacheStorage& cache, const CacheKeyParts& names) {
+  const CacheKey key = host_parts_key(names);
+  const auto entry = cache.read(key.name);
+  if (!entry) return std::unexpected(std::string("the plugin's key parts are not in the cache yet"));
+  const auto payload = decode_entry(*entry, key);
+  if (!payload) return std::unexpected("the plugin's key parts in the cache: " + payload.error());
+  CacheKeyParts parts = names;
+  std::string_view text(reinterpret_cast<const char*>(payload->data()), payload->size());
+  const std::pair<std::string_view, std::string*> fields[] = {{"plugin ", &parts.plugin},
+                                                              {"llvm ", &parts.llvm},
+                                                              {"triple ", &parts.target.triple},
+                                                              {"cpu ", &parts.target.cpu},
+                                                              {"features ", &parts.target.features}};
+  for (const auto& [label, field] : fields) {
+    const std::size_t end = text.find('\n');
+    if (!text.starts_with(label) || end == std::string_view::npos)
+      return std::unexpected(std::string("the plugin's key parts in the cache: malformed"));
+    field->assign(text.substr(label.size(), end - label.size()));
+    text.remove_prefix(end + 1);
+  }
+  if (!text.empty()) return std::unexpected(std::string("the plugin's key parts in the cache: malformed"));
+  return parts;
+}
+
+// SPRAWLING_JIT_LINKER=llvm: cached code is linked by the plugin (JITLink) only, never by the
+// engine's linker (comparisons of the two, and a way around the engine's should it misbehave).
+bool engine_linker_allowed() {
+  const char* v = std::getenv("SPRAWLING_JIT_LINKER");
+  return v == nullptr || std::string_view(v) != "llvm";
+}
+
+// Cached code linked by the engine (object_linker.hpp), without the plugin: the entry checked
+// against its whole key (the plugin's parts as remembered_host_parts gives them), its objects
+// linked against the runtime helpers, the entries and bodies published. The error says why not.
+std::expected<std::shared_ptr<ModuleCode>, std::string> link_in_engine(const CompiledModule::Impl& cm, bool metered,
+                                                                        const CacheKeyParts& names,
+                                                                        std::string_view digest,
+                                                                        std::span<const std::uint8_t> entry,
+                                                                        CodeCacheStorage& cache) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto parts = remembered_host_parts(cache, names);
+  if (!parts) return std::unexpected(parts.error());
+  const auto payload = decode_entry(entry, make_key(*parts, digest, metered));
+  if (!payload) return std::unexpected(payload.error());
+  auto image = decode_image(*payload, cm.module.code.size());
+  if (!image) return std::unexpected(image.error());
+  auto linked = link_objects(image->objects, runtime_symbols());
+  if (!linked) return std::unexpected(linked.error());
+  auto out = std::make_shared<ModuleCode>(image->reasons.size());
+  out->reasons = std::move(image->reasons);
+  out->from_cache = true;
+  for (std::size_t i = 0; i < out->entries.size(); ++i) {
+    if (!out->reasons[i].empty()) continue;
+    const auto it = linked->symbols.find(entry_symbol(i));
+    if (it == linked->symbols.end()) return std::unexpected("no symbol " + entry_symbol(i));
+    out->entries[i].entry.store(reinterpret_cast<Entry>(it->second), std::memory_order_release);
+    ++out->compiled;
+  }
+  out->bodies.assign(out->entries.size(), nullptr);
+  for (std::size_t i = 0; i < out->entries.size(); ++i) {
+    if (!out->reasons[i].empty()) continue;
+    if (const auto it = linked->symbols.find(body_symbol(i)); it != linked->symbols.end()) out->bodies[i] = it->second;
+  }
+  out->set_frame_bounds(linked->frames_known, linked->frame_slots, linked->native_frame);
+  out->linked = std::move(linked->memory);
+  out->seconds_codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+// The entry is looked up by its name first (no plugin needed) and linked by the engine; only
+// when the engine's linker refuses it does the plugin load, which gives the rest of the key to
+// check it against and links it with LLVM's.
 std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const CompiledModule::Impl& cm, bool metered,
                                                                      CodeCacheStorage& cache) {
   const auto& names = host_name_parts();
@@ -280,8 +401,21 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const Compil
   const std::string name = entry_name(*names, digest, metered);
   const auto entry = cache.read(name);
   if (!entry) return std::unexpected("no entry " + name);
+  if (engine_linker_allowed()) {
+    auto code = link_in_engine(cm, metered, *names, digest, *entry, cache);
+    if (code) {
+      (*code)->code_bytes = 0;
+      for (const FunctionBody& body : cm.module.code) (*code)->code_bytes += body.code_size;
+      perf_map_cached(cm, **code);
+      return code;
+    }
+    if (std::getenv("SPRAWLING_JIT_STATS") != nullptr)
+      std::fprintf(stderr, "sprawl jit: entry %s not linked by the engine (%s); LLVM's linker tries it\n",
+                   name.c_str(), code.error().c_str());
+  }
   const auto& parts = host_key_parts();
   if (!parts) return std::unexpected("entry " + name + " not checked: " + parts.error());
+  remember_host_parts(cache, *parts);
   const CacheKey key = make_key(*parts, digest, metered);
   const auto payload = decode_entry(*entry, key);
   if (!payload) return std::unexpected("entry " + key.name + " rejected: " + payload.error());
@@ -483,6 +617,7 @@ std::expected<PrecompileReport, std::string> precompile(const CompiledModule& mo
   report.functions = image->reasons.size();
   report.compiled = static_cast<std::size_t>(std::ranges::count(image->reasons, std::string()));
   for (const FunctionBody& body : cm.module.code) report.wasm_code_bytes += body.code_size;
+  jit::remember_host_parts(cache, *parts);
   const jit::CacheKey key = jit::make_key(*parts, digest, metered);
   const std::vector<std::uint8_t> entry = jit::encode_entry(key, jit::encode_image(*image));
   if (auto w = cache.write(key.name, entry); !w) return std::unexpected("the code cache: " + w.error());

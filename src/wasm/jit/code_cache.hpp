@@ -25,7 +25,7 @@ struct CacheKeyParts {
   TargetId target;       // triple, CPU, features the code was generated for
   std::string pipeline;  // optimization and code generation settings, entry format version
 };
-// This process's parts known without the plugin (engine, cpu_id), computed once; the error says
+// This process's parts known without the plugin (engine, cpu_id, pipeline), computed once; the error says
 // why there are none (no build-id).
 const std::expected<CacheKeyParts, std::string>& host_name_parts();
 // All of this process's parts (loads the plugin; computed once); the error says why there are none.

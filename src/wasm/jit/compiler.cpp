@@ -361,9 +361,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string function_name(std::size_t defined) {
-  return "wasm_f" + std::to_string(defined);
-}
+std::string function_name(std::size_t defined) { return entry_symbol(defined); }
 // The symbol of a tier-up object's function: an upgrade's has a name of its own, since it is
 // linked into the JIT that holds the quick code it replaces (which activations may still run).
 std::string tier_up_symbol(std::size_t defined, bool upgraded) {
@@ -1362,14 +1360,7 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   if (!out->error.empty()) return out;
   publish_bodies(**lljit, *out);
   if (!out->error.empty()) return out;
-  // Per call deeper: a call's base within its caller's frame and the callee's frame, each at
-  // most the largest frame; an entry and its body, each with its return address and, to spare,
-  // more callee-saved registers than x86-64 has, should its frame size leave them out.
-  constexpr std::uint64_t kFrameExtra = 8 + 16 * 8;
-  if (known && slots < (std::uint64_t{1} << 32) && native < (std::uint64_t{1} << 32)) {
-    out->segment_slots = 2 * slots;
-    out->segment_bytes = 2 * (native + kFrameExtra);
-  }
+  out->set_frame_bounds(known, slots, native);
   out->seconds_codegen = seconds_since(t0);
   auto impl = std::make_unique<ModuleCode::Impl>();
   impl->lljit = std::move(*lljit);

@@ -46,9 +46,6 @@ constexpr unsigned char kCalledThroughReference = 2;
 
 // The symbol tier-up code reads its callees' slots through (ModuleEmitter::tier_up_entry_address).
 inline constexpr const char* kTierUpSlotsSymbol = "sprawling_tier_up_slots";
-// Whole-module code: each object's largest frame (value-stack slots, a u64) in a section of this
-// name, which the loader reads back for ModuleCode::segment_slots.
-inline constexpr const char* kFrameSlotsSection = ".sprawling.frame_slots";
 
 struct Types {
   llvm::Type* i1;
@@ -197,7 +194,7 @@ struct ModuleEmitter {
     }
     return bodies[d];
   }
-  static std::string body_name(u32 d) { return "wasm_r" + std::to_string(d); }
+  static std::string body_name(u32 d) { return body_symbol(d); }
   // The IR function a call to defined function `d` calls directly, or null (it is interpreted,
   // or tier-up code, which reads its slot).
   llvm::Function* callee(u32 d) {

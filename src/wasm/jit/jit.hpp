@@ -201,6 +201,20 @@ class ModuleCode {
   bool from_cache = false;             // loaded from the code cache (seconds_codegen: the linking)
   std::string cache_miss;              // why the code cache gave nothing, when it was asked
   std::shared_ptr<Impl> impl;          // the JIT that owns the machine code (made in the plugin)
+  std::shared_ptr<void> linked;        // or the mapping that holds it (the engine's linker: object_linker.hpp)
+
+  // Whole-module code's frame bounds from what its objects say (the largest value-stack frame in
+  // slots, the largest native frame in bytes): one call deeper takes at most a call's base within
+  // its caller's frame and the callee's frame, each at most the largest frame; and an entry and
+  // its body, each with its return address and, to spare, more callee-saved registers than
+  // x86-64 has, should a frame size leave them out. Unset unless both are known and sane.
+  void set_frame_bounds(bool known, std::uint64_t slots, std::uint64_t native) {
+    constexpr std::uint64_t kFrameExtra = 8 + 16 * 8;
+    if (known && slots < (std::uint64_t{1} << 32) && native < (std::uint64_t{1} << 32)) {
+      segment_slots = 2 * slots;
+      segment_bytes = 2 * (native + kFrameExtra);
+    }
+  }
 
  private:
   // SPRAWLING_JIT_STATS=1: where the code came from and what it cost.
@@ -217,10 +231,10 @@ class ModuleCode {
       print_over_budget(reasons);
       return;
     }
-    if (impl == nullptr || !error.empty()) return;
+    if ((impl == nullptr && linked == nullptr) || !error.empty()) return;
     if (from_cache) {
-      std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s\n", compiled,
-                   entries.size(), seconds_codegen);
+      std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s (%s)\n", compiled,
+                   entries.size(), seconds_codegen, linked != nullptr ? "by the engine" : "by LLVM's JITLink");
     } else {
       std::fprintf(stderr,
                    "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call (%zu of %zu wasm code "
@@ -347,6 +361,12 @@ struct QuickFunction {
   std::uint32_t defined = 0;
   std::uint32_t attempts = 0;
 };
+// The symbols whole-module objects define and the loaders look up: a defined function's entry
+// (`wasm_f<d>`) and its register-argument body (`wasm_r<d>`, ModuleCode::bodies), and the section
+// holding an object's largest value-stack frame (a u64: ModuleCode::segment_slots).
+inline std::string entry_symbol(std::size_t defined) { return "wasm_f" + std::to_string(defined); }
+inline std::string body_symbol(std::size_t defined) { return "wasm_r" + std::to_string(defined); }
+inline constexpr const char* kFrameSlotsSection = ".sprawling.frame_slots";
 // An image as read from the code cache: the object stays in the entry's bytes (a 21 MB object
 // for CPython: copying it twice cost more than linking it).
 struct ObjectView {
