@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -300,7 +301,7 @@ TEST_F(CodeCacheTest, TheEnginesLinkerRunsCachedCodeAsLlvmsDoes) {
     std::vector<bool> published;
     for (const auto& e : code->entries) published.push_back(e.entry.load() != nullptr);
     for (void* body : code->bodies) published.push_back(body != nullptr);
-    const bool by_engine = code->linked != nullptr && code->impl == nullptr;
+    const bool by_engine = !code->linked.empty() && code->impl == nullptr;
     same_as_interpreter(Tier::Auto);
     same_as_interpreter(Tier::Compile);
     return std::pair{published, by_engine};

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -421,19 +422,28 @@ TEST_F(TierUp, TheHotSetKeepsCompiledFunctionsForTheNextProcess) {
       EXPECT_GE(o.compiled, 2U);
     }
     const std::size_t kept = cache->names().size();
-    EXPECT_GE(kept, 3U);  // the index, sq and load
-    auto second = compile_wat(kWat);
-    ASSERT_NE(second, nullptr);
-    both(second, "sum", 3 * kCalls);  // sq's request links the hot set
-    const Origin o = origin_of(*second, variant);
-    EXPECT_GE(o.linked, 2U);
-    EXPECT_EQ(o.compiled, 0U);
-    EXPECT_TRUE(has_machine_code(*second, variant, kSq));
-    EXPECT_TRUE(has_machine_code(*second, variant, kLoad));  // never called by this module yet
-    EXPECT_EQ(both(second, "load", 65532).trap, TrapKind::OutOfBoundsMemoryAccess);
-    both(second, "load", 8);
-    both(second, "sum", 50);
-    EXPECT_EQ(cache->names().size(), kept);  // nothing compiled, nothing added
+    EXPECT_GE(kept, 3U);  // the index, sq and load (and the plugin's key parts)
+    // Linked by the engine (object_linker.cpp) into one mapping, or by the plugin when told.
+    for (const bool engine : {true, false}) {
+      if (engine)
+        ::unsetenv("SPRAWLING_JIT_LINKER");
+      else
+        ::setenv("SPRAWLING_JIT_LINKER", "llvm", 1);
+      auto second = compile_wat(kWat);
+      ASSERT_NE(second, nullptr);
+      both(second, "sum", 3 * kCalls);  // sq's request links the hot set
+      const Origin o = origin_of(*second, variant);
+      EXPECT_GE(o.linked, 2U);
+      EXPECT_EQ(o.compiled, 0U);
+      EXPECT_EQ(tier_up_code_of(*second, variant)->linked.size(), engine ? 1U : 0U);
+      EXPECT_TRUE(has_machine_code(*second, variant, kSq));
+      EXPECT_TRUE(has_machine_code(*second, variant, kLoad));  // never called by this module yet
+      EXPECT_EQ(both(second, "load", 65532).trap, TrapKind::OutOfBoundsMemoryAccess);
+      both(second, "load", 8);
+      both(second, "sum", 50);
+      EXPECT_EQ(cache->names().size(), kept);  // nothing compiled, nothing added
+    }
+    ::unsetenv("SPRAWLING_JIT_LINKER");
   }
 }
 

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -385,7 +386,7 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> link_in_engine(const Com
     if (const auto it = linked->symbols.find(body_symbol(i)); it != linked->symbols.end()) out->bodies[i] = it->second;
   }
   out->set_frame_bounds(linked->frames_known, linked->frame_slots, linked->native_frame);
-  out->linked = std::move(linked->memory);
+  out->linked.push_back(std::move(linked->memory));
   out->seconds_codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
@@ -515,19 +516,41 @@ std::uint32_t hot_set_begin_upgrade(const CompiledModule::Impl& cm, const Module
 
 std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeCacheStorage& cache,
                          std::vector<std::string>& refused, std::vector<QuickFunction>& quick) {
-  const auto& parts = host_key_parts();
-  if (!parts) {
-    refused.push_back(parts.error());
+  // The key parts as the cache remembers them (no plugin), else the plugin's.
+  const auto& names = host_name_parts();
+  if (!names) {
+    refused.push_back(names.error());
     return 0;
   }
-  std::size_t linked = 0;
+  std::optional<CacheKeyParts> parts;
+  if (engine_linker_allowed()) {
+    if (auto remembered = remembered_host_parts(cache, *names)) parts = std::move(*remembered);
+  }
+  if (!parts) {
+    const auto& full = host_key_parts();
+    if (!full) {
+      refused.push_back(full.error());
+      return 0;
+    }
+    remember_host_parts(cache, *full);
+    parts = *full;
+  }
+  struct Found {
+    std::uint32_t defined = 0;
+    std::uint32_t osr = 0;
+    std::uint32_t flags = 0;
+    std::string name;                 // its entry's, for what is refused
+    std::vector<std::uint8_t> entry;  // the object is in here, after the header and key
+    std::span<const std::uint8_t> object;
+  };
+  std::vector<Found> found;
   for (const std::uint32_t d : hot_index(cache, hot_index_key(*parts, cm, code.metered), code.entries.size())) {
     if (code.entries[d].entry.load(std::memory_order_acquire) != nullptr) continue;
     const CacheKey key = hot_function_key(*parts, cm, code.metered, d);
     const auto refuse = [&](const std::string& why) {
       refused.push_back("function " + std::to_string(d) + ", entry " + key.name + ": " + why);
     };
-    const auto entry = cache.read(key.name);
+    auto entry = cache.read(key.name);
     if (!entry) {
       refuse("absent");
       continue;
@@ -537,19 +560,74 @@ std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeC
       refuse("rejected: " + (payload ? std::string("too short") : payload.error()));
       continue;
     }
-    const auto osr = static_cast<std::uint32_t>(get_le(*payload, 0, 4));
-    const auto flags = static_cast<std::uint32_t>(get_le(*payload, 4, 4));
-    if (std::string why = link_tier_up_object(cm, code, d, osr, payload->subspan(8), (flags & kHotUpgraded) != 0);
-        !why.empty()) {
-      refuse("not linked: " + why);
-      continue;
-    }
-    if ((flags & kHotQuick) != 0) {
+    Found f;
+    f.defined = d;
+    f.osr = static_cast<std::uint32_t>(get_le(*payload, 0, 4));
+    f.flags = static_cast<std::uint32_t>(get_le(*payload, 4, 4));
+    f.name = key.name;
+    const std::size_t at = static_cast<std::size_t>(payload->data() - entry->data()) + 8;
+    f.entry = std::move(*entry);
+    f.object = std::span<const std::uint8_t>(f.entry).subspan(at);
+    found.push_back(std::move(f));
+  }
+  std::size_t linked = 0;
+  const auto linked_one = [&](const Found& f) {
+    if ((f.flags & kHotQuick) != 0) {
       if (code.quick.size() < code.entries.size()) code.quick.resize(code.entries.size(), 0);
-      code.quick[d] = 1;
-      quick.push_back({d, hot_upgrades(cache, hot_upgrades_key(*parts, cm, code.metered, d))});
+      code.quick[f.defined] = 1;
+      quick.push_back({f.defined, hot_upgrades(cache, hot_upgrades_key(*parts, cm, code.metered, f.defined))});
     }
     ++linked;
+  };
+  // The engine links them all into one mapping when it can, each object defining its function's
+  // symbol and nothing else (a copy another process made); else each goes through the plugin.
+  if (engine_linker_allowed() && !found.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<const Found*> sole;
+    std::vector<std::span<const std::uint8_t>> objects;
+    for (const Found& f : found) {
+      const std::string symbol = tier_up_symbol(f.defined, (f.flags & kHotUpgraded) != 0);
+      auto defined = global_definitions(f.object);
+      if (defined && defined->size() == 1 && defined->front() == symbol) {
+        sole.push_back(&f);
+        objects.push_back(f.object);
+      }
+    }
+    std::vector<HelperSymbol> symbols(runtime_symbols().begin(), runtime_symbols().end());
+    symbols.push_back({kTierUpSlotsSymbol, static_cast<void*>(code.entries.data())});
+    auto image = link_objects(objects, symbols);
+    if (image) {
+      for (const Found* f : sole) {
+        const auto it = image->symbols.find(tier_up_symbol(f->defined, (f->flags & kHotUpgraded) != 0));
+        Slot& slot = code.entries[f->defined];
+        code.reasons[f->defined].clear();
+        ++code.compiled;
+        ++code.from_hot_set;
+        slot.osr.store(f->osr, std::memory_order_relaxed);  // published with the entry
+        slot.entry.store(reinterpret_cast<Entry>(it->second), std::memory_order_release);
+        linked_one(*f);
+      }
+      code.linked.push_back(std::move(image->memory));
+      code.linked_bytes += image->memory_bytes;
+      code.seconds_codegen += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      perf_map_cached(cm, code);
+      std::erase_if(found, [&](const Found& f) { return code.entries[f.defined].entry.load() != nullptr; });
+    } else if (std::getenv("SPRAWLING_JIT_STATS") != nullptr) {
+      std::fprintf(stderr, "sprawl jit: tier-up: the hot set not linked by the engine (%s); LLVM's linker tries it\n",
+                   image.error().c_str());
+    }
+  }
+  for (const Found& f : found) {
+    if (const PluginStatus& p = plugin(); !p.loaded) {
+      refused.push_back("function " + std::to_string(f.defined) + ", entry " + f.name + ": not linked: " + p.error);
+      continue;
+    }
+    if (std::string why = link_tier_up_object(cm, code, f.defined, f.osr, f.object, (f.flags & kHotUpgraded) != 0);
+        !why.empty()) {
+      refused.push_back("function " + std::to_string(f.defined) + ", entry " + f.name + ": not linked: " + why);
+      continue;
+    }
+    linked_one(f);
   }
   return linked;
 }

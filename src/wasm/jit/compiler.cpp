@@ -362,11 +362,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 std::string function_name(std::size_t defined) { return entry_symbol(defined); }
-// The symbol of a tier-up object's function: an upgrade's has a name of its own, since it is
-// linked into the JIT that holds the quick code it replaces (which activations may still run).
-std::string tier_up_symbol(std::size_t defined, bool upgraded) {
-  return upgraded ? function_name(defined) + "_upgraded" : function_name(defined);
-}
 // The IR instructions of a tier-up module: its function's entry and body (ModuleEmitter::body).
 unsigned instruction_count(const llvm::Module& m) {
   unsigned n = 0;

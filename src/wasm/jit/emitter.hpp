@@ -44,9 +44,6 @@ constexpr unsigned kRegisterArgs = 4;
 constexpr unsigned char kCalledDirectly = 1;
 constexpr unsigned char kCalledThroughReference = 2;
 
-// The symbol tier-up code reads its callees' slots through (ModuleEmitter::tier_up_entry_address).
-inline constexpr const char* kTierUpSlotsSymbol = "sprawling_tier_up_slots";
-
 struct Types {
   llvm::Type* i1;
   llvm::Type* i8;

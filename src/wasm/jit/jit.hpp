@@ -201,7 +201,10 @@ class ModuleCode {
   bool from_cache = false;             // loaded from the code cache (seconds_codegen: the linking)
   std::string cache_miss;              // why the code cache gave nothing, when it was asked
   std::shared_ptr<Impl> impl;          // the JIT that owns the machine code (made in the plugin)
-  std::shared_ptr<void> linked;        // or the mapping that holds it (the engine's linker: object_linker.hpp)
+  // Or the mappings that hold it, linked by the engine (object_linker.hpp): whole-module code
+  // from the cache, or tier-up's hot set.
+  std::vector<std::shared_ptr<void>> linked;
+  std::size_t linked_bytes = 0;  // their size (tier-up's memory cap counts the hot set's)
 
   // Whole-module code's frame bounds from what its objects say (the largest value-stack frame in
   // slots, the largest native frame in bytes): one call deeper takes at most a call's base within
@@ -231,10 +234,10 @@ class ModuleCode {
       print_over_budget(reasons);
       return;
     }
-    if ((impl == nullptr && linked == nullptr) || !error.empty()) return;
+    if ((impl == nullptr && linked.empty()) || !error.empty()) return;
     if (from_cache) {
       std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s (%s)\n", compiled,
-                   entries.size(), seconds_codegen, linked != nullptr ? "by the engine" : "by LLVM's JITLink");
+                   entries.size(), seconds_codegen, linked.empty() ? "by LLVM's JITLink" : "by the engine");
     } else {
       std::fprintf(stderr,
                    "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call (%zu of %zu wasm code "
@@ -367,6 +370,13 @@ struct QuickFunction {
 inline std::string entry_symbol(std::size_t defined) { return "wasm_f" + std::to_string(defined); }
 inline std::string body_symbol(std::size_t defined) { return "wasm_r" + std::to_string(defined); }
 inline constexpr const char* kFrameSlotsSection = ".sprawling.frame_slots";
+// A tier-up object's function: its entry symbol, or for an upgrade a name of its own (it is
+// linked beside the quick code it replaces, which activations may still run); and the symbol its
+// code reads its callees' slots through (ModuleCode::entries of the code it is linked into).
+inline std::string tier_up_symbol(std::size_t defined, bool upgraded) {
+  return upgraded ? entry_symbol(defined) + "_upgraded" : entry_symbol(defined);
+}
+inline constexpr const char* kTierUpSlotsSymbol = "sprawling_tier_up_slots";
 // An image as read from the code cache: the object stays in the entry's bytes (a 21 MB object
 // for CPython: copying it twice cost more than linking it).
 struct ObjectView {

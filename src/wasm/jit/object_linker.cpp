@@ -403,4 +403,16 @@ std::expected<LinkedObjects, std::string> link_objects(std::span<const std::span
   return out;
 }
 
+std::expected<std::vector<std::string>, std::string> global_definitions(std::span<const std::uint8_t> object) {
+  auto o = parse(object);
+  if (!o) return std::unexpected(o.error());
+  std::vector<std::string> out;
+  for (std::size_t s = 1; s < o->symbols.size(); ++s) {
+    const unsigned bind = ELF64_ST_BIND(o->symbols[s].st_info);
+    if (o->symbols[s].st_shndx != SHN_UNDEF && (bind == STB_GLOBAL || bind == STB_WEAK))
+      out.emplace_back(o->names[s]);
+  }
+  return out;
+}
+
 }  // namespace sprawling::wasm::jit

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <functional>
 #include <unordered_map>
+#include <vector>
 
 namespace sprawling::wasm::jit {
 
@@ -48,5 +49,9 @@ struct LinkedObjects {
 // other and `helpers`; an error says which object and what it could not link.
 std::expected<LinkedObjects, std::string> link_objects(std::span<const std::span<const std::uint8_t>> objects,
                                                        std::span<const HelperSymbol> helpers);
+
+// The names of the symbols `object` defines with global or weak binding (a hot set entry must
+// define its function alone), or why its headers could not be read.
+std::expected<std::vector<std::string>, std::string> global_definitions(std::span<const std::uint8_t> object);
 
 }  // namespace sprawling::wasm::jit

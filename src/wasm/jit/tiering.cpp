@@ -371,12 +371,6 @@ class Worker {
       leave_too_large();
       return;
     }
-    // The compiler is the plugin, loaded by the first job that needs it (jit::plugin() loads it
-    // once, for the whole process): a function that cannot be compiled stays interpreted.
-    if (const PluginStatus& p = plugin(); !p.loaded) {
-      code->reasons[job.defined] = "the compiled tier's plugin is unavailable: " + p.error;
-      return;
-    }
     // The process-wide cap on what tier-up's compiles hold.
     const std::uint64_t cap = memory_cap_setting().load(std::memory_order_relaxed);
     if (const std::uint64_t held = get().held(); held >= cap) {
@@ -386,6 +380,11 @@ class Worker {
       return;
     }
     const std::uint64_t before = heap_bytes_in_use();
+    const std::size_t mapped_before = code->linked_bytes;
+    const auto charge = [&] {
+      const std::uint64_t after = heap_bytes_in_use();
+      get().charge(code, (after > before ? after - before : 0) + (code->linked_bytes - mapped_before));
+    };
     if (link_hot_set) {
       // The first request links what earlier processes kept of this module variant, the
       // requested function too when it is there (jobs of one code never run at once).
@@ -404,7 +403,15 @@ class Worker {
     }
     const bool linked = code->entries[job.defined].entry.load(std::memory_order_acquire) != nullptr;
     if (!linked && too_large) leave_too_large();
+    // The compiler is the plugin, loaded by the first job that needs it (jit::plugin() loads it
+    // once, for the whole process; the hot set is linked without it where the engine can): a
+    // function that cannot be compiled stays interpreted.
     if (!linked && !too_large) {
+      if (const PluginStatus& p = plugin(); !p.loaded) {
+        code->reasons[job.defined] = "the compiled tier's plugin is unavailable: " + p.error;
+        charge();
+        return;
+      }
       const TierUpObject object = compile_function(cm, *code, job.defined, cancel, false);
       if (object.quick && code->hot_cache)
         get().add_upgrade(Upgrade{job.module, job.code, job.defined, job.key,
@@ -416,8 +423,7 @@ class Worker {
                        kept.error().c_str());
       }
     }
-    const std::uint64_t after = heap_bytes_in_use();
-    get().charge(code, after > before ? after - before : 0);
+    charge();
   }
 
   struct Charge {
