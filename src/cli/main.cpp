@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
     const int status = command == "run" ? sprawling::cli::run_command(rest) : sprawling::cli::python_command(rest);
     if (sprawling::cli::exit_without_teardown() || sprawling::runtime::wasm_sandbox_tier_up_busy()) {
       std::fflush(nullptr);
+      // What tier-up leaves unfinished, the next process compiles early (the hot set's wanted).
+      sprawling::runtime::wasm_sandbox_tier_up_keep_unfinished();
       std::_Exit(status);
     }
     sprawling::runtime::wasm_sandbox_stop_tier_up();

@@ -424,6 +424,7 @@ std::string extern_kind_name(wasm::ExternKind kind) {
 bool wasm_sandbox_has_compiled_tier() noexcept { return wasm::compiled_tier_available(); }
 void wasm_sandbox_stop_tier_up() noexcept { wasm::stop_tier_up(); }
 bool wasm_sandbox_tier_up_busy() noexcept { return wasm::tier_up_busy(); }
+void wasm_sandbox_tier_up_keep_unfinished() noexcept { wasm::tier_up_keep_unfinished(); }
 
 WasmSandbox::WasmSandbox(SandboxConfig config) : config_(std::move(config)) {}
 WasmSandbox::~WasmSandbox() = default;

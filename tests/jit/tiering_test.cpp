@@ -447,6 +447,46 @@ TEST_F(TierUp, TheHotSetKeepsCompiledFunctionsForTheNextProcess) {
   }
 }
 
+// A function a process wanted and did not get compiled (the process ended first:
+// tier_up_keep_unfinished notes it, hot_set_want) is compiled by the next process right after it
+// links the hot set, without calls of its own; the note is taken once. A function the hot set
+// holds turns hot at a tenth of the calls (its request links the hot set).
+TEST_F(TierUp, WhatAProcessLeftUncompiledTheNextCompilesEarly) {
+  auto cache = std::make_shared<jit_testing::MemoryCache>();
+  const Outcome want = run(module_, Tier::Interpret, "sum", {i32(3 * kCalls)}, std::nullopt);
+  {
+    auto first = compile_wat(kWat);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(run(first, Tier::Auto, "sum", {i32(3 * kCalls)}, std::nullopt, {}, cache), want);
+    ASSERT_TRUE(jit::tier_up_wait_idle(120'000));
+    jit::ModuleCode* code = tier_up_code_of(*first, kUnmetered);
+    ASSERT_NE(code, nullptr);
+    ASSERT_TRUE(has_machine_code(*first, kUnmetered, kSq));
+    EXPECT_FALSE(has_machine_code(*first, kUnmetered, kLoad));  // never called
+    ASSERT_TRUE(jit::hot_set_want(first->impl(), *code, *cache, kLoad).has_value());
+  }
+  {
+    auto listed = jit::tier_up_code(module_->impl(), false, cache);
+    EXPECT_LE(listed->entries[kSq].countdown.load(), std::max(1, kCalls / 10));
+    EXPECT_GT(listed->entries[kLoad].countdown.load(), std::max(1, kCalls / 10));
+  }
+  auto second = compile_wat(kWat);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(run(second, Tier::Auto, "sum", {i32(3 * kCalls)}, std::nullopt, {}, cache), want);
+  const Origin o = origin_of(*second, kUnmetered);
+  EXPECT_GE(o.linked, 1U);
+  EXPECT_EQ(o.compiled, 1U);  // load, wanted
+  EXPECT_TRUE(has_machine_code(*second, kUnmetered, kLoad));
+  EXPECT_EQ(run(second, Tier::Auto, "load", {i32(65532)}, std::nullopt, {}, cache).trap,
+            TrapKind::OutOfBoundsMemoryAccess);
+  auto third = compile_wat(kWat);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(run(third, Tier::Auto, "sum", {i32(3 * kCalls)}, std::nullopt, {}, cache), want);
+  const Origin t = origin_of(*third, kUnmetered);
+  EXPECT_GE(t.linked, 2U);
+  EXPECT_EQ(t.compiled, 0U);  // the note was taken, and load is in the hot set now
+}
+
 // A hot set entry that is not intact (its checksum fails) is refused and its function compiled
 // as if it were absent, then kept again; an object is linked only as the function it defines.
 TEST_F(TierUp, AHotSetEntryNotIntactIsRefusedAndItsFunctionCompiledAgain) {

@@ -35,6 +35,11 @@ void wasm_sandbox_stop_tier_up() noexcept;
 // Whether that background compilation is running or has work queued: a process about to exit may
 // then flush its output and _exit rather than wait in wasm_sandbox_stop_tier_up (the CLI does).
 [[nodiscard]] bool wasm_sandbox_tier_up_busy() noexcept;
+// Before such an _exit: notes in the code cache's hot set each function the background
+// compilation was compiling or had queued, so the next process of the module compiles it early
+// in its run instead of only when it turns hot again (a function that turns hot as jobs end
+// would otherwise be compiled by every process and kept by none). Cheap; no-op when idle.
+void wasm_sandbox_tier_up_keep_unfinished() noexcept;
 
 struct SandboxConfig {
   // Cap on each linear memory; memory.grow past it returns -1. Default: wasm32's 4 GiB.

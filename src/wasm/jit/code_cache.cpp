@@ -442,6 +442,9 @@ CacheKey hot_upgrades_key(const CacheKeyParts& parts, const CompiledModule::Impl
                           std::uint32_t defined) {
   return make_key(parts, module_digest(cm) + " tier-up upgrades " + std::to_string(defined), metered);
 }
+CacheKey hot_wanted_key(const CacheKeyParts& parts, const CompiledModule::Impl& cm, bool metered) {
+  return make_key(parts, module_digest(cm) + " tier-up wanted", metered);
+}
 // A hot set function entry: the on-stack replacement header, these flags, the object.
 constexpr std::uint32_t kHotQuick = 1;     // quick code (TierUpObject::quick): an upgrade candidate
 constexpr std::uint32_t kHotUpgraded = 2;  // an upgrade's object (its function's upgrade name)
@@ -473,7 +476,42 @@ std::vector<std::uint32_t> hot_index(CodeCacheStorage& cache, const CacheKey& ke
   return out;
 }
 
+// The key parts for the hot set's entries: as the cache remembers them (no plugin), else the
+// plugin's (then remembered).
+std::expected<CacheKeyParts, std::string> hot_set_parts(CodeCacheStorage& cache) {
+  const auto& names = host_name_parts();
+  if (!names) return std::unexpected(names.error());
+  if (engine_linker_allowed()) {
+    if (auto remembered = remembered_host_parts(cache, *names)) return remembered;
+  }
+  const auto& full = host_key_parts();
+  if (!full) return std::unexpected(full.error());
+  remember_host_parts(cache, *full);
+  return *full;
+}
+
 }  // namespace
+
+std::vector<std::uint32_t> hot_set_listed(const CompiledModule::Impl& cm, bool metered, CodeCacheStorage& cache) {
+  const auto& names = host_name_parts();
+  if (!names || !engine_linker_allowed()) return {};
+  const auto parts = remembered_host_parts(cache, *names);
+  if (!parts) return {};
+  return hot_index(cache, hot_index_key(*parts, cm, metered), cm.module.code.size());
+}
+
+std::expected<void, std::string> hot_set_want(const CompiledModule::Impl& cm, const ModuleCode& code,
+                                              CodeCacheStorage& cache, std::uint32_t defined) {
+  const auto parts = hot_set_parts(cache);
+  if (!parts) return std::unexpected(parts.error());
+  const CacheKey key = hot_wanted_key(*parts, cm, code.metered);
+  std::vector<std::uint32_t> wanted = hot_index(cache, key, code.entries.size());
+  if (std::ranges::find(wanted, defined) != wanted.end()) return {};
+  wanted.push_back(defined);
+  std::vector<std::uint8_t> list;
+  for (const std::uint32_t d : wanted) put32(list, d);
+  return cache.write(key.name, encode_entry(key, list));
+}
 
 std::expected<void, std::string> hot_set_add(const CompiledModule::Impl& cm, const ModuleCode& code,
                                              CodeCacheStorage& cache, std::uint32_t defined,
@@ -515,25 +553,12 @@ std::uint32_t hot_set_begin_upgrade(const CompiledModule::Impl& cm, const Module
 }
 
 std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeCacheStorage& cache,
-                         std::vector<std::string>& refused, std::vector<QuickFunction>& quick) {
-  // The key parts as the cache remembers them (no plugin), else the plugin's.
-  const auto& names = host_name_parts();
-  if (!names) {
-    refused.push_back(names.error());
-    return 0;
-  }
-  std::optional<CacheKeyParts> parts;
-  if (engine_linker_allowed()) {
-    if (auto remembered = remembered_host_parts(cache, *names)) parts = std::move(*remembered);
-  }
+                         std::vector<std::string>& refused, std::vector<QuickFunction>& quick,
+                         std::vector<std::uint32_t>& wanted) {
+  const auto parts = hot_set_parts(cache);
   if (!parts) {
-    const auto& full = host_key_parts();
-    if (!full) {
-      refused.push_back(full.error());
-      return 0;
-    }
-    remember_host_parts(cache, *full);
-    parts = *full;
+    refused.push_back(parts.error());
+    return 0;
   }
   struct Found {
     std::uint32_t defined = 0;
@@ -629,6 +654,13 @@ std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeC
     }
     linked_one(f);
   }
+  // The functions processes wanted and did not finish: this process takes them (the list is
+  // emptied; one cancelled again is added again), so one that cannot be compiled is tried once.
+  const CacheKey wanted_key = hot_wanted_key(*parts, cm, code.metered);
+  const std::vector<std::uint32_t> listed = hot_index(cache, wanted_key, code.entries.size());
+  for (const std::uint32_t d : listed)
+    if (code.entries[d].entry.load(std::memory_order_acquire) == nullptr) wanted.push_back(d);
+  if (!listed.empty()) [[maybe_unused]] const auto emptied = cache.write(wanted_key.name, encode_entry(wanted_key, {}));
   return linked;
 }
 

@@ -62,11 +62,23 @@ std::expected<ObjectView, std::string> decode_image(std::span<const std::uint8_t
 std::expected<void, std::string> hot_set_add(const CompiledModule::Impl& cm, const ModuleCode& code,
                                              CodeCacheStorage& cache, std::uint32_t defined,
                                              const TierUpObject& object);
-// Links every function of the hot set that `code` has no entry for yet (link_tier_up_object);
-// returns how many, in `refused` why each entry it could not use was refused, and in `quick` the
-// linked functions that are quick code (ModuleCode::quick), with the upgrades begun of each.
+// The functions the hot set of this module variant holds (its index), read with the key parts the
+// cache remembers: none when it has none, or when the cache does not remember them (the plugin
+// is never loaded for this).
+std::vector<std::uint32_t> hot_set_listed(const CompiledModule::Impl& cm, bool metered, CodeCacheStorage& cache);
+// Records that `defined` turned hot but its compile did not finish (the process ended first: a
+// function that turns hot while a job ends, as in CPython's finalization, would otherwise be
+// requested, and the plugin loaded for it, by every job and kept by none).
+std::expected<void, std::string> hot_set_want(const CompiledModule::Impl& cm, const ModuleCode& code,
+                                              CodeCacheStorage& cache, std::uint32_t defined);
+// Links every function of the hot set that `code` has no entry for yet (the engine's linker,
+// else link_tier_up_object); returns how many, in `refused` why each entry it could not use was
+// refused, in `quick` the linked functions that are quick code (ModuleCode::quick), with the
+// upgrades begun of each, and in `wanted` the functions earlier processes wanted compiled
+// (hot_set_want), which this process then compiles without waiting for their counts.
 std::size_t hot_set_load(const CompiledModule::Impl& cm, ModuleCode& code, CodeCacheStorage& cache,
-                         std::vector<std::string>& refused, std::vector<QuickFunction>& quick);
+                         std::vector<std::string>& refused, std::vector<QuickFunction>& quick,
+                         std::vector<std::uint32_t>& wanted);
 // Records that an upgrade of `defined` begins (a count the hot set keeps per function, since a
 // process may end before the upgrade does); returns the upgrades begun before this one.
 std::uint32_t hot_set_begin_upgrade(const CompiledModule::Impl& cm, const ModuleCode& code, CodeCacheStorage& cache,

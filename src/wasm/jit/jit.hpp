@@ -319,6 +319,11 @@ void tier_up_stop();
 // Whether the tier-up thread has a job queued or running (a process about to exit may then
 // leave without waiting for it, as the CLI does: wasm::tier_up_busy).
 bool tier_up_busy();
+// Before such an exit: each function of a code with a hot set that the thread is compiling or has
+// queued is noted there as wanted (hot_set_want), so that the next process compiles it right
+// after linking the hot set. Called while the thread may still run; it reads the jobs, not the
+// compilation.
+void tier_up_keep_unfinished();
 // For tests and measurements: how long after quick code of a function is in use (compiled, or
 // linked from the hot set) tier-up replaces it with optimized code, for upgrades registered after
 // this (replaces SPRAWLING_JIT_TIER_UP_UPGRADE_MS); nullopt: the default, the expected compile

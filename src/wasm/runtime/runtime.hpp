@@ -229,6 +229,9 @@ void stop_tier_up() noexcept;
 // Whether tier-up's thread is compiling or has compilations queued (false without the compiled
 // tier). A process ending with it busy may flush and _exit instead of waiting in stop_tier_up.
 [[nodiscard]] bool tier_up_busy() noexcept;
+// Before such an _exit: the functions it was compiling or had queued, noted in their hot sets
+// (jit::tier_up_keep_unfinished).
+void tier_up_keep_unfinished() noexcept;
 
 // Where compiled code persists between processes (docs/compiled-tier.md, "Code cache"). The
 // engine names each entry (a hash of everything the machine code depends on) and writes

@@ -188,6 +188,12 @@ bool tier_up_busy() noexcept {
 #endif
 }
 
+void tier_up_keep_unfinished() noexcept {
+#if SPRAWLING_WITH_JIT
+  jit::tier_up_keep_unfinished();
+#endif
+}
+
 std::string compiled_tier_unavailable_reason() {
 #if SPRAWLING_WITH_JIT
   return jit::plugin().error;
