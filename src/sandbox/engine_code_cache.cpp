@@ -18,6 +18,10 @@ namespace sprawling::runtime::engine {
 
 namespace {
 
+// A read marks its entry used (its modification time, by which eviction goes) when it was last
+// marked longer ago than this.
+constexpr std::chrono::hours kTouchEvery{1};
+
 // Names the engine makes: hex digits and ".code"; anything else (a path) is refused.
 bool valid_name(std::string_view name) {
   if (!name.ends_with(".code") || name.size() <= 5) return false;
@@ -68,10 +72,23 @@ std::optional<std::vector<std::uint8_t>> FileCodeCache::read(std::string_view na
     }
     bytes.resize(done);  // shorter than fstat said: the entry's own header catches it
     out = std::move(bytes);
-    ::futimens(fd, nullptr);  // recently used: eviction goes by modification time
+    // Recently used: eviction goes by modification time, to the hour; touched at most once an
+    // hour, so the entry's identity (below) stays the same between reads meanwhile.
+    if (std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec) >
+        kTouchEvery)
+      ::futimens(fd, nullptr);
   }
   ::close(fd);
   return out;
+}
+
+std::optional<std::string> FileCodeCache::identity(std::string_view name) {
+  if (!valid_name(name) || !check_folder(dir_)) return std::nullopt;
+  struct stat st {};
+  if (::lstat((dir_ / name).c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return std::nullopt;
+  return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
 std::expected<void, std::string> FileCodeCache::write(std::string_view name, std::span<const std::uint8_t> bytes) {

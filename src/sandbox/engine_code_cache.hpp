@@ -17,6 +17,9 @@ class FileCodeCache final : public wasm::CodeCacheStorage {
   [[nodiscard]] std::optional<std::vector<std::uint8_t>> read(std::string_view name) override;
   [[nodiscard]] std::expected<void, std::string> write(std::string_view name,
                                                        std::span<const std::uint8_t> bytes) override;
+  // Device, inode, size, modification and change times of the entry's file (the user's own,
+  // regular, not a link), which a write (a new file renamed over it) or any change alters.
+  [[nodiscard]] std::optional<std::string> identity(std::string_view name) override;
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
 
   // Removes the least recently used entries (and temporary files of writers gone for an hour)

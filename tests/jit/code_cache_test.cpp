@@ -384,6 +384,39 @@ TEST_F(CodeCacheTest, TheEnginesLinkerRefusesMalformedObjects) {
   EXPECT_NE(refused_kind.error().find("relocation type 10 is not linked here"), std::string::npos) << refused_kind.error();
 }
 
+// A large entry verified in full is stamped with its file's identity (device, inode, size,
+// times); a later read that finds the same identity skips its checksum. Any change to the file
+// (a byte flipped here, a new entry renamed over it) changes the identity, so the checksum runs
+// again and a damaged entry is refused as before.
+TEST_F(CodeCacheTest, AnEntryVerifiedBeforeIsNotHashedAgainUntilItsFileChanges) {
+  jit::code_cache_set_stamp_from(0);  // every entry counts as large here
+  const PrecompileReport r = fill(false);
+  const auto load = [&] {
+    auto module = fresh();
+    const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Auto, cache_);
+    EXPECT_NE(code, nullptr);
+    EXPECT_TRUE(code == nullptr || code->from_cache);
+    return code != nullptr && code->checksum_skipped;
+  };
+  const auto files = [&] { return std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}); };
+  EXPECT_EQ(files(), 2);  // the entry, the plugin's key parts
+  EXPECT_FALSE(load());   // verified in full, then stamped
+  EXPECT_EQ(files(), 3);
+  EXPECT_TRUE(load());
+  EXPECT_TRUE(load());
+  same_as_interpreter(Tier::Auto);
+  // Written again (a new file renamed over it): checked in full, stamped again.
+  (void)fill(false);
+  EXPECT_FALSE(load());
+  EXPECT_TRUE(load());
+  // Damaged in place: its change time moves, so the checksum runs and refuses it.
+  auto bytes = slurp(entry_path(r));
+  bytes[bytes.size() - 100] ^= 0x40;
+  spit(entry_path(r), bytes);
+  expect_rejected(cache_, "checksum mismatch");
+  jit::code_cache_set_stamp_from(std::nullopt);
+}
+
 TEST_F(CodeCacheTest, SizeBoundEvictsTheLeastRecentlyUsed) {
   const PrecompileReport unmetered = fill(false);
   const PrecompileReport metered = fill(true);

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -190,8 +191,9 @@ struct EntryParts {
   std::span<const std::uint8_t> material;
   std::span<const std::uint8_t> payload;
 };
-// An entry's key material and payload, if its header is whole and its checksum holds.
-std::expected<EntryParts, std::string> split_entry(std::span<const std::uint8_t> entry) {
+// An entry's key material and payload, if its header is whole and its checksum holds (not
+// computed when `verify` is false: an entry verified before, code_cache.cpp's stamps).
+std::expected<EntryParts, std::string> split_entry(std::span<const std::uint8_t> entry, bool verify = true) {
   if (entry.size() < kHeaderBytes || std::memcmp(entry.data(), kMagic.data(), kMagic.size()) != 0)
     return std::unexpected(std::string("not a code cache entry (no header)"));
   if (get_le(entry, 8, 4) != kFormat) return std::unexpected(std::string("another entry format"));
@@ -201,6 +203,7 @@ std::expected<EntryParts, std::string> split_entry(std::span<const std::uint8_t>
     return std::unexpected("truncated or padded: " + std::to_string(entry.size()) + " bytes, the header says " +
                            std::to_string(kHeaderBytes + key_len + payload_len));
   EntryParts parts{entry.subspan(kHeaderBytes, key_len), entry.subspan(kHeaderBytes + key_len)};
+  if (!verify) return parts;
   const auto sum = checksum(parts.material, parts.payload);
   if (!std::ranges::equal(sum, entry.subspan(24, 32))) return std::unexpected(std::string("checksum mismatch"));
   return parts;
@@ -209,8 +212,8 @@ std::expected<EntryParts, std::string> split_entry(std::span<const std::uint8_t>
 }  // namespace
 
 std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span<const std::uint8_t> entry,
-                                                                       const CacheKey& key) {
-  auto parts = split_entry(entry);
+                                                                       const CacheKey& key, bool verify) {
+  auto parts = split_entry(entry, verify);
   if (!parts) return std::unexpected(parts.error());
   if (!std::ranges::equal(parts->material, bytes_of(key.material)))
     return std::unexpected(std::string("made for another key (engine build, LLVM, CPU, fuel mode or module)"));
@@ -346,6 +349,37 @@ std::expected<CacheKeyParts, std::string> remembered_host_parts(CodeCacheStorage
   return parts;
 }
 
+// Stamps: a large entry verified in full (its SHA-256: CPython's 24 MB entry takes about 25 ms)
+// is noted with its identity (CodeCacheStorage::identity: for a file, device, inode, size and
+// times, which every write changes: a new file is renamed over the entry); a later read that finds
+// the same identity before and after reading it skips the checksum, as the python arm's snapshot
+// stamps do. Every other check (header, lengths, the whole key, the function count, the objects'
+// own bounds) still runs. The checksum is there for accidents (a torn or truncated file, which
+// changes size and times), not attackers: only the user may write the folder.
+constexpr std::size_t kStampFrom = std::size_t{1} << 20;
+std::atomic<std::size_t>& stamp_from() {
+  static std::atomic<std::size_t> bytes{kStampFrom};
+  return bytes;
+}
+CacheKey stamp_key(std::string_view name) {
+  CacheKey k;
+  k.material = "sprawling code cache: verified\nentry " + std::string(name) + "\n";
+  k.name = digest_hex(bytes_of(k.material)) + ".code";
+  return k;
+}
+bool verified_before(CodeCacheStorage& cache, std::string_view name, std::string_view identity) {
+  const CacheKey key = stamp_key(name);
+  const auto stamp = cache.read(key.name);
+  if (!stamp) return false;
+  const auto payload = decode_entry(*stamp, key);
+  return payload && std::ranges::equal(*payload, bytes_of(identity));
+}
+void note_verified(CodeCacheStorage& cache, std::string_view name, std::string_view identity) {
+  const CacheKey key = stamp_key(name);
+  // Not kept (a full disk, a read-only cache): the next read checks the entry in full again.
+  [[maybe_unused]] const auto written = cache.write(key.name, encode_entry(key, bytes_of(identity)));
+}
+
 // SPRAWLING_JIT_LINKER=llvm: cached code is linked by the plugin (JITLink) only, never by the
 // engine's linker (comparisons of the two, and a way around the engine's should it misbehave).
 bool engine_linker_allowed() {
@@ -360,11 +394,11 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> link_in_engine(const Com
                                                                         const CacheKeyParts& names,
                                                                         std::string_view digest,
                                                                         std::span<const std::uint8_t> entry,
-                                                                        CodeCacheStorage& cache) {
+                                                                        CodeCacheStorage& cache, bool verified) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto parts = remembered_host_parts(cache, names);
   if (!parts) return std::unexpected(parts.error());
-  const auto payload = decode_entry(entry, make_key(*parts, digest, metered));
+  const auto payload = decode_entry(entry, make_key(*parts, digest, metered), !verified);
   if (!payload) return std::unexpected(payload.error());
   auto image = decode_image(*payload, cm.module.code.size());
   if (!image) return std::unexpected(image.error());
@@ -400,11 +434,18 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const Compil
   if (!names) return std::unexpected(names.error());
   const std::string digest = module_digest(cm);
   const std::string name = entry_name(*names, digest, metered);
+  // The entry's identity around the read: the same before and after, it names these bytes.
+  const std::optional<std::string> before = cache.identity(name);
   const auto entry = cache.read(name);
   if (!entry) return std::unexpected("no entry " + name);
+  const std::optional<std::string> identity = before && cache.identity(name) == before ? before : std::nullopt;
   if (engine_linker_allowed()) {
-    auto code = link_in_engine(cm, metered, *names, digest, *entry, cache);
+    const bool large = entry->size() >= stamp_from().load(std::memory_order_relaxed);
+    const bool stamped = identity && large && verified_before(cache, name, *identity);
+    auto code = link_in_engine(cm, metered, *names, digest, *entry, cache, stamped);
     if (code) {
+      if (identity && large && !stamped) note_verified(cache, name, *identity);
+      (*code)->checksum_skipped = stamped;
       (*code)->code_bytes = 0;
       for (const FunctionBody& body : cm.module.code) (*code)->code_bytes += body.code_size;
       perf_map_cached(cm, **code);
@@ -491,6 +532,10 @@ std::expected<CacheKeyParts, std::string> hot_set_parts(CodeCacheStorage& cache)
 }
 
 }  // namespace
+
+void code_cache_set_stamp_from(std::optional<std::size_t> bytes) {
+  stamp_from().store(bytes.value_or(kStampFrom), std::memory_order_relaxed);
+}
 
 std::vector<std::uint32_t> hot_set_listed(const CompiledModule::Impl& cm, bool metered, CodeCacheStorage& cache) {
   const auto& names = host_name_parts();

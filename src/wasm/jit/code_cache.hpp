@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,8 +48,9 @@ std::string digest_hex(std::span<const std::uint8_t> bytes);
 // An entry: "SPRWCODE", format, the key material, the payload, a SHA-256 of both.
 std::vector<std::uint8_t> encode_entry(const CacheKey& key, std::span<const std::uint8_t> payload);
 // The payload of `entry` if it is whole, intact and made for exactly `key`; else why not.
+// `verify` false: every check but the SHA-256 (an entry verified before: stamps, code_cache.cpp).
 std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span<const std::uint8_t> entry,
-                                                                       const CacheKey& key);
+                                                                       const CacheKey& key, bool verify = true);
 
 // The payload: the reasons per defined function and the object (ObjectImage).
 std::vector<std::uint8_t> encode_image(const ObjectImage& image);
@@ -62,6 +64,9 @@ std::expected<ObjectView, std::string> decode_image(std::span<const std::uint8_t
 std::expected<void, std::string> hot_set_add(const CompiledModule::Impl& cm, const ModuleCode& code,
                                              CodeCacheStorage& cache, std::uint32_t defined,
                                              const TierUpObject& object);
+// For tests: the entry size from which a verified entry is stamped and later reads with the same
+// identity skip its checksum (code_cache.cpp, stamps); nullopt: the default, 1 MiB.
+void code_cache_set_stamp_from(std::optional<std::size_t> bytes);
 // The functions the hot set of this module variant holds (its index), read with the key parts the
 // cache remembers: none when it has none, or when the cache does not remember them (the plugin
 // is never loaded for this).

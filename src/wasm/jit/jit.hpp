@@ -199,6 +199,7 @@ class ModuleCode {
   std::size_t materialized = 0;
   std::size_t materialized_bytes = 0;  // their wasm code bytes
   bool from_cache = false;             // loaded from the code cache (seconds_codegen: the linking)
+  bool checksum_skipped = false;       // and verified before under the same identity (stamps)
   std::string cache_miss;              // why the code cache gave nothing, when it was asked
   std::shared_ptr<Impl> impl;          // the JIT that owns the machine code (made in the plugin)
   // Or the mappings that hold it, linked by the engine (object_linker.hpp): whole-module code
@@ -237,7 +238,8 @@ class ModuleCode {
     if ((impl == nullptr && linked.empty()) || !error.empty()) return;
     if (from_cache) {
       std::fprintf(stderr, "sprawl jit: %zu of %zu functions loaded from the code cache; linking %.3f s (%s)\n", compiled,
-                   entries.size(), seconds_codegen, linked.empty() ? "by LLVM's JITLink" : "by the engine");
+                   entries.size(), seconds_codegen,
+                   linked.empty() ? "by LLVM's JITLink" : checksum_skipped ? "by the engine, verified before" : "by the engine");
     } else {
       std::fprintf(stderr,
                    "sprawl jit: %zu of %zu functions compilable, %zu compiled on first call (%zu of %zu wasm code "

@@ -247,6 +247,14 @@ class CodeCacheStorage {
   // error says why it could not.
   [[nodiscard]] virtual std::expected<void, std::string> write(std::string_view name,
                                                                std::span<const std::uint8_t> bytes) = 0;
+  // What identifies the bytes stored under `name` without reading them (for files: device, inode,
+  // size and times), changing whenever they are written; nothing where the storage cannot say.
+  // The engine then skips the checksum of a large entry it verified before under the same
+  // identity (code_cache.cpp); without one, every read is checked in full.
+  [[nodiscard]] virtual std::optional<std::string> identity(std::string_view name) {
+    (void)name;
+    return std::nullopt;
+  }
 };
 
 // A code cache held in memory for the life of the process (`sprawl wast --ahead-of-time`, the
