@@ -528,7 +528,15 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   wasm::Store& store = *store_owner;
   // Host work (bytes moved or produced by WASI calls) is paid from the same fuel budget.
   (*context)->set_fuel_charger([&store](std::uint64_t units) { return store.charge_fuel(units); });
-  if (config_.tier == ExecutionTier::Compile && !store.set_tier(wasm::Tier::Compile)) {
+  std::shared_ptr<engine::FileCodeCache> code_cache;
+  if (config_.tier != ExecutionTier::Interpret && !config_.code_cache_dir.empty() && wasm::compiled_tier_built())
+    code_cache = std::make_shared<engine::FileCodeCache>(config_.code_cache_dir, config_.code_cache_max_bytes);
+  // Compile with the module's machine code in the cache (the variant the store runs: metered with
+  // fuel or a deadline) needs no compiler: the engine links it, and the plugin (libLLVM) is not
+  // loaded to check it is there.
+  const bool code_ready = config_.tier == ExecutionTier::Compile &&
+                          wasm::cached_code_ready(*compiled, config_.meter_fuel || deadline.has_value(), code_cache);
+  if (config_.tier == ExecutionTier::Compile && !store.set_tier(wasm::Tier::Compile, code_ready)) {
     return std::unexpected(AxError{.code = ErrorCode::ToolUnavailable,
                                    .message = wasm::compiled_tier_unavailable_reason() + "; the job was not run",
                                    .alternative = "the interpreter (ExecutionTier::Interpret, sprawl run --tier interpret)",
@@ -537,8 +545,7 @@ std::expected<SandboxOutcome, AxError> WasmSandbox::run(const SandboxJob& job) {
   if (config_.tier == ExecutionTier::Auto) (void)store.set_tier(wasm::Tier::Auto);  // the interpreter without the tier
   store.set_tier_up(config_.tier_up);
   store.set_compile_memory(config_.compile_memory_bytes);
-  if (config_.tier != ExecutionTier::Interpret && !config_.code_cache_dir.empty() && wasm::compiled_tier_built())
-    store.set_code_cache(std::make_shared<engine::FileCodeCache>(config_.code_cache_dir, config_.code_cache_max_bytes));
+  if (code_cache != nullptr) store.set_code_cache(code_cache);
   std::vector<wasm::Extern> imports;
   imports.reserve(wasi_imports.size());
   for (const auto* def : wasi_imports) {

@@ -363,6 +363,16 @@ TEST(Cli, OnlyARunThatCompilesLoadsTheCompilerPlugin) {
   EXPECT_TRUE(contains(warm.err, "(by the engine)")) << warm.err;
   EXPECT_FALSE(contains(warm.err, "libLLVM")) << warm.err;
   EXPECT_FALSE(contains(warm.err, "libsprawling_jit")) << warm.err;
+  // --tier compile too, fuel on or off, when the cache holds the variant it runs.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", "--tier", "compile", ok},
+                                               std::vector<std::string>{"run", "--tier", "compile", "--fuel", "100000", ok}}) {
+    auto compiled_warm = sprawl(args, {}, false,
+                                {cache, "SPRAWLING_JIT_PLUGIN=" + missing, "SPRAWLING_JIT_STATS=1", "LD_DEBUG=files"});
+    EXPECT_EQ(compiled_warm.status, 0) << compiled_warm.err;
+    EXPECT_EQ(compiled_warm.out, "ok\n");
+    EXPECT_TRUE(contains(compiled_warm.err, "(by the engine)")) << compiled_warm.err;
+    EXPECT_FALSE(contains(compiled_warm.err, "libLLVM")) << compiled_warm.err;
+  }
   auto refused = sprawl({"run", ok}, {}, false,
                         {cache, "SPRAWLING_JIT_PLUGIN=" + missing, "SPRAWLING_JIT_STATS=1", "SPRAWLING_JIT_LINKER=llvm"});
   EXPECT_EQ(refused.status, 0) << refused.err;

@@ -736,7 +736,8 @@ jit::ModuleCode* CompiledModule::Impl::jit_for(int variant, Tier tier, const std
   }
   if (tier != Tier::Compile) {
     // Auto interprets the module; say why when asked (a missing plugin shows here too).
-    if (!miss.empty() && std::getenv("SPRAWLING_JIT_STATS") != nullptr)
+    // Interpret only looks (cached_code_ready, for a Compile store that compiles on a miss).
+    if (tier == Tier::Auto && !miss.empty() && std::getenv("SPRAWLING_JIT_STATS") != nullptr)
       std::fprintf(stderr, "sprawl jit: auto: %s; the interpreter runs the module%s\n", miss.c_str(),
                    tier_up && tier == Tier::Auto ? ", hot functions compile in the background" : "");
     if (!tier_up || tier != Tier::Auto) return nullptr;

@@ -212,7 +212,8 @@ class Worker {
       if (!module || !code || !code->hot_cache || job.defined >= code->entries.size() ||
           code->entries[job.defined].entry.load(std::memory_order_acquire) != nullptr)
         continue;
-      (void)hot_set_want(module->impl(), *code, *code->hot_cache, job.defined);
+      // Not kept (a full disk, a read-only cache): the next process compiles it when it turns hot.
+      [[maybe_unused]] const auto noted = hot_set_want(module->impl(), *code, *code->hot_cache, job.defined);
     }
   }
 
@@ -444,7 +445,7 @@ class Worker {
       }
       const TierUpObject object = compile_function(cm, *code, job.defined, cancel, false);
       if (object.object.empty() && cancel.load(std::memory_order_relaxed) && code->hot_cache)
-        (void)hot_set_want(cm, *code, *code->hot_cache, job.defined);
+        [[maybe_unused]] const auto noted = hot_set_want(cm, *code, *code->hot_cache, job.defined);
       if (object.quick && code->hot_cache)
         get().add_upgrade(Upgrade{job.module, job.code, job.defined, job.key,
                                   std::chrono::steady_clock::now() + upgrade_delay(cm.module.code[job.defined].code_size, 0)});

@@ -279,6 +279,14 @@ class MemoryCodeCache final : public CodeCacheStorage {
   std::map<std::string, std::vector<std::uint8_t>, std::less<>> entries_;
 };
 
+// Links `module`'s machine code of one variant (metered: a store with fuel or a deadline) from
+// `cache` if the cache holds it, the engine linking it without the plugin where it can, and says
+// whether the module now has it (false without the compiled tier, a cache or an entry). A store
+// running only this module in that variant then needs no compiler (Store::set_tier's
+// `code_ready`). Looks the cache up once per variant and process, as a store would.
+[[nodiscard]] bool cached_code_ready(const CompiledModule& module, bool metered,
+                                     const std::shared_ptr<CodeCacheStorage>& cache);
+
 // What `precompile` did.
 struct PrecompileReport {
   std::string entry;                 // the entry's name in the storage
@@ -384,8 +392,11 @@ class Store {
   // before the store dies, so this is also the peak.
   [[nodiscard]] std::uint64_t store_bytes() const noexcept;
   // The tier for what runs after it; false (and nothing changed) when the build lacks it
-  // (Tier::Compile only: Tier::Auto then means the interpreter).
-  [[nodiscard]] bool set_tier(Tier tier) noexcept;
+  // (Tier::Compile only: Tier::Auto then means the interpreter). Tier::Compile loads the compiler
+  // plugin to check it is there, unless `code_ready`: the caller made sure (cached_code_ready)
+  // that the only module this store runs, in the variant it runs, has its machine code already,
+  // so nothing is left to compile.
+  [[nodiscard]] bool set_tier(Tier tier, bool code_ready = false) noexcept;
   // Where Tier::Compile and Tier::Auto look for machine code made ahead of time (none: nowhere).
   // A module's code is looked up once per variant and process: the first store to need it decides.
   void set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept;

@@ -205,8 +205,9 @@ std::string compiled_tier_unavailable_reason() {
 // Compile loads the plugin now (the job will need it); auto does not: it needs the plugin only
 // when the code cache holds an entry for a module (code_cache.cpp), or when a function turns hot
 // under tier-up (the tier-up thread loads it, tiering.cpp).
-bool Store::set_tier(Tier tier) noexcept {
-  if (tier == Tier::Compile && !compiled_tier_available()) return false;
+bool Store::set_tier(Tier tier, bool code_ready) noexcept {
+  if (tier == Tier::Compile && !code_ready && !compiled_tier_available()) return false;
+  impl_->compile_code_ready = tier == Tier::Compile && code_ready;
   impl_->tier = compiled_tier_built() ? tier : Tier::Interpret;
   return true;
 }
@@ -219,6 +220,18 @@ std::expected<PrecompileReport, std::string> precompile(const CompiledModule&, b
 #endif
 
 void Store::set_code_cache(std::shared_ptr<CodeCacheStorage> cache) noexcept { impl_->code_cache = std::move(cache); }
+
+bool cached_code_ready([[maybe_unused]] const CompiledModule& module, [[maybe_unused]] bool metered,
+                       [[maybe_unused]] const std::shared_ptr<CodeCacheStorage>& cache) {
+#if SPRAWLING_WITH_JIT
+  if (cache == nullptr) return false;
+  // Interpret only looks: whole-module code from the cache, or nothing (no compile, no tier-up).
+  const jit::ModuleCode* code = module.impl().jit_for(metered ? kMetered : kUnmetered, Tier::Interpret, cache, false);
+  return code != nullptr && !code->tier_up && code->error.empty();
+#else
+  return false;
+#endif
+}
 void Store::track_first_calls() noexcept { impl_->track_first_calls = true; }
 void Store::set_tier_up(bool on) noexcept { impl_->tier_up = on; }
 
@@ -476,7 +489,7 @@ std::expected<std::vector<Value>, Trap> Store::invoke(FuncInst* func, std::span<
       store.job_limits = outer_in_store;
     }
   } watch{s, {}};
-  if (s.tier == Tier::Compile) {
+  if (s.tier == Tier::Compile && !s.compile_code_ready) {
     if (s.budget.deadline) watch.limits.at = *s.budget.deadline;
     watch.limits.compile_memory = s.compile_memory;
     watch.outer = jit::set_job_limits(&watch.limits);

@@ -357,6 +357,9 @@ struct Store::Impl {
   Frame* frames = nullptr;
   std::size_t frames_bytes = 0;
   Tier tier = Tier::Interpret;
+  // Tier::Compile whose module has its machine code already (set_tier's `code_ready`): nothing
+  // compiles during its runs, and the plugin may not be loaded at all.
+  bool compile_code_ready = false;
   bool tier_up = true;  // Tier::Auto without cached code: compile hot functions in the background
   std::uint64_t compile_memory = kDefaultCompileMemory;  // Store::set_compile_memory
   std::shared_ptr<CodeCacheStorage> code_cache;  // Tier::Compile / Auto: where cached code is found
