@@ -220,7 +220,6 @@ std::expected<std::span<const std::uint8_t>, std::string> decode_entry(std::span
   return parts->payload;
 }
 
-
 std::vector<std::uint8_t> encode_image(const ObjectImage& image) {
   std::vector<std::uint8_t> out;
   put32(out, static_cast<std::uint32_t>(image.reasons.size()));
@@ -407,19 +406,17 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> link_in_engine(const Com
   auto out = std::make_shared<ModuleCode>(image->reasons.size());
   out->reasons = std::move(image->reasons);
   out->from_cache = true;
+  out->bodies.assign(out->entries.size(), nullptr);
   for (std::size_t i = 0; i < out->entries.size(); ++i) {
     if (!out->reasons[i].empty()) continue;
     const auto it = linked->symbols.find(entry_symbol(i));
     if (it == linked->symbols.end()) return std::unexpected("no symbol " + entry_symbol(i));
     out->entries[i].entry.store(reinterpret_cast<Entry>(it->second), std::memory_order_release);
     ++out->compiled;
+    if (const auto body = linked->symbols.find(body_symbol(i)); body != linked->symbols.end())
+      out->bodies[i] = body->second;
   }
-  out->bodies.assign(out->entries.size(), nullptr);
-  for (std::size_t i = 0; i < out->entries.size(); ++i) {
-    if (!out->reasons[i].empty()) continue;
-    if (const auto it = linked->symbols.find(body_symbol(i)); it != linked->symbols.end()) out->bodies[i] = it->second;
-  }
-  out->set_frame_bounds(linked->frames_known, linked->frame_slots, linked->native_frame);
+  out->set_frame_bounds(linked->frames.known, linked->frames.slots, linked->frames.native);
   out->linked.push_back(std::move(linked->memory));
   out->seconds_codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
@@ -430,6 +427,12 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> link_in_engine(const Com
 // check it against and links it with LLVM's.
 std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const CompiledModule::Impl& cm, bool metered,
                                                                      CodeCacheStorage& cache) {
+  const auto loaded = [&cm](std::shared_ptr<ModuleCode> code) {
+    code->code_bytes = 0;
+    for (const FunctionBody& body : cm.module.code) code->code_bytes += body.code_size;
+    perf_map_cached(cm, *code);
+    return code;
+  };
   const auto& names = host_name_parts();
   if (!names) return std::unexpected(names.error());
   const std::string digest = module_digest(cm);
@@ -446,10 +449,7 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const Compil
     if (code) {
       if (identity && large && !stamped) note_verified(cache, name, *identity);
       (*code)->checksum_skipped = stamped;
-      (*code)->code_bytes = 0;
-      for (const FunctionBody& body : cm.module.code) (*code)->code_bytes += body.code_size;
-      perf_map_cached(cm, **code);
-      return code;
+      return loaded(std::move(*code));
     }
     if (std::getenv("SPRAWLING_JIT_STATS") != nullptr)
       std::fprintf(stderr, "sprawl jit: entry %s not linked by the engine (%s); LLVM's linker tries it\n",
@@ -465,10 +465,9 @@ std::expected<std::shared_ptr<ModuleCode>, std::string> load_cached(const Compil
   if (!image) return std::unexpected("entry " + key.name + " rejected: " + image.error());
   auto code = load_object(*image);
   if (!code->error.empty()) return std::unexpected("entry " + key.name + " could not be linked: " + code->error);
-  code->code_bytes = 0;
-  for (const FunctionBody& body : cm.module.code) code->code_bytes += body.code_size;
-  perf_map_cached(cm, *code);
-  return code;
+  const FrameBounds frames = frame_bounds(image->objects);
+  code->set_frame_bounds(frames.known, frames.slots, frames.native);
+  return loaded(std::move(code));
 }
 
 // The keys of the hot set's entries: the module's, told apart by what they hold.

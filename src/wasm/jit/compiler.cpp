@@ -41,7 +41,6 @@
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Support/CommandLine.h>
-#include <llvm/Support/LEB128.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -409,70 +408,6 @@ std::uint64_t symbol_size(const llvm::MemoryBuffer& object, llvm::StringRef name
     return (*section)->getSize();
   }
   return 0;
-}
-// What one object of whole-module code says of its frames (ModuleCode::segment_slots and
-// segment_bytes): the largest value-stack frame its functions take (kFrameSlotsSection) and the
-// largest native frame (.stack_sizes: per function an address, relocated, then a ULEB128 size),
-// each empty when the object does not say, or when .stack_sizes leaves out a function (LLVM
-// omits those whose frame has a dynamic size).
-struct FrameBounds {
-  std::optional<std::uint64_t> slots;
-  std::optional<std::uint64_t> native;
-};
-FrameBounds frame_bounds(llvm::MemoryBufferRef object) {
-  auto obj = llvm::object::ObjectFile::createObjectFile(object);
-  if (!obj) {
-    llvm::consumeError(obj.takeError());
-    return {};
-  }
-  FrameBounds b;
-  std::size_t sized = 0;
-  std::uint64_t native = 0;
-  bool well_formed = true;
-  for (const llvm::object::SectionRef& section : (*obj)->sections()) {
-    auto name = section.getName();
-    auto contents = section.getContents();
-    if (!both_taken(name, contents)) continue;
-    const auto* at = reinterpret_cast<const std::uint8_t*>(contents->data());
-    const auto* end = at + contents->size();
-    if (*name == kFrameSlotsSection) {
-      for (; end - at >= 8; at += 8) {
-        std::uint64_t v = 0;
-        std::memcpy(&v, at, sizeof v);
-        b.slots = std::max(b.slots.value_or(0), v);
-      }
-    } else if (*name == ".stack_sizes") {
-      while (at < end) {
-        if (end - at < 8) {
-          well_formed = false;
-          break;
-        }
-        at += 8;
-        const char* error = nullptr;
-        unsigned length = 0;
-        const std::uint64_t size = llvm::decodeULEB128(at, &length, end, &error);
-        if (error != nullptr) {
-          well_formed = false;
-          break;
-        }
-        at += length;
-        native = std::max(native, size);
-        ++sized;
-      }
-    }
-  }
-  std::size_t functions = 0;
-  for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
-    auto type = sym.getType();
-    auto section = sym.getSection();
-    if (!both_taken(type, section)) {
-      well_formed = false;
-      continue;
-    }
-    if (*type == llvm::object::SymbolRef::ST_Function && *section != (*obj)->section_end()) ++functions;
-  }
-  if (well_formed && functions > 0 && sized >= functions) b.native = native;
-  return b;
 }
 
 void perf_map_add(std::uint64_t start, std::uint64_t size, const Module& m, std::uint32_t defined) {
@@ -1330,21 +1265,14 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   // Not a copy when the bytes are aligned as LLVM's ELF reader requires ("Insufficient
   // alignment" otherwise; where the object starts in the entry depends on the key's length):
   // publish_entries below links the object (JITLink copies its sections into code memory)
-  // before this returns, and nothing reads the buffer after that. Each object's frame bounds
-  // are read from the same buffer first (ModuleCode::segment_slots and segment_bytes).
-  std::uint64_t slots = 0;
-  std::uint64_t native = 0;
-  bool known = !image.objects.empty();
+  // before this returns, and nothing reads the buffer after that. The frame bounds
+  // (ModuleCode::segment_slots and segment_bytes) are the engine's to read (load_cached).
   for (const std::span<const std::uint8_t> object : image.objects) {
     const llvm::StringRef bytes(reinterpret_cast<const char*>(object.data()), object.size());
     constexpr std::uintptr_t kObjectAlign = 16;
     auto buffer = reinterpret_cast<std::uintptr_t>(bytes.data()) % kObjectAlign == 0
                       ? llvm::MemoryBuffer::getMemBuffer(bytes, "sprawling-code-cache", /*RequiresNullTerminator=*/false)
                       : llvm::MemoryBuffer::getMemBufferCopy(bytes, "sprawling-code-cache");
-    const FrameBounds b = frame_bounds(buffer->getMemBufferRef());
-    known = known && b.slots && b.native;
-    slots = std::max(slots, b.slots.value_or(0));
-    native = std::max(native, b.native.value_or(0));
     if (auto e = (*lljit)->addObjectFile(std::move(buffer))) {
       out->error = error_text(std::move(e));
       return out;
@@ -1355,7 +1283,6 @@ std::shared_ptr<ModuleCode> load_object(const ObjectView& image) {
   if (!out->error.empty()) return out;
   publish_bodies(**lljit, *out);
   if (!out->error.empty()) return out;
-  out->set_frame_bounds(known, slots, native);
   out->seconds_codegen = seconds_since(t0);
   auto impl = std::make_unique<ModuleCode::Impl>();
   impl->lljit = std::move(*lljit);

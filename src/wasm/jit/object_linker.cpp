@@ -121,13 +121,13 @@ std::expected<Object, std::string> parse(std::span<const std::uint8_t> bytes) {
 }
 
 // The value-stack frame bound (kFrameSlotsSection) and the native one (.stack_sizes) one object
-// gives; each empty when it does not (the plugin's frame_bounds, read the same way).
-struct FrameBounds {
+// gives; each empty when it does not.
+struct ObjectFrames {
   std::optional<std::uint64_t> slots;
   std::optional<std::uint64_t> native;
 };
-FrameBounds frame_bounds(const Object& o) {
-  FrameBounds b;
+ObjectFrames object_frames(const Object& o) {
+  ObjectFrames b;
   std::size_t sized = 0;
   std::uint64_t native = 0;
   bool well_formed = true;
@@ -183,6 +183,13 @@ FrameBounds frame_bounds(const Object& o) {
 
 bool fits_i32(std::int64_t v) {
   return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+}
+
+// Adds one object's bounds to `all` (the first object: `first`).
+void add_frames(FrameBounds& all, const ObjectFrames& b, bool first) {
+  all.known = (first || all.known) && b.slots && b.native;
+  all.slots = std::max(all.slots, b.slots.value_or(0));
+  all.native = std::max(all.native, b.native.value_or(0));
 }
 
 std::uint64_t align_up(std::uint64_t v, std::uint64_t align) { return align <= 1 ? v : (v + align - 1) & ~(align - 1); }
@@ -298,15 +305,16 @@ std::expected<LinkedObjects, std::string> link_objects(std::span<const std::span
       }
     }
   }
+  // A name: a global of the objects, else a helper.
+  const auto resolve = [&](std::string_view name) -> std::expected<std::uintptr_t, std::string> {
+    if (const auto it = out.symbols.find(name); it != out.symbols.end())
+      return reinterpret_cast<std::uintptr_t>(it->second);
+    if (const auto it = helper_at.find(name); it != helper_at.end()) return it->second;
+    return std::unexpected("undefined symbol '" + std::string(name) + "'");
+  };
   const auto address = [&](const Object& o, std::uint64_t s) -> std::expected<std::uintptr_t, std::string> {
     const Elf64_Sym& sym = o.symbols[s];
-    if (sym.st_shndx == SHN_UNDEF) {
-      const std::string_view name = o.names[s];
-      if (const auto it = out.symbols.find(name); it != out.symbols.end())
-        return reinterpret_cast<std::uintptr_t>(it->second);
-      if (const auto it = helper_at.find(name); it != helper_at.end()) return it->second;
-      return std::unexpected("undefined symbol '" + std::string(name) + "'");
-    }
+    if (sym.st_shndx == SHN_UNDEF) return resolve(o.names[s]);
     if (sym.st_shndx == SHN_ABS) return sym.st_value;
     if (o.cls[sym.st_shndx] == Class::None)
       return std::unexpected("symbol '" + std::string(o.names[s]) + "' in a section not loaded");
@@ -319,8 +327,11 @@ std::expected<LinkedObjects, std::string> link_objects(std::span<const std::span
     const std::uintptr_t target = helper_at.at(name);
     std::memcpy(p + sizeof kJmp, &target, sizeof target);
   }
-  std::vector<std::pair<std::string_view, std::size_t>> got_slots(got_of.begin(), got_of.end());
-  bool got_filled = false;
+  for (const auto& [name, slot] : got_of) {
+    const auto v = resolve(name);
+    if (!v) return std::unexpected(v.error());
+    std::memcpy(reinterpret_cast<void*>(class_base[2] + got_at + slot * 8), &*v, sizeof *v);
+  }
 
   // Relocations of loaded sections.
   for (std::size_t k = 0; k < in.size(); ++k) {
@@ -339,19 +350,6 @@ std::expected<LinkedObjects, std::string> link_objects(std::span<const std::span
           return std::unexpected(where(k) + "a relocation outside its section");
         const std::uintptr_t p = o.addr[rs.sh_info] + rela.r_offset;
         if (type == R_X86_64_GOTPCREL || type == R_X86_64_GOTPCRELX || type == R_X86_64_REX_GOTPCRELX) {
-          if (!got_filled) {
-            for (const auto& [name, slot] : got_slots) {
-              std::uintptr_t v = 0;
-              if (const auto it = out.symbols.find(name); it != out.symbols.end())
-                v = reinterpret_cast<std::uintptr_t>(it->second);
-              else if (const auto h = helper_at.find(name); h != helper_at.end())
-                v = h->second;
-              else
-                return std::unexpected(where(k) + "undefined symbol '" + std::string(name) + "'");
-              std::memcpy(reinterpret_cast<void*>(class_base[2] + got_at + slot * 8), &v, sizeof v);
-            }
-            got_filled = true;
-          }
           const std::uintptr_t slot = class_base[2] + got_at + got_of.at(o.names[s]) * 8;
           const auto v = static_cast<std::int64_t>(slot + static_cast<std::uint64_t>(rela.r_addend) - p);
           if (!fits_i32(v)) return std::unexpected(where(k) + "a GOT slot out of a 32-bit displacement's reach");
@@ -391,16 +389,22 @@ std::expected<LinkedObjects, std::string> link_objects(std::span<const std::span
         }
       }
     }
-    const FrameBounds b = frame_bounds(o);
-    out.frames_known = (k == 0 || out.frames_known) && b.slots && b.native;
-    out.frame_slots = std::max(out.frame_slots, b.slots.value_or(0));
-    out.native_frame = std::max(out.native_frame, b.native.value_or(0));
+    add_frames(out.frames, object_frames(o), k == 0);
   }
-  out.stubs = stub_of.size();
   if (::mprotect(map, code_bytes, PROT_READ | PROT_EXEC) != 0 ||
       (read_bytes != 0 && ::mprotect(static_cast<std::uint8_t*>(map) + code_bytes, read_bytes, PROT_READ) != 0))
     return std::unexpected(std::string("setting the code's protection failed"));
   return out;
+}
+
+FrameBounds frame_bounds(std::span<const std::span<const std::uint8_t>> objects) {
+  FrameBounds all;
+  for (std::size_t k = 0; k < objects.size(); ++k) {
+    const auto o = parse(objects[k]);
+    if (!o) return {};
+    add_frames(all, object_frames(*o), k == 0);
+  }
+  return all;
 }
 
 std::expected<std::vector<std::string>, std::string> global_definitions(std::span<const std::uint8_t> object) {

@@ -28,6 +28,16 @@ struct SymbolHash {
 };
 using SymbolMap = std::unordered_map<std::string, void*, SymbolHash, std::equal_to<>>;
 
+// What whole-module objects say of their frames (ModuleCode::set_frame_bounds): the largest
+// value-stack frame of any object (.sprawling.frame_slots) and the largest native one
+// (.stack_sizes), known only when every object gives both (an object whose .stack_sizes leaves
+// out a function gives no native bound).
+struct FrameBounds {
+  bool known = false;
+  std::uint64_t slots = 0;
+  std::uint64_t native = 0;
+};
+
 struct LinkedObjects {
   // The mapping that holds the code (read+execute), constants (read-only) and data (read+write);
   // unmapped when the last copy goes.
@@ -35,20 +45,17 @@ struct LinkedObjects {
   std::size_t memory_bytes = 0;
   // Every symbol an object defines with global or weak binding, by name.
   SymbolMap symbols;
-  // What the objects say of their frames, as the plugin's loader reads them (ModuleCode::
-  // segment_slots and segment_bytes): the largest value-stack frame of any object
-  // (.sprawling.frame_slots) and the largest native one (.stack_sizes), known only when every
-  // object gives both (an object whose .stack_sizes leaves out a function gives no native bound).
-  bool frames_known = false;
-  std::uint64_t frame_slots = 0;
-  std::uint64_t native_frame = 0;
-  std::size_t stubs = 0;  // calls to helpers out of a 32-bit displacement's reach, through a stub
+  FrameBounds frames;
 };
 
 // Links `objects` (their bytes are read during the call only, at any alignment) against each
 // other and `helpers`; an error says which object and what it could not link.
 std::expected<LinkedObjects, std::string> link_objects(std::span<const std::span<const std::uint8_t>> objects,
                                                        std::span<const HelperSymbol> helpers);
+
+// The frame bounds `objects` give (LinkedObjects::frames, for objects another linker links);
+// unknown when one cannot be read.
+FrameBounds frame_bounds(std::span<const std::span<const std::uint8_t>> objects);
 
 // The names of the symbols `object` defines with global or weak binding (a hot set entry must
 // define its function alone), or why its headers could not be read.
