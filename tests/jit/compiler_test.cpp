@@ -787,9 +787,13 @@ TEST(CompilerBounds, FuelChecksMergedIntoCallsRefuelAndRunOutWhereTheInterpreter
   }
   std::filesystem::remove_all(dump);
   // Defined functions: 0 fib, 1 indirect, 2 heavy_callee, 3 heavy, 4 hosted; a body called
-  // directly is also emitted as @wasm_r<i>.
-  EXPECT_TRUE(merged.contains("@wasm_f0") || merged.contains("@wasm_r0")) << "fib";
-  EXPECT_TRUE(sunk.contains("@wasm_f0") || sunk.contains("@wasm_r0")) << "fib";
+  // directly is also emitted as @wasm_r<i>, and a recursive one's part past its base case as
+  // @wasm_r<i>.rest (recursion_inlining.hpp).
+  auto fib = [](const std::set<std::string>& s) {
+    return s.contains("@wasm_f0") || s.contains("@wasm_r0") || s.contains("@wasm_r0.rest");
+  };
+  EXPECT_TRUE(fib(merged)) << "fib";
+  EXPECT_TRUE(fib(sunk)) << "fib";
   EXPECT_TRUE(merged.contains("@wasm_f3")) << "heavy";
   EXPECT_FALSE(merged.contains("@wasm_f4")) << "hosted";
 }
@@ -1137,6 +1141,99 @@ TEST(CompilerCalls, DirectCallsInRegistersAgreeWithTheInterpreterEveryWay) {
   for (std::uint64_t budget = 1; budget <= trap.fuel + 2; ++budget) {
     agree("trap_deep", {Value::i32(4), Value::i32(0)}, budget);
     if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// Functions that call themselves are inlined into themselves (recursion_inlining.hpp): a doubly
+// recursive one whose base case is peeled into its call sites, and one with two arguments that
+// stores at every level (not peeled: its entry writes memory) and divides by k - n, so it traps
+// at the depth its argument k gives: in each inlined level and in the native calls between them.
+// Results, traps (kind, function, offset) and fuel are the interpreter's lazily, from the code
+// cache, by tier-up and from the hot set, metered and not, at every budget of a small call; the
+// call depth limit stops both at every depth modulo the four levels one native call covers; and
+// the code was inlined (the peeled part is a function of its own, the inlined levels' blocks
+// carry LLVM's `.i` suffixes).
+constexpr std::string_view kSelfRecursive = R"((module
+  (memory 1)
+  (func $fib (param i32) (result i32)
+    (if (result i32) (i32.lt_u (local.get 0) (i32.const 2))
+      (then (local.get 0))
+      (else (i32.add (call $fib (i32.sub (local.get 0) (i32.const 1)))
+                     (call $fib (i32.sub (local.get 0) (i32.const 2)))))))
+  (func $walk (param $n i32) (param $k i32) (result i32)
+    (i32.store (i32.shl (local.get $n) (i32.const 2)) (local.get $n))
+    (if (result i32) (i32.eqz (local.get $n))
+      (then (i32.const 1))
+      (else (i32.add (i32.div_u (i32.const 1000) (i32.sub (local.get $k) (local.get $n)))
+                     (call $walk (i32.sub (local.get $n) (i32.const 1)) (local.get $k))))))
+  (func (export "fib") (param i32) (result i32) (call $fib (local.get 0)))
+  (func (export "walk") (param i32 i32) (result i32) (call $walk (local.get 0) (local.get 1)))
+)
+)";
+
+TEST(CompilerCalls, SelfRecursiveFunctionsInlinedIntoThemselvesAgreeWithTheInterpreter) {
+  every_way_agrees(kSelfRecursive, {{"fib", Value::i32(0)}, {"fib", Value::i32(1)}, {"fib", Value::i32(2)},
+                                    {"fib", Value::i32(15)}});
+  auto cache = std::make_shared<MemoryCache>();
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-self-inlined-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+  for (const bool metered : {false, true}) {
+    auto report = precompile(*compile_wat(kSelfRecursive), metered, *cache);
+    ASSERT_TRUE(report.has_value()) << (report ? "" : report.error());
+    EXPECT_EQ(report->compiled, report->functions);
+  }
+  ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  std::set<std::string> functions;
+  std::set<std::string> inlined;  // functions with blocks of an inlined copy
+  std::set<std::string> twice;    // and of an inlined copy of an inlined copy
+  for (const DumpedLine& at : dumped_ir(dump)) {
+    functions.insert(at.function);
+    if (at.block.find(".i") != std::string::npos) inlined.insert(at.function);
+    if (at.block.find(".i.i") != std::string::npos) twice.insert(at.function);
+  }
+  std::filesystem::remove_all(dump);
+  // Defined functions: 0 fib, 1 walk; both are bodies (@wasm_r<i>), called directly.
+  EXPECT_TRUE(functions.contains("@wasm_r0.rest")) << "fib's base case peeled";
+  EXPECT_FALSE(functions.contains("@wasm_r1.rest")) << "walk's entry stores";
+  // fib's two calls make its first round's copy three times its size: one round only.
+  EXPECT_TRUE(inlined.contains("@wasm_r0.rest")) << "fib inlined";
+  EXPECT_TRUE(twice.contains("@wasm_r1")) << "walk inlined twice";
+
+  const auto module = compile_wat(kSelfRecursive);
+  const auto agree = [&](std::string_view name, const std::vector<Value>& args, std::optional<std::uint64_t> fuel,
+                         StoreLimits limits = {}) {
+    const Outcome want = run(module, Tier::Interpret, name, args, fuel, limits);
+    EXPECT_EQ(run(module, Tier::Compile, name, args, fuel, limits, cache), want)
+        << name << "(" << args.at(0).bits << (args.size() > 1 ? ", " + std::to_string(args[1].bits) : "")
+        << ") fuel " << (fuel ? static_cast<long long>(*fuel) : -1) << " depth " << limits.max_call_depth;
+    return want;
+  };
+  for (const std::optional<std::uint64_t> fuel : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}}) {
+    EXPECT_EQ(agree("walk", {Value::i32(20), Value::i32(100)}, fuel).trap, TrapKind::None);
+    for (std::uint32_t k = 0; k <= 20; ++k)
+      EXPECT_EQ(agree("walk", {Value::i32(20), Value::i32(k)}, fuel).trap,
+                k == 0 ? TrapKind::None : TrapKind::IntegerDivideByZero)
+          << k;
+    EXPECT_EQ(agree("walk", {Value::i32(16384), Value::i32(20000)}, fuel).trap, TrapKind::OutOfBoundsMemoryAccess);
+    StoreLimits limits;
+    for (std::uint32_t depth = 40; depth < 48; ++depth) {
+      limits.max_call_depth = depth;
+      EXPECT_EQ(agree("walk", {Value::i32(60), Value::i32(1000)}, fuel, limits).trap, TrapKind::CallStackExhausted);
+      agree("walk", {Value::i32(depth - 4), Value::i32(1000)}, fuel, limits);
+      agree("walk", {Value::i32(depth - 2), Value::i32(1000)}, fuel, limits);
+      EXPECT_EQ(agree("fib", {Value::i32(60)}, fuel, limits).trap, TrapKind::CallStackExhausted);
+    }
+  }
+  for (const char* name : {"fib", "walk"}) {
+    const std::vector<Value> args = name == std::string_view("fib") ? std::vector<Value>{Value::i32(6)}
+                                                                    : std::vector<Value>{Value::i32(6), Value::i32(2)};
+    const Outcome all = agree(name, args, std::uint64_t{1} << 30);
+    for (std::uint64_t budget = 1; budget <= all.fuel + 2; ++budget) {
+      agree(name, args, budget);
+      if (::testing::Test::HasFailure()) return;
+    }
   }
 }
 

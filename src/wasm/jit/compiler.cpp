@@ -9,6 +9,7 @@
 #include "wasm/jit/fuel_merging.hpp"
 #include "wasm/jit/loop_versioning.hpp"
 #include "wasm/jit/minimum_bounds.hpp"
+#include "wasm/jit/recursion_inlining.hpp"
 #include "wasm/jit/runtime_calls.hpp"
 #include "wasm/jit/scan.hpp"
 #include "wasm/jit/v128_phis.hpp"
@@ -175,6 +176,16 @@ constexpr unsigned kAheadOfTimeFactor = 25;
 // interpreter loops such as CPython's eval loop) the passes' time grows faster than the code's
 // gain, so those keep the four passes.
 constexpr unsigned kLoopPassesAbove = 4000;
+// recursion_inlining.hpp's two steps, after the four passes and before the loop passes, on a
+// function that calls itself: inlined into itself while it stays within kSelfInliningInstructions
+// IR instructions, at most kSelfInliningRounds times (two: one native call covers up to four wasm
+// calls), then its base case tested at the call sites. fib from the code cache (medians of 7
+// interleaved runs, CPU): 0.47 s before, 0.28 s after (native 0.44 s, node 24 0.29 s); metered
+// 0.57 s before, 0.28 s after (the fuel tests of the inlined levels merge). One round with the
+// base case peeled: 0.29 s; two rounds without it: 0.34-0.45 s (a leaf call still pays the
+// whole prologue); without the peel a third round ran no faster and a fourth slower.
+constexpr unsigned kSelfInliningRounds = 2;
+constexpr unsigned kSelfInliningInstructions = 1000;
 // loop_versioning.hpp's pass, between GVN (which leaves the memory size a loop invariant) and a
 // second LICM (which hoists what the check-free copy no longer keeps in the loop). A function
 // that got a check-free copy then goes through LLVM's loop vectorizer: only such a copy can
@@ -275,6 +286,21 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, bool slots_only = false,
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
   if (!slots_only) {
+    std::vector<llvm::Function*> defined;
+    for (llvm::Function& f : m.functions())
+      if (!f.isDeclaration()) defined.push_back(&f);
+    for (llvm::Function* f : defined) {
+      if (inline_self_recursion(*f, kSelfInliningInstructions, kSelfInliningRounds) +
+              peel_base_case(*f, kSelfInliningInstructions) ==
+          0) continue;
+      llvm::FunctionPassManager tidy;
+      tidy.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+      tidy.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/false));
+      tidy.addPass(llvm::SimplifyCFGPass());
+      tidy.addPass(llvm::InstCombinePass(llvm::InstCombineOptions().setMaxIterations(1).setVerifyFixpoint(false)));
+      fam.invalidate(*f, llvm::PreservedAnalyses::none());
+      (void)tidy.run(*f, fam);
+    }
     llvm::FunctionPassManager loops = loop_passes();
     for (llvm::Function& f : m.functions()) {
       if (f.isDeclaration() || f.getInstructionCount() > kLoopPassesAbove) continue;
