@@ -16,11 +16,13 @@
 namespace sprawling::wasm::jit {
 namespace {
 
-// The direct calls of `callee` in `f`.
-std::vector<llvm::CallInst*> calls_to(llvm::Function& f, const llvm::Function& callee) {
+// The direct calls of `callee` in `f` (from `callee`'s uses: no walk over `f`'s instructions,
+// which for most functions of a big module would find none).
+std::vector<llvm::CallInst*> calls_to(const llvm::Function& f, llvm::Function& callee) {
   std::vector<llvm::CallInst*> calls;
-  for (llvm::Instruction& i : llvm::instructions(f))
-    if (auto* call = llvm::dyn_cast<llvm::CallInst>(&i); call != nullptr && call->getCalledFunction() == &callee)
+  for (llvm::User* user : callee.users())
+    if (auto* call = llvm::dyn_cast<llvm::CallInst>(user);
+        call != nullptr && call->getCalledFunction() == &callee && call->getFunction() == &f)
       calls.push_back(call);
   return calls;
 }
@@ -78,10 +80,10 @@ int early_return_successor(llvm::Function& f) {
 
 }  // namespace
 
-unsigned peel_base_case(llvm::Function& f, unsigned max_instructions) {
-  if (f.getInstructionCount() > max_instructions || calls_to(f, f).empty()) return 0;
+bool peel_base_case(llvm::Function& f, unsigned max_instructions) {
+  if (calls_to(f, f).empty() || f.getInstructionCount() > max_instructions) return false;
   const int early = early_return_successor(f);
-  if (early < 0) return 0;
+  if (early < 0) return false;
   // rest: f without its base case (the entry branches straight to the recursive part).
   llvm::ValueToValueMapTy map;
   llvm::Function* rest = llvm::CloneFunction(&f, map);
@@ -117,17 +119,13 @@ unsigned peel_base_case(llvm::Function& f, unsigned max_instructions) {
   llvm::ValueToValueMapTy thin_map;
   llvm::Function* thin = llvm::CloneFunction(&f, thin_map);
   expose_ok_status(*thin);
-  unsigned inlined = 0;
   for (llvm::CallInst* call : calls) {
     call->setCalledFunction(thin);
     llvm::InlineFunctionInfo info;
-    if (llvm::InlineFunction(*call, info).isSuccess())
-      ++inlined;
-    else
-      call->setCalledFunction(&f);
+    if (!llvm::InlineFunction(*call, info).isSuccess()) call->setCalledFunction(&f);
   }
   thin->eraseFromParent();
-  return 1 + inlined;
+  return true;
 }
 
 unsigned inline_self_recursion(llvm::Function& f, unsigned max_instructions, unsigned max_rounds) {

@@ -24,8 +24,8 @@ unsigned inline_self_recursion(llvm::Function& f, unsigned max_instructions, uns
 
 // Splits a self-recursive `f` whose entry either returns at once, with no side effect (the base
 // case), or goes on: `f` keeps the test and the base case and tail-calls a copy with the rest,
-// whose self-calls test the base case inline. Returns 0 when `f` has no such shape or more than
-// `max_instructions` IR instructions.
-unsigned peel_base_case(llvm::Function& f, unsigned max_instructions);
+// whose self-calls test the base case inline. False (and `f` unchanged) when `f` has no such
+// shape or more than `max_instructions` IR instructions.
+bool peel_base_case(llvm::Function& f, unsigned max_instructions);
 
 }  // namespace sprawling::wasm::jit
