@@ -20,6 +20,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <sstream>
 #include <thread>
 
 namespace sprawling::wasm {
@@ -115,6 +117,45 @@ TEST_F(CodeCacheTest, PrecompiledModuleStartsOnCachedCode) {
   for (const auto& e : code->entries) EXPECT_NE(e.entry.load(), nullptr);
   // The metered variant was not compiled: auto leaves it to the interpreter.
   EXPECT_EQ(module->impl().jit_for(kMetered, Tier::Auto, cache_), nullptr);
+}
+
+// SPRAWLING_JIT_PERFMAP=1: code loaded from the cache is named in perf's map for JIT code, each
+// function's entry (`wasm::<name>`) and its body (`wasm::<name>.body`) at the addresses the
+// module's code holds, so samples in either are named.
+TEST_F(CodeCacheTest, CachedCodeNamesEntriesAndBodiesInThePerfMap) {
+  (void)fill(false);
+  const fs::path map = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+  fs::remove(map);
+  ::setenv("SPRAWLING_JIT_PERFMAP", "1", 1);
+  const auto module = fresh();
+  const jit::ModuleCode* code = module->impl().jit_for(kUnmetered, Tier::Auto, cache_);
+  ::unsetenv("SPRAWLING_JIT_PERFMAP");
+  ASSERT_NE(code, nullptr);
+  std::map<std::uintptr_t, std::string> named;  // address -> name, as written
+  std::ifstream in(map);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string start;
+    std::string size;
+    std::string name;
+    fields >> start >> size >> name;
+    named[static_cast<std::uintptr_t>(std::stoull(start, nullptr, 16))] = name;
+  }
+  fs::remove(map);
+  std::size_t bodies = 0;
+  for (std::size_t i = 0; i < code->entries.size(); ++i) {
+    const auto entry = named.find(reinterpret_cast<std::uintptr_t>(code->entries[i].entry.load()));
+    ASSERT_NE(entry, named.end()) << "function " << i;
+    EXPECT_TRUE(entry->second.starts_with("wasm::") && !entry->second.ends_with(".body")) << entry->second;
+    if (code->bodies[i] == nullptr) continue;
+    const auto body = named.find(reinterpret_cast<std::uintptr_t>(code->bodies[i]));
+    ASSERT_NE(body, named.end()) << "function " << i;
+    EXPECT_EQ(body->second, entry->second + ".body");
+    ++bodies;
+  }
+  EXPECT_GT(bodies, 0u);
+  EXPECT_EQ(named.size(), code->entries.size() + bodies);
 }
 
 TEST_F(CodeCacheTest, CachedCodeGivesTheInterpretersResultsTrapsAndFuelInEveryTier) {

@@ -276,25 +276,35 @@ std::string module_digest(const CompiledModule::Impl& cm) {
 
 // SPRAWLING_JIT_PERFMAP=1: a line per function of code loaded from the cache in
 // /tmp/perf-<pid>.map (perf's convention for JIT code: `start size name` in hex), as tier-up
-// writes for what it compiles. The object carries no symbol sizes: each function's size is the
-// distance to the next entry (the last one's 4 KiB).
+// writes for what it compiles: its entry (`wasm::<name>`) and, where whole-module code has one,
+// its body (`wasm::<name>.body`, ModuleCode::bodies), where a function called from machine code
+// spends its time. The object carries no symbol sizes: each one's size is the distance to the
+// next address named (the last one's 4 KiB).
 void perf_map_cached(const CompiledModule::Impl& cm, const ModuleCode& code) {
   const char* want = std::getenv("SPRAWLING_JIT_PERFMAP");
   if (want == nullptr || std::string_view(want) != "1") return;
-  std::vector<std::pair<std::uintptr_t, std::uint32_t>> at;
-  for (std::uint32_t i = 0; i < code.entries.size(); ++i)
+  struct Named {
+    std::uintptr_t at;
+    std::uint32_t defined;
+    bool body;
+  };
+  std::vector<Named> at;
+  for (std::uint32_t i = 0; i < code.entries.size(); ++i) {
     if (const Entry e = code.entries[i].entry.load(std::memory_order_acquire); e != nullptr)
-      at.emplace_back(reinterpret_cast<std::uintptr_t>(e), i);
-  std::ranges::sort(at);
+      at.push_back({reinterpret_cast<std::uintptr_t>(e), i, false});
+    if (i < code.bodies.size() && code.bodies[i] != nullptr)
+      at.push_back({reinterpret_cast<std::uintptr_t>(code.bodies[i]), i, true});
+  }
+  std::ranges::sort(at, {}, &Named::at);
   std::FILE* file = std::fopen(("/tmp/perf-" + std::to_string(getpid()) + ".map").c_str(), "a");
   if (file == nullptr) return;
   for (std::size_t k = 0; k < at.size(); ++k) {
-    const std::uint32_t index = cm.module.imported_funcs + at[k].second;
+    const std::uint32_t index = cm.module.imported_funcs + at[k].defined;
     const auto named = cm.module.function_names.find(index);
     const std::string name = named != cm.module.function_names.end() ? named->second : "f" + std::to_string(index);
-    const std::uintptr_t size = k + 1 < at.size() ? at[k + 1].first - at[k].first : 4096;
-    std::fprintf(file, "%llx %llx wasm::%s\n", static_cast<unsigned long long>(at[k].first),
-                 static_cast<unsigned long long>(size), name.c_str());
+    const std::uintptr_t size = k + 1 < at.size() ? at[k + 1].at - at[k].at : 4096;
+    std::fprintf(file, "%llx %llx wasm::%s%s\n", static_cast<unsigned long long>(at[k].at),
+                 static_cast<unsigned long long>(size), name.c_str(), at[k].body ? ".body" : "");
   }
   std::fclose(file);
 }
