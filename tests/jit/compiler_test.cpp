@@ -375,6 +375,37 @@ StridesRun run_strides(const std::shared_ptr<const CompiledModule>& module, Tier
   return r;
 }
 
+// `up` and `down` at (p, n) under `fuel` on both tiers, each expected to give the interpreter's
+// outcome; returns how many pairs ran.
+int compare_strides(const std::shared_ptr<const CompiledModule>& module, std::uint32_t p, std::uint32_t n,
+                    std::optional<std::uint64_t> fuel) {
+  int compared = 0;
+  for (const char* name : {"up", "down"}) {
+    const StridesRun want = run_strides(module, Tier::Interpret, name, p, n, fuel);
+    const StridesRun got = run_strides(module, Tier::Compile, name, p, n, fuel);
+    EXPECT_EQ(want, got) << name << " p " << p << " n " << n << " fuel " << (fuel ? *fuel : 0);
+    ++compared;
+  }
+  return compared;
+}
+
+// The functions of the optimized IR dumped into `dump` (SPRAWLING_JIT_DUMP_IR) that have a block
+// whose label contains `marker`: `.checked:` for loop versioning's checked copy, `.epil` for the
+// remainder loop of a loop unrolled at run time.
+std::set<std::string> functions_with_blocks(const std::filesystem::path& dump, std::string_view marker) {
+  std::set<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dump)) {
+    std::ifstream in(entry.path());
+    std::string line;
+    std::string function;
+    while (std::getline(in, line)) {
+      if (line.starts_with("define ")) function = line.substr(line.find('@'), line.find('(') - line.find('@'));
+      if (!line.starts_with(" ") && line.find(marker) != std::string::npos) found.insert(function);
+    }
+  }
+  return found;
+}
+
 TEST(CompilerBounds, SteppingLoopsRunUncheckedOnlyWhenProvenAndTrapWhereTheInterpreterDoes) {
   auto module = compile_wat(kStrides);
   ASSERT_NE(module, nullptr);
@@ -388,29 +419,14 @@ TEST(CompilerBounds, SteppingLoopsRunUncheckedOnlyWhenProvenAndTrapWhereTheInter
        {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{1u << 30}, std::optional<std::uint64_t>{900}}) {
     for (std::uint32_t n : {0u, 1u, 7u, 100u}) {
       for (std::uint32_t p : {0u, 3u, 100u, 65536u - 8 - 4 * n, 65536u - 8 - 4 * n + 1, 65536u - 4 * n, 65530u,
-                              0xFFFFFFF0u}) {
-        for (const char* name : {"up", "down"}) {
-          const StridesRun want = run_strides(module, Tier::Interpret, name, p, n, fuel);
-          const StridesRun got = run_strides(module, Tier::Compile, name, p, n, fuel);
-          EXPECT_EQ(want, got) << name << " p " << p << " n " << n << " fuel " << (fuel ? *fuel : 0);
-          ++compared;
-        }
-      }
+                              0xFFFFFFF0u})
+        compared += compare_strides(module, p, n, fuel);
     }
   }
   ::unsetenv("SPRAWLING_JIT_DUMP_IR");
   // Each of the three functions got a checked copy of its loop beside the check-free one (the
   // copy's blocks are named `<block>.checked`).
-  std::set<std::string> versioned;
-  for (const auto& entry : std::filesystem::directory_iterator(dump)) {
-    std::ifstream in(entry.path());
-    std::string line;
-    std::string function;
-    while (std::getline(in, line)) {
-      if (line.starts_with("define ")) function = line.substr(line.find('@'), line.find('(') - line.find('@'));
-      if (!line.starts_with(" ") && line.find(".checked:") != std::string::npos) versioned.insert(function);
-    }
-  }
+  const std::set<std::string> versioned = functions_with_blocks(dump, ".checked:");
   std::filesystem::remove_all(dump);
   EXPECT_EQ(compared, 3 * 4 * 8 * 2);
   EXPECT_EQ(versioned.size(), 3u);
@@ -430,14 +446,8 @@ TEST(CompilerBounds, UnrolledCheckFreeLoopsAgreeWithTheInterpreterForEveryRemain
   int compared = 0;
   const auto compare = [&](std::optional<std::uint64_t> fuel) {
     for (std::uint32_t n = 0; n <= 20; ++n) {
-      for (std::uint32_t p : {0u, 5u, 19u, 20u, 1000u, 65535u, 65536u - 8 - 4 * n, 65536u - 7 - 4 * n, 0xFFFFFFF8u}) {
-        for (const char* name : {"up", "down"}) {
-          const StridesRun want = run_strides(module, Tier::Interpret, name, p, n, fuel);
-          const StridesRun got = run_strides(module, Tier::Compile, name, p, n, fuel);
-          EXPECT_EQ(want, got) << name << " p " << p << " n " << n << " fuel " << (fuel ? *fuel : 0);
-          ++compared;
-        }
-      }
+      for (std::uint32_t p : {0u, 5u, 19u, 20u, 1000u, 65535u, 65536u - 8 - 4 * n, 65536u - 7 - 4 * n, 0xFFFFFFF8u})
+        compared += compare_strides(module, p, n, fuel);
     }
   };
   // The unmetered code's optimized IR (each variant is compiled at its first run).
@@ -445,22 +455,11 @@ TEST(CompilerBounds, UnrolledCheckFreeLoopsAgreeWithTheInterpreterForEveryRemain
   compare(std::nullopt);
   ::unsetenv("SPRAWLING_JIT_DUMP_IR");
   // `down` (defined function 1; `wasm_f1` when compiled lazily, `wasm_r1` in a whole-module
-  // partition) has a remainder loop: blocks named `<block>.epil`.
-  bool unrolled = false;
-  for (const auto& entry : std::filesystem::directory_iterator(dump)) {
-    std::ifstream in(entry.path());
-    std::string line;
-    std::string function;
-    while (std::getline(in, line)) {
-      if (line.starts_with("define ")) function = line.substr(line.find('@'), line.find('(') - line.find('@'));
-      if ((function == "@wasm_f1" || function == "@wasm_r1") && !line.starts_with(" ") &&
-          line.find(".epil") != std::string::npos)
-        unrolled = true;
-    }
-  }
+  // partition) has a remainder loop.
+  const std::set<std::string> unrolled = functions_with_blocks(dump, ".epil");
   std::filesystem::remove_all(dump);
 #if defined(__x86_64__)  // where the target's cost model enables runtime unrolling
-  EXPECT_TRUE(unrolled);
+  EXPECT_TRUE(unrolled.contains("@wasm_f1") || unrolled.contains("@wasm_r1"));
 #else
   (void)unrolled;
 #endif
