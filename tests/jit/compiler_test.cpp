@@ -545,19 +545,9 @@ TEST(CompilerBounds, RandomSteppingLoopsMatchTheInterpreter) {
       }
     }
     ::unsetenv("SPRAWLING_JIT_DUMP_IR");
-    bool versioned = false;
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      std::ifstream in(entry.path());
-      std::string line;
-      while (std::getline(in, line)) {
-        if (line.starts_with("define ") && line.find("@wasm_f0") == std::string::npos &&
-            line.find("@wasm_r0") == std::string::npos) {
-          break;  // only walk's own code (defined function 0) counts
-        }
-        if (!line.starts_with(" ") && line.find(".checked:") != std::string::npos) versioned = true;
-      }
-    }
-    versioned_modules += versioned ? 1 : 0;
+    // Only walk's own code (defined function 0) counts.
+    const std::set<std::string> versioned = functions_with_blocks(dir, ".checked:");
+    versioned_modules += versioned.contains("@wasm_f0") || versioned.contains("@wasm_r0") ? 1 : 0;
   }
   std::filesystem::remove_all(dump);
   EXPECT_GE(versioned_modules, kModules / 2);
