@@ -271,8 +271,10 @@ SPRAWLING_API sprawling_status sprawling_job_add_training_arg(sprawling_job* job
 /* Lets another thread stop the job: a job holding `cancel` (borrowed: keep it alive until
  * sprawling_run returns; NULL removes it) ends at its next deadline check once
  * sprawling_cancel_request was called, as a trap with message "cancelled"
- * (sprawling_outcome_cancelled says 1). Checks happen on entry and every 65,536 fuel units while
- * fuel is metered (the default); a job run with fuel metering off cannot be stopped this way. */
+ * (sprawling_outcome_cancelled says 1). Checks happen on entry and every 1,048,576 fuel units
+ * (under a millisecond) while fuel is metered (the default); a compiled loop that took its fuel
+ * ahead runs up to 4,194,304 units between two checks. A job run with fuel metering off cannot be
+ * stopped this way. */
 SPRAWLING_API sprawling_status sprawling_job_set_cancel(sprawling_job* job, sprawling_cancel* cancel);
 
 /* ---- cancel -------------------------------------------------------------------------------- */

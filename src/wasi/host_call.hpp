@@ -88,7 +88,7 @@ wasm::HostStatus thunk(wasm::HostCall& call) {
   Call c{call, context->state(), GuestMemory(call.memory), context->state().hostcall_copy_limit};
   Result<void> result = BodyTraits<decltype(F)>::template invoke<F>(c);
   // The deadline is checked after every call (the interpreter checks it only at fuel refills,
-  // every 65,536 units): a guest that spends its time in host calls stops on time too.
+  // every 2^20 units): a guest that spends its time in host calls stops on time too.
   const bool returns = result || result.error().kind == Failure::Kind::Errno;
   if (returns && c.state.deadline && coarse_now() >= *c.state.deadline) {
     return wasm::HostStatus::DeadlineExceeded;

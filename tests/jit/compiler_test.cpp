@@ -3,6 +3,7 @@
 #include "jit/tier_fixture.hpp"
 #include "sandbox/engine_code_cache.hpp"
 #include "wasm/jit/jit.hpp"
+#include "wasm/runtime/cancel.hpp"
 #include "wasm/table64_grow_module.hpp"
 
 #include <gtest/gtest.h>
@@ -664,7 +665,8 @@ TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCove
   std::filesystem::create_directories(dump);
   ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
   // A deadline an hour away: the counter then holds at most one chunk of the budget at a time
-  // (Store::Impl::refuel), so long loops take the checked copy and refuel part way.
+  // (Store::Impl::refuel), so long loops ask for more at their entry or take the checked copy
+  // and refuel part way.
   const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
   for (const char* name : {"count", "fill", "branchy", "calls"}) {
     for (std::uint32_t n : {0u, 15u, 16u, 17u, 1000u, 6000u, 16000u}) {
@@ -702,6 +704,61 @@ TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCove
     EXPECT_FALSE(refuels_outside_copy.contains(function)) << name;
   }
   EXPECT_TRUE(refuels_outside_copy.contains("@wasm_f4")) << "calls";
+}
+
+// With a deadline the counter holds one chunk of the budget at a time (2^20 units, Store::Impl),
+// less than these loops need: their entry asks the store for the rest ahead
+// (sprawling_jit_fuel_ahead) and runs the copy without checks when it gets it; when the reserve
+// cannot cover the loop, or the store will not give that much at once (more than 2^22 units
+// while a cancel flag is installed), the checked copy runs and refuels and runs out where the
+// interpreter does. The module is kMeteredLoops with room for `fill` to run longer.
+TEST(CompilerBounds, MeteredLoopsUnderADeadlineAskTheStoreForTheFuelTheyNeed) {
+  std::string wat(kMeteredLoops);
+  wat.replace(wat.find("(memory 1)"), 10, "(memory 8)");
+  auto module = compile_wat(wat);
+  ASSERT_NE(module, nullptr);
+  const std::filesystem::path dump =
+      std::filesystem::temp_directory_path() / ("sprawl-fuel-ahead-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dump);
+  ::setenv("SPRAWLING_JIT_DUMP_IR", dump.c_str(), 1);
+  const auto later = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+  constexpr std::uint64_t kAheadWithCancelFlag = std::uint64_t{1} << 22;
+  const std::atomic<bool> not_cancelled{false};
+  struct Case {
+    const char* name;
+    std::uint32_t n;
+    bool cancel_flag;
+  };
+  for (const Case& c : {Case{"count", 70000, false}, Case{"fill", 70000, false}, Case{"branchy", 70000, false},
+                        Case{"calls", 70000, false}, Case{"count", 300000, true}}) {
+    const Outcome all = run_budget(module, Tier::Interpret, c.name, c.n, {std::uint64_t{1} << 40, std::nullopt});
+    ASSERT_EQ(all.trap, TrapKind::None) << c.name << " n " << c.n;
+    const std::uint64_t need = all.fuel;
+    ASSERT_GT(need, c.cancel_flag ? kAheadWithCancelFlag : kChunk) << c.name << " n " << c.n;
+    std::vector<std::uint64_t> budgets{std::uint64_t{1} << 40, need + kChunk, need + 1, need / 2, kChunk + 100, kChunk};
+    for (std::uint64_t k = 0; k <= 12; ++k) budgets.push_back(need - k);
+    const std::atomic<bool>* outer = set_thread_cancel_flag(c.cancel_flag ? &not_cancelled : nullptr);
+    for (std::uint64_t fuel : budgets) {
+      const Outcome want = run_budget(module, Tier::Interpret, c.name, c.n, {fuel, later});
+      const Outcome got = run_budget(module, Tier::Compile, c.name, c.n, {fuel, later});
+      EXPECT_EQ(want, got) << c.name << " n " << c.n << " fuel " << fuel << (c.cancel_flag ? " with a cancel flag" : "");
+    }
+    set_thread_cancel_flag(outer);
+  }
+  ::unsetenv("SPRAWLING_JIT_DUMP_IR");
+  // The metered functions that ask, from outside their checked copy.
+  std::set<std::string> asks;
+  for (const DumpedLine& at : dumped_ir(dump)) {
+    if (at.line.find("@sprawling_jit_fuel_ahead(") != std::string::npos && !at.block.ends_with(".checked")) {
+      asks.insert(at.function);
+    }
+  }
+  std::filesystem::remove_all(dump);
+  for (const auto& [function, name] : {std::pair{"@wasm_f0", "count"}, {"@wasm_f1", "fill"}, {"@wasm_f2", "branchy"}}) {
+    EXPECT_TRUE(asks.contains(function)) << name;
+  }
+  EXPECT_FALSE(asks.contains("@wasm_f4")) << "calls: a call reloads the counter, so its loop keeps its fuel checks";
 }
 
 // Loops that keep their fuel check in every iteration (no checked copy: a variable step, an exit

@@ -90,6 +90,12 @@ constexpr std::int64_t kMaxFactor = std::int64_t{1} << 32;
 constexpr std::uint64_t kColdRatio = 1024;
 // How deep an address expression is taken apart.
 constexpr unsigned kMaxDepth = 8;
+// With a deadline the store's counter holds one chunk of the budget at a time; a loop that needs
+// more asks the store for it at its entry (sprawling_jit_fuel_ahead, which bounds how much it
+// gives: Store::Impl::fuel_ahead) and then runs the copy without checks. The shortfall is asked
+// for only below this (it is passed as an i64).
+constexpr std::int64_t kMaxFuelAhead = std::int64_t{1} << 62;
+constexpr llvm::StringLiteral kFuelAheadHelper = "sprawling_jit_fuel_ahead";
 // How many values the reading of a loop's fuel counter looks at (each addend is below 2^32 in
 // magnitude, so no sum along a path can overflow).
 constexpr unsigned kMaxFuelSteps = 1024;
@@ -112,6 +118,11 @@ struct FuelCheck {
   const llvm::SCEV* high;  // at or above X in every iteration
   std::int64_t threshold;
   bool refuels_if_true;  // the refuel path is the branch's first successor
+  // X as read off the IR: between {start + k_lo, +, d_lo} and {start + k_hi, +, d_hi}, start the
+  // counter phi's value from the preheader.
+  llvm::PHINode* phi;
+  std::int64_t k_lo, k_hi, d_lo, d_hi;
+  llvm::CallInst* refuel;  // the refuel path's call of the helper
 };
 
 // [lo, hi] as i128 values.
@@ -389,7 +400,14 @@ std::vector<FuelCheck> fuel_checks_of(llvm::Loop& loop, llvm::ScalarEvolution& s
     const llvm::SCEV* low = rec(at->lo, round->lo);
     const llvm::SCEV* high = rec(at->hi, round->hi);
     if (!prover.supported(low) || !prover.supported(high)) return {};
-    out.push_back({site.branch, low, high, threshold, refuels_if_true});
+    llvm::CallInst* call = nullptr;
+    for (llvm::Instruction& i : *site.refuel) {
+      if (auto* c = llvm::dyn_cast<llvm::CallInst>(&i); c != nullptr && c->getCalledFunction() != nullptr &&
+                                                         c->getCalledFunction()->getName() == kRefuelHelper) {
+        call = c;
+      }
+    }
+    out.push_back({site.branch, low, high, threshold, refuels_if_true, at->phi, at->lo, at->hi, round->lo, round->hi, call});
   }
   return out;
 }
@@ -431,6 +449,61 @@ std::vector<Check> strongest(const std::vector<Check>& checks, llvm::ScalarEvolu
   out.reserve(groups.size());
   for (const Group& g : groups) out.push_back(g.check);
   return out;
+}
+
+// Emits, before b's insertion point, the conditions under which fuel check `c`, its operand
+// between `low` and `high` over the iterations 0..max_btc, could refuel (or the reading would not
+// be exact), adding them to `bad`; returns (i128) how much more the counter would need at the
+// loop's entry for the threshold part to hold.
+llvm::Value* fuel_shortfall(Prover& prover, const FuelCheck& c, const llvm::SCEV* low, const llvm::SCEV* high,
+                            llvm::Value* max_btc, llvm::IRBuilder<>& b, std::vector<llvm::Value*>& bad) {
+  llvm::Type* i128 = b.getIntNTy(128);
+  const Interval lo = prover.interval(low, max_btc, b, bad);
+  const Interval hi = high == low ? lo : prover.interval(high, max_btc, b, bad);
+  llvm::Value* threshold = llvm::ConstantInt::get(i128, static_cast<std::uint64_t>(c.threshold), true);
+  bad.push_back(b.CreateICmpSLE(lo.lo, threshold));
+  bad.push_back(b.CreateICmpUGE(hi.hi, llvm::ConstantInt::get(i128, std::uint64_t{1} << 63)));
+  return b.CreateSub(b.CreateAdd(threshold, llvm::ConstantInt::get(i128, 1)), lo.lo);
+}
+
+// Where a loop's entry can ask the store for more fuel (sprawling_jit_fuel_ahead): its fuel
+// checks all read one counter phi, the counter's value from the preheader feeds only that phi
+// inside the loop, and the refuel path shows where the counter lives in memory (the slot it
+// stores before the helper's call and reloads after) at an address available at the entry.
+struct FuelAhead {
+  bool ok = false;
+  llvm::PHINode* phi = nullptr;
+  llvm::Value* start = nullptr;
+  llvm::Value* ctx = nullptr;
+  llvm::Value* slot = nullptr;
+};
+FuelAhead fuel_ahead_site(const llvm::Loop& loop, const std::vector<FuelCheck>& fuel, const llvm::DominatorTree& dt,
+                          const llvm::BasicBlock* entry) {
+  FuelAhead a;
+  if (fuel.empty() || fuel.front().refuel == nullptr) return a;
+  a.phi = fuel.front().phi;
+  a.start = a.phi->getIncomingValueForBlock(loop.getLoopPreheader());
+  a.ctx = fuel.front().refuel->getArgOperand(0);
+  for (const FuelCheck& c : fuel) {
+    if (c.phi != a.phi || c.refuel == nullptr || c.refuel->getArgOperand(0) != a.ctx) return a;
+  }
+  for (const llvm::User* u : a.start->users()) {
+    const auto* i = llvm::dyn_cast<llvm::Instruction>(u);
+    if (i != nullptr && i != a.phi && loop.contains(i)) return a;
+  }
+  // The reload after the call: `load i64, ptr slot`.
+  for (llvm::Instruction* i = fuel.front().refuel->getNextNode(); i != nullptr; i = i->getNextNode()) {
+    if (auto* load = llvm::dyn_cast<llvm::LoadInst>(i); load != nullptr && load->getType()->isIntegerTy(64)) {
+      a.slot = load->getPointerOperand();
+      break;
+    }
+  }
+  const auto available = [&](const llvm::Value* v) {
+    const auto* i = llvm::dyn_cast<llvm::Instruction>(v);
+    return v != nullptr && (i == nullptr || dt.dominates(i->getParent(), entry));
+  };
+  a.ok = a.start->getType()->isIntegerTy(64) && available(a.slot) && available(a.ctx) && available(a.start);
+  return a;
 }
 
 // Versions `loop` if it qualifies; returns the header of the checked copy, or null.
@@ -480,13 +553,28 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
     bad.push_back(c.or_equal ? b.CreateICmpUGE(x.hi, s.lo) : b.CreateICmpUGT(x.hi, s.lo));
   }
   // The counter stays above the threshold, and below 2^63 (so its i64 value is the exact one).
+  // Where the counter falls short (with a deadline it holds one chunk of the budget), `extra` is
+  // by how much: the largest shortfall of the checks.
+  const FuelAhead ahead = fuel_ahead_site(loop, fuel, dt, check_bb);
+  std::vector<llvm::Value*> fuel_bad;
+  llvm::Value* extra = nullptr;
   for (const FuelCheck& c : fuel) {
-    const Interval low = prover.interval(c.low, m, b, bad);
-    const Interval high = c.high == c.low ? low : prover.interval(c.high, m, b, bad);
-    bad.push_back(b.CreateICmpSLE(low.lo, llvm::ConstantInt::get(i128, static_cast<std::uint64_t>(c.threshold), true)));
-    bad.push_back(b.CreateICmpUGE(high.hi, llvm::ConstantInt::get(i128, std::uint64_t{1} << 63)));
+    llvm::Value* shortfall = fuel_shortfall(prover, c, c.low, c.high, m, b, fuel_bad);
+    extra = extra == nullptr ? shortfall : b.CreateSelect(b.CreateICmpSGT(shortfall, extra), shortfall, extra);
   }
-  llvm::Value* any_bad = bad.empty() ? b.getTrue() : b.CreateOr(bad);
+  llvm::Value* any_bad = nullptr;
+  if (!ahead.ok) {
+    bad.insert(bad.end(), fuel_bad.begin(), fuel_bad.end());
+    any_bad = bad.empty() ? b.getTrue() : b.CreateOr(bad);
+  } else {
+    any_bad = bad.empty() ? b.getFalse() : b.CreateOr(bad);
+  }
+  llvm::Value* short_of_fuel = ahead.ok ? b.CreateOr(fuel_bad) : nullptr;
+  llvm::Value* can_ask = nullptr;
+  if (ahead.ok) {
+    can_ask = b.CreateAnd(b.CreateICmpSGT(extra, llvm::ConstantInt::get(i128, 0)),
+                          b.CreateICmpSLE(extra, llvm::ConstantInt::get(i128, static_cast<std::uint64_t>(kMaxFuelAhead))));
+  }
   expander.clear();
 
   llvm::SmallVector<llvm::BasicBlock*, 8> exits;
@@ -497,8 +585,61 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
   llvm::Loop* checked = llvm::cloneLoopWithPreheader(ph, check_bb, &loop, vmap, ".checked", &li, &dt, copy_blocks);
   llvm::remapInstructionsInBlocks(copy_blocks, vmap);
   llvm::Instruction* old = guard->getTerminator();
-  llvm::IRBuilder<>(old).CreateCondBr(any_bad, checked->getLoopPreheader(), ph);
-  old->eraseFromParent();
+  llvm::BasicBlock* checked_ph = checked->getLoopPreheader();
+  if (!ahead.ok) {
+    llvm::IRBuilder<>(old).CreateCondBr(any_bad, checked_ph, ph);
+    old->eraseFromParent();
+  } else {
+    // guard: a bounds check could fail: the checked copy; fuel.test: the counter covers the
+    // loop: the copy without checks; fuel.ask: the shortfall is one to ask for; fuel.ahead: the
+    // store moves it from the reserve, and the counter as it returns it is proven again.
+    llvm::LLVMContext& cx = f.getContext();
+    auto* test = llvm::BasicBlock::Create(cx, "fuel.test", &f, ph);
+    auto* ask = llvm::BasicBlock::Create(cx, "fuel.ask", &f, ph);
+    auto* more = llvm::BasicBlock::Create(cx, "fuel.ahead", &f, ph);
+    if (llvm::Loop* parent = loop.getParentLoop()) {
+      for (llvm::BasicBlock* bb : {test, ask, more}) parent->addBasicBlockToLoop(bb, li);
+    }
+    llvm::IRBuilder<>(old).CreateCondBr(any_bad, checked_ph, test);
+    old->eraseFromParent();
+    llvm::IRBuilder<>(test).CreateCondBr(short_of_fuel, ask, ph);
+    llvm::IRBuilder<>(ask).CreateCondBr(can_ask, more, checked_ph);
+    dt.addNewBlock(test, guard);
+    dt.addNewBlock(ask, test);
+    dt.addNewBlock(more, ask);
+    dt.changeImmediateDominator(ph, test);
+    llvm::IRBuilder<> mb(more);
+    mb.CreateStore(ahead.start, ahead.slot);
+    llvm::FunctionCallee helper = f.getParent()->getOrInsertFunction(
+        kFuelAheadHelper, llvm::FunctionType::get(mb.getInt32Ty(), {ahead.ctx->getType(), mb.getInt64Ty()}, false));
+    llvm::Value* given = mb.CreateCall(helper, {ahead.ctx, mb.CreateTrunc(extra, mb.getInt64Ty())});
+    llvm::Value* now = mb.CreateLoad(mb.getInt64Ty(), ahead.slot, "fuel.now");
+    llvm::Instruction* placeholder = mb.CreateUnreachable();
+    mb.SetInsertPoint(placeholder);
+    Prover again(loop, se, expander, placeholder);
+    std::vector<llvm::Value*> still_bad{mb.CreateICmpEQ(given, mb.getInt32(0))};
+    for (const FuelCheck& c : fuel) {
+      const auto rec = [&](std::int64_t k, std::int64_t step) {
+        return se.getAddRecExpr(se.getAddExpr(se.getSCEV(now), se.getConstant(mb.getInt64Ty(), static_cast<std::uint64_t>(k), true)),
+                                se.getConstant(mb.getInt64Ty(), static_cast<std::uint64_t>(step), true), &loop,
+                                llvm::SCEV::FlagAnyWrap);
+      };
+      fuel_shortfall(again, c, rec(c.k_lo, c.d_lo), rec(c.k_hi, c.d_hi), m, mb, still_bad);
+    }
+    mb.CreateCondBr(mb.CreateOr(still_bad), checked_ph, ph);
+    placeholder->eraseFromParent();
+    expander.clear();
+    // The counter each copy starts from: as it was, or as the store returned it.
+    llvm::PHINode* to_unchecked = llvm::PHINode::Create(now->getType(), 2, "fuel.start", ph->getFirstNonPHIIt());
+    to_unchecked->addIncoming(ahead.start, test);
+    to_unchecked->addIncoming(now, more);
+    ahead.phi->setIncomingValueForBlock(ph, to_unchecked);
+    auto* checked_phi = llvm::cast<llvm::PHINode>(vmap[ahead.phi]);
+    llvm::PHINode* to_checked = llvm::PHINode::Create(now->getType(), 4, "fuel.start", checked_ph->getFirstNonPHIIt());
+    for (llvm::BasicBlock* from : {check_bb, guard, ask}) to_checked->addIncoming(ahead.start, from);
+    to_checked->addIncoming(now, more);
+    checked_phi->setIncomingValueForBlock(checked_ph, to_checked);
+  }
   old = check_bb->getTerminator();
   {
     llvm::IRBuilder<> eb(old);

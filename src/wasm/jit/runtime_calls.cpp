@@ -281,6 +281,10 @@ std::uint32_t sprawling_jit_refuel(Ctx* c, std::int64_t visible) {
   return static_cast<std::uint32_t>(c->store->refuel(c->fuel, visible));
 }
 
+std::uint32_t sprawling_jit_fuel_ahead(Ctx* c, std::int64_t extra) {
+  return c->store->fuel_ahead(c->fuel, extra) ? 1 : 0;
+}
+
 std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp) {
   if (callee->host == nullptr) return call_wasm(c, callee, nfp);
   // As the interpreter's host path: a callback into the store starts above this frame and sees
@@ -802,6 +806,7 @@ struct NumTable {
     for (std::size_t i = 0; i < kOpCount; ++i)
       if (simd[i] != nullptr) names.push_back("sprawling_jit_simd_" + std::to_string(i));
     symbols = {{"sprawling_jit_refuel", reinterpret_cast<void*>(&sprawling_jit_refuel)},
+               {"sprawling_jit_fuel_ahead", reinterpret_cast<void*>(&sprawling_jit_fuel_ahead)},
                {"sprawling_jit_call", reinterpret_cast<void*>(&sprawling_jit_call)},
                {"sprawling_jit_call_indirect", reinterpret_cast<void*>(&sprawling_jit_call_indirect)},
                {"sprawling_jit_memory_grow", reinterpret_cast<void*>(&sprawling_jit_memory_grow)},

@@ -17,6 +17,8 @@ inline constexpr std::uint32_t kGcNoSlot = 0xFFFFFFFFu;
 
 extern "C" {
 std::uint32_t sprawling_jit_refuel(Ctx* c, std::int64_t visible);
+// Store::Impl::fuel_ahead on the counter in Ctx::fuel: 1 when the counter now holds `extra` more.
+std::uint32_t sprawling_jit_fuel_ahead(Ctx* c, std::int64_t extra);
 std::uint32_t sprawling_jit_call(Ctx* c, FuncInst* callee, std::uint64_t* nfp);
 std::uint32_t sprawling_jit_call_indirect(Ctx* c, std::uint32_t type_index, std::uint32_t table_index,
                                           std::uint64_t element, std::uint64_t* nfp);

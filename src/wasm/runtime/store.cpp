@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -97,7 +98,17 @@ std::optional<Extern> InstanceImpl::find_export(std::string_view name) const {
 
 namespace {
 constexpr std::uint64_t kUnboundedFuel = std::uint64_t{1} << 62;
-constexpr std::uint64_t kDeadlineChunk = 65536;
+// With a deadline or a cancel flag, the counter gets the budget in chunks of this many units, and
+// each refuel reads the clock (and the flag): every 0.4 ms or so in the interpreter, 40 us in
+// compiled code (measured on the bench's json: 2.9 and 27 units per ns). 65,536 units cost
+// compiled code 3-4% in clock reads.
+constexpr std::uint64_t kDeadlineChunk = std::uint64_t{1} << 20;
+// A compiled loop that asks for its fuel ahead (fuel_ahead) then runs what it asked for with no
+// deadline or cancel check. It is given up to this much at once; more only with a deadline and
+// no cancel flag, and only as long as the loop would end before the deadline even at
+// kSlowestUnit per unit (a cache miss every few units): the deadline is then checked after it.
+constexpr std::int64_t kMaxFuelAhead = std::int64_t{1} << 22;
+constexpr std::chrono::nanoseconds kSlowestUnit{32};
 // The calling thread's cancel flag (cancel.hpp): the thread running a job reads it at the same
 // checks as the deadline; another thread sets the flag itself.
 thread_local const std::atomic<bool>* tl_cancel_flag = nullptr;
@@ -156,6 +167,28 @@ TrapKind Store::Impl::refuel(std::int64_t& counter_io, std::int64_t visible) {
     counter_io += static_cast<std::int64_t>(chunk);
     reserve -= chunk;
   }
+}
+
+bool Store::Impl::fuel_ahead(std::int64_t& counter_io, std::int64_t extra) {
+  if (thread_cancel_requested()) return false;
+  if (budget.deadline) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= *budget.deadline) return false;
+    if (extra > kMaxFuelAhead && (tl_cancel_flag != nullptr || extra > (*budget.deadline - now) / kSlowestUnit)) {
+      return false;
+    }
+  } else if (extra > kMaxFuelAhead) {
+    return false;
+  }
+  const bool chunked = budget.deadline.has_value() || tl_cancel_flag != nullptr;
+  for (std::int64_t moved = 0; moved < extra;) {
+    if (reserve == 0) return false;
+    const std::uint64_t chunk = chunked ? std::min(reserve, kDeadlineChunk) : reserve;
+    counter_io += static_cast<std::int64_t>(chunk);
+    moved += static_cast<std::int64_t>(chunk);
+    reserve -= chunk;
+  }
+  return true;
 }
 
 bool compiled_tier_built() noexcept {
