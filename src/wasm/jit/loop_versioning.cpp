@@ -612,7 +612,8 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
     mb.CreateStore(ahead.start, ahead.slot);
     llvm::FunctionCallee helper = f.getParent()->getOrInsertFunction(
         kFuelAheadHelper, llvm::FunctionType::get(mb.getInt32Ty(), {ahead.ctx->getType(), mb.getInt64Ty()}, false));
-    llvm::Value* given = mb.CreateCall(helper, {ahead.ctx, mb.CreateTrunc(extra, mb.getInt64Ty())});
+    llvm::CallInst* given = mb.CreateCall(helper, {ahead.ctx, mb.CreateTrunc(extra, mb.getInt64Ty())});
+    given->setAttributes(fuel.front().refuel->getAttributes());  // the same signature: nounwind, strictfp
     llvm::Value* now = mb.CreateLoad(mb.getInt64Ty(), ahead.slot, "fuel.now");
     llvm::Instruction* placeholder = mb.CreateUnreachable();
     mb.SetInsertPoint(placeholder);
