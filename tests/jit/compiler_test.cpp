@@ -625,6 +625,17 @@ Outcome run_budget(const std::shared_ptr<const CompiledModule>& module, Tier tie
   return jit_testing::outcome_of(store, store.invoke(std::get<FuncInst*>(*(*inst)->find_export(name)), args));
 }
 
+// `name`(n) agrees between the tiers (results, trap, fuel) under each of `budgets`.
+void expect_tiers_agree(const std::shared_ptr<const CompiledModule>& module, const char* name, std::uint32_t n,
+                        std::span<const ExecutionBudget> budgets, std::string_view context = {}) {
+  for (const ExecutionBudget& budget : budgets) {
+    const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
+    const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
+    EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
+                         << (budget.deadline ? " with a deadline" : "") << context;
+  }
+}
+
 // Each export in `names`, called with each n of `ns`, agrees between the tiers (results, trap,
 // fuel) under budgets that run out at each of the first `edge` units and of the last `edge`
 // units it needs, whole and in deadline-sized chunks (a deadline an hour away: the counter then
@@ -647,14 +658,19 @@ void expect_tiers_agree_near_each_check(const std::shared_ptr<const CompiledModu
         budgets.push_back({k, std::nullopt});
         if (k <= need) budgets.push_back({need - k, std::nullopt});
       }
-      for (const ExecutionBudget& budget : budgets) {
-        const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
-        const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
-        EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
-                             << (budget.deadline ? " with a deadline" : "");
-      }
+      expect_tiers_agree(module, name, n, budgets);
     }
   }
+}
+
+// The functions of the IR dumped into `dump` that call `callee` (as "@name(") from a block outside
+// their checked copy (whose block labels end `.checked`).
+std::set<std::string> calling_outside_checked_copy(const std::filesystem::path& dump, std::string_view callee) {
+  std::set<std::string> found;
+  for (const DumpedLine& at : dumped_ir(dump)) {
+    if (at.line.find(callee) != std::string::npos && !at.block.ends_with(".checked")) found.insert(at.function);
+  }
+  return found;
 }
 
 TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCoversEveryIteration) {
@@ -679,25 +695,14 @@ TEST(CompilerBounds, MeteredCountedLoopsLeaveOutFuelChecksOnlyWhenTheCounterCove
       // Budgets that leave the counter at the loop's last check just above, at and below what
       // it needs (the loop's exit charges a few units after it).
       for (std::uint64_t k = 0; k <= 12 && k <= need; ++k) budgets.push_back({need - k, std::nullopt});
-      for (const ExecutionBudget& budget : budgets) {
-        const Outcome want = run_budget(module, Tier::Interpret, name, n, budget);
-        const Outcome got = run_budget(module, Tier::Compile, name, n, budget);
-        EXPECT_EQ(want, got) << name << " n " << n << " fuel " << (budget.fuel ? *budget.fuel : 0)
-                             << (budget.deadline ? " with a deadline" : "");
-      }
+      expect_tiers_agree(module, name, n, budgets);
     }
   }
   ::unsetenv("SPRAWLING_JIT_DUMP_IR");
   // In the metered code, which functions got a checked copy, and which functions call the refuel
   // helper from a block outside it (block labels end `.checked` in the copy).
-  std::set<std::string> versioned;
-  std::set<std::string> refuels_outside_copy;
-  for (const DumpedLine& at : dumped_ir(dump)) {
-    if (at.block.ends_with(".checked")) versioned.insert(at.function);
-    if (at.line.find("@sprawling_jit_refuel(") != std::string::npos && !at.block.ends_with(".checked")) {
-      refuels_outside_copy.insert(at.function);
-    }
-  }
+  const std::set<std::string> versioned = functions_with_blocks(dump, ".checked:");
+  const std::set<std::string> refuels_outside_copy = calling_outside_checked_copy(dump, "@sprawling_jit_refuel(");
   std::filesystem::remove_all(dump);
   for (const auto& [function, name] : {std::pair{"@wasm_f0", "count"}, {"@wasm_f1", "fill"}, {"@wasm_f2", "branchy"}}) {
     EXPECT_TRUE(versioned.contains(function)) << name;
@@ -736,24 +741,18 @@ TEST(CompilerBounds, MeteredLoopsUnderADeadlineAskTheStoreForTheFuelTheyNeed) {
     ASSERT_EQ(all.trap, TrapKind::None) << c.name << " n " << c.n;
     const std::uint64_t need = all.fuel;
     ASSERT_GT(need, c.cancel_flag ? kAheadWithCancelFlag : kChunk) << c.name << " n " << c.n;
-    std::vector<std::uint64_t> budgets{std::uint64_t{1} << 40, need + kChunk, need + 1, need / 2, kChunk + 100, kChunk};
-    for (std::uint64_t k = 0; k <= 12; ++k) budgets.push_back(need - k);
-    const std::atomic<bool>* outer = set_thread_cancel_flag(c.cancel_flag ? &not_cancelled : nullptr);
-    for (std::uint64_t fuel : budgets) {
-      const Outcome want = run_budget(module, Tier::Interpret, c.name, c.n, {fuel, later});
-      const Outcome got = run_budget(module, Tier::Compile, c.name, c.n, {fuel, later});
-      EXPECT_EQ(want, got) << c.name << " n " << c.n << " fuel " << fuel << (c.cancel_flag ? " with a cancel flag" : "");
+    std::vector<ExecutionBudget> budgets;
+    for (std::uint64_t fuel : {std::uint64_t{1} << 40, need + kChunk, need + 1, need / 2, kChunk + 100, kChunk}) {
+      budgets.push_back({fuel, later});
     }
+    for (std::uint64_t k = 0; k <= 12; ++k) budgets.push_back({need - k, later});
+    const std::atomic<bool>* outer = set_thread_cancel_flag(c.cancel_flag ? &not_cancelled : nullptr);
+    expect_tiers_agree(module, c.name, c.n, budgets, c.cancel_flag ? " and a cancel flag" : "");
     set_thread_cancel_flag(outer);
   }
   ::unsetenv("SPRAWLING_JIT_DUMP_IR");
   // The metered functions that ask, from outside their checked copy.
-  std::set<std::string> asks;
-  for (const DumpedLine& at : dumped_ir(dump)) {
-    if (at.line.find("@sprawling_jit_fuel_ahead(") != std::string::npos && !at.block.ends_with(".checked")) {
-      asks.insert(at.function);
-    }
-  }
+  const std::set<std::string> asks = calling_outside_checked_copy(dump, "@sprawling_jit_fuel_ahead(");
   std::filesystem::remove_all(dump);
   for (const auto& [function, name] : {std::pair{"@wasm_f0", "count"}, {"@wasm_f1", "fill"}, {"@wasm_f2", "branchy"}}) {
     EXPECT_TRUE(asks.contains(function)) << name;
