@@ -2,6 +2,7 @@
 // trap or exit, linking errors, one CompiledModule shared by instances, stores and threads, and
 // lazy translation (a function is translated on its first call in a variant).
 #include "wasm/engine_fixtures.hpp"
+#include "wasm/runtime/cancel.hpp"
 #include "wasm/runtime/linker.hpp"
 #include "wasm/runtime/store_impl.hpp"
 
@@ -186,6 +187,57 @@ TEST(Limits, MinimumAboveTheCapFailsToInstantiate) {
   ASSERT_FALSE(inst.has_value());
   EXPECT_EQ(inst.error().kind, InstantiationError::Kind::Link);
   EXPECT_NE(inst.error().message.find("exceeds memory limits"), std::string::npos);
+}
+
+// Store::Impl::fuel_ahead, the compiled tier's request for a loop's fuel at the loop's entry: it
+// moves the budget's chunks from the reserve into the counter, never traps, and refuses what
+// would let a loop run past a check the job needs (a passed deadline, a cancel, more than it
+// gives at once: 2^22 units, more only with a deadline that leaves time for it at 32 ns a unit).
+TEST(Fuel, FuelAheadMovesChunksAndRefusesWhatWouldSkipADeadlineOrCancelCheck) {
+  using std::chrono::steady_clock;
+  constexpr std::int64_t kChunk = std::int64_t{1} << 20;
+  constexpr std::int64_t kMostAtOnce = std::int64_t{1} << 22;
+  const auto later = steady_clock::now() + std::chrono::hours(1);
+  Store store;
+  Store::Impl& s = store.impl();
+  // With a deadline the counter holds one chunk; 3 chunks and a unit more take 4 chunks.
+  store.set_budget({std::uint64_t{1} << 30, later});
+  ASSERT_EQ(s.counter, kChunk);
+  EXPECT_TRUE(s.fuel_ahead(s.counter, 3 * kChunk + 1));
+  EXPECT_EQ(s.counter, 5 * kChunk);
+  EXPECT_EQ(s.reserve, (std::uint64_t{1} << 30) - 5 * kChunk);
+  // More than 2^22 at once: given with a deadline an hour away, refused with a cancel flag.
+  EXPECT_TRUE(s.fuel_ahead(s.counter, 2 * kMostAtOnce));
+  EXPECT_EQ(s.counter, 13 * kChunk);
+  std::atomic<bool> cancel{false};
+  const std::atomic<bool>* outer = set_thread_cancel_flag(&cancel);
+  EXPECT_FALSE(s.fuel_ahead(s.counter, kMostAtOnce + 1));
+  EXPECT_EQ(s.counter, 13 * kChunk);
+  EXPECT_TRUE(s.fuel_ahead(s.counter, kMostAtOnce));
+  EXPECT_EQ(s.counter, 17 * kChunk);
+  cancel = true;  // cancelled: nothing more, whatever the amount
+  EXPECT_FALSE(s.fuel_ahead(s.counter, 1));
+  EXPECT_EQ(s.counter, 17 * kChunk);
+  set_thread_cancel_flag(outer);
+  // A deadline 10 s away leaves time for about 312 million units at 32 ns: 2^27 given, 2^29 not.
+  store.set_budget({std::uint64_t{1} << 31, steady_clock::now() + std::chrono::seconds(10)});
+  EXPECT_FALSE(s.fuel_ahead(s.counter, std::int64_t{1} << 29));
+  EXPECT_EQ(s.counter, kChunk);
+  EXPECT_TRUE(s.fuel_ahead(s.counter, std::int64_t{1} << 27));
+  EXPECT_EQ(s.counter, kChunk + (std::int64_t{1} << 27));
+  // A deadline already passed: refused (the next refuel ends the run).
+  store.set_budget({std::uint64_t{1} << 30, steady_clock::now() - std::chrono::seconds(1)});
+  EXPECT_FALSE(s.fuel_ahead(s.counter, 1));
+  EXPECT_EQ(s.counter, kChunk);
+  // A reserve short of the amount: what there was is moved (the counter stays exact), refused.
+  store.set_budget({2 * kChunk + 5, later});
+  EXPECT_FALSE(s.fuel_ahead(s.counter, 2 * kChunk));
+  EXPECT_EQ(s.counter, 2 * kChunk + 5);
+  EXPECT_EQ(s.reserve, 0u);
+  // Without a deadline the counter holds the whole budget: nothing to move.
+  store.set_budget({1000, std::nullopt});
+  EXPECT_FALSE(s.fuel_ahead(s.counter, 1));
+  EXPECT_EQ(s.counter, 1000);
 }
 
 TEST(Table64, ElementOffsetsAreWholeAndImportsMatchTheAddressType) {
