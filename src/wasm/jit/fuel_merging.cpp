@@ -455,13 +455,12 @@ unsigned test_fuel_after_charge(llvm::Function& f) {
   return rewritten;
 }
 
-bool calls_refuel(const llvm::BasicBlock& bb) {
-  return std::any_of(bb.begin(), bb.end(), [](const llvm::Instruction& i) {
-    const auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
-    return call != nullptr && call->getCalledFunction() != nullptr &&
-           call->getCalledFunction()->getName() == kRefuelHelper;
-  });
+bool is_refuel_call(const llvm::Instruction& i) {
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
+  return call != nullptr && call->getCalledFunction() != nullptr && call->getCalledFunction()->getName() == kRefuelHelper;
 }
+
+bool calls_refuel(const llvm::BasicBlock& bb) { return std::any_of(bb.begin(), bb.end(), is_refuel_call); }
 
 unsigned merge_fuel_checks_into_calls(llvm::Function& f) {
   const std::vector<llvm::BasicBlock*> refuels = refuel_blocks(f);

@@ -13,6 +13,7 @@
 namespace llvm {
 class BasicBlock;
 class Function;
+class Instruction;
 }  // namespace llvm
 
 namespace sprawling::wasm::jit {
@@ -20,6 +21,7 @@ namespace sprawling::wasm::jit {
 // The helper a metered fuel check's cold path calls (emitter.hpp), and whether `bb` calls it:
 // how this pass and loop versioning's fuel proofs find the emitter's fuel checks.
 constexpr llvm::StringLiteral kRefuelHelper = "sprawling_jit_refuel";
+bool is_refuel_call(const llvm::Instruction& i);
 bool calls_refuel(const llvm::BasicBlock& bb);
 
 // Merges the fuel checks of `f` that qualify (each copied block at most a bounded size); returns

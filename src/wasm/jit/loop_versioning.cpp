@@ -91,10 +91,10 @@ constexpr std::uint64_t kColdRatio = 1024;
 // How deep an address expression is taken apart.
 constexpr unsigned kMaxDepth = 8;
 // With a deadline the store's counter holds one chunk of the budget at a time; a loop that needs
-// more asks the store for it at its entry (sprawling_jit_fuel_ahead, which bounds how much it
-// gives: Store::Impl::fuel_ahead) and then runs the copy without checks. The shortfall is asked
-// for only below this (it is passed as an i64).
-constexpr std::int64_t kMaxFuelAhead = std::int64_t{1} << 62;
+// more asks the store for it at its entry (sprawling_jit_fuel_ahead; the store bounds what it
+// gives, Store::Impl::fuel_ahead) and then runs the copy without checks. A shortfall is asked for
+// only below this (it is passed as an i64).
+constexpr std::int64_t kMaxShortfall = std::int64_t{1} << 62;
 constexpr llvm::StringLiteral kFuelAheadHelper = "sprawling_jit_fuel_ahead";
 // How many values the reading of a loop's fuel counter looks at (each addend is below 2^32 in
 // magnitude, so no sum along a path can overflow).
@@ -402,10 +402,7 @@ std::vector<FuelCheck> fuel_checks_of(llvm::Loop& loop, llvm::ScalarEvolution& s
     if (!prover.supported(low) || !prover.supported(high)) return {};
     llvm::CallInst* call = nullptr;
     for (llvm::Instruction& i : *site.refuel) {
-      if (auto* c = llvm::dyn_cast<llvm::CallInst>(&i); c != nullptr && c->getCalledFunction() != nullptr &&
-                                                         c->getCalledFunction()->getName() == kRefuelHelper) {
-        call = c;
-      }
+      if (is_refuel_call(i)) call = llvm::cast<llvm::CallInst>(&i);
     }
     out.push_back({site.branch, low, high, threshold, refuels_if_true, at->phi, at->lo, at->hi, round->lo, round->hi, call});
   }
@@ -555,25 +552,21 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
   // The counter stays above the threshold, and below 2^63 (so its i64 value is the exact one).
   // Where the counter falls short (with a deadline it holds one chunk of the budget), `extra` is
   // by how much: the largest shortfall of the checks.
+  // Without a way to ask, the fuel conditions join the others.
   const FuelAhead ahead = fuel_ahead_site(loop, fuel, dt, check_bb);
   std::vector<llvm::Value*> fuel_bad;
   llvm::Value* extra = nullptr;
   for (const FuelCheck& c : fuel) {
-    llvm::Value* shortfall = fuel_shortfall(prover, c, c.low, c.high, m, b, fuel_bad);
-    extra = extra == nullptr ? shortfall : b.CreateSelect(b.CreateICmpSGT(shortfall, extra), shortfall, extra);
+    llvm::Value* shortfall = fuel_shortfall(prover, c, c.low, c.high, m, b, ahead.ok ? fuel_bad : bad);
+    if (ahead.ok) extra = extra == nullptr ? shortfall : b.CreateSelect(b.CreateICmpSGT(shortfall, extra), shortfall, extra);
   }
-  llvm::Value* any_bad = nullptr;
-  if (!ahead.ok) {
-    bad.insert(bad.end(), fuel_bad.begin(), fuel_bad.end());
-    any_bad = bad.empty() ? b.getTrue() : b.CreateOr(bad);
-  } else {
-    any_bad = bad.empty() ? b.getFalse() : b.CreateOr(bad);
-  }
-  llvm::Value* short_of_fuel = ahead.ok ? b.CreateOr(fuel_bad) : nullptr;
+  llvm::Value* any_bad = bad.empty() ? b.getInt1(!ahead.ok) : b.CreateOr(bad);
+  llvm::Value* short_of_fuel = nullptr;
   llvm::Value* can_ask = nullptr;
   if (ahead.ok) {
+    short_of_fuel = b.CreateOr(fuel_bad);
     can_ask = b.CreateAnd(b.CreateICmpSGT(extra, llvm::ConstantInt::get(i128, 0)),
-                          b.CreateICmpSLE(extra, llvm::ConstantInt::get(i128, static_cast<std::uint64_t>(kMaxFuelAhead))));
+                          b.CreateICmpSLE(extra, llvm::ConstantInt::get(i128, static_cast<std::uint64_t>(kMaxShortfall))));
   }
   expander.clear();
 
@@ -615,9 +608,10 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
     llvm::CallInst* given = mb.CreateCall(helper, {ahead.ctx, mb.CreateTrunc(extra, mb.getInt64Ty())});
     given->setAttributes(fuel.front().refuel->getAttributes());  // the same signature: nounwind, strictfp
     llvm::Value* now = mb.CreateLoad(mb.getInt64Ty(), ahead.slot, "fuel.now");
-    llvm::Instruction* placeholder = mb.CreateUnreachable();
-    mb.SetInsertPoint(placeholder);
-    Prover again(loop, se, expander, placeholder);
+    // The branch first (its condition set below): the proof is emitted before it.
+    llvm::BranchInst* proven = mb.CreateCondBr(mb.getTrue(), checked_ph, ph);
+    mb.SetInsertPoint(proven);
+    Prover again(loop, se, expander, proven);
     std::vector<llvm::Value*> still_bad{mb.CreateICmpEQ(given, mb.getInt32(0))};
     for (const FuelCheck& c : fuel) {
       const auto rec = [&](std::int64_t k, std::int64_t step) {
@@ -627,8 +621,7 @@ llvm::BasicBlock* version(llvm::Function& f, llvm::Loop& loop, llvm::DominatorTr
       };
       fuel_shortfall(again, c, rec(c.k_lo, c.d_lo), rec(c.k_hi, c.d_hi), m, mb, still_bad);
     }
-    mb.CreateCondBr(mb.CreateOr(still_bad), checked_ph, ph);
-    placeholder->eraseFromParent();
+    proven->setCondition(mb.CreateOr(still_bad));
     expander.clear();
     // The counter each copy starts from: as it was, or as the store returned it.
     llvm::PHINode* to_unchecked = llvm::PHINode::Create(now->getType(), 2, "fuel.start", ph->getFirstNonPHIIt());

@@ -112,6 +112,15 @@ constexpr std::chrono::nanoseconds kSlowestUnit{32};
 // The calling thread's cancel flag (cancel.hpp): the thread running a job reads it at the same
 // checks as the deadline; another thread sets the flag itself.
 thread_local const std::atomic<bool>* tl_cancel_flag = nullptr;
+
+// Whether the counter gets the budget in chunks (a deadline or a cancel flag: checks to reach).
+bool chunked(const ExecutionBudget& budget) { return budget.deadline.has_value() || tl_cancel_flag != nullptr; }
+// The next part of `reserve` the counter gets (all of it when not chunked; 0 when it is empty).
+std::uint64_t take_from(std::uint64_t& reserve, bool in_chunks) {
+  const std::uint64_t part = in_chunks ? std::min(reserve, kDeadlineChunk) : reserve;
+  reserve -= part;
+  return part;
+}
 }  // namespace
 
 Store::Impl::~Impl() {
@@ -154,7 +163,7 @@ bool thread_cancel_requested() noexcept {
 }
 
 TrapKind Store::Impl::refuel(std::int64_t& counter_io, std::int64_t visible) {
-  const bool chunked = budget.deadline.has_value() || tl_cancel_flag != nullptr;
+  const bool in_chunks = chunked(budget);
   for (;;) {
     if (budget.deadline && std::chrono::steady_clock::now() >= *budget.deadline) return TrapKind::DeadlineExceeded;
     if (thread_cancel_requested()) return TrapKind::DeadlineExceeded;
@@ -163,9 +172,7 @@ TrapKind Store::Impl::refuel(std::int64_t& counter_io, std::int64_t visible) {
       out_of_fuel = true;
       return TrapKind::OutOfFuel;
     }
-    const std::uint64_t chunk = chunked ? std::min(reserve, kDeadlineChunk) : reserve;
-    counter_io += static_cast<std::int64_t>(chunk);
-    reserve -= chunk;
+    counter_io += static_cast<std::int64_t>(take_from(reserve, in_chunks));
   }
 }
 
@@ -180,13 +187,12 @@ bool Store::Impl::fuel_ahead(std::int64_t& counter_io, std::int64_t extra) {
   } else if (extra > kMaxFuelAhead) {
     return false;
   }
-  const bool chunked = budget.deadline.has_value() || tl_cancel_flag != nullptr;
+  const bool in_chunks = chunked(budget);
   for (std::int64_t moved = 0; moved < extra;) {
     if (reserve == 0) return false;
-    const std::uint64_t chunk = chunked ? std::min(reserve, kDeadlineChunk) : reserve;
-    counter_io += static_cast<std::int64_t>(chunk);
-    moved += static_cast<std::int64_t>(chunk);
-    reserve -= chunk;
+    const auto part = static_cast<std::int64_t>(take_from(reserve, in_chunks));
+    counter_io += part;
+    moved += part;
   }
   return true;
 }
@@ -312,10 +318,8 @@ void Store::set_budget(ExecutionBudget budget) {
   s.budget = budget;
   s.metered = budget.fuel.has_value() || budget.deadline.has_value();
   s.total = budget.fuel ? std::min(*budget.fuel, kUnboundedFuel) : kUnboundedFuel;
-  const bool chunked = budget.deadline.has_value() || tl_cancel_flag != nullptr;
-  const std::uint64_t first = chunked ? std::min(s.total, kDeadlineChunk) : s.total;
-  s.counter = static_cast<std::int64_t>(first);
-  s.reserve = s.total - first;
+  s.reserve = s.total;
+  s.counter = static_cast<std::int64_t>(take_from(s.reserve, chunked(budget)));
   s.out_of_fuel = false;
 }
 

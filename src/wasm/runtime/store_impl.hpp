@@ -422,8 +422,8 @@ struct Store::Impl {
   // without refuelling). Never traps: false, with the counter as it left it, when `extra` is
   // more than it gives at once (kMaxFuelAhead; more only as long as the deadline leaves time for
   // it), the reserve cannot cover it, or the deadline has passed or the job was cancelled (the
-  // code then
-  // runs its checked copy, whose next refuel finds that out where the interpreter would).
+  // code then runs its checked copy, whose next refuel finds that out where the interpreter
+  // would).
   [[nodiscard]] bool fuel_ahead(std::int64_t& counter_io, std::int64_t extra);
   // Compiled tier: points every instance's functions at the module's compiled code (and at
   // their translated code, all of it, as the compiled tier reads it all).
